@@ -1,0 +1,37 @@
+# Two commands work on a fresh machine with only python3: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+OUT := out
+
+.PHONY: venv test lint typecheck pytest demo bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: venv
+	$(BIN)/ruff check src tests graphs examples bench codegen
+
+typecheck: venv
+	$(BIN)/mypy --strict src
+
+pytest: venv
+	$(BIN)/pytest -q
+
+test: lint typecheck pytest
+
+demo: venv
+	@mkdir -p $(OUT)
+	$(BIN)/stepswitch show graphs/support.py:support
+
+bench: venv
+	$(BIN)/python bench/bench_build.py
+
+clean:
+	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache

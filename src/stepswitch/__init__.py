@@ -1,0 +1,68 @@
+"""stepswitch: a compiler for agent workflows.
+
+Declare agents, tools, handoffs and agent tools as a typed graph; prove it sound
+before it runs; draw it; compile it into an explicit step-switch state machine.
+This module only re-exports the public surface.
+"""
+
+from stepswitch._version import __version__
+from stepswitch.context import RunContext, Usage
+from stepswitch.dsl import (
+    Agent,
+    AgentTool,
+    FunctionTool,
+    GuardrailFunctionOutput,
+    Handoff,
+    InputGuardrail,
+    OutputGuardrail,
+    StopAtTools,
+    Workflow,
+    agent_tool,
+    function_tool,
+    handoff,
+    input_guardrail,
+    output_guardrail,
+)
+from stepswitch.errors import (
+    CompileError,
+    InputGuardrailTripwireTriggered,
+    MaxTurnsExceeded,
+    ModelBehaviorError,
+    OutputGuardrailTripwireTriggered,
+    StateError,
+    StepswitchError,
+    UserError,
+)
+from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.settings import ModelSettings
+
+__all__ = [
+    "Agent",
+    "AgentTool",
+    "CompileError",
+    "FunctionTool",
+    "GuardrailFunctionOutput",
+    "Handoff",
+    "InputGuardrail",
+    "InputGuardrailTripwireTriggered",
+    "MaxTurnsExceeded",
+    "ModelBehaviorError",
+    "ModelSettings",
+    "OutputGuardrail",
+    "OutputGuardrailTripwireTriggered",
+    "RunContext",
+    "StateError",
+    "StepswitchError",
+    "StopAtTools",
+    "Usage",
+    "UserError",
+    "Workflow",
+    "WorkflowGraph",
+    "WorkflowSpec",
+    "__version__",
+    "agent_tool",
+    "function_tool",
+    "handoff",
+    "input_guardrail",
+    "output_guardrail",
+]

@@ -1,0 +1,3 @@
+from stepswitch.cli.main import entry
+
+entry()

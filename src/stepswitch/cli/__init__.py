@@ -1,0 +1,1 @@
+"""The command-line interface. Not API: use ``stepswitch.cli.main.main(argv)``."""

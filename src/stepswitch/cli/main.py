@@ -1,0 +1,60 @@
+"""The ``stepswitch`` command: a thin shell over the library.
+
+``main(argv) -> int``: 0 clean, 1 findings, 2 usage, import or I/O error. A user's
+mistake never ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from stepswitch._version import __version__
+from stepswitch.cli.targets import TargetError
+from stepswitch.errors import UserError
+
+__all__ = ["entry", "main"]
+
+# Each name is a module stepswitch.cli.<name> with add_parser(sub) and run(args) -> int.
+_COMMANDS: tuple[str, ...] = ("show",)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stepswitch",
+        description="Check, draw, compile and run agent workflows.",
+    )
+    parser.add_argument("--version", action="version", version=f"stepswitch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        importlib.import_module(f"stepswitch.cli.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        code: int = args.func(args)
+        return code
+    except TargetError as exc:
+        print(f"stepswitch: error: {exc}", file=sys.stderr)
+        return 2
+    except UserError as exc:
+        print(f"stepswitch: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Resolve CLI TARGETs to workflows.
+
+A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow, or
+a file or folder (every workflow in it). Every failure is a :class:`TargetError` with
+a one-line cause (exit 2); an exception raised by the user's own module is shown as
+its own short traceback, marked as theirs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from stepswitch.dsl.agent import Agent
+from stepswitch.dsl.workflow import Workflow
+
+__all__ = ["LoadedWorkflow", "TargetError", "load_targets"]
+
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class TargetError(Exception):
+    """A TARGET could not be resolved; the message is meant for the terminal as is."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedWorkflow:
+    """A workflow found for a TARGET, with how to name it (``file.py:NAME``)."""
+
+    label: str
+    workflow: Workflow
+    module: str
+    attribute: str
+
+
+def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
+    """Every workflow the targets name, in order, each once."""
+    found: list[LoadedWorkflow] = []
+    seen: set[int] = set()
+    for target in targets:
+        for loaded in _load_one(target):
+            if id(loaded.workflow) not in seen:
+                seen.add(id(loaded.workflow))
+                found.append(loaded)
+    return found
+
+
+def _load_one(target: str) -> list[LoadedWorkflow]:
+    path_part, _, name = _split(target)
+    path = Path(path_part)
+    if path.suffix == ".py" or path.exists():
+        if not path.exists():
+            raise TargetError(f"{target}: no such file or folder: {path_part}")
+        if path.is_dir():
+            if name:
+                raise TargetError(f"{target}: a folder cannot be combined with :NAME")
+            results: list[LoadedWorkflow] = []
+            for file in sorted(_python_files(path)):
+                results.extend(_workflows_in(_import_file(file), _display(file)))
+            if not results:
+                raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
+            return results
+        module = _import_file(path)
+        label = _display(path)
+    else:
+        if "/" in path_part or os.sep in path_part:
+            raise TargetError(f"{target}: no such file or folder: {path_part}")
+        module = _import_module(path_part)
+        label = path_part
+    if not name:
+        results = _workflows_in(module, label)
+        if not results:
+            raise TargetError(f"{target}: no Workflow found in {label}")
+        return results
+    if not hasattr(module, name):
+        raise TargetError(f"{target}: {label} has no attribute {name!r}")
+    obj = getattr(module, name)
+    if isinstance(obj, Workflow):
+        return [LoadedWorkflow(f"{label}:{name}", obj, module.__name__, name)]
+    if isinstance(obj, Agent):
+        raise TargetError(
+            f"{target}: {name!r} is an Agent, not a Workflow; declare "
+            f"Workflow(name=..., entry={name}) and name that"
+        )
+    raise TargetError(f"{target}: {name!r} is a {type(obj).__name__}, not a Workflow")
+
+
+def _split(target: str) -> tuple[str, str, str]:
+    # A Windows drive letter ("C:\\x.py") is not a NAME separator.
+    head, sep, name = target.rpartition(":")
+    if not sep or (len(head) == 1 and head.isalpha()) or "/" in name or "\\" in name:
+        return target, "", ""
+    return head, sep, name
+
+
+def _python_files(folder: Path) -> list[Path]:
+    files: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        files.extend(Path(root, n) for n in names if n.endswith(".py"))
+    return files
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def _module_name_for(path: Path) -> tuple[str, Path]:
+    """The dotted module name of a file and the folder to put on ``sys.path``."""
+    path = path.resolve()
+    parts = [path.stem] if path.stem != "__init__" else []
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), folder
+
+
+def _import_file(path: Path) -> ModuleType:
+    name, root = _module_name_for(path)
+    if not name:
+        raise TargetError(f"{path}: cannot tell the module name of this file")
+    root_text = str(root)
+    if root_text not in sys.path:
+        sys.path.insert(0, root_text)
+    existing = sys.modules.get(name)
+    if existing is not None:
+        file = getattr(existing, "__file__", None)
+        if file is not None and Path(file).resolve() != path.resolve():
+            raise TargetError(
+                f"{path}: its module name {name!r} is already taken by {file}; rename one"
+            )
+    return _import_module(name, shown=_display(path))
+
+
+def _import_module(name: str, shown: str | None = None) -> ModuleType:
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    shown = shown or name
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
+            raise TargetError(f"{shown}: no module named {name!r}") from None
+        raise TargetError(_user_traceback(shown, exc)) from None
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else shown
+        raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
+    except Exception as exc:
+        raise TargetError(_user_traceback(shown, exc)) from None
+
+
+def _user_traceback(shown: str, exc: BaseException) -> str:
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if "importlib" not in f.filename and not f.filename.startswith(_PACKAGE_DIR)
+    ]
+    body = "".join(traceback.format_list(frames))
+    message = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()
+    return (
+        f"{shown}: importing it raised an exception (in your code, not in stepswitch):\n"
+        f"{body}{message}"
+    )
+
+
+def _workflows_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:
+    found = []
+    for attr, value in vars(module).items():
+        if isinstance(value, Workflow) and not attr.startswith("_"):
+            found.append(LoadedWorkflow(f"{label}:{attr}", value, module.__name__, attr))
+    return found

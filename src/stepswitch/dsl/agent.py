@@ -1,0 +1,433 @@
+"""Agents and their edges: handoffs (control moves, no return) and agent tools (a
+nested run that returns a value).
+
+These are builders: convenient, mutable, cheap to declare. ``Workflow`` snapshots
+them into a frozen spec. A target may be an ``Agent`` or an agent's name, so cycles
+are easy to write; a name that matches no agent is a diagnostic of ``check()``, not
+an exception here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stepswitch.dsl._site import Site, caller_site
+from stepswitch.dsl._validate import require_name, validate_fields
+from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.tools import FunctionTool
+from stepswitch.errors import UserError
+from stepswitch.settings import ModelSettings
+
+__all__ = [
+    "Agent",
+    "AgentTool",
+    "Handoff",
+    "StopAtTools",
+    "ToolUseBehavior",
+    "agent_tool",
+    "handoff",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StopAtTools:
+    """Stop the run with a tool's output when the model calls one of these tools."""
+
+    stop_at_tool_names: tuple[str, ...]
+
+    def __init__(self, stop_at_tool_names: Sequence[str]) -> None:
+        object.__setattr__(self, "stop_at_tool_names", tuple(stop_at_tool_names))
+
+
+ToolUseBehavior: TypeAlias = (
+    Literal["run_llm_again", "stop_on_first_tool"] | StopAtTools | Callable[..., Any]
+)
+
+
+class Handoff:
+    """A handoff edge to ``target``. Build it with :func:`handoff`."""
+
+    def __init__(
+        self,
+        target: Agent | str,
+        *,
+        max_uses: int | None,
+        tool_name: str | None,
+        description: str | None,
+        input_type: Any,
+        on_handoff: Callable[..., Any] | None,
+        input_filter: Callable[..., Any] | None,
+        site: Site,
+    ) -> None:
+        self.target = target
+        self.max_uses = max_uses
+        self.tool_name = tool_name
+        self.description = description
+        self.input_type = input_type
+        self.on_handoff = on_handoff
+        self.input_filter = input_filter
+        self.site = site
+
+    @property
+    def target_name(self) -> str:
+        return self.target if isinstance(self.target, str) else self.target.name
+
+    def __repr__(self) -> str:
+        return f"Handoff(target={self.target_name!r}, max_uses={self.max_uses!r})"
+
+
+class _HandoffArgs(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    target: Agent | str
+    max_uses: int | None = Field(default=None, ge=1)
+    tool_name: str | None = Field(default=None, min_length=1)
+    description: str | None = None
+    on_handoff: Callable[..., Any] | None = None
+    input_filter: Callable[..., Any] | None = None
+
+
+_HANDOFF_EXPECT = {
+    "target": "an Agent or an agent's name",
+    "max_uses": "a positive int (how many times the handoff may be taken in a run) or None",
+    "tool_name": "a non-empty string",
+    "description": "a string",
+    "on_handoff": "a function",
+    "input_filter": "a function",
+}
+
+
+def handoff(
+    target: Agent | str,
+    *,
+    max_uses: int | None = None,
+    tool_name: str | None = None,
+    description: str | None = None,
+    input_type: Any = None,
+    on_handoff: Callable[..., Any] | None = None,
+    input_filter: Callable[..., Any] | None = None,
+) -> Handoff:
+    """A handoff to ``target`` (an ``Agent`` or a name), offered to the model as the tool
+    ``transfer_to_<agent>`` unless ``tool_name`` says otherwise.
+
+    ``max_uses=N`` lets the run take it N times; after that it is no longer offered.
+    ``input_type`` makes the model send typed arguments, passed to
+    ``on_handoff(ctx, input)``; ``input_filter`` rewrites what the next agent sees.
+    """
+    site = caller_site()
+    validate_fields(
+        _HandoffArgs,
+        {
+            "target": target,
+            "max_uses": max_uses,
+            "tool_name": tool_name,
+            "description": description,
+            "on_handoff": on_handoff,
+            "input_filter": input_filter,
+        },
+        what="handoff",
+        site=site,
+        expect=_HANDOFF_EXPECT,
+    )
+    if isinstance(target, str):
+        require_name(target, what="handoff", field="target", site=site)
+    if isinstance(max_uses, bool):
+        raise UserError(f"handoff at {site}: max_uses: expected a positive int, got bool")
+    if input_type is not None and on_handoff is None:
+        raise UserError(
+            f"handoff at {site}: input_type needs an on_handoff function to receive the input"
+        )
+    if on_handoff is not None:
+        wanted = 2 if input_type is not None else 1
+        arity = _arity(on_handoff)
+        if arity is not None and arity != wanted:
+            shape = "(ctx, input)" if input_type is not None else "(ctx)"
+            raise UserError(
+                f"handoff at {site}: on_handoff must take {shape}, it takes {arity} parameter(s)"
+            )
+    return Handoff(
+        target,
+        max_uses=max_uses,
+        tool_name=tool_name,
+        description=description,
+        input_type=input_type,
+        on_handoff=on_handoff,
+        input_filter=input_filter,
+        site=site,
+    )
+
+
+def _arity(fn: Callable[..., Any]) -> int | None:
+    try:
+        return len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
+class AgentTool:
+    """An agent called as a tool: a nested run of ``target`` that returns a value.
+
+    Build it with ``agent.as_tool(...)`` or :func:`agent_tool` (by name, for recursion).
+    """
+
+    def __init__(
+        self,
+        target: Agent | str,
+        *,
+        name: str | None,
+        description: str | None,
+        max_turns: int | None,
+        max_depth: int | None,
+        needs_approval: bool | Callable[..., Any],
+        output_extractor: Callable[..., Any] | None,
+        parameters: Any,
+        site: Site,
+    ) -> None:
+        self.target = target
+        self.name = name
+        self.description = description
+        self.max_turns = max_turns
+        self.max_depth = max_depth
+        self.needs_approval = needs_approval
+        self.output_extractor = output_extractor
+        self.parameters = parameters
+        self.site = site
+
+    @property
+    def target_name(self) -> str:
+        return self.target if isinstance(self.target, str) else self.target.name
+
+    def __repr__(self) -> str:
+        return f"AgentTool(target={self.target_name!r}, name={self.name!r})"
+
+
+class _AgentToolArgs(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    target: Agent | str
+    name: str | None = Field(default=None, min_length=1)
+    description: str | None = None
+    max_turns: int | None = Field(default=None, ge=1)
+    max_depth: int | None = Field(default=None, ge=1)
+    needs_approval: bool | Callable[..., Any] = False
+    output_extractor: Callable[..., Any] | None = None
+
+
+_AGENT_TOOL_EXPECT = {
+    "target": "an Agent or an agent's name",
+    "name": "a non-empty string",
+    "description": "a string",
+    "max_turns": "a positive int or None",
+    "max_depth": "a positive int or None",
+    "needs_approval": "a bool or a function deciding per call",
+    "output_extractor": "a function taking the nested RunResult",
+}
+
+
+def agent_tool(
+    target: Agent | str,
+    name: str | None = None,
+    description: str | None = None,
+    *,
+    max_turns: int | None = None,
+    max_depth: int | None = None,
+    needs_approval: bool | Callable[..., Any] = False,
+    output_extractor: Callable[..., Any] | None = None,
+    parameters: Any = None,
+) -> AgentTool:
+    """``target.as_tool(...)`` where ``target`` may be an agent's name.
+
+    The tool takes ``{"input": str}`` unless ``parameters`` gives a type. The nested
+    run gets ``max_turns`` (default: the workflow's) and counts toward ``max_depth``.
+    """
+    return _agent_tool(
+        target,
+        name,
+        description,
+        max_turns=max_turns,
+        max_depth=max_depth,
+        needs_approval=needs_approval,
+        output_extractor=output_extractor,
+        parameters=parameters,
+        site=caller_site(),
+    )
+
+
+def _agent_tool(
+    target: Agent | str,
+    name: str | None,
+    description: str | None,
+    *,
+    max_turns: int | None,
+    max_depth: int | None,
+    needs_approval: bool | Callable[..., Any],
+    output_extractor: Callable[..., Any] | None,
+    parameters: Any,
+    site: Site,
+) -> AgentTool:
+    validate_fields(
+        _AgentToolArgs,
+        {
+            "target": target,
+            "name": name,
+            "description": description,
+            "max_turns": max_turns,
+            "max_depth": max_depth,
+            "needs_approval": needs_approval,
+            "output_extractor": output_extractor,
+        },
+        what="agent tool",
+        site=site,
+        expect=_AGENT_TOOL_EXPECT,
+    )
+    if isinstance(target, str):
+        require_name(target, what="agent tool", field="target", site=site)
+    return AgentTool(
+        target,
+        name=name,
+        description=description,
+        max_turns=max_turns,
+        max_depth=max_depth,
+        needs_approval=needs_approval,
+        output_extractor=output_extractor,
+        parameters=parameters,
+        site=site,
+    )
+
+
+class _AgentArgs(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    instructions: str | Callable[..., Any] | None = None
+    tools: list[FunctionTool | AgentTool] = Field(default_factory=list)
+    handoffs: list[Agent | Handoff | str] = Field(default_factory=list)
+    model_settings: ModelSettings | None = None
+    handoff_description: str | None = None
+    input_guardrails: list[InputGuardrail] = Field(default_factory=list)
+    output_guardrails: list[OutputGuardrail] = Field(default_factory=list)
+    tool_use_behavior: (
+        Literal["run_llm_again", "stop_on_first_tool"] | StopAtTools | Callable[..., Any]
+    ) = "run_llm_again"
+    ignore: list[str] = Field(default_factory=list)
+
+
+_AGENT_EXPECT = {
+    "instructions": "a string or a function (ctx, agent) -> str",
+    "tools": "a @function_tool or an agent tool (agent.as_tool(...))",
+    "handoffs": "an Agent, an agent's name, or handoff(...)",
+    "model_settings": "ss.ModelSettings(...)",
+    "handoff_description": "a string",
+    "input_guardrails": "an @input_guardrail",
+    "output_guardrails": "an @output_guardrail",
+    "tool_use_behavior": "'run_llm_again', 'stop_on_first_tool', StopAtTools([...]) or a function",
+    "ignore": "a list of diagnostic codes",
+}
+
+
+class Agent:
+    """An agent: instructions, tools, handoffs and an optional structured output type.
+
+    ``tools`` holds ``@function_tool`` functions and agent tools; ``handoffs`` holds
+    agents, agent names, or :func:`handoff` edges with budgets. ``model`` names a model
+    (or is a model object) for this agent alone; otherwise the run's model is used.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        instructions: str | Callable[..., Any] | None = None,
+        *,
+        tools: Sequence[FunctionTool | AgentTool] = (),
+        handoffs: Sequence[Agent | Handoff | str] = (),
+        output_type: Any = None,
+        model: Any = None,
+        model_settings: ModelSettings | None = None,
+        handoff_description: str | None = None,
+        input_guardrails: Sequence[InputGuardrail] = (),
+        output_guardrails: Sequence[OutputGuardrail] = (),
+        tool_use_behavior: ToolUseBehavior = "run_llm_again",
+        ignore: Sequence[str] = (),
+    ) -> None:
+        site = caller_site()
+        require_name(name, what="Agent", field="name", site=site)
+        for field, value in (
+            ("tools", tools),
+            ("handoffs", handoffs),
+            ("input_guardrails", input_guardrails),
+            ("output_guardrails", output_guardrails),
+            ("ignore", ignore),
+        ):
+            if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+                raise UserError(
+                    f"Agent({name!r}) at {site}: {field}: expected a list, "
+                    f"got {type(value).__name__} {value!r}"
+                )
+        validate_fields(
+            _AgentArgs,
+            {
+                "instructions": instructions,
+                "tools": list(tools),
+                "handoffs": list(handoffs),
+                "model_settings": model_settings,
+                "handoff_description": handoff_description,
+                "input_guardrails": list(input_guardrails),
+                "output_guardrails": list(output_guardrails),
+                "tool_use_behavior": tool_use_behavior,
+                "ignore": list(ignore),
+            },
+            what=f"Agent({name!r})",
+            site=site,
+            expect=_AGENT_EXPECT,
+        )
+        if model is not None and not isinstance(model, str) and not hasattr(model, "get_response"):
+            raise UserError(
+                f"Agent({name!r}) at {site}: model: expected a model name or a model object, "
+                f"got {type(model).__name__} {model!r}"
+            )
+        self.name = name
+        self.instructions = instructions
+        self.tools: list[FunctionTool | AgentTool] = list(tools)
+        self.handoffs: list[Agent | Handoff | str] = list(handoffs)
+        self.output_type = output_type
+        self.model = model
+        self.model_settings = model_settings
+        self.handoff_description = handoff_description
+        self.input_guardrails: list[InputGuardrail] = list(input_guardrails)
+        self.output_guardrails: list[OutputGuardrail] = list(output_guardrails)
+        self.tool_use_behavior = tool_use_behavior
+        self.ignore: list[str] = list(ignore)
+        self.site = site
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        max_turns: int | None = None,
+        max_depth: int | None = None,
+        needs_approval: bool | Callable[..., Any] = False,
+        output_extractor: Callable[..., Any] | None = None,
+        parameters: Any = None,
+    ) -> AgentTool:
+        """This agent as a tool another agent can call (a nested run returning a value)."""
+        return _agent_tool(
+            self,
+            name,
+            description,
+            max_turns=max_turns,
+            max_depth=max_depth,
+            needs_approval=needs_approval,
+            output_extractor=output_extractor,
+            parameters=parameters,
+            site=caller_site(),
+        )
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r})"
+
+
+_HandoffArgs.model_rebuild()
+_AgentToolArgs.model_rebuild()
+_AgentArgs.model_rebuild()

@@ -1,0 +1,270 @@
+"""``@function_tool``: a Python function the model can call, with a schema derived from
+its signature and docstring."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any, Literal, overload
+
+import docstring_parser
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from stepswitch.context import RunContext
+from stepswitch.dsl._site import Site, caller_site, function_site
+from stepswitch.dsl.names import function_style
+from stepswitch.errors import UserError
+from stepswitch.schema import SchemaProblem, strictify
+
+__all__ = ["FailureErrorFunction", "FunctionTool", "context_param_type", "function_tool"]
+
+FailureErrorFunction = Callable[[Any, BaseException], str]
+"""``fn(ctx, error) -> str``: the tool output the model sees when a tool raises."""
+
+_DEFAULT: Any = object()
+
+
+class FunctionTool:
+    """A function the model may call. Calling the object calls the function.
+
+    The run loop validates the model's arguments with ``params_model`` (pydantic,
+    lax like the Agents SDK: ``"5"`` becomes ``5``) before the function runs.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        params_model: type[BaseModel],
+        params_json_schema: dict[str, Any],
+        schema_problems: tuple[SchemaProblem, ...],
+        strict: bool,
+        needs_approval: bool | Callable[..., Any],
+        context_type: Any,
+        takes_context: bool,
+        failure_error_function: FailureErrorFunction | Any | None,
+        site: Site,
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.description = description
+        self.params_model = params_model
+        self.params_json_schema = params_json_schema
+        self.schema_problems = schema_problems
+        self.strict = strict
+        self.needs_approval = needs_approval
+        self.context_type = context_type
+        self.takes_context = takes_context
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.failure_error_function = failure_error_function
+        self.uses_default_failure = failure_error_function is _DEFAULT
+        self.site = site
+        self.__module__ = getattr(fn, "__module__", __name__)
+        self.__qualname__ = getattr(fn, "__qualname__", name)
+        self.__name__ = getattr(fn, "__name__", name)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        """The names of the schema's parameters, in signature order."""
+        return tuple(self.params_model.model_fields)
+
+    def arguments_of(self, params: BaseModel) -> dict[str, Any]:
+        """Keyword arguments for the function from validated params (nested models kept)."""
+        return {name: getattr(params, name) for name in self.params_model.model_fields}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self.name!r})"
+
+
+@overload
+def function_tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def function_tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: bool | Callable[..., Any] = False,
+    strict: bool = True,
+    failure_error_function: FailureErrorFunction | None = ...,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def function_tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    needs_approval: bool | Callable[..., Any] = False,
+    strict: bool = True,
+    failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a function a tool: ``@function_tool`` or ``@function_tool(name=..., ...)``.
+
+    The schema comes from the signature (ints, floats, bools, strings, enums,
+    ``Literal``, ``Optional``, lists, nested pydantic models, dataclasses) and the
+    parameter descriptions from the docstring (Google, NumPy or Sphinx style). A first
+    parameter typed ``RunContext[T]`` receives the run context and is not in the schema.
+    ``failure_error_function``: what the model sees when the tool raises; ``None``
+    makes the error abort the run instead.
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        return _make_tool(
+            f,
+            name=name,
+            description=description,
+            needs_approval=needs_approval,
+            strict=strict,
+            failure_error_function=failure_error_function,
+        )
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
+
+
+def _make_tool(
+    fn: Any,
+    *,
+    name: str | None,
+    description: str | None,
+    needs_approval: bool | Callable[..., Any],
+    strict: bool,
+    failure_error_function: Any,
+) -> FunctionTool:
+    if isinstance(fn, FunctionTool):
+        raise UserError(f"function_tool at {caller_site()}: {fn.name!r} is already a tool")
+    if not callable(fn):
+        raise UserError(
+            f"function_tool at {caller_site()}: expected a function, "
+            f"got {type(fn).__name__} {fn!r}"
+        )
+    site = function_site(fn)
+    if name is not None and (not isinstance(name, str) or not name):
+        raise UserError(f"function_tool at {site}: name: expected a non-empty string, got {name!r}")
+    if not isinstance(needs_approval, bool) and not callable(needs_approval):
+        raise UserError(
+            f"function_tool at {site}: needs_approval: expected a bool or a function "
+            f"deciding per call, got {type(needs_approval).__name__} {needs_approval!r}"
+        )
+    if failure_error_function is not _DEFAULT and failure_error_function is not None and (
+        not callable(failure_error_function)
+    ):
+        raise UserError(
+            f"function_tool at {site}: failure_error_function: expected a function or None"
+        )
+    tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
+    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    params_model, context_type = _params_model(fn, tool_name, doc, site)
+    strict_schema = strictify(params_model.model_json_schema())
+    schema = strict_schema.schema if strict else params_model.model_json_schema()
+    return FunctionTool(
+        fn,
+        name=tool_name,
+        description=description if description is not None else _description(doc),
+        params_model=params_model,
+        params_json_schema=schema,
+        schema_problems=strict_schema.problems if strict else (),
+        strict=strict,
+        needs_approval=needs_approval,
+        context_type=context_type,
+        takes_context=context_type is not _NO_CONTEXT,
+        failure_error_function=failure_error_function,
+        site=site,
+    )
+
+
+_NO_CONTEXT: Any = object()
+
+
+def _description(doc: docstring_parser.Docstring) -> str:
+    parts = [p for p in (doc.short_description, doc.long_description) if p]
+    return "\n\n".join(parts)
+
+
+def context_param_type(annotation: Any) -> Any:
+    """``T`` for an annotation ``RunContext[T]`` (``Any`` for bare ``RunContext``);
+    ``None`` when the annotation is not a run context."""
+    if annotation is RunContext:
+        return Any
+    if typing.get_origin(annotation) is RunContext:
+        args = typing.get_args(annotation)
+        return args[0] if args else Any
+    return None
+
+
+def resolved_hints(fn: Any) -> dict[str, Any]:
+    """Type hints of a callable, resolving string annotations when they resolve."""
+    plain = inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type)
+    target = fn if plain else type(fn).__call__
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:
+        return dict(getattr(target, "__annotations__", {}) or {})
+
+
+def _params_model(
+    fn: Any, tool_name: str, doc: docstring_parser.Docstring, site: Site
+) -> tuple[type[BaseModel], Any]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"function_tool at {site}: cannot read the signature: {exc}") from None
+    hints = resolved_hints(fn)
+    param_docs = {p.arg_name: p.description for p in doc.params if p.description}
+    fields: dict[str, Any] = {}
+    context_type: Any = _NO_CONTEXT
+    for index, (pname, param) in enumerate(sig.parameters.items()):
+        annotation = hints.get(pname, Any)
+        if index == 0:
+            ctx = context_param_type(annotation)
+            if ctx is not None:
+                context_type = ctx
+                continue
+        if context_param_type(annotation) is not None:
+            raise UserError(
+                f"function_tool at {site}: parameter {pname!r}: a RunContext parameter must "
+                "come first"
+            )
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            annotation = list[annotation]  # type: ignore[valid-type]
+            default: Any = []
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            annotation = dict[str, annotation]  # type: ignore[valid-type]
+            default = {}
+        else:
+            default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[pname] = (annotation, Field(default, description=param_docs.get(pname)))
+    model_name = "".join(part.capitalize() for part in function_style(tool_name).split("_"))
+    try:
+        model = create_model(
+            f"{model_name or 'Tool'}Args",
+            __config__=ConfigDict(extra="ignore", protected_namespaces=()),
+            **fields,
+        )
+        model.model_json_schema()
+    except Exception as exc:
+        raise UserError(
+            f"function_tool {tool_name!r} at {site}: a parameter type has no JSON schema: {exc}"
+        ) from None
+    return model, context_type
+
+
+ApprovalLiteral = Literal["never", "always", "per_call"]
+
+
+def approval_mode(needs_approval: bool | Callable[..., Any]) -> ApprovalLiteral:
+    """How a ``needs_approval`` setting reads in the spec."""
+    if callable(needs_approval) and not isinstance(needs_approval, bool):
+        return "per_call"
+    return "always" if needs_approval else "never"

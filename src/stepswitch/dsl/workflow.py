@@ -1,0 +1,129 @@
+"""``Workflow``: the entry agent, the agents, and the run's budgets.
+
+It is the user's handle on every later stage. Its methods (``to_spec``, ``graph``,
+``check``, ``compile``, ``to_mermaid`` ...) are a thin facade: each imports the
+stage it delegates to inside the method, the one sanctioned reference from the DSL
+to the stages right of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stepswitch.dsl._site import caller_site
+from stepswitch.dsl._validate import require_name, validate_fields
+from stepswitch.dsl.agent import Agent
+from stepswitch.errors import UserError
+
+if TYPE_CHECKING:
+    from stepswitch.graph.build import BuiltWorkflow
+    from stepswitch.graph.spec import WorkflowSpec
+    from stepswitch.graph.workflow_graph import WorkflowGraph
+
+__all__ = ["Workflow"]
+
+
+class _WorkflowArgs(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    entry: Agent | str | None
+    agents: list[Agent]
+    max_turns: int | None = Field(default=10, ge=1)
+    max_depth: int = Field(default=8, ge=1)
+    max_model_calls: int | None = Field(default=None, ge=1)
+    ignore: list[str] = Field(default_factory=list)
+
+
+_WORKFLOW_EXPECT = {
+    "entry": "the entry Agent or its name",
+    "agents": "an Agent",
+    "max_turns": "a positive int (model calls per run, across handoffs) or None",
+    "max_depth": "a positive int (how deep agent tools may nest)",
+    "max_model_calls": "a positive int (the most model calls a run may make, nested runs "
+    "included) or None",
+    "ignore": "a list of diagnostic codes",
+}
+
+
+class Workflow:
+    """A workflow: where runs start, which agents take part, and the run's budgets.
+
+    Agents reachable from ``entry`` or from a listed agent through handoffs and agent
+    tools are included even when not listed. ``max_turns`` counts model calls across
+    handoffs (one shared budget); ``max_depth`` bounds agent-tool nesting;
+    ``max_model_calls`` makes the analyzer fail when the worst case exceeds it.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        entry: Agent | str | None,
+        agents: Sequence[Agent] = (),
+        *,
+        max_turns: int | None = 10,
+        max_depth: int = 8,
+        max_model_calls: int | None = None,
+        context_type: Any = None,
+        ignore: Sequence[str] = (),
+    ) -> None:
+        site = caller_site()
+        require_name(name, what="Workflow", field="name", site=site)
+        if isinstance(agents, str | bytes) or not isinstance(agents, Sequence):
+            raise UserError(
+                f"Workflow({name!r}) at {site}: agents: expected a list of Agent, "
+                f"got {type(agents).__name__} {agents!r}"
+            )
+        for field, value in (("max_turns", max_turns), ("max_depth", max_depth),
+                             ("max_model_calls", max_model_calls)):
+            if isinstance(value, bool):
+                raise UserError(f"Workflow({name!r}) at {site}: {field}: expected an int, got bool")
+        validate_fields(
+            _WorkflowArgs,
+            {
+                "entry": entry,
+                "agents": list(agents),
+                "max_turns": max_turns,
+                "max_depth": max_depth,
+                "max_model_calls": max_model_calls,
+                "ignore": list(ignore),
+            },
+            what=f"Workflow({name!r})",
+            site=site,
+            expect=_WORKFLOW_EXPECT,
+        )
+        self.name = name
+        self.entry = entry
+        self.agents: list[Agent] = list(agents)
+        self.max_turns = max_turns
+        self.max_depth = max_depth
+        self.max_model_calls = max_model_calls
+        self.context_type = context_type
+        self.ignore: list[str] = list(ignore)
+        self.site = site
+
+    def build(self) -> BuiltWorkflow:
+        """The frozen spec and the live objects it refers to."""
+        from stepswitch.graph.build import build
+
+        return build(self)
+
+    def to_spec(self) -> WorkflowSpec:
+        """The frozen, JSON-serializable spec of the whole workflow."""
+        return self.build().spec
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The spec as deterministic JSON: the same workflow gives the same bytes."""
+        from stepswitch.graph.build import spec_to_json
+
+        return spec_to_json(self.to_spec(), indent=indent)
+
+    def graph(self) -> WorkflowGraph:
+        """The typed graph of agents, handoff edges and agent-tool edges."""
+        from stepswitch.graph.workflow_graph import WorkflowGraph
+
+        return WorkflowGraph.from_built(self.build())
+
+    def __repr__(self) -> str:
+        return f"Workflow(name={self.name!r}, agents={len(self.agents)})"

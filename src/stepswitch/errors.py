@@ -1,0 +1,108 @@
+"""The one exception tree of stepswitch.
+
+::
+
+    StepswitchError                      every error stepswitch raises on purpose
+    ├── UserError                        the caller declared or called something wrong
+    │   ├── CompileError                 the analyzer found errors; carries the Report
+    │   └── StateError                   a saved RunState is unknown, tampered or truncated
+    ├── ModelBehaviorError               the model produced something nothing can act on
+    └── RunLimitError                    a run stopped at a declared limit; carries .run_data
+        ├── MaxTurnsExceeded             more model calls than max_turns
+        └── GuardrailTripwireTriggered   a guardrail's tripwire fired
+            ├── InputGuardrailTripwireTriggered
+            └── OutputGuardrailTripwireTriggered
+
+Caller mistakes are apart from the model's and from run limits, so a caller can
+catch exactly what it can act on. Every message says what happened, where, and
+what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+__all__ = [
+    "CompileError",
+    "GuardrailTripwireTriggered",
+    "InputGuardrailTripwireTriggered",
+    "MaxTurnsExceeded",
+    "ModelBehaviorError",
+    "OutputGuardrailTripwireTriggered",
+    "RunLimitError",
+    "StateError",
+    "StepswitchError",
+    "UserError",
+]
+
+
+class _Finding(Protocol):
+    def format_line(self) -> str: ...
+
+
+class _ReportLike(Protocol):
+    @property
+    def errors(self) -> Sequence[_Finding]: ...
+
+
+class StepswitchError(Exception):
+    """Base class of every error stepswitch raises on purpose."""
+
+
+class UserError(StepswitchError):
+    """A declaration or a call is wrong; the message names the field and the place."""
+
+
+class CompileError(UserError):
+    """``compile()`` refused a workflow whose analysis found errors.
+
+    ``report`` holds every diagnostic, not only the first.
+    """
+
+    def __init__(self, report: _ReportLike) -> None:
+        self.report = report
+        errors = report.errors
+        lines = [f"workflow has {len(errors)} error(s); fix them or run `stepswitch check`:"]
+        lines.extend(f"  {d.format_line()}" for d in errors)
+        super().__init__("\n".join(lines))
+
+
+class StateError(UserError):
+    """A saved run state cannot be trusted: unknown version, tampered, truncated or stale."""
+
+
+class ModelBehaviorError(StepswitchError):
+    """The model produced output that nothing on the trusted side can act on."""
+
+    def __init__(self, message: str, *, run_data: Any = None) -> None:
+        super().__init__(message)
+        self.run_data = run_data
+
+
+class RunLimitError(StepswitchError):
+    """A run stopped at a limit. ``run_data`` keeps everything the run produced so far."""
+
+    def __init__(self, message: str, *, run_data: Any = None) -> None:
+        super().__init__(message)
+        self.run_data = run_data
+
+
+class MaxTurnsExceeded(RunLimitError):
+    """The run needed more model calls than its ``max_turns`` budget allows."""
+
+
+class GuardrailTripwireTriggered(RunLimitError):
+    """A guardrail's tripwire fired; ``guardrail_result`` says which and why."""
+
+    def __init__(self, message: str, *, guardrail_result: Any = None, run_data: Any = None) -> None:
+        super().__init__(message, run_data=run_data)
+        self.guardrail_result = guardrail_result
+
+
+class InputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
+    """An input guardrail of the entry agent tripped before the first model call."""
+
+
+class OutputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
+    """An output guardrail tripped on the final output."""

@@ -1,0 +1,398 @@
+"""Build: DSL objects → frozen ``WorkflowSpec`` plus the live objects it names.
+
+One pass over the declared agents. Tool specs are built once per tool object and
+shared by every agent that lists it, so a 10,000-agent workflow that reuses a few
+tools costs a few schema derivations, not 10,000.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stepswitch.dsl._site import Site, display_path
+from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
+from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.names import default_handoff_tool_name, function_style
+from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type, resolved_hints
+from stepswitch.dsl.workflow import Workflow
+from stepswitch.errors import UserError
+from stepswitch.graph.spec import (
+    AgentName,
+    AgentSpec,
+    AgentToolSpec,
+    GuardrailSpec,
+    HandoffSpec,
+    Location,
+    OutputTypeSpec,
+    Ref,
+    SchemaProblemSpec,
+    ToolSpec,
+    ToolUseBehaviorSpec,
+    WorkflowSpec,
+)
+from stepswitch.schema import SchemaProblem, json_schema_of, output_schema_of, strictify
+from stepswitch.settings import ModelSettings
+
+__all__ = ["AGENT_TOOL_INPUT_SCHEMA", "Bindings", "BuiltWorkflow", "build", "spec_to_json"]
+
+AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "AgentAsToolInput",
+    "properties": {"input": {"type": "string", "title": "Input"}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+"""What an agent tool takes unless it declares ``parameters``: ``{"input": str}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Bindings:
+    """The live objects a spec refers to, keyed by ``Ref.path``."""
+
+    objects: Mapping[str, object]
+
+    def resolve(self, ref: Ref) -> Any:
+        """The object behind ``ref``; ``UserError`` when it is not bound."""
+        try:
+            return self.objects[ref.path]
+        except KeyError:
+            raise UserError(f"no object bound for {ref.path!r}") from None
+
+    def get(self, ref: Ref | None) -> Any:
+        """The object behind ``ref``, or None."""
+        return None if ref is None else self.objects.get(ref.path)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltWorkflow:
+    """A workflow's spec and the live objects it names."""
+
+    spec: WorkflowSpec
+    bindings: Bindings
+
+
+def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
+    """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
+    data = spec.model_dump(mode="json", by_alias=True)
+    return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def build(wf: Workflow) -> BuiltWorkflow:
+    """Snapshot a ``Workflow`` and every agent it reaches into a frozen spec."""
+    return _Builder().build(wf)
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.objects: dict[str, object] = {}
+        self.ref_by_id: dict[int, Ref] = {}
+        self.tool_specs: dict[int, ToolSpec] = {}
+        self.locations: dict[Site, Location] = {}
+        self.by_name: dict[str, Agent] = {}
+
+    def build(self, wf: Workflow) -> BuiltWorkflow:
+        agents = list(self._collect(wf))
+        for agent in agents:
+            self.by_name.setdefault(agent.name, agent)
+        entry = wf.entry.name if isinstance(wf.entry, Agent) else wf.entry
+        spec = WorkflowSpec(
+            name=wf.name,
+            entry=AgentName(entry) if entry is not None else None,
+            agents=tuple(self._agent(a) for a in agents),
+            max_turns=wf.max_turns,
+            max_depth=wf.max_depth,
+            max_model_calls=wf.max_model_calls,
+            context_type=self._type_ref(wf.context_type),
+            ignore=tuple(wf.ignore),
+            location=self._location(wf.site),
+        )
+        return BuiltWorkflow(spec, Bindings(dict(self.objects)))
+
+    # -- agents -------------------------------------------------------------------------
+
+    def _collect(self, wf: Workflow) -> Iterator[Agent]:
+        """Listed agents in order, then every agent reached through object references."""
+        seen: set[int] = set()
+        queue: deque[Agent] = deque()
+        start = list(wf.agents)
+        if isinstance(wf.entry, Agent):
+            start.append(wf.entry)
+        for agent in start:
+            if id(agent) not in seen:
+                seen.add(id(agent))
+                queue.append(agent)
+        while queue:
+            agent = queue.popleft()
+            yield agent
+            for target in _object_targets(agent):
+                if id(target) not in seen:
+                    seen.add(id(target))
+                    queue.append(target)
+
+    def _agent(self, agent: Agent) -> AgentSpec:
+        tools: list[ToolSpec] = []
+        agent_tools: list[AgentToolSpec] = []
+        for tool in agent.tools:
+            if isinstance(tool, FunctionTool):
+                tools.append(self._tool(tool))
+            else:
+                agent_tools.append(self._agent_tool(tool))
+        instructions = agent.instructions if isinstance(agent.instructions, str) else None
+        instructions_fn = None
+        instructions_ctx = None
+        if callable(agent.instructions):
+            instructions_fn = self._ref(agent.instructions)
+            instructions_ctx = self._first_param_context(agent.instructions)
+        model_name: str | None = None
+        model_ref: Ref | None = None
+        if isinstance(agent.model, str):
+            model_name = agent.model
+        elif agent.model is not None:
+            model_ref = self._ref(agent.model)
+            attr = getattr(agent.model, "model", None)
+            model_name = attr if isinstance(attr, str) else None
+        settings = agent.model_settings or ModelSettings()
+        return AgentSpec(
+            name=AgentName(agent.name),
+            instructions=instructions,
+            instructions_fn=instructions_fn,
+            instructions_context_type=instructions_ctx,
+            tools=tuple(tools),
+            handoffs=tuple(self._handoff(h, agent.site) for h in agent.handoffs),
+            agent_tools=tuple(agent_tools),
+            output_type=self._output_type(agent.output_type),
+            model=model_name,
+            model_ref=model_ref,
+            model_settings=settings.model_dump(mode="json", exclude_none=True),
+            handoff_description=agent.handoff_description,
+            input_guardrails=tuple(self._guardrail(g) for g in agent.input_guardrails),
+            output_guardrails=tuple(self._guardrail(g) for g in agent.output_guardrails),
+            tool_use_behavior=self._tool_use(agent.tool_use_behavior),
+            ignore=tuple(agent.ignore),
+            location=self._location(agent.site),
+        )
+
+    def _tool(self, tool: FunctionTool) -> ToolSpec:
+        cached = self.tool_specs.get(id(tool))
+        if cached is not None:
+            return cached
+        if tool.uses_default_failure:
+            failure = "default"
+        elif tool.failure_error_function is None:
+            failure = "raise"
+        else:
+            failure = "custom"
+        spec = ToolSpec(
+            name=tool.name,
+            description=tool.description,
+            parameters=tool.params_json_schema,
+            strict=tool.strict,
+            schema_problems=_problems(tool.schema_problems),
+            needs_approval=approval_mode(tool.needs_approval),
+            ref=self._ref(tool),
+            is_async=tool.is_async,
+            context_type=self._type_ref(tool.context_type) if tool.takes_context else None,
+            failure_mode=failure,
+            location=self._location(tool.site),
+        )
+        self.tool_specs[id(tool)] = spec
+        return spec
+
+    def _handoff(self, item: Agent | Handoff | str, owner_site: Site) -> HandoffSpec:
+        # A bare agent or name in handoffs=[...] is located at its owner's declaration.
+        if isinstance(item, Handoff):
+            h = item
+        else:
+            h = Handoff(
+                item,
+                max_uses=None,
+                tool_name=None,
+                description=None,
+                input_type=None,
+                on_handoff=None,
+                input_filter=None,
+                site=owner_site,
+            )
+        target = h.target_name
+        target_agent = h.target if isinstance(h.target, Agent) else self.by_name.get(target)
+        description = h.description
+        if description is None:
+            extra = target_agent.handoff_description if target_agent is not None else None
+            description = f"Handoff to the {target} agent to handle the request. {extra or ''}"
+        input_schema: dict[str, Any] | None = None
+        problems: tuple[SchemaProblemSpec, ...] = ()
+        if h.input_type is not None:
+            strict = _strict_for(h.input_type)
+            input_schema, problems = strict.schema, _problems(strict.problems)
+        return HandoffSpec(
+            target=AgentName(target),
+            tool_name=h.tool_name or default_handoff_tool_name(target),
+            description=description,
+            max_uses=h.max_uses,
+            input_schema=input_schema,
+            input_type=self._type_ref(h.input_type),
+            schema_problems=problems,
+            on_handoff=self._ref(h.on_handoff) if h.on_handoff is not None else None,
+            on_handoff_context_type=self._first_param_context(h.on_handoff),
+            input_filter=self._ref(h.input_filter) if h.input_filter is not None else None,
+            location=self._location(h.site),
+        )
+
+    def _agent_tool(self, tool: AgentTool) -> AgentToolSpec:
+        target = tool.target_name
+        if tool.parameters is not None:
+            strict = _strict_for(tool.parameters)
+            params, problems = strict.schema, _problems(strict.problems)
+        else:
+            params, problems = dict(AGENT_TOOL_INPUT_SCHEMA), ()
+        extractor_type = None
+        if tool.output_extractor is not None:
+            extractor_type = self._type_ref(_first_param_annotation(tool.output_extractor))
+        return AgentToolSpec(
+            target=AgentName(target),
+            tool_name=tool.name or function_style(target),
+            description=tool.description or "",
+            parameters=params,
+            parameters_type=self._type_ref(tool.parameters),
+            schema_problems=problems,
+            max_turns=tool.max_turns,
+            max_depth=tool.max_depth,
+            needs_approval=approval_mode(tool.needs_approval),
+            output_extractor=(
+                self._ref(tool.output_extractor) if tool.output_extractor is not None else None
+            ),
+            extractor_input_type=extractor_type,
+            location=self._location(tool.site),
+        )
+
+    def _guardrail(self, g: InputGuardrail | OutputGuardrail) -> GuardrailSpec:
+        return GuardrailSpec(
+            name=g.name,
+            kind="input" if isinstance(g, InputGuardrail) else "output",
+            ref=self._ref(g),
+            run_in_parallel=g.run_in_parallel,
+            declared_type=self._type_ref(g.declared_type),
+            context_type=self._type_ref(g.context_type),
+            location=self._location(g.site),
+        )
+
+    def _output_type(self, tp: Any) -> OutputTypeSpec | None:
+        if tp is None or tp is str:
+            return None
+        strict, wrapped = output_schema_of(tp)
+        ref = self._type_ref(tp)
+        assert ref is not None
+        return OutputTypeSpec(
+            ref=ref,
+            schema_=strict.schema,
+            wrapped=wrapped,
+            schema_problems=_problems(strict.problems),
+        )
+
+    def _tool_use(self, behavior: Any) -> ToolUseBehaviorSpec:
+        if isinstance(behavior, StopAtTools):
+            return ToolUseBehaviorSpec(kind="stop_at_tools", tool_names=behavior.stop_at_tool_names)
+        if behavior == "stop_on_first_tool":
+            return ToolUseBehaviorSpec(kind="stop_on_first_tool")
+        if callable(behavior):
+            return ToolUseBehaviorSpec(kind="function", ref=self._ref(behavior))
+        return ToolUseBehaviorSpec()
+
+    # -- references and locations ---------------------------------------------------------
+
+    def _ref(self, obj: object) -> Ref:
+        cached = self.ref_by_id.get(id(obj))
+        if cached is not None:
+            return cached
+        module = getattr(obj, "__module__", None)
+        qualname = getattr(obj, "__qualname__", None)
+        if isinstance(module, str) and isinstance(qualname, str) and not _is_alias(obj):
+            path = f"{module}:{qualname}"
+            importable = module != "__main__" and "<" not in qualname
+            display = qualname.rsplit(".", 1)[-1]
+        else:
+            display = _type_display(obj) if _is_alias(obj) else type(obj).__name__
+            path = f"<object>:{display}"
+            importable = False
+        if path in self.objects and self.objects[path] is not obj:
+            n = 2
+            while f"{path}#{n}" in self.objects:
+                n += 1
+            path, importable = f"{path}#{n}", False
+        ref = Ref(path=path, importable=importable, display=display)
+        self.objects[path] = obj
+        self.ref_by_id[id(obj)] = ref
+        return ref
+
+    def _type_ref(self, tp: Any) -> Ref | None:
+        if tp is None:
+            return None
+        return self._ref(tp)
+
+    def _first_param_context(self, fn: Callable[..., Any] | None) -> Ref | None:
+        if fn is None:
+            return None
+        return self._type_ref(context_param_type(_first_param_annotation(fn)))
+
+    def _location(self, site: Site) -> Location:
+        loc = self.locations.get(site)
+        if loc is None:
+            loc = Location(file=display_path(site.file), line=site.line)
+            self.locations[site] = loc
+        return loc
+
+
+def _object_targets(agent: Agent) -> Iterator[Agent]:
+    for h in agent.handoffs:
+        if isinstance(h, Agent):
+            yield h
+        elif isinstance(h, Handoff) and isinstance(h.target, Agent):
+            yield h.target
+    for t in agent.tools:
+        if isinstance(t, AgentTool) and isinstance(t.target, Agent):
+            yield t.target
+
+
+def _problems(problems: tuple[SchemaProblem, ...]) -> tuple[SchemaProblemSpec, ...]:
+    return tuple(SchemaProblemSpec(rule=p.rule, path=p.path, message=p.message) for p in problems)
+
+
+def _strict_for(tp: Any) -> Any:
+    try:
+        return strictify(json_schema_of(tp))
+    except Exception as exc:
+        problem = SchemaProblem("not-serializable", "#", f"no JSON schema for {tp!r}: {exc}")
+        return _Unschematizable({}, (problem,))
+
+
+@dataclass(frozen=True, slots=True)
+class _Unschematizable:
+    schema: dict[str, Any]
+    problems: tuple[SchemaProblem, ...]
+
+
+def _first_param_annotation(fn: Callable[..., Any]) -> Any:
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    if not params:
+        return None
+    return resolved_hints(fn).get(params[0])
+
+
+def _is_alias(obj: object) -> bool:
+    """Generic aliases (``list[int]``, ``Optional[X]``) have no importable qualname."""
+    import typing
+
+    return typing.get_origin(obj) is not None
+
+
+def _type_display(tp: object) -> str:
+    text = repr(tp)
+    return text.replace("typing.", "")

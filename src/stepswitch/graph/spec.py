@@ -1,0 +1,210 @@
+"""The workflow spec: a frozen, JSON-serializable description of a whole workflow.
+
+The spec is what the DSL builds and every later stage reads. It refers to agents by
+name (so a dangling name is a diagnostic, not a ``NameError``) and to user code by
+import path (``module:qualname``), so it can be written to JSON, diffed, and read
+back. Live objects (tool functions, types, guardrails) travel beside it in
+:class:`~stepswitch.graph.build.Bindings`, keyed by the same paths.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NewType
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SPEC_VERSION",
+    "AgentName",
+    "AgentSpec",
+    "AgentToolSpec",
+    "ApprovalMode",
+    "GuardrailSpec",
+    "HandoffSpec",
+    "Location",
+    "OutputTypeSpec",
+    "Ref",
+    "SchemaProblemSpec",
+    "ToolSpec",
+    "ToolUseBehaviorSpec",
+    "WorkflowSpec",
+]
+
+SPEC_VERSION = 1
+
+AgentName = NewType("AgentName", str)
+"""An agent's name: how every spec object refers to an agent."""
+
+ApprovalMode = Literal["never", "always", "per_call"]
+"""Whether a call needs a human's yes: never, always, or as a callable decides per call."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Location(_Frozen):
+    """Where the user declared something: file (relative to the working directory when
+    under it), 1-based line and column."""
+
+    file: str
+    line: int
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+class Ref(_Frozen):
+    """A reference to a live Python object (function, type, guardrail) by import path.
+
+    ``path`` is ``module:qualname``. ``importable`` is False for lambdas, functions
+    defined inside functions, ``__main__`` objects and generic aliases: such an object
+    works in-process but cannot be imported by a generated module.
+    """
+
+    path: str
+    importable: bool
+    display: str = ""
+    """A short human name (``Findings``, ``list[int]``) for messages and diagrams."""
+
+
+class SchemaProblemSpec(_Frozen):
+    """One strict-mode rule a JSON schema breaks (see :mod:`stepswitch.schema`)."""
+
+    rule: str
+    path: str
+    message: str
+
+
+class ToolSpec(_Frozen):
+    """A function tool as the model sees it, and how to find its code."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """The JSON schema of the arguments, rewritten for strict mode when ``strict``."""
+    strict: bool = True
+    schema_problems: tuple[SchemaProblemSpec, ...] = ()
+    needs_approval: ApprovalMode = "never"
+    ref: Ref
+    is_async: bool = False
+    context_type: Ref | None = None
+    """The ``T`` of a ``RunContext[T]`` first parameter, if the tool declares one."""
+    failure_mode: Literal["default", "raise", "custom"] = "default"
+    location: Location
+
+
+class HandoffSpec(_Frozen):
+    """A handoff edge: control moves to ``target`` and does not come back."""
+
+    target: AgentName
+    tool_name: str
+    description: str
+    max_uses: int | None = None
+    input_schema: dict[str, Any] | None = None
+    input_type: Ref | None = None
+    schema_problems: tuple[SchemaProblemSpec, ...] = ()
+    on_handoff: Ref | None = None
+    on_handoff_context_type: Ref | None = None
+    input_filter: Ref | None = None
+    location: Location
+
+
+class AgentToolSpec(_Frozen):
+    """An agent-as-tool edge: a nested run of ``target`` whose output is a tool output."""
+
+    target: AgentName
+    tool_name: str
+    description: str
+    parameters: dict[str, Any]
+    parameters_type: Ref | None = None
+    schema_problems: tuple[SchemaProblemSpec, ...] = ()
+    max_turns: int | None = None
+    max_depth: int | None = None
+    needs_approval: ApprovalMode = "never"
+    output_extractor: Ref | None = None
+    extractor_input_type: Ref | None = None
+    """What the extractor declares it takes (its first parameter's annotation)."""
+    location: Location
+
+
+class GuardrailSpec(_Frozen):
+    """An input or output guardrail attached to an agent."""
+
+    name: str
+    kind: Literal["input", "output"]
+    ref: Ref
+    run_in_parallel: bool = False
+    declared_type: Ref | None = None
+    """The annotation of the guardrail's third parameter (the input or the output)."""
+    context_type: Ref | None = None
+    location: Location
+
+
+class OutputTypeSpec(_Frozen):
+    """An agent's structured output type and the strict schema sent for it."""
+
+    ref: Ref
+    schema_: dict[str, Any] = Field(alias="schema")
+    wrapped: bool = False
+    """True when the type is sent wrapped as ``{"response": T}`` (non-object types)."""
+    schema_problems: tuple[SchemaProblemSpec, ...] = ()
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class ToolUseBehaviorSpec(_Frozen):
+    """What happens after function tools ran: call the model again, or stop."""
+
+    kind: Literal["run_llm_again", "stop_on_first_tool", "stop_at_tools", "function"] = (
+        "run_llm_again"
+    )
+    tool_names: tuple[str, ...] = ()
+    ref: Ref | None = None
+
+
+class AgentSpec(_Frozen):
+    """One agent: its instructions, tools, edges, output and settings."""
+
+    name: AgentName
+    instructions: str | None = None
+    instructions_fn: Ref | None = None
+    instructions_context_type: Ref | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    handoffs: tuple[HandoffSpec, ...] = ()
+    agent_tools: tuple[AgentToolSpec, ...] = ()
+    output_type: OutputTypeSpec | None = None
+    model: str | None = None
+    model_ref: Ref | None = None
+    model_settings: dict[str, Any] = Field(default_factory=dict)
+    """The agent's ``ModelSettings``, only the fields it sets."""
+    handoff_description: str | None = None
+    input_guardrails: tuple[GuardrailSpec, ...] = ()
+    output_guardrails: tuple[GuardrailSpec, ...] = ()
+    tool_use_behavior: ToolUseBehaviorSpec = ToolUseBehaviorSpec()
+    ignore: tuple[str, ...] = ()
+    location: Location
+
+
+class WorkflowSpec(_Frozen):
+    """A whole workflow. ``agents`` keeps declaration order; names may repeat (a
+    diagnostic, not an exception)."""
+
+    spec_version: int = SPEC_VERSION
+    name: str
+    entry: AgentName | None
+    agents: tuple[AgentSpec, ...]
+    max_turns: int | None = 10
+    max_depth: int = 8
+    max_model_calls: int | None = None
+    context_type: Ref | None = None
+    ignore: tuple[str, ...] = ()
+    location: Location
+
+    def agent(self, name: str) -> AgentSpec | None:
+        """The first agent of that name, or None."""
+        for agent in self.agents:
+            if agent.name == name:
+                return agent
+        return None

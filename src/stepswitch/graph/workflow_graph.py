@@ -1,0 +1,182 @@
+"""``WorkflowGraph``: a typed facade over a frozen networkx ``MultiDiGraph``.
+
+Nodes are agent names (the first agent of each name; duplicates are the analyzer's
+business). Edges are typed: ``handoff`` (control moves, no return) and
+``agent_tool`` (a nested run that returns). Edges whose target names no agent are
+kept aside as ``dangling`` so nothing is lost and the analyzer can locate them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import networkx as nx
+
+from stepswitch.graph.build import Bindings, BuiltWorkflow
+from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+
+__all__ = ["Edge", "EdgeKind", "WorkflowGraph"]
+
+EdgeKind = Literal["handoff", "agent_tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One handoff or agent-tool edge, with where it sits in the spec."""
+
+    source: str
+    target: str
+    kind: EdgeKind
+    index: int
+    """Position in the source agent's ``handoffs`` or ``agent_tools``."""
+    spec: HandoffSpec | AgentToolSpec
+
+    @property
+    def tool_name(self) -> str:
+        return self.spec.tool_name
+
+    @property
+    def spec_path(self) -> str:
+        """Where the edge sits in the spec, e.g. ``agents.triage.handoffs[1]``."""
+        field = "handoffs" if self.kind == "handoff" else "agent_tools"
+        return f"agents.{self.source}.{field}[{self.index}]"
+
+    @property
+    def max_uses(self) -> int | None:
+        return self.spec.max_uses if isinstance(self.spec, HandoffSpec) else None
+
+
+class WorkflowGraph:
+    """The workflow as a graph, with the queries the analyzer and renderers need."""
+
+    def __init__(self, spec: WorkflowSpec, bindings: Bindings | None = None) -> None:
+        self.spec = spec
+        self.bindings = bindings if bindings is not None else Bindings({})
+        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        agents: dict[str, AgentSpec] = {}
+        for agent in spec.agents:
+            if agent.name not in agents:
+                agents[agent.name] = agent
+                graph.add_node(agent.name, spec=agent, entry=agent.name == spec.entry)
+        dangling: list[Edge] = []
+        out: dict[str, list[Edge]] = {name: [] for name in agents}
+        for name, agent in agents.items():
+            for edge in _edges_of(agent):
+                out[name].append(edge)
+                if edge.target in agents:
+                    graph.add_edge(
+                        name,
+                        edge.target,
+                        key=f"{edge.kind}:{edge.index}",
+                        kind=edge.kind,
+                        tool_name=edge.tool_name,
+                        max_uses=edge.max_uses,
+                        edge=edge,
+                    )
+                else:
+                    dangling.append(edge)
+        self._agents = agents
+        self._out = out
+        self._dangling = tuple(dangling)
+        self.nx: nx.MultiDiGraph[str] = nx.freeze(graph)
+
+    @classmethod
+    def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
+        return cls(built.spec, built.bindings)
+
+    # -- nodes --------------------------------------------------------------------------
+
+    @property
+    def entry(self) -> str | None:
+        """The entry agent's name, when it names an agent of the workflow."""
+        entry = self.spec.entry
+        return entry if entry is not None and entry in self._agents else None
+
+    def agent_names(self) -> tuple[str, ...]:
+        """Agent names in declaration order (each once)."""
+        return tuple(self._agents)
+
+    def agent(self, name: str) -> AgentSpec:
+        """The spec of the (first) agent of that name; ``KeyError`` if none."""
+        return self._agents[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._agents
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    # -- edges --------------------------------------------------------------------------
+
+    def edges(self, kind: EdgeKind | None = None) -> Iterator[Edge]:
+        """Every edge whose target exists, in declaration order."""
+        for edges in self._out.values():
+            for edge in edges:
+                if edge.target in self._agents and (kind is None or edge.kind == kind):
+                    yield edge
+
+    def out_edges(self, name: str, kind: EdgeKind | None = None) -> tuple[Edge, ...]:
+        """Edges leaving ``name`` whose target exists."""
+        return tuple(
+            e
+            for e in self._out.get(name, ())
+            if e.target in self._agents and (kind is None or e.kind == kind)
+        )
+
+    @property
+    def dangling(self) -> tuple[Edge, ...]:
+        """Edges whose target names no agent of the workflow."""
+        return self._dangling
+
+    def successors(self, name: str, kind: EdgeKind | None = None) -> tuple[str, ...]:
+        """Distinct targets of ``name``'s edges, in declaration order."""
+        seen: dict[str, None] = {}
+        for edge in self.out_edges(name, kind):
+            seen.setdefault(edge.target, None)
+        return tuple(seen)
+
+    def reachable(self, start: str | None = None) -> frozenset[str]:
+        """Agents reachable from ``start`` (default: the entry) through any edge."""
+        origin = start if start is not None else self.entry
+        if origin is None or origin not in self._agents:
+            return frozenset()
+        seen = {origin}
+        queue = deque([origin])
+        while queue:
+            for target in self.successors(queue.popleft()):
+                if target not in seen:
+                    seen.add(target)
+                    queue.append(target)
+        return frozenset(seen)
+
+    def subgraph(self, kind: EdgeKind) -> nx.DiGraph[str]:
+        """A simple directed graph of one edge kind over all agents."""
+        graph: nx.DiGraph[str] = nx.DiGraph()
+        graph.add_nodes_from(self._agents)
+        graph.add_edges_from((e.source, e.target) for e in self.edges(kind))
+        return graph
+
+    def summary(self) -> str:
+        """One line: counts of agents, edges and tools."""
+        handoffs = sum(1 for _ in self.edges("handoff"))
+        agent_tools = sum(1 for _ in self.edges("agent_tool"))
+        tools = sum(len(a.tools) for a in self._agents.values())
+        approvals = sum(
+            1 for a in self._agents.values() for t in a.tools if t.needs_approval != "never"
+        )
+        return (
+            f"workflow {self.spec.name!r}: {len(self._agents)} agent(s), entry "
+            f"{self.spec.entry!r}, {handoffs} handoff(s), {agent_tools} agent tool(s), "
+            f"{tools} function tool(s) ({approvals} need approval), "
+            f"max_turns={self.spec.max_turns}"
+        )
+
+
+def _edges_of(agent: AgentSpec) -> Iterator[Edge]:
+    for i, h in enumerate(agent.handoffs):
+        yield Edge(agent.name, h.target, "handoff", i, h)
+    for i, t in enumerate(agent.agent_tools):
+        yield Edge(agent.name, t.target, "agent_tool", i, t)

@@ -1,0 +1,123 @@
+"""The model interface: what the run loop asks of a model, and what it gets back.
+
+This is the contract between the loop, ``stepswitch.testing.ScriptedModel`` and the
+OpenAI adapters in ``stepswitch.models``. A request holds everything one model call
+needs; a response holds the output items in the model's order and the usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from stepswitch.context import Usage
+from stepswitch.runtime.items import RunItem, UserInputItem
+from stepswitch.settings import ModelSettings
+
+__all__ = [
+    "InputItem",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "OutputFunctionCall",
+    "OutputItem",
+    "OutputMessage",
+    "OutputSchema",
+    "ResponseCompleted",
+    "StreamingModel",
+    "ToolDefinition",
+]
+
+InputItem: TypeAlias = UserInputItem | RunItem
+"""What a model is sent: the run's input messages, then every item so far."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as offered to the model. ``kind`` says what it does on our side."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    strict: bool = True
+    kind: Literal["function", "handoff", "agent"] = "function"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSchema:
+    """A structured output the model must produce (JSON-schema response format)."""
+
+    name: str
+    schema: dict[str, Any]
+    strict: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model call."""
+
+    agent: str
+    instructions: str | None
+    input: tuple[InputItem, ...]
+    tools: tuple[ToolDefinition, ...]
+    output_schema: OutputSchema | None
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    model: str | None = None
+    """The model name the agent asks for, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputMessage:
+    """Assistant text in a response, or a refusal."""
+
+    content: str
+    refusal: str | None = None
+    type: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFunctionCall:
+    """A function call in a response. ``arguments`` is raw text (may be invalid JSON)."""
+
+    name: str
+    arguments: str
+    call_id: str
+    type: Literal["function_call"] = "function_call"
+
+
+OutputItem: TypeAlias = OutputMessage | OutputFunctionCall
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """What one model call produced."""
+
+    output: tuple[OutputItem, ...]
+    usage: Usage = field(default_factory=Usage)
+    response_id: str | None = None
+    raw: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseCompleted:
+    """The last event of a streamed response: the whole response."""
+
+    response: ModelResponse
+    type: Literal["response_completed"] = "response_completed"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model the loop can call."""
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also stream: raw provider events, then ``ResponseCompleted``."""
+
+    def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]: ...
+
+
