@@ -6,6 +6,7 @@ This module only re-exports the public surface.
 """
 
 from stepswitch._version import __version__
+from stepswitch.analysis import Diagnostic, Report
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -40,6 +41,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "CompileError",
+    "Diagnostic",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -50,6 +52,7 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Report",
     "RunContext",
     "StateError",
     "StepswitchError",

@@ -19,6 +19,7 @@ from stepswitch.dsl.agent import Agent
 from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
+    from stepswitch.analysis.report import Report
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
@@ -124,6 +125,24 @@ class Workflow:
         from stepswitch.graph.workflow_graph import WorkflowGraph
 
         return WorkflowGraph.from_built(self.build())
+
+    def check(
+        self,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] | None = None,
+        max_model_calls: int | None = None,
+    ) -> Report:
+        """Every diagnostic of the static analysis, sorted; never raises for a mistake
+        in the workflow (``report.ok`` says whether there are errors).
+
+        ``select``/``ignore`` take codes or prefixes (``SW2``); ``max_model_calls``
+        overrides the workflow's own limit for this check.
+        """
+        from stepswitch.analysis import analyze
+
+        return analyze(
+            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls
+        )
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
