@@ -38,7 +38,9 @@ def handoff_cycles(ctx: Ctx) -> Iterator[Diagnostic]:
         nxt = cycle[1] if len(cycle) > 1 else start
         edge = first_edge[(start, nxt)]
         shown = " → ".join([*cycle, start])
-        others = f" ({len(comp)} agents in this tangle)" if len(comp) > len(cycle) else ""
+        internal = sum(1 for n in comp for t in succ[n] if t in members)
+        others = f" (one of several cycles among {len(comp)} agents)" if internal > len(
+            cycle) else ""
         yield ctx.diag(
             "SW201",
             f"handoff cycle {shown} has no max_uses on any handoff{others}: a run can pass "
@@ -135,7 +137,7 @@ def recursion(ctx: Ctx) -> Iterator[Diagnostic]:
     cycles, _ = recursion_cycles(ctx)
     for cycle, size in cycles:
         first = cycle[0]
-        others = f" ({size} agents in this tangle)" if size > len(cycle) else ""
+        others = f" (among {size} agents that reach each other)" if size > len(cycle) else ""
         yield ctx.diag(
             "SW202",
             f"agent-tool recursion with no max_depth: {_describe(cycle)}{others}; nested runs "
