@@ -7,6 +7,7 @@ This module only re-exports the public surface.
 
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
+from stepswitch.analysis import Diagnostic, Report
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -50,6 +51,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "CompileError",
+    "Diagnostic",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -61,6 +63,7 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Report",
     "RunConfig",
     "RunContext",
     "RunResult",
