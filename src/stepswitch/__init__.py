@@ -34,6 +34,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.render import render
 from stepswitch.settings import ModelSettings
 
 __all__ = [
@@ -65,4 +66,5 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "render",
 ]
