@@ -16,7 +16,7 @@ __all__ = ["mermaid_escape", "scene_to_mermaid"]
 
 # Characters that could end the quoted string, open an entity or HTML tag, start
 # Markdown, or be read as a link label delimiter: written as #<code>; entities.
-_ENTITY_CHARS = frozenset('"#&<>\\`|')
+_ENTITY_CHARS = frozenset('"#%&<>\\`|')
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
 
 _CLASS_DEFS: dict[str, str] = {
