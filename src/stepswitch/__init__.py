@@ -36,6 +36,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.render import render
 from stepswitch.runtime import (
     HandoffInputData,
     RunConfig,
@@ -85,4 +86,5 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "render",
 ]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
 
 __all__ = ["Workflow"]
@@ -162,6 +163,21 @@ class Workflow:
         if not report.ok:
             raise CompileError(report)
         return StateMachine(lower(built.spec), built.bindings.objects)
+    def to_mermaid(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Mermaid flowchart text (GitHub renders it in Markdown).
+
+        ``tools=True`` draws function tools as nodes; ``report`` (``wf.check()``)
+        highlights its diagnostics on the elements they concern.
+        """
+        from stepswitch.render import to_mermaid
+
+        return to_mermaid(self, tools=tools, report=report)
+
+    def to_dot(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Graphviz DOT text; ``stepswitch.render`` makes SVG or PNG."""
+        from stepswitch.render import to_dot
+
+        return to_dot(self, tools=tools, report=report)
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
