@@ -319,9 +319,13 @@ def _check_state(core: MachineCore, state: RunState) -> None:
             f"the state refers to agent(s) {', '.join(map(repr, missing))}, which workflow "
             f"{core.ir.name!r} does not have"
         )
+    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
+    for call_id in state.decisions:
+        if call_id not in approvals:
+            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
     if state.pending is None:
-        if state.decisions:
-            raise StateError("the state has decisions but no interrupted turn")
+        if state.nested:
+            raise StateError("the state has paused nested runs but no interrupted turn")
         return
     table = core.tables[state.pending.agent]
     calls: dict[str, OutputFunctionCall] = {}
@@ -342,10 +346,6 @@ def _check_state(core: MachineCore, state: RunState) -> None:
             raise StateError(
                 f"call id {call_id!r} of the interrupted turn does not match the state's items"
             )
-    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
-    for call_id in state.decisions:
-        if call_id not in approvals:
-            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
     for call_id in state.nested:
         entry = table.get(calls[call_id].name) if call_id in calls else None
         if entry is None or not isinstance(entry.action, RunAgent):
@@ -363,8 +363,9 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
     try:
         return (yield from _loop(core, run, config))
     except StepswitchError as exc:
-        if getattr(exc, "run_data", None) is None and hasattr(exc, "run_data"):
-            exc.run_data = run.error_details()
+        # Every error of ours carries the run so far (UserError too, as in the SDK).
+        if getattr(exc, "run_data", None) is None:
+            exc.run_data = run.error_details()  # type: ignore[attr-defined]
         raise
 
 
@@ -547,7 +548,8 @@ def _settle(
         action = entry.action
         if call.call_id in run.nested:
             child = run.nested.pop(call.call_id)
-            child.decisions.update(run.decisions)
+            asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
+            child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
             child.always.update(run.always)
             slot.job = len(jobs)
             jobs.append(NestedJob(_nested_resume(core, run, config, child)))
@@ -708,7 +710,6 @@ def _prepare(
         run.workflow, action.target, nested_input, max_turns=max_turns, ctx=run.ctx,
         depth=run.depth + 1,
     )
-    child.decisions = dict(run.decisions)
     child.always = dict(run.always)
     child.model = run.model
     return NestedJob(run_loop(core, child, config))
@@ -726,7 +727,7 @@ def _function_outcome(
     call = slot.call
     action = slot.entry.action
     assert type(action) is RunFunction
-    agent = run.current
+    agent = run.current  # a turn never changes the agent before its tools settle
     if type(outcome) is Ok:
         slot.output = ToolCallOutputItem(
             agent, call.call_id, output_text(outcome.value), call.name, False, outcome.value
