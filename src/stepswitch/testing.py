@@ -69,7 +69,7 @@ class ScriptExhausted(AssertionError):
     """The model was called more often than its script has steps."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordedCall:
     """One model call as the scripted model saw it."""
 
@@ -93,6 +93,7 @@ class ScriptedModel:
         self.model = name
         self.calls: list[RecordedCall] = []
         self._ids = 0
+        self._tool_names: dict[int, tuple[Sequence[Any], tuple[str, ...]]] = {}
 
     @property
     def remaining(self) -> int:
@@ -106,7 +107,7 @@ class ScriptedModel:
                 agent=request.agent,
                 instructions=request.instructions,
                 input=request.input,
-                tools=tuple(t.name for t in request.tools),
+                tools=self._names(request.tools),
                 output_schema=request.output_schema,
                 settings=request.settings,
                 request=request,
@@ -134,6 +135,15 @@ class ScriptedModel:
         for item in response.output:
             yield {"type": "response.output_item.done", "item": item}
         yield ResponseCompleted(response)
+
+    def _names(self, tools: Sequence[Any]) -> tuple[str, ...]:
+        # the loop reuses one tools tuple per agent state: name it once
+        cached = self._tool_names.get(id(tools))
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        names = tuple(t.name for t in tools)
+        self._tool_names[id(tools)] = (tools, names)
+        return names
 
     def _numbered(self, item: OutputItem, step: int) -> OutputItem:
         if isinstance(item, OutputFunctionCall) and not item.call_id:

@@ -67,6 +67,7 @@ from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
     OutputFunctionCall,
+    OutputItem,
     OutputMessage,
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
@@ -78,6 +79,7 @@ from stepswitch.runtime.steps import (
     Handoff,
     Interruption,
     RunAgain,
+    StepDecision,
     ToolResult,
     TurnOutcome,
 )
@@ -148,6 +150,8 @@ class Run:
     emitted: int = 0
     model: Any = None
     """The run's model (never saved in a state)."""
+    emit: bool = False
+    """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
 
     @classmethod
     def start(
@@ -370,23 +374,32 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
 
 
 def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
-    yield Emit(AgentUpdated(run.current))
+    if run.emit:
+        yield Emit(AgentUpdated(run.current))
     parallel: tuple[Any, ...] = ()
     if run.fresh:
         parallel = yield from _input_guardrails(core, run)
     if run.pending is not None:
         pending, run.pending = run.pending, None
         state = core.state(pending.agent)
-        turn = yield from _settle(core, run, config, state, pending, resume=True)
-        yield from _flush(run)
-        done = yield from _decide(core, run, config, state, turn, pending)
-        if done is not None:
-            return done
+        turn = yield from _settle(
+            core, run, config, state, pending.output, pending.start, resume=True
+        )
+        if (ev := _flush(run)) is not None:
+            yield ev
+        decision = core.steps[state.agent](state, turn)
+        if type(decision) is not RunAgain:
+            done = yield from _decide(core, run, config, state, turn, decision, pending)
+            if done is not None:
+                return done
     while True:
         if run.max_turns is not None and run.turn >= run.max_turns:
             return (yield from _max_turns(core, run, config))
         state = core.state(run.current)
-        request = yield from _request(core, run, config, state)
+        instructions = state.instructions
+        if state.instructions_fn is not None:
+            instructions = yield from _instructions(core, run, state)
+        request = _request(core, run, config, state, instructions)
         run.turn += 1
         agent_model = _model_for(core, state, run.model)
         if parallel:
@@ -397,19 +410,26 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
             response = yield CallModel(agent_model, request)
         run.responses.append(response)
         run.ctx.usage.add(response.usage)
-        pending = PendingTurn(state.agent, tuple(response.output), len(run.items))
-        turn = yield from _settle(core, run, config, state, pending, resume=False)
-        yield from _flush(run)
-        done = yield from _decide(core, run, config, state, turn, pending)
+        output, start = response.output, len(run.items)
+        turn = yield from _settle(core, run, config, state, output, start, resume=False)
+        if (ev := _flush(run)) is not None:
+            yield ev
+        decision = core.steps[state.agent](state, turn)
+        if type(decision) is RunAgain:
+            continue
+        here = PendingTurn(state.agent, tuple(output), start)
+        done = yield from _decide(core, run, config, state, turn, decision, here)
         if done is not None:
             return done
 
 
-def _flush(run: Run) -> Generator[Any, Any, None]:
-    if len(run.items) > run.emitted:
-        batch = tuple(run.items[run.emitted :])
-        run.emitted = len(run.items)
-        yield Emit(batch)
+def _flush(run: Run) -> Emit | None:
+    """The items made since the last flush, as a stream event (None: nothing to say)."""
+    if not run.emit or len(run.items) == run.emitted:
+        return None
+    batch = tuple(run.items[run.emitted :])
+    run.emitted = len(run.items)
+    return Emit(batch)
 
 
 def _call(value: Any) -> Generator[Any, Any, Any]:
@@ -431,18 +451,20 @@ def _model_for(core: MachineCore, state: StateIR, model: Model | None) -> Model:
     return model
 
 
+def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any, Any, str | None]:
+    fn = core.obj(state.instructions_fn or "")
+    instructions = yield from _call(fn(run.ctx, state))
+    if instructions is not None and not isinstance(instructions, str):
+        raise UserError(
+            f"agent {state.agent!r}: the instructions function returned "
+            f"{type(instructions).__name__}, not a string"
+        )
+    return instructions
+
+
 def _request(
-    core: MachineCore, run: Run, config: RunConfig, state: StateIR
-) -> Generator[Any, Any, ModelRequest]:
-    instructions = state.instructions
-    if state.instructions_fn is not None:
-        fn = core.obj(state.instructions_fn)
-        instructions = yield from _call(fn(run.ctx, state))
-        if instructions is not None and not isinstance(instructions, str):
-            raise UserError(
-                f"agent {state.agent!r}: the instructions function returned "
-                f"{type(instructions).__name__}, not a string"
-            )
+    core: MachineCore, run: Run, config: RunConfig, state: StateIR, instructions: str | None
+) -> ModelRequest:
     settings = core.settings[state.agent]
     if config.model_settings is not None:
         settings = settings.resolve(config.model_settings)
@@ -499,7 +521,8 @@ def _settle(
     run: Run,
     config: RunConfig,
     state: StateIR,
-    pending: PendingTurn,
+    output: tuple[OutputItem, ...],
+    start: int,
     *,
     resume: bool,
 ) -> Generator[Any, Any, TurnOutcome]:
@@ -508,7 +531,7 @@ def _settle(
     last_message: str | None = None
     had_calls = False
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]] = []
-    for out in pending.output:
+    for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
             entry = table.get(out.name)
@@ -518,7 +541,7 @@ def _settle(
         elif isinstance(out, OutputMessage):
             last_message = out.content
     if not resume:
-        for out in pending.output:
+        for out in output:
             if type(out) is OutputFunctionCall:
                 e = table.get(out.name)
                 if e is not None and type(e.action) is HandOff:
@@ -527,12 +550,13 @@ def _settle(
                     run.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
             elif isinstance(out, OutputMessage):
                 run.append(MessageOutputItem(agent, out.content, out.refusal))
-        yield from _flush(run)
+        if (ev := _flush(run)) is not None:
+            yield ev
 
     earlier: dict[str, ToolCallOutputItem] = {}
     approvals: set[str] = set()
     if resume:
-        for item in run.items[pending.start :]:
+        for item in run.items[start:]:
             if type(item) is ToolCallOutputItem:
                 earlier[item.call_id] = item
             elif type(item) is ToolApprovalItem:
@@ -556,6 +580,8 @@ def _settle(
             continue
         if resume:
             gated = call.call_id in approvals
+        elif not isinstance(action, HandOff) and action.approval == "never":
+            gated = False
         else:
             gated = yield from _needs_approval(core, run, action, call)
         if gated:
@@ -598,6 +624,11 @@ def _settle(
                 if paused:
                     interrupted = True
                     continue
+            elif type(outcome) is Ok:
+                slot.output = ToolCallOutputItem(
+                    agent, call.call_id, output_text(outcome.value), call.name, False,
+                    outcome.value,
+                )
             else:
                 yield from _function_outcome(core, run, slot, outcome)
         done = slot.output
@@ -616,7 +647,7 @@ def _settle(
 
     handoff: str | None = None
     if not interrupted:
-        handoff = yield from _handoffs(core, run, config, state, calls, pending)
+        handoff = yield from _handoffs(core, run, config, state, calls, start)
 
     ordered: list[ToolResult] = []
     for call, entry in calls:
@@ -671,7 +702,8 @@ def _prepare(
             slot.output = ToolCallOutputItem(state.agent, call.call_id, str(exc), call.name, True)
             return None
         args = (run.ctx,) if action.takes_context else ()
-        return CallJob(tool.fn, args, tool.arguments_of(params), action.is_async)
+        kwargs = {name: getattr(params, name) for name in core.param_names(action.ref)}
+        return CallJob(tool.fn, args, kwargs, action.is_async)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -797,7 +829,7 @@ def _handoffs(
     config: RunConfig,
     state: StateIR,
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]],
-    pending: PendingTurn,
+    start: int,
 ) -> Generator[Any, Any, str | None]:
     agent = state.agent
     winner: tuple[OutputFunctionCall, HandOff, Any] | None = None
@@ -844,8 +876,8 @@ def _handoffs(
     if flt is not None:
         data = HandoffInputData(
             input_history=run.input,
-            pre_handoff_items=tuple(run.items[: pending.start]),
-            new_items=tuple(run.items[pending.start :]),
+            pre_handoff_items=tuple(run.items[:start]),
+            new_items=tuple(run.items[start:]),
             run_context=run.ctx,
         )
         filtered = yield from _call(flt(data))
@@ -872,9 +904,9 @@ def _decide(
     config: RunConfig,
     state: StateIR,
     turn: TurnOutcome,
+    decision: StepDecision,
     pending: PendingTurn,
 ) -> Generator[Any, Any, RunResult | None]:
-    decision = core.steps[state.agent](state, turn)
     if type(decision) is AskToolUse:
         fn = core.obj(state.step.function or "")
         verdict = yield from _call(fn(run.ctx, list(turn.tool_results)))
@@ -888,7 +920,8 @@ def _decide(
         return None
     if type(decision) is Handoff:
         run.current = decision.target
-        yield Emit(AgentUpdated(decision.target))
+        if run.emit:
+            yield Emit(AgentUpdated(decision.target))
         return None
     if type(decision) is Interruption:
         return run.result(None, interrupted=pending)
@@ -953,7 +986,8 @@ def _max_turns(core: MachineCore, run: Run, config: RunConfig) -> Generator[Any,
         raise error
     state = core.state(run.current)
     run.append(MessageOutputItem(run.current, output_text(value)))
-    yield from _flush(run)
+    if (ev := _flush(run)) is not None:
+        yield ev
     return (yield from _finish(core, run, state, value))
 
 
