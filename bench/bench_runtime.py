@@ -132,21 +132,31 @@ def sdk_runner(kind: str, n: int = 0) -> Callable[[], Awaitable[Any]] | None:
 def best_of(once: Callable[[], Awaitable[Any]], runs: int, batches: int) -> float:
     """The best mean CPU seconds per run over ``batches`` batches of ``runs`` runs.
 
-    CPU time of this process (both libraries run all their work in it), so other
-    load on the machine does not distort the comparison."""
+    CPU time of this process (both libraries run all their work in it), and the best
+    batch, so other load on the machine distorts the comparison as little as it can."""
+    return best_of_each({0: once}, {0: runs}, batches)[0]
 
-    async def batch() -> float:
-        await once()  # warm up
-        best = float("inf")
-        for _ in range(batches):
-            gc.collect()
-            start = time.process_time()
-            for _ in range(runs):
-                await once()
-            best = min(best, (time.process_time() - start) / runs)
+
+def best_of_each(
+    onces: dict[int, Callable[[], Awaitable[Any]]], runs: dict[int, int], rounds: int
+) -> dict[int, float]:
+    """Like :func:`best_of` for several workloads, interleaved round by round so that
+    a burst of load hits them all alike (the per-turn growth compares them)."""
+
+    async def measure() -> dict[int, float]:
+        for once in onces.values():
+            await once()  # warm up
+        best = dict.fromkeys(onces, float("inf"))
+        for _ in range(rounds):
+            for key, once in onces.items():
+                gc.collect()
+                start = time.process_time()
+                for _ in range(runs[key]):
+                    await once()
+                best[key] = min(best[key], (time.process_time() - start) / runs[key])
         return best
 
-    return asyncio.run(batch())
+    return asyncio.run(measure())
 
 
 def fmt(seconds: float) -> str:
@@ -176,17 +186,18 @@ def main(argv: list[str] | None = None) -> int:
     print(line)
 
     print("N-turn tool loop, per turn (N tool turns + 1 final message)")
-    per_turn: dict[int, float] = {}
+    onces = {n: ours_runner(ours_loop_steps(n)) for n in SIZES}
+    runs = {n: max(2, (400 if quick else 2000) // n) for n in SIZES}
+    best = best_of_each(onces, runs, 4 if quick else 9)
+    per_turn = {n: best[n] / (n + 1) for n in SIZES}
     for n in SIZES:
-        runs = max(2, 2000 // n) if not quick else max(1, 400 // n)
-        t = best_of(ours_runner(ours_loop_steps(n)), runs, 3 if quick else 5) / (n + 1)
-        per_turn[n] = t
+        t = per_turn[n]
         line = f"  N={n:<4} stepswitch {fmt(t)}"
         sdk_once = sdk_runner("loop", n)
         if sdk_once is not None:
             sdk_runs = 1 if n >= 100 or quick else 3
-            s = best_of(sdk_once, sdk_runs, 1 if n >= 100 or quick else 2) / (n + 1)
-            line += f"   openai-agents {fmt(s)}   ratio {s / t:7.1f}x"
+            sdk = best_of(sdk_once, sdk_runs, 1 if n >= 100 or quick else 2) / (n + 1)
+            line += f"   openai-agents {fmt(sdk)}   ratio {sdk / t:7.1f}x"
         print(line)
     growth = per_turn[SIZES[-1]] / per_turn[SIZES[0]]
     print(f"stepswitch per-turn growth N={SIZES[-1]} vs N={SIZES[0]}: {growth:.2f}x "

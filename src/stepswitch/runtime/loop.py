@@ -531,6 +531,7 @@ def _settle(
     last_message: str | None = None
     had_calls = False
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]] = []
+    made: list[RunItem] = []
     for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
@@ -538,18 +539,17 @@ def _settle(
             if entry is None and config.unknown_tool == "raise":
                 raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
             calls.append((out, entry))
+            if entry is not None and type(entry.action) is HandOff:
+                made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+            else:
+                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
         elif isinstance(out, OutputMessage):
             last_message = out.content
+            made.append(MessageOutputItem(agent, out.content, out.refusal))
     if not resume:
-        for out in output:
-            if type(out) is OutputFunctionCall:
-                e = table.get(out.name)
-                if e is not None and type(e.action) is HandOff:
-                    run.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
-                else:
-                    run.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
-            elif isinstance(out, OutputMessage):
-                run.append(MessageOutputItem(agent, out.content, out.refusal))
+        # appended only once the whole response is known to be actionable
+        for item in made:
+            run.append(item)
         if (ev := _flush(run)) is not None:
             yield ev
 
@@ -868,7 +868,7 @@ def _handoffs(
     run.uses[key] = run.uses.get(key, 0) + 1
     run.append(
         HandoffOutputItem(
-            agent, call.call_id, json.dumps({"assistant": action.target}), agent, action.target
+            agent, call.call_id, _transfer_text(action.target), agent, action.target
         )
     )
     flt = core.obj(action.input_filter) if action.input_filter is not None else None
@@ -893,6 +893,17 @@ def _handoffs(
         run.history_filtered = True
         run.history_from = len(run.items)
     return action.target
+
+
+_TRANSFERS: dict[str, str] = {}
+
+
+def _transfer_text(target: str) -> str:
+    """The handoff output the model sees: ``{"assistant": "<target>"}`` (as the SDK)."""
+    text = _TRANSFERS.get(target)
+    if text is None:
+        text = _TRANSFERS.setdefault(target, json.dumps({"assistant": target}))
+    return text
 
 
 # -- the step switch -----------------------------------------------------------------------

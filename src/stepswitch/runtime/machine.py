@@ -45,6 +45,7 @@ class _Unset:
 
 
 _UNSET: Any = _Unset()
+_DEFAULT_CONFIG = RunConfig()
 
 
 class StateMachine:
@@ -90,7 +91,7 @@ class StateMachine:
         *,
         emit: bool = False,
     ) -> Loop:
-        config = run_config or RunConfig()
+        config = run_config or _DEFAULT_CONFIG
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
