@@ -29,12 +29,14 @@ test: lint typecheck pytest
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/stepswitch show graphs/support.py:support
+	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
 
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_runtime.py
 
 clean:
 	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache
