@@ -31,10 +31,12 @@ demo: venv
 	$(BIN)/stepswitch show graphs/support.py:support
 	$(BIN)/stepswitch check graphs/
 	-$(BIN)/stepswitch check examples/broken_workflow.py
+	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
 	$(BIN)/python bench/bench_analysis.py
+	$(BIN)/python bench/bench_runtime.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py
