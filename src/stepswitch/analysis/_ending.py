@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentSpec
-from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = ["Ending", "ending", "forced_tool", "self_ending"]
 
@@ -48,42 +48,32 @@ def self_ending(agent: AgentSpec) -> bool:
     return False
 
 
-def handoff_targets(agent: AgentSpec, graph: WorkflowGraph) -> list[str]:
-    """The agents this agent may hand off to, given what its settings force."""
-    forced = forced_tool(agent)
-    return [
-        e.target
-        for e in graph.out_edges(agent.name, "handoff")
-        if forced in (None, "*") or e.tool_name == forced
-    ]
-
-
 @dataclass(frozen=True, slots=True)
 class Ending:
     distance: dict[str, int]
     """Fewest model calls from an agent to the end of the run (only agents that can end)."""
-    self_ending: frozenset[str]
 
 
-def ending(graph: WorkflowGraph) -> Ending:
-    names = graph.agent_names()
-    preds: dict[str, list[str]] = {n: [] for n in names}
-    distance: dict[str, int] = {}
-    queue: deque[str] = deque()
-    enders = set()
-    for name in names:
-        agent = graph.agent(name)
-        for target in handoff_targets(agent, graph):
-            preds[target].append(name)
-        if self_ending(agent):
-            enders.add(name)
-            distance[name] = 1
-            queue.append(name)
+def ending(index: Index) -> Ending:
+    n = len(index)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    distance = [0] * n
+    queue: deque[int] = deque()
+    pos = index.pos
+    for i, agent in enumerate(index.agents):
+        forced = forced_tool(agent)
+        for edge in index.handoffs[i]:
+            if forced is None or forced == "*" or edge.tool_name == forced:
+                preds[pos[edge.target]].append(i)
+        if forced is None or self_ending(agent):
+            distance[i] = 1
+            queue.append(i)
     while queue:
         node = queue.popleft()
         d = distance[node] + 1
         for pred in preds[node]:
-            if pred not in distance:
+            if not distance[pred]:
                 distance[pred] = d
                 queue.append(pred)
-    return Ending(distance, frozenset(enders))
+    names = index.names
+    return Ending({names[i]: d for i, d in enumerate(distance) if d})

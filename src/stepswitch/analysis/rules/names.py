@@ -8,30 +8,47 @@ from collections.abc import Iterator
 from stepswitch.analysis._context import Ctx, where
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation
 from stepswitch.dsl.names import valid_tool_name
+from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
 
+Offered = tuple[str, str, int, str]
+"""(tool name, field, index in the field, key of a shared function tool or "")."""
 
-def _offered(ctx: Ctx, name: str) -> Iterator[tuple[str, str, DiagnosticLocation, str]]:
-    """(tool name, what it is, location, shared-key) for every tool an agent offers."""
-    agent = ctx.graph.agent(name)
-    base = f"agents.{name}"
+
+def _offered(agent: AgentSpec) -> Iterator[Offered]:
     for i, tool in enumerate(agent.tools):
-        yield (tool.name, f"function tool {tool.name!r}",
-               where(tool.location, f"{base}.tools[{i}]"), tool.ref.path)
+        yield tool.name, "tools", i, tool.ref.path
     for i, h in enumerate(agent.handoffs):
-        yield (h.tool_name, f"the handoff to {h.target!r}",
-               where(h.location, f"{base}.handoffs[{i}]"), "")
+        yield h.tool_name, "handoffs", i, ""
     for i, t in enumerate(agent.agent_tools):
-        yield (t.tool_name, f"agent tool {t.tool_name!r} (runs {t.target!r})",
-               where(t.location, f"{base}.agent_tools[{i}]"), "")
+        yield t.tool_name, "agent_tools", i, ""
+
+
+def _what(agent: AgentSpec, field: str, i: int) -> str:
+    if field == "tools":
+        return f"function tool {agent.tools[i].name!r}"
+    if field == "handoffs":
+        return f"the handoff to {agent.handoffs[i].target!r}"
+    tool = agent.agent_tools[i]
+    return f"agent tool {tool.tool_name!r} (runs {tool.target!r})"
+
+
+def _loc(agent: AgentSpec, field: str, i: int) -> DiagnosticLocation:
+    element = (agent.tools if field == "tools" else
+               agent.handoffs if field == "handoffs" else agent.agent_tools)[i]
+    return where(element.location, f"agents.{agent.name}.{field}[{i}]")
 
 
 def invalid_names(ctx: Ctx) -> Iterator[Diagnostic]:
     reported: set[str] = set()  # a function tool shared by many agents is reported once
-    for name in ctx.graph.agent_names():
-        for tool_name, what, loc, shared in _offered(ctx, name):
-            if valid_tool_name(tool_name):
+    valid: dict[str, bool] = {}  # names repeat (shared tools, default handoff names)
+    for agent in ctx.index().agents:
+        for tool_name, field, i, shared in _offered(agent):
+            ok = valid.get(tool_name)
+            if ok is None:
+                ok = valid[tool_name] = valid_tool_name(tool_name)
+            if ok:
                 continue
             if shared:
                 if shared in reported:
@@ -43,27 +60,34 @@ def invalid_names(ctx: Ctx) -> Iterator[Diagnostic]:
             )
             yield ctx.diag(
                 "SW301",
-                f"{what} of agent {name!r}: the tool name {tool_name!r} {why}; the OpenAI API "
-                "rejects it",
-                loc,
+                f"{_what(agent, field, i)} of agent {agent.name!r}: the tool name "
+                f"{tool_name!r} {why}; the OpenAI API rejects it",
+                _loc(agent, field, i),
                 help="pick a name matching ^[a-zA-Z0-9_-]{1,64}$ (tool_name=... on a handoff, "
                 "name=... on an agent tool, @function_tool(name=...))",
             )
 
 
 def collisions(ctx: Ctx) -> Iterator[Diagnostic]:
-    for name in ctx.graph.agent_names():
-        first: dict[str, tuple[str, str]] = {}
-        for tool_name, what, loc, _ in _offered(ctx, name):
+    for agent in ctx.index().agents:
+        count = len(agent.tools) + len(agent.handoffs) + len(agent.agent_tools)
+        if count < 2 or count == len(
+            {t.name for t in agent.tools} | {h.tool_name for h in agent.handoffs}
+            | {t.tool_name for t in agent.agent_tools}
+        ):
+            continue
+        first: dict[str, tuple[str, int]] = {}
+        for tool_name, field, i, _ in _offered(agent):
             if tool_name not in first:
-                first[tool_name] = (what, loc.path)
+                first[tool_name] = (field, i)
                 continue
-            other, other_path = first[tool_name]
+            other_field, j = first[tool_name]
             yield ctx.diag(
                 "SW302",
-                f"agent {name!r} offers two tools named {tool_name!r}: {other} "
-                f"({other_path}) and {what}; the model cannot tell them apart",
-                loc,
+                f"agent {agent.name!r} offers two tools named {tool_name!r}: "
+                f"{_what(agent, other_field, j)} (agents.{agent.name}.{other_field}[{j}]) and "
+                f"{_what(agent, field, i)}; the model cannot tell them apart",
+                _loc(agent, field, i),
                 help="rename one (tool_name=... on a handoff, name=... on an agent tool)",
             )
 

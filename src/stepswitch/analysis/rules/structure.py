@@ -3,6 +3,7 @@ runs that cannot end, unknown codes in ignore lists."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx
@@ -10,6 +11,7 @@ from stepswitch.analysis._ending import forced_tool
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
+from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
 
@@ -54,20 +56,23 @@ def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def duplicates(ctx: Ctx) -> Iterator[Diagnostic]:
-    first: dict[str, str] = {}
-    for agent in ctx.graph.spec.agents:
-        where = f"{agent.location.file}:{agent.location.line}"
+    agents = ctx.graph.spec.agents
+    if len(agents) == len(ctx.graph):
+        return
+    first: dict[str, AgentSpec] = {}
+    for agent in agents:
         if agent.name in first:
+            earlier = first[agent.name].location
             yield ctx.diag(
                 "SW105",
                 f"agent name {agent.name!r} is already used by the agent declared at "
-                f"{first[agent.name]}",
+                f"{earlier.file}:{earlier.line}",
                 ctx.agent_loc(agent),
                 help="give every agent its own name: handoffs and agent tools find agents "
                 "by name",
             )
         else:
-            first[agent.name] = where
+            first[agent.name] = agent
 
 
 def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
@@ -88,14 +93,24 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
     if graph.entry is None:
         return
-    reached = graph.reachable()
-    for name in graph.agent_names():
-        if name not in reached:
+    index = ctx.index()
+    succ = index.all_edges()
+    seen = [False] * len(index)
+    start = index.pos[graph.entry]
+    seen[start] = True
+    queue = deque([start])
+    while queue:
+        for target in succ[queue.popleft()]:
+            if not seen[target]:
+                seen[target] = True
+                queue.append(target)
+    for i, reached in enumerate(seen):
+        if not reached:
             yield ctx.diag(
                 "SW107",
-                f"agent {name!r} is unreachable: no handoff or agent tool leads to it from "
-                f"the entry {graph.entry!r}",
-                ctx.agent_loc(graph.agent(name)),
+                f"agent {index.names[i]!r} is unreachable: no handoff or agent tool leads to "
+                f"it from the entry {graph.entry!r}",
+                ctx.agent_loc(index.agents[i]),
                 help="hand off to it or call it as a tool from a reachable agent, or remove it",
             )
 
@@ -138,6 +153,8 @@ def unknown_ignores(ctx: Ctx) -> Iterator[Diagnostic]:
             help="list codes or prefixes such as 'SW107' or 'SW5'; see `stepswitch explain`",
         )
     for agent in spec.agents:
+        if not agent.ignore:
+            continue
         for prefix in invalid_prefixes(agent.ignore):
             yield ctx.diag(
                 "SW109",

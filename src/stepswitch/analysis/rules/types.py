@@ -46,8 +46,8 @@ def strict_schemas(ctx: Ctx) -> Iterator[Diagnostic]:
         seen.add(key)
         return True
 
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
+    for agent in ctx.index().agents:
+        name = agent.name
         base = f"agents.{name}"
         out = agent.output_type
         if out is not None and out.schema_problems and first("output", out.ref):
@@ -79,8 +79,10 @@ def strict_schemas(ctx: Ctx) -> Iterator[Diagnostic]:
 
 def guardrail_types(ctx: Ctx) -> Iterator[Diagnostic]:
     bindings = ctx.graph.bindings
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
+    for agent in ctx.index().agents:
+        if not agent.output_guardrails and not agent.input_guardrails:
+            continue
+        name = agent.name
         base = f"agents.{name}"
         if agent.output_type is None:
             output: Any = str
@@ -118,9 +120,11 @@ def _is_run_result(tp: Any) -> bool:
 
 def extractor_types(ctx: Ctx) -> Iterator[Diagnostic]:
     bindings = ctx.graph.bindings
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
+    for agent in ctx.index().agents:
+        name = agent.name
         for i, t in enumerate(agent.agent_tools):
+            if t.extractor_input_type is None:
+                continue
             declared = bindings.get(t.extractor_input_type)
             if declared is None or fits(object, declared) or _is_run_result(declared):
                 continue
