@@ -85,7 +85,7 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
 
     values: list[float] = [0] * n
     if recursive:
-        hsucc = index.handoff_edges()
+        hsucc = index.adjacency("handoff")
         comps, _ = index.components("handoff")
         # No agent tool starts a run deeper than its own max_depth: levels below the
         # deepest any tool allows cost nothing, so the unrolling starts there.
@@ -103,7 +103,7 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
             extra = [extra_of(i, cost_of) if tools[i] else 0 for i in range(n)]
             values = _closure_max(extra, hsucc, comps)
     else:
-        succ = index.all_edges()
+        succ = index.adjacency("all")
         comps, _ = index.components("all")
 
         def final(target: int, turns: float, _: int | None) -> float:

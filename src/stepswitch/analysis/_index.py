@@ -4,8 +4,6 @@ analysis and shared. Not API."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from stepswitch.analysis._graphalgo import strongly_connected
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec
 from stepswitch.graph.workflow_graph import Edge, WorkflowGraph
@@ -24,53 +22,56 @@ class Index:
         n = len(self.names)
         self.handoffs: list[list[Edge]] = [[] for _ in range(n)]
         self.tools: list[list[Edge]] = [[] for _ in range(n)]
+        # Targets as numbers, per agent: every handoff, the unbudgeted handoffs, every
+        # agent tool, the agent tools without max_depth.
+        h: list[list[int]] = [[] for _ in range(n)]
+        hu: list[list[int]] = [[] for _ in range(n)]
+        t: list[list[int]] = [[] for _ in range(n)]
+        tu: list[list[int]] = [[] for _ in range(n)]
         pos = self.pos
         for edge in graph.edges():
-            bucket = self.handoffs if edge.kind == "handoff" else self.tools
-            bucket[pos[edge.source]].append(edge)
-        self._adjacency: dict[str, list[list[int]]] = {}
-        self._components: dict[str, Components] = {}
+            i, j = pos[edge.source], pos[edge.target]
+            spec = edge.spec
+            if isinstance(spec, AgentToolSpec):
+                self.tools[i].append(edge)
+                t[i].append(j)
+                if spec.max_depth is None:
+                    tu[i].append(j)
+            else:
+                self.handoffs[i].append(edge)
+                h[i].append(j)
+                if spec.max_uses is None:
+                    hu[i].append(j)
+        every = [a + b for a, b in zip(h, t, strict=True)]
+        # Share lists when two graphs are the same, so their components are computed once.
+        if t == tu:
+            nesting = every
+        elif not any(tu):
+            nesting = h
+        else:
+            nesting = [a + b for a, b in zip(h, tu, strict=True)]
+        self._adjacency: dict[str, list[list[int]]] = {
+            "handoff": h,
+            "unbudgeted": hu if hu != h else h,
+            "all": every if any(t) else h,
+            "nesting": nesting,
+        }
+        self._components: dict[int, Components] = {}
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def adjacency(self, key: str, keep: Callable[[Edge], bool] | None = None,
-                  *, handoffs: bool = True, tools: bool = True) -> list[list[int]]:
-        """Targets per agent over the chosen edges, cached under ``key``."""
-        cached = self._adjacency.get(key)
-        if cached is not None:
-            return cached
-        pos = self.pos
-        succ: list[list[int]] = []
-        for i in range(len(self.names)):
-            row: list[int] = []
-            if handoffs:
-                row.extend(pos[e.target] for e in self.handoffs[i] if keep is None or keep(e))
-            if tools:
-                row.extend(pos[e.target] for e in self.tools[i] if keep is None or keep(e))
-            succ.append(row)
-        self._adjacency[key] = succ
-        return succ
+    def adjacency(self, key: str) -> list[list[int]]:
+        """Targets per agent: ``handoff`` (every handoff), ``unbudgeted`` (handoffs
+        without max_uses), ``all`` (every edge), ``nesting`` (every handoff and the agent
+        tools without max_depth: a cycle there holding an agent tool is unbounded
+        recursion)."""
+        return self._adjacency[key]
 
     def components(self, key: str) -> Components:
-        """Components of a cached adjacency (call ``adjacency(key, ...)`` first)."""
-        cached = self._components.get(key)
+        """Strongly connected components of one adjacency, computed once."""
+        succ = self._adjacency[key]
+        cached = self._components.get(id(succ))
         if cached is None:
-            cached = self._components[key] = strongly_connected(self._adjacency[key])
+            cached = self._components[id(succ)] = strongly_connected(succ)
         return cached
-
-    # The graphs several rules share.
-    def all_edges(self) -> list[list[int]]:
-        return self.adjacency("all")
-
-    def handoff_edges(self) -> list[list[int]]:
-        return self.adjacency("handoff", tools=False)
-
-    def nesting_edges(self) -> list[list[int]]:
-        """Every handoff, and the agent tools without ``max_depth``: a cycle here that
-        holds an agent tool is unbounded recursion."""
-        return self.adjacency("nesting", _unbounded_tool_or_handoff)
-
-
-def _unbounded_tool_or_handoff(edge: Edge) -> bool:
-    return not isinstance(edge.spec, AgentToolSpec) or edge.spec.max_depth is None

@@ -34,12 +34,22 @@ def pause_points(ctx: Ctx) -> Iterator[Diagnostic]:
         direct.append(points)
     if not any(direct):
         return
-    succ = index.all_edges()
+    succ = index.adjacency("all")
     comps, comp_of = index.components("all")
     can_pause = [False] * len(comps)
-    for k, comp in enumerate(comps):  # sinks first
-        can_pause[k] = any(direct[i] or any(can_pause[comp_of[t]] for t in succ[i] if
-                                            comp_of[t] != k) for i in comp)
+    for k, comp in enumerate(comps):  # sinks first; this component's own flag is False
+        flag = False
+        for i in comp:
+            if direct[i]:
+                flag = True
+                break
+            for t in succ[i]:
+                if can_pause[comp_of[t]]:
+                    flag = True
+                    break
+            if flag:
+                break
+        can_pause[k] = flag
     for i, agent in enumerate(index.agents):
         points = list(direct[i])
         for edge in index.tools[i]:

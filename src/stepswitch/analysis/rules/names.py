@@ -16,13 +16,11 @@ Offered = tuple[str, str, int, str]
 """(tool name, field, index in the field, key of a shared function tool or "")."""
 
 
-def _offered(agent: AgentSpec) -> Iterator[Offered]:
-    for i, tool in enumerate(agent.tools):
-        yield tool.name, "tools", i, tool.ref.path
-    for i, h in enumerate(agent.handoffs):
-        yield h.tool_name, "handoffs", i, ""
-    for i, t in enumerate(agent.agent_tools):
-        yield t.tool_name, "agent_tools", i, ""
+def _offered(agent: AgentSpec) -> list[Offered]:
+    out: list[Offered] = [(t.name, "tools", i, t.ref.path) for i, t in enumerate(agent.tools)]
+    out += [(h.tool_name, "handoffs", i, "") for i, h in enumerate(agent.handoffs)]
+    out += [(t.tool_name, "agent_tools", i, "") for i, t in enumerate(agent.agent_tools)]
+    return out
 
 
 def _what(agent: AgentSpec, field: str, i: int) -> str:
@@ -40,56 +38,57 @@ def _loc(agent: AgentSpec, field: str, i: int) -> DiagnosticLocation:
     return where(element.location, f"agents.{agent.name}.{field}[{i}]")
 
 
-def invalid_names(ctx: Ctx) -> Iterator[Diagnostic]:
+def tool_names(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW301 and SW302 in one pass over every tool every agent offers."""
     reported: set[str] = set()  # a function tool shared by many agents is reported once
     valid: dict[str, bool] = {}  # names repeat (shared tools, default handoff names)
     for agent in ctx.index().agents:
-        for tool_name, field, i, shared in _offered(agent):
+        offered = _offered(agent)
+        for tool_name, field, i, shared in offered:
             ok = valid.get(tool_name)
             if ok is None:
                 ok = valid[tool_name] = valid_tool_name(tool_name)
-            if ok:
+            if ok or (shared and shared in reported):
                 continue
             if shared:
-                if shared in reported:
-                    continue
                 reported.add(shared)
-            why = "is longer than 64 characters" if len(tool_name) > 64 else (
-                "is empty" if not tool_name else
-                "has characters outside a-z, A-Z, 0-9, _ and -"
-            )
-            yield ctx.diag(
-                "SW301",
-                f"{_what(agent, field, i)} of agent {agent.name!r}: the tool name "
-                f"{tool_name!r} {why}; the OpenAI API rejects it",
-                _loc(agent, field, i),
-                help="pick a name matching ^[a-zA-Z0-9_-]{1,64}$ (tool_name=... on a handoff, "
-                "name=... on an agent tool, @function_tool(name=...))",
-            )
+            yield _invalid(ctx, agent, tool_name, field, i)
+        if len(offered) > 1 and len({o[0] for o in offered}) < len(offered):
+            yield from _collisions(ctx, agent, offered)
 
 
-def collisions(ctx: Ctx) -> Iterator[Diagnostic]:
-    for agent in ctx.index().agents:
-        count = len(agent.tools) + len(agent.handoffs) + len(agent.agent_tools)
-        if count < 2 or count == len(
-            {t.name for t in agent.tools} | {h.tool_name for h in agent.handoffs}
-            | {t.tool_name for t in agent.agent_tools}
-        ):
+def _invalid(ctx: Ctx, agent: AgentSpec, tool_name: str, field: str, i: int) -> Diagnostic:
+    if len(tool_name) > 64:
+        why = "is longer than 64 characters"
+    elif not tool_name:
+        why = "is empty"
+    else:
+        why = "has characters outside a-z, A-Z, 0-9, _ and -"
+    return ctx.diag(
+        "SW301",
+        f"{_what(agent, field, i)} of agent {agent.name!r}: the tool name {tool_name!r} "
+        f"{why}; the OpenAI API rejects it",
+        _loc(agent, field, i),
+        help="pick a name matching ^[a-zA-Z0-9_-]{1,64}$ (tool_name=... on a handoff, "
+        "name=... on an agent tool, @function_tool(name=...))",
+    )
+
+
+def _collisions(ctx: Ctx, agent: AgentSpec, offered: list[Offered]) -> Iterator[Diagnostic]:
+    first: dict[str, tuple[str, int]] = {}
+    for tool_name, field, i, _ in offered:
+        if tool_name not in first:
+            first[tool_name] = (field, i)
             continue
-        first: dict[str, tuple[str, int]] = {}
-        for tool_name, field, i, _ in _offered(agent):
-            if tool_name not in first:
-                first[tool_name] = (field, i)
-                continue
-            other_field, j = first[tool_name]
-            yield ctx.diag(
-                "SW302",
-                f"agent {agent.name!r} offers two tools named {tool_name!r}: "
-                f"{_what(agent, other_field, j)} (agents.{agent.name}.{other_field}[{j}]) and "
-                f"{_what(agent, field, i)}; the model cannot tell them apart",
-                _loc(agent, field, i),
-                help="rename one (tool_name=... on a handoff, name=... on an agent tool)",
-            )
+        other_field, j = first[tool_name]
+        yield ctx.diag(
+            "SW302",
+            f"agent {agent.name!r} offers two tools named {tool_name!r}: "
+            f"{_what(agent, other_field, j)} (agents.{agent.name}.{other_field}[{j}]) and "
+            f"{_what(agent, field, i)}; the model cannot tell them apart",
+            _loc(agent, field, i),
+            help="rename one (tool_name=... on a handoff, name=... on an agent tool)",
+        )
 
 
-RULES = (invalid_names, collisions)
+RULES = (tool_names,)

@@ -94,7 +94,7 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     if graph.entry is None:
         return
     index = ctx.index()
-    succ = index.all_edges()
+    succ = index.adjacency("all")
     seen = [False] * len(index)
     start = index.pos[graph.entry]
     seen[start] = True

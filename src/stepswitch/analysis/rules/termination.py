@@ -22,7 +22,7 @@ def handoff_cycles(ctx: Ctx) -> Iterator[Diagnostic]:
     """Components of the *unbudgeted* handoff edges: a cycle with a budgeted edge can
     only go round as often as that budget allows."""
     index = ctx.index()
-    succ = index.adjacency("unbudgeted", lambda e: e.max_uses is None, tools=False)
+    succ = index.adjacency("unbudgeted")
     comps, _ = index.components("unbudgeted")
     names = index.names
     for comp in comps:
@@ -62,9 +62,8 @@ def recursion_cycles(ctx: Ctx) -> Recursion:
 def _recursion_cycles(ctx: Ctx) -> Recursion:
     index = ctx.index()
     pos = index.pos
-    succ = index.nesting_edges()
+    succ = index.adjacency("nesting")
     comps, comp_of = index.components("nesting")
-    index.all_edges()
     _, full_comp_of = index.components("all")
     any_cycle = False
     found: list[tuple[list[Edge], int]] = []
