@@ -7,7 +7,8 @@ max_depth), agents whose settings force tool calls, and a few shared function to
 Printed per size: build time (DSL → spec), graph time (spec → WorkflowGraph), analysis
 time (``analyze(graph)``, best of several runs) and the analysis' peak traced memory
 (tracemalloc, a separate run); "cpu s" is the process CPU time of the best run, which
-a machine shared with other work inflates less than wall time. Target: 10k agents analysed in ≤ 0.3 s and ≤ 300 MB.
+a machine shared with other work inflates less than wall time.
+Target: 10k agents analysed in ≤ 0.3 s and ≤ 300 MB.
 
     python bench/bench_analysis.py [SIZES...]      # default: 1000 10000 100000
 """
