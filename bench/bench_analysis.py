@@ -75,7 +75,7 @@ def measure(n: int) -> dict[str, float]:
     t1 = time.perf_counter()
     graph = WorkflowGraph.from_built(built)
     t2 = time.perf_counter()
-    runs = 3 if n <= 10_000 else 1
+    runs = 3
     best = cpu = float("inf")
     report = None
     for _ in range(runs):

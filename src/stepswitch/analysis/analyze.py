@@ -30,6 +30,10 @@ def analyze(
     workflow's ``ignore`` nor, for findings inside an agent, that agent's ``ignore``.
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
     """
+    if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
+        select = [select]
+    if isinstance(ignore, str):
+        ignore = [ignore]
     for arg, prefixes in (("select", select), ("ignore", ignore)):
         bad = invalid_prefixes(prefixes or ())
         if bad:
