@@ -41,6 +41,7 @@ bench-analysis: venv
 
 # docs/diagnostics/ is generated from the pages shipped in src/stepswitch/analysis/docs/.
 docs: venv
+	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
 
 clean:

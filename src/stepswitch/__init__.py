@@ -5,6 +5,7 @@ before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
 """
 
+from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
 from stepswitch.analysis import Diagnostic, Report
 from stepswitch.context import RunContext, Usage
@@ -35,6 +36,16 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.render import render
+from stepswitch.runtime import (
+    HandoffInputData,
+    RunConfig,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    StateMachine,
+    ToolsToFinalOutputResult,
+)
 from stepswitch.settings import ModelSettings
 
 __all__ = [
@@ -45,6 +56,7 @@ __all__ = [
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
+    "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
@@ -53,10 +65,16 @@ __all__ = [
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
     "Report",
+    "RunConfig",
     "RunContext",
+    "RunResult",
+    "RunResultStreaming",
+    "RunState",
     "StateError",
+    "StateMachine",
     "StepswitchError",
     "StopAtTools",
+    "ToolsToFinalOutputResult",
     "Usage",
     "UserError",
     "Workflow",
@@ -68,4 +86,5 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "render",
 ]

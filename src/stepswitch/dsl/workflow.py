@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.render.scene import ReportLike
+    from stepswitch.runtime.machine import StateMachine
 
 __all__ = ["Workflow"]
 
@@ -143,6 +145,39 @@ class Workflow:
         return analyze(
             self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls
         )
+
+    def compile(self) -> StateMachine:
+        """Check the workflow, then lower it into a runnable ``StateMachine``.
+
+        Raises ``CompileError`` (carrying the whole report) when the analysis finds
+        errors, and ``UserError`` for what lowering cannot compile.
+        """
+        from stepswitch.analysis import analyze
+        from stepswitch.compiler.lower import lower
+        from stepswitch.errors import CompileError
+        from stepswitch.graph.workflow_graph import WorkflowGraph
+        from stepswitch.runtime.machine import StateMachine
+
+        built = self.build()
+        report = analyze(WorkflowGraph.from_built(built))
+        if not report.ok:
+            raise CompileError(report)
+        return StateMachine(lower(built.spec), built.bindings.objects)
+    def to_mermaid(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Mermaid flowchart text (GitHub renders it in Markdown).
+
+        ``tools=True`` draws function tools as nodes; ``report`` (``wf.check()``)
+        highlights its diagnostics on the elements they concern.
+        """
+        from stepswitch.render import to_mermaid
+
+        return to_mermaid(self, tools=tools, report=report)
+
+    def to_dot(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Graphviz DOT text; ``stepswitch.render`` makes SVG or PNG."""
+        from stepswitch.render import to_dot
+
+        return to_dot(self, tools=tools, report=report)
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
