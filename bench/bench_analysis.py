@@ -16,6 +16,7 @@ Target: 10k agents analysed in ≤ 0.3 s and ≤ 300 MB.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import sys
 import time
@@ -106,7 +107,7 @@ def main(argv: list[str]) -> int:
     sizes = [int(a) for a in argv] or [1_000, 10_000, 100_000]
     print(f"{'agents':>8} {'edges':>8} {'build s':>8} {'graph s':>8} {'analyze s':>10} "
           f"{'cpu s':>7} {'µs/agent':>9} {'peak MB':>8} {'diags':>7}")
-    ok = True
+    ok = cpu_ok = True
     for n in sizes:
         r = measure(n)
         print(f"{r['agents']:>8} {r['edges']:>8} {r['build_s']:>8.2f} {r['graph_s']:>8.2f} "
@@ -115,7 +116,11 @@ def main(argv: list[str]) -> int:
               f"{r['diagnostics']:>7}")
         if n == 10_000:
             ok = r["analyze_s"] <= 0.3 and r["peak_mb"] <= 300
-    print("target (10k agents: analysis ≤ 0.3 s, ≤ 300 MB):", "met" if ok else "MISSED")
+            cpu_ok = r["analyze_cpu_s"] <= 0.3 and r["peak_mb"] <= 300
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} on {os.cpu_count()} CPU(s)")
+    print("target (10k agents: analysis ≤ 0.3 s, ≤ 300 MB):", "met" if ok else "MISSED",
+          f"(wall time); {'met' if cpu_ok else 'MISSED'} (CPU time)")
     return 0 if ok else 1
 
 
