@@ -123,23 +123,32 @@ def traps(ctx: Ctx) -> Iterator[Diagnostic]:
             continue
         agent = graph.agent(name)
         forced = forced_tool(agent)
+        callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
         if forced == "*":
-            why = "its model settings force a tool call (tool_choice='required')"
+            why = ("its model settings force a tool call (tool_choice='required') and it "
+                   "has no function tool or agent tool, so every call must hand off")
+        elif forced in {h.tool_name for h in agent.handoffs}:
+            why = f"its model settings force the handoff {forced!r} (tool_choice)"
         else:
-            why = f"its model settings force the tool {forced!r} (tool_choice)"
-        stops = "no tool-use behaviour stops the run on one of its function tools"
+            offered = ", ".join(sorted(map(repr, callable_))[:5]) or "none"
+            why = (f"its model settings force the tool {forced!r} (tool_choice), which it "
+                   f"does not offer (its tools: {offered})")
         handoffs = graph.successors(name, "handoff")
-        if handoffs:
+        if forced != "*" and forced in {h.tool_name for h in agent.handoffs}:
+            tail = "and that agent cannot end the run either"
+        elif forced == "*" and handoffs:
             shown = ", ".join(repr(h) for h in handoffs[:5])
-            tail = f"and every agent it can hand off to ({shown}) is trapped as well"
+            tail = f"and no agent it can hand off to ({shown}) can end the run either"
+        elif forced == "*":
+            tail = "and it has no handoff either"
         else:
-            tail = "and it has no handoff to an agent that can end the run"
+            tail = "so no call of it can succeed"
         yield ctx.diag(
             "SW108",
-            f"no run that reaches agent {name!r} can end: {why}, {stops}, {tail}",
+            f"no run that reaches agent {name!r} can end: {why}, {tail}",
             ctx.agent_loc(agent),
-            help="let it answer (tool_choice='auto'), or stop on a tool with "
-            "tool_use_behavior='stop_on_first_tool' / StopAtTools([...])",
+            help="let it answer (tool_choice='auto'), give it a tool to call, or force a "
+            "tool it offers",
         )
 
 

@@ -178,7 +178,8 @@ def shortest_run(ctx: Ctx) -> Iterator[Diagnostic]:
         yield ctx.diag(
             "SW205",
             f"the shortest run that ends needs {distance} model calls (one per agent on "
-            f"the handoff path), more than max_turns={turns}: every run fails",
+            f"the handoff path, two where a forced tool call comes first), more than "
+            f"max_turns={turns}: every run fails",
             ctx.workflow_loc(),
             help=f"raise max_turns to at least {distance}, or shorten the handoff chain",
         )
