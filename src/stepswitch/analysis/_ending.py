@@ -61,8 +61,15 @@ def calls_to_end(agent: AgentSpec) -> int | None:
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    distance: dict[str, int]
-    """Fewest model calls from an agent to the end of the run (only agents that can end)."""
+    distance: list[int]
+    """Per agent (by index), the fewest model calls to the end of a run; 0 when no run
+    that reaches it can end."""
+    pos: dict[str, int]
+
+    def calls(self, name: str) -> int | None:
+        """Fewest model calls from agent ``name`` to the end of a run, or None."""
+        i = self.pos.get(name)
+        return self.distance[i] or None if i is not None else None
 
 
 def ending(index: Index) -> Ending:
@@ -95,5 +102,4 @@ def ending(index: Index) -> Ending:
                 distance[i] = d
                 following.append(i)
         layer = following
-    names = index.names
-    return Ending({names[i]: dist for i, dist in enumerate(distance) if dist})
+    return Ending(distance, pos)

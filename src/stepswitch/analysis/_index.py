@@ -42,8 +42,8 @@ class Index:
                 h[i].append(j)
                 if spec.max_uses is None:
                     hu[i].append(j)
-        every = [a + b for a, b in zip(h, t, strict=True)]
-        # Share lists when two graphs are the same, so their components are computed once.
+        # Share one list when two graphs are the same, so components are computed once.
+        every = [a + b for a, b in zip(h, t, strict=True)] if any(t) else h
         if t == tu:
             nesting = every
         elif not any(tu):
@@ -52,8 +52,8 @@ class Index:
             nesting = [a + b for a, b in zip(h, tu, strict=True)]
         self._adjacency: dict[str, list[list[int]]] = {
             "handoff": h,
-            "unbudgeted": hu if hu != h else h,
-            "all": every if any(t) else h,
+            "unbudgeted": h if hu == h else hu,
+            "all": every,
             "nesting": nesting,
         }
         self._components: dict[int, Components] = {}

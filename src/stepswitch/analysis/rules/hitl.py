@@ -22,9 +22,12 @@ def pause_points(ctx: Ctx) -> Iterator[Diagnostic]:
     index = ctx.index()
     direct: list[list[str]] = []
     for agent in index.agents:
-        if not any(t.needs_approval != "never" for t in agent.tools) and not any(
-            t.needs_approval != "never" for t in agent.agent_tools
-        ):
+        gated = False
+        for group in (agent.tools, agent.agent_tools):
+            for element in group:
+                if element.needs_approval != "never":
+                    gated = True
+        if not gated:
             direct.append([])
             continue
         points = [f"{t.name} ({_when(t.needs_approval)})" for t in agent.tools

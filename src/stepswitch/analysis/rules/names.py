@@ -43,17 +43,27 @@ def tool_names(ctx: Ctx) -> Iterator[Diagnostic]:
     reported: set[str] = set()  # a function tool shared by many agents is reported once
     valid: dict[str, bool] = {}  # names repeat (shared tools, default handoff names)
     for agent in ctx.index().agents:
+        names = [t.name for t in agent.tools]
+        names += [h.tool_name for h in agent.handoffs]
+        names += [t.tool_name for t in agent.agent_tools]
+        bad = False
+        for name in names:
+            ok = valid.get(name)
+            if ok is None:
+                ok = valid[name] = valid_tool_name(name)
+            if not ok:
+                bad = True
+        clash = len(names) > 1 and len(set(names)) < len(names)
+        if not bad and not clash:
+            continue
         offered = _offered(agent)
         for tool_name, field, i, shared in offered:
-            ok = valid.get(tool_name)
-            if ok is None:
-                ok = valid[tool_name] = valid_tool_name(tool_name)
-            if ok or (shared and shared in reported):
+            if valid[tool_name] or (shared and shared in reported):
                 continue
             if shared:
                 reported.add(shared)
             yield _invalid(ctx, agent, tool_name, field, i)
-        if len(offered) > 1 and len({o[0] for o in offered}) < len(offered):
+        if clash:
             yield from _collisions(ctx, agent, offered)
 
 

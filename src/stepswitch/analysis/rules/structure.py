@@ -78,7 +78,10 @@ def duplicates(ctx: Ctx) -> Iterator[Diagnostic]:
 def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
     owner: dict[str, str] = {}
     for name in ctx.graph.agent_names():
-        tool = default_handoff_tool_name(name)
+        if name.isascii() and name.replace("_", "").isalnum() and name == name.lower():
+            tool = "transfer_to_" + name  # already normalised: skip the regexes
+        else:
+            tool = default_handoff_tool_name(name)
         other = owner.setdefault(tool, name)
         if other != name:
             yield ctx.diag(
@@ -117,11 +120,12 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
 
 def traps(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
-    can_end = ctx.ending().distance
-    for name in graph.agent_names():
-        if name in can_end:
+    index = ctx.index()
+    for i, reach in enumerate(ctx.ending().distance):
+        if reach:
             continue
-        agent = graph.agent(name)
+        agent = index.agents[i]
+        name = agent.name
         forced = forced_tool(agent)
         callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
         if forced == "*":
