@@ -101,7 +101,8 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
                 return _capped(turns * (1 + deeper[target]))
 
             extra = [extra_of(i, cost_of) if tools[i] else 0 for i in range(n)]
-            values = _closure_max(extra, hsucc, comps)
+            values = [0] * n
+            _closure_max(extra.__getitem__, hsucc, comps, values)
     else:
         succ = index.adjacency("all")
         comps, _ = index.components("all")
@@ -109,14 +110,9 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
         def final(target: int, turns: float, _: int | None) -> float:
             return _capped(turns * (1 + values[target]))
 
-        for comp in comps:  # sinks first: every other component's value is final
-            value = max(extra_of(i, final) if tools[i] else 0 for i in comp)
-            for i in comp:
-                for t in succ[i]:
-                    if values[t] > value:  # members of this component are still 0
-                        value = values[t]
-            for i in comp:
-                values[i] = value
+        # No agent tool inside a component: when a component is reached, the values of
+        # every agent its tools call are final.
+        _closure_max(lambda i: extra_of(i, final) if tools[i] else 0, succ, comps, values)
     top_turns: float = spec.max_turns if spec.max_turns is not None else _INF
     per_turn = _capped(1 + values[pos[entry]])
     total = _capped(top_turns * per_turn)
@@ -129,16 +125,20 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
     return Bound(int(total), None, int(per_turn))
 
 
-def _closure_max(extra: list[float], succ: list[list[int]], comps: list[list[int]]) -> list[float]:
-    """For every agent, the max of ``extra`` over the agents its handoffs reach (itself
-    included): one pass over the components, sinks first."""
-    values: list[float] = [0] * len(extra)
+def _closure_max(
+    extra: Callable[[int], float],
+    succ: list[list[int]],
+    comps: list[list[int]],
+    values: list[float],
+) -> None:
+    """Fill ``values`` (all 0) with, for every agent, the max of ``extra`` over the
+    agents ``succ`` reaches from it (itself included): one pass over the components,
+    sinks first."""
     for comp in comps:
-        value = max(extra[i] for i in comp)
+        value = max(extra(i) for i in comp)
         for i in comp:
             for t in succ[i]:
                 if values[t] > value:  # members of this component are still 0
                     value = values[t]
         for i in comp:
             values[i] = value
-    return values
