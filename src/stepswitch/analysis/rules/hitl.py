@@ -65,8 +65,8 @@ def pause_points(ctx: Ctx) -> Iterator[Diagnostic]:
                 f"agent {agent.name!r} can pause a run for a human's approval at: "
                 f"{', '.join(points)}",
                 ctx.agent_loc(agent),
-                help="resume with state.approve(...) or state.reject(...); see the "
-                "human-in-the-loop guide",
+                help="a paused run lists these in result.interruptions; approve or reject "
+                "them on result.to_state() and run again with that state",
             )
 
 
