@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: venv
-	$(BIN)/ruff check src tests graphs examples bench codegen
+	$(BIN)/ruff check $(wildcard src tests graphs examples bench codegen)
 
 typecheck: venv
 	$(BIN)/mypy --strict src
