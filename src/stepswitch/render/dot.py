@@ -8,11 +8,16 @@ reads ``&name;`` entities in labels) and line breaks written as DOT line escapes
 
 from __future__ import annotations
 
+import re
+
 from stepswitch.render.scene import Scene, SceneEdge, SceneNode, Severity
 
 __all__ = ["dot_escape", "scene_to_dot"]
 
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
+# One match per character to replace; "\r\n" counts as one line break.
+_SPECIAL = re.compile('\r\n|["&\\\\\x00-\x1f\x7f\x85\u2028\u2029]')
+_REPLACEMENTS = {"\\": "\\\\", '"': '\\"', "&": "&amp;"}
 _FONT = "Helvetica"
 
 _SEVERITY_NODE: dict[Severity, str] = {
@@ -34,27 +39,18 @@ def dot_escape(text: str, *, newline: str = "\\n") -> str:
     literal), ``&`` becomes ``&amp;``, a line break becomes ``newline`` (a DOT line
     escape) and other control characters become spaces.
     """
-    out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch in _LINE_BREAKS:
-            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            out.append(newline)
-        elif ch < " " or ch == "\x7f":
-            out.append(" ")
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    if _SPECIAL.search(text) is None:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        ch = match.group()
+        if ch in _REPLACEMENTS:
+            return _REPLACEMENTS[ch]
+        if ch[0] in _LINE_BREAKS:
+            return newline
+        return " "
+
+    return _SPECIAL.sub(replace, text)
 
 
 def _quote(text: str, *, newline: str = "\\n") -> str:

@@ -8,6 +8,7 @@ or HTML would read as syntax replaced by Mermaid's ``#NN;`` entity codes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from stepswitch.render.scene import Scene, SceneEdge, SceneNode, Severity
@@ -18,6 +19,8 @@ __all__ = ["mermaid_escape", "scene_to_mermaid"]
 # Markdown, or be read as a link label delimiter: written as #<code>; entities.
 _ENTITY_CHARS = frozenset('"#%&<>\\`|')
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
+# One match per character to replace; "\r\n" counts as one line break.
+_SPECIAL = re.compile('\r\n|["#%&<>\\\\`|\x00-\x1f\x7f\x85\u2028\u2029]')
 
 _CLASS_DEFS: dict[str, str] = {
     "terminal": "fill:#37474f,stroke:#37474f,color:#ffffff",
@@ -42,26 +45,21 @@ def mermaid_escape(text: str) -> str:
     """``text`` made safe inside a double-quoted Mermaid label.
 
     Line breaks become ``<br/>``; other control characters become spaces; quotes,
-    ``#``, ``&``, ``<``, ``>``, backslashes, backticks and pipes become ``#NN;``.
-    Everything else, unicode included, is kept as is.
+    ``#``, ``%``, ``&``, ``<``, ``>``, backslashes, backticks and pipes become
+    ``#NN;``. Everything else, unicode included, is kept as is.
     """
-    out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch in _LINE_BREAKS:
-            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            out.append("<br/>")
-        elif ch in _ENTITY_CHARS:
-            out.append(f"#{ord(ch)};")
-        elif ch < " " or ch == "\x7f":
-            out.append(" ")
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    if _SPECIAL.search(text) is None:
+        return text
+    return _SPECIAL.sub(_replace, text)
+
+
+def _replace(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch[0] in _LINE_BREAKS:
+        return "<br/>"
+    if ch in _ENTITY_CHARS:
+        return f"#{ord(ch)};"
+    return " "
 
 
 def _label(node: SceneNode) -> str:

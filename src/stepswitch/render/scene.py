@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, ToolSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
@@ -84,8 +84,10 @@ class Mark:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class SceneNode:
+class SceneNode(NamedTuple):
+    """One box of the diagram. (A named tuple: immutable and cheap to build, since a
+    10,000-agent workflow makes tens of thousands of them.)"""
+
     id: str
     kind: NodeKind
     title: str
@@ -103,8 +105,9 @@ class SceneNode:
         return _worst(self.marks)
 
 
-@dataclass(frozen=True, slots=True)
-class SceneEdge:
+class SceneEdge(NamedTuple):
+    """One arrow of the diagram."""
+
     source: str
     target: str
     kind: EdgeKind
@@ -269,25 +272,40 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
         lines.append(f"guard out: {guard.name}")
     if list_tools:
         for i, tool in enumerate(agent.tools):
-            codes = "".join(f" [{m.code}]" for m in tool_marks.get(i, ()))
+            found = tool_marks.get(i)
+            codes = "".join(f" [{m.code}]" for m in found) if found else ""
             lines.append(f"tool: {_tool_text(tool)}{codes}")
     return lines
 
 
-def _top_level(graph: WorkflowGraph) -> frozenset[str]:
-    """Agents that can be current in the top-level run: the entry and what handoffs
-    reach from it (an agent-tool call runs its target nested, and returns)."""
+def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
+    """``(top level, reachable)`` from the entry. Top level: the agents that can be
+    current in the top-level run, i.e. the entry and what handoffs reach from it (an
+    agent-tool call runs its target nested, and returns)."""
     entry = graph.entry
     if entry is None:
-        return frozenset()
-    seen = {entry}
-    stack = [entry]
+        return frozenset(), frozenset()
+    handoffs: dict[str, list[str]] = {}
+    calls: dict[str, list[str]] = {}
+    for name in graph.agent_names():
+        agent = graph.agent(name)
+        handoffs[name] = [h.target for h in agent.handoffs]
+        calls[name] = [t.target for t in agent.agent_tools]
+    top = _walk({entry}, (handoffs,))
+    return frozenset(top), frozenset(_walk(top, (handoffs, calls)))
+
+
+def _walk(starts: set[str], adjacency: tuple[dict[str, list[str]], ...]) -> set[str]:
+    seen = set(starts)
+    stack = list(starts)
     while stack:
-        for target in graph.successors(stack.pop(), "handoff"):
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return frozenset(seen)
+        name = stack.pop()
+        for table in adjacency:
+            for target in table[name]:
+                if target not in seen and target in table:
+                    seen.add(target)
+                    stack.append(target)
+    return seen
 
 
 def build_scene(
@@ -302,8 +320,8 @@ def build_scene(
     marks = _sort_marks(graph, report)
     names = graph.agent_names()
     ids = {name: f"a{i}" for i, name in enumerate(names)}
-    top = _top_level(graph)
-    reachable = graph.reachable()
+    top, reachable = _closures(graph)
+    no_marks: list[Mark] = []
     entry = graph.entry
 
     nodes: list[SceneNode] = [
@@ -329,18 +347,20 @@ def build_scene(
     for name in names:
         agent = graph.agent(name)
         aid = ids[name]
-        own_tool_marks: dict[int, list[Mark]] = {
-            i: marks.edges.get((name, "tools", i), []) for i in range(len(agent.tools))
-        }
-        agent_marks = list(marks.agents.get(name, ()))
+        own_tool_marks: dict[int, list[Mark]] = (
+            {i: marks.edges.get((name, "tools", i), no_marks) for i in range(len(agent.tools))}
+            if marks.edges
+            else {}
+        )
+        agent_marks = list(marks.agents.get(name, no_marks))
         if not tools:
-            for i in range(len(agent.tools)):
-                agent_marks.extend(own_tool_marks[i])
+            for found_marks in own_tool_marks.values():
+                agent_marks.extend(found_marks)
         nested_only = name in reachable and name not in top
         lines = _agent_lines(agent, list_tools=not tools, tool_marks=own_tool_marks)
         if nested_only:
             lines.append("nested run: returns to caller")
-        lines.extend(_code_lines(marks.agents.get(name, ())))
+        lines.extend(_code_lines(marks.agents.get(name, no_marks)))
         agent_nodes.append(
             SceneNode(
                 aid,
@@ -353,17 +373,18 @@ def build_scene(
             )
         )
         for i, h in enumerate(agent.handoffs):
+            found = marks.edges.get((name, "handoffs", i), no_marks) if marks.edges else no_marks
             edges.append(
                 SceneEdge(
                     aid,
                     _target_id(h.target, ids, missing),
                     "handoff",
-                    _with_codes(_handoff_label(h), marks.edges.get((name, "handoffs", i), [])),
-                    marks=tuple(marks.edges.get((name, "handoffs", i), ())),
+                    _with_codes(_handoff_label(h), found),
+                    marks=tuple(found),
                 )
             )
         for i, t in enumerate(agent.agent_tools):
-            found = marks.edges.get((name, "agent_tools", i), [])
+            found = marks.edges.get((name, "agent_tools", i), no_marks)
             edges.append(
                 SceneEdge(
                     aid,
@@ -387,10 +408,9 @@ def build_scene(
                     )
                     tool_nodes[key] = node
                     tool_marks[node.id] = []
-                tool_marks[node.id].extend(own_tool_marks[i])
-                tool_edges.append(
-                    SceneEdge(aid, node.id, "tool", marks=tuple(own_tool_marks[i]))
-                )
+                found = own_tool_marks.get(i, no_marks)
+                tool_marks[node.id].extend(found)
+                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
         if not nested_only:
             answers, stops = can_finish(agent)
             if answers or stops:
@@ -417,6 +437,8 @@ def build_scene(
 
 
 def _with_codes(label: str, found: Sequence[Mark]) -> str:
+    if not found:
+        return label
     return label + "".join(f" [{m.code}]" for m in found)
 
 
