@@ -92,7 +92,24 @@ def _node(node: SceneNode) -> str:
     return f"  {node.id} [{', '.join(attrs)}];"
 
 
+_PLAIN_EDGE_ATTRS = {
+    "start": "",
+    "handoff": "",
+    "agent_tool": ", style=dashed, dir=both",
+    "tool": ', dir=none, color="#689f38"',
+    "final": ', color="#37474f"',
+}
+
+
 def _edge(edge: SceneEdge) -> str:
+    if not edge.marks and not edge.pause:
+        # The common case, written directly: large workflows have tens of thousands.
+        extra = _PLAIN_EDGE_ATTRS[edge.kind]
+        if edge.label:
+            return f"  {edge.source} -> {edge.target} [label={_quote(edge.label)}{extra}];"
+        if extra:
+            return f"  {edge.source} -> {edge.target} [{extra[2:]}];"
+        return f"  {edge.source} -> {edge.target};"
     attrs: list[str] = []
     if edge.label:
         attrs.append(f"label={_quote(edge.label)}")

@@ -10,7 +10,7 @@ never taken from user text; user strings only ever reach a writer as label text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
@@ -131,7 +131,9 @@ class Scene:
     view: Literal["graph", "machine"] = "graph"
 
 
-def _worst(marks: Iterable[Mark]) -> Severity | None:
+def _worst(marks: Sequence[Mark]) -> Severity | None:
+    if not marks:
+        return None
     worst: Severity | None = None
     for mark in marks:
         if worst is None or _SEVERITY_RANK[mark.severity] > _SEVERITY_RANK[worst]:
@@ -344,55 +346,52 @@ def build_scene(
     end_edges: list[SceneEdge] = []
     agent_nodes: list[SceneNode] = []
 
+    any_marks = bool(marks.agents or marks.edges)
     for name in names:
         agent = graph.agent(name)
         aid = ids[name]
-        own_tool_marks: dict[int, list[Mark]] = (
-            {i: marks.edges.get((name, "tools", i), no_marks) for i in range(len(agent.tools))}
-            if marks.edges
-            else {}
-        )
-        agent_marks = list(marks.agents.get(name, no_marks))
-        if not tools:
-            for found_marks in own_tool_marks.values():
-                agent_marks.extend(found_marks)
         nested_only = name in reachable and name not in top
+        if any_marks:
+            own_tool_marks = {
+                i: found
+                for i in range(len(agent.tools))
+                if (found := marks.edges.get((name, "tools", i)))
+            }
+            agent_marks = list(marks.agents.get(name, no_marks))
+            if not tools:
+                for found in own_tool_marks.values():
+                    agent_marks.extend(found)
+        else:
+            own_tool_marks = {}
+            agent_marks = no_marks
         lines = _agent_lines(agent, list_tools=not tools, tool_marks=own_tool_marks)
         if nested_only:
             lines.append("nested run: returns to caller")
-        lines.extend(_code_lines(marks.agents.get(name, no_marks)))
+        if any_marks:
+            lines.extend(_code_lines(marks.agents.get(name, no_marks)))
+        # Positional arguments: this loop runs once per agent of very large workflows.
         agent_nodes.append(
-            SceneNode(
-                aid,
-                "agent",
-                name,
-                tuple(lines),
-                entry=name == entry,
-                nested_only=nested_only,
-                marks=tuple(agent_marks),
-            )
+            SceneNode(aid, "agent", name, tuple(lines), name == entry, False, nested_only,
+                      tuple(agent_marks) if agent_marks else ())
         )
         for i, h in enumerate(agent.handoffs):
-            found = marks.edges.get((name, "handoffs", i), no_marks) if marks.edges else no_marks
-            edges.append(
-                SceneEdge(
-                    aid,
-                    _target_id(h.target, ids, missing),
-                    "handoff",
-                    _with_codes(_handoff_label(h), found),
-                    marks=tuple(found),
-                )
-            )
+            label = _handoff_label(h)
+            target = ids.get(h.target) or _missing_id(h.target, missing)
+            if any_marks and (found := marks.edges.get((name, "handoffs", i))):
+                edges.append(SceneEdge(aid, target, "handoff", _with_codes(label, found), False,
+                                       tuple(found)))
+            else:
+                edges.append(SceneEdge(aid, target, "handoff", label))
         for i, t in enumerate(agent.agent_tools):
-            found = marks.edges.get((name, "agent_tools", i), no_marks)
+            found = marks.edges.get((name, "agent_tools", i), no_marks) if any_marks else no_marks
             edges.append(
                 SceneEdge(
                     aid,
-                    _target_id(t.target, ids, missing),
+                    ids.get(t.target) or _missing_id(t.target, missing),
                     "agent_tool",
                     _with_codes(_agent_tool_label(t), found),
-                    pause=t.needs_approval != "never",
-                    marks=tuple(found),
+                    t.needs_approval != "never",
+                    tuple(found),
                 )
             )
         if tools:
@@ -413,9 +412,11 @@ def build_scene(
                 tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
         if not nested_only:
             answers, stops = can_finish(agent)
-            if answers or stops:
-                label = "" if not stops else ("tool output" if not answers else "or tool output")
-                end_edges.append(SceneEdge(aid, END_ID, "final", label))
+            if answers:
+                end_edges.append(SceneEdge(aid, END_ID, "final",
+                                           "or tool output" if stops else ""))
+            elif stops:
+                end_edges.append(SceneEdge(aid, END_ID, "final", "tool output"))
 
     nodes.extend(agent_nodes)
     nodes.extend(
@@ -442,9 +443,7 @@ def _with_codes(label: str, found: Sequence[Mark]) -> str:
     return label + "".join(f" [{m.code}]" for m in found)
 
 
-def _target_id(target: str, ids: dict[str, str], missing: dict[str, str]) -> str:
-    if target in ids:
-        return ids[target]
+def _missing_id(target: str, missing: dict[str, str]) -> str:
     if target not in missing:
         missing[target] = f"m{len(missing)}"
     return missing[target]
