@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
 
-.PHONY: venv test lint typecheck pytest demo bench clean diagrams golden
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,12 +29,27 @@ test: lint typecheck pytest
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/stepswitch show graphs/support.py:support
+	$(BIN)/stepswitch check graphs/
+	-$(BIN)/stepswitch check examples/broken_workflow.py
 	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
 	$(BIN)/stepswitch render graphs/support.py:support --format mermaid
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_analysis.py
 	$(BIN)/python bench/bench_render.py
+
+bench-analysis: venv
+	$(BIN)/python bench/bench_analysis.py
+
+bench-render: venv
+	$(BIN)/python bench/bench_render.py
+
+# docs/diagnostics/ is generated from the pages shipped in src/stepswitch/analysis/docs/.
+docs: venv
+	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
+	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
+	$(BIN)/python -m stepswitch.cli._gallery graphs docs/diagrams.md
 
 # Rewrite the diagram gallery in docs/diagrams.md from every workflow in graphs/.
 diagrams: venv

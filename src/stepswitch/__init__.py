@@ -5,7 +5,9 @@ before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
 """
 
+from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
+from stepswitch.analysis import Diagnostic, Report
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -35,15 +37,26 @@ from stepswitch.errors import (
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
 from stepswitch.render import render
+from stepswitch.runtime import (
+    HandoffInputData,
+    RunConfig,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    StateMachine,
+    ToolsToFinalOutputResult,
+)
 from stepswitch.settings import ModelSettings
 
 __all__ = [
     "Agent",
     "AgentTool",
     "CompileError",
+    "Diagnostic",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
+    "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
@@ -51,10 +64,17 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Report",
+    "RunConfig",
     "RunContext",
+    "RunResult",
+    "RunResultStreaming",
+    "RunState",
     "StateError",
+    "StateMachine",
     "StepswitchError",
     "StopAtTools",
+    "ToolsToFinalOutputResult",
     "Usage",
     "UserError",
     "Workflow",
