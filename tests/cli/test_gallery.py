@@ -18,7 +18,7 @@ def test_docs_page_is_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     text = PAGE.read_text(encoding="utf-8")
     assert refresh(text, "graphs") == text, "docs/diagrams.md is stale: run `make diagrams`"
-    assert support.to_mermaid() in text
+    assert support.to_mermaid(report=support.check()) in text
 
 
 def test_refresh_replaces_only_the_generated_section(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -28,7 +28,7 @@ def test_refresh_replaces_only_the_generated_section(monkeypatch: pytest.MonkeyP
     assert new.startswith("# Title\n\nlegend\n\n" + BEGIN)
     assert new.endswith(END + "\n\ntail\n")
     assert "old stuff" not in new
-    assert "```mermaid\n" + support.to_mermaid() + "```" in new
+    assert "```mermaid\n" + support.to_mermaid(report=support.check()) + "```" in new
     assert refresh(new, "graphs") == new
 
 

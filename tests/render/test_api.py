@@ -62,6 +62,24 @@ def test_bad_arguments_are_user_errors(tmp_path: Path) -> None:
         ss.render(support, "mermaid", blocker / "out.mmd")
 
 
-def test_machine_view_is_refused_clearly_until_the_compiler_exists() -> None:
-    with pytest.raises(ss.UserError, match="machine view"):
-        ss.render(support, "mermaid", view="machine")
+def test_machine_view_from_workflow_machine_and_ir_is_the_same() -> None:
+    machine = support.compile()
+    expected = to_mermaid(support, view="machine")
+    assert support.to_mermaid(view="machine") == expected
+    assert to_mermaid(machine) == expected  # a compiled machine defaults to its view
+    assert to_mermaid(machine.ir) == expected
+    assert to_dot(machine) == support.to_dot(view="machine")
+
+
+def test_compiled_machine_has_no_graph_view() -> None:
+    with pytest.raises(ss.UserError, match="only the machine view"):
+        to_mermaid(support.compile(), view="graph")
+
+
+def test_machine_view_of_unlowerable_workflow_is_a_user_error() -> None:
+    a = ss.Agent(name="a", instructions="x", handoffs=["ghost"])
+    wf = ss.Workflow(name="w", entry=a, agents=[a])
+    with pytest.raises(ss.UserError, match="ghost"):
+        ss.render(wf, "mermaid", view="machine")
+    with pytest.raises(ss.UserError, match="unknown view"):
+        ss.render(wf, "mermaid", view="sideways")  # type: ignore[arg-type]

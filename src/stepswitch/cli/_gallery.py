@@ -2,8 +2,9 @@
 
 The page keeps its hand-written legend; only the part between the two markers is
 rewritten: one Mermaid block per workflow found under the folder (``graphs/``), in
-file order. ``python -m stepswitch.cli._gallery [--check] FOLDER PAGE``; with
-``--check`` it writes nothing and exits 1 when the page is stale.
+file order, with the analyzer's findings drawn on it (what ``stepswitch render``
+prints). ``python -m stepswitch.cli._gallery [--check] FOLDER PAGE``; with ``--check``
+it writes nothing and exits 1 when the page is stale.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def gallery(folder: str) -> str:
         parts.append(f"`{loaded.label}`: `stepswitch render {loaded.label}`")
         parts.append("")
         parts.append("```mermaid")
-        parts.append(to_mermaid(wf).rstrip("\n"))
+        parts.append(to_mermaid(wf, report=wf.check()).rstrip("\n"))
         parts.append("```")
         parts.append("")
     parts.append(END)

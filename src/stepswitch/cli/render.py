@@ -1,4 +1,8 @@
-"""``stepswitch render TARGET --format mermaid|dot|svg|png [-o FILE]``: draw a workflow."""
+"""``stepswitch render TARGET --format mermaid|dot|svg|png [-o FILE]``: draw a workflow.
+
+The analyzer runs first and its findings are drawn on the elements they concern
+(``--no-report`` leaves it out); a workflow with errors is still drawn, exit 0.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="draw function tools as nodes instead of listing them in their agent")
     p.add_argument("--view", choices=("graph", "machine"), default="graph",
                    help="graph: agents and edges (default); machine: the compiled state machine")
+    p.add_argument("--no-report", dest="report", action="store_false",
+                   help="do not run the analyzer (by default its findings are highlighted)")
     p.set_defaults(func=run)
 
 
@@ -39,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     fmt: str = args.format
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
-    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view)
+    report = workflow.check() if args.report else None
+    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)
     if args.output is None:
         if isinstance(content, bytes):
             sys.stdout.flush()

@@ -72,6 +72,9 @@ def _node(node: SceneNode) -> str:
                      'fontcolor="#ffffff", color="#37474f"')
     elif node.kind == "missing":
         attrs.append('style="dashed,filled", fillcolor="#ffebee", color="#c62828"')
+    elif node.kind == "paused":
+        attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
+                     "penwidth=2")
     elif node.kind == "tool":
         if node.pause:
             attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
@@ -98,6 +101,9 @@ _PLAIN_EDGE_ATTRS = {
     "agent_tool": ", style=dashed, dir=both",
     "tool": ', dir=none, color="#689f38"',
     "final": ', color="#37474f"',
+    "interrupt": ', color="#f57f17", fontcolor="#e65100", penwidth=2',
+    "resume": ', style=dotted, color="#f57f17", fontcolor="#e65100"',
+    "run_again": ', color="#78909c", fontcolor="#546e7a"',
 }
 
 
@@ -113,12 +119,10 @@ def _edge(edge: SceneEdge) -> str:
     attrs: list[str] = []
     if edge.label:
         attrs.append(f"label={_quote(edge.label)}")
-    if edge.kind == "agent_tool":
-        attrs.append("style=dashed, dir=both")
-    elif edge.kind == "tool":
-        attrs.append('dir=none, color="#689f38"')
-    elif edge.kind == "final":
-        attrs.append('color="#37474f"')
+    extra = _PLAIN_EDGE_ATTRS[edge.kind]
+    if extra:
+        attrs.append(extra[2:])
+    # Later attributes win in DOT: highlights come after the kind's look.
     if edge.pause and edge.severity is None:
         attrs.append('color="#f57f17", penwidth=2')
     if edge.severity is not None:
@@ -132,9 +136,10 @@ def _edge(edge: SceneEdge) -> str:
 
 def scene_to_dot(scene: Scene, *, rankdir: str = "TB") -> str:
     """The scene as a DOT ``digraph``; ends with a newline."""
+    title = scene.title if scene.view == "graph" else f"{scene.title}: state machine"
     lines = [
         f"digraph {_quote(scene.title)} {{",
-        f'  graph [rankdir={rankdir}, fontname="{_FONT}", label={_quote(scene.title)}, '
+        f'  graph [rankdir={rankdir}, fontname="{_FONT}", label={_quote(title)}, '
         "labelloc=t];",
         f'  node [shape=box, fontname="{_FONT}", fontsize=11, fillcolor="#ffffff"];',
         f'  edge [fontname="{_FONT}", fontsize=10];',

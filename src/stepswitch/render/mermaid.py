@@ -76,6 +76,8 @@ def _node(node: SceneNode) -> str:
         return f"{node.id}([{label}])"
     if node.kind == "tool":
         return f"{node.id}{{{{{label}}}}}" if node.pause else f"{node.id}[/{label}/]"
+    if node.kind == "paused":
+        return f"{node.id}{{{{{label}}}}}"
     return f"{node.id}[{label}]"
 
 
@@ -85,6 +87,9 @@ _ARROWS = {
     "handoff": "-->",
     "agent_tool": "<-.->",
     "tool": "---",
+    "interrupt": "==>",
+    "resume": "-.->",
+    "run_again": "-->",
 }
 
 
@@ -102,6 +107,8 @@ def _classes(node: SceneNode) -> Iterable[str]:
         yield "missing"
     if node.kind == "tool":
         yield "pause" if node.pause else "tool"
+    if node.kind == "paused":
+        yield "pause"
     if node.entry:
         yield "entry"
     if node.nested_only:
@@ -132,7 +139,7 @@ def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
     for index, edge in enumerate(scene.edges):
         if edge.severity is not None:
             by_severity.setdefault(edge.severity, []).append(str(index))
-        elif edge.pause:
+        elif edge.pause or edge.kind in ("interrupt", "resume"):
             pauses.append(str(index))
     if pauses:
         lines.append(f"    linkStyle {','.join(pauses)} stroke:#f57f17,stroke-width:2px")

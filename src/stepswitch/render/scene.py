@@ -23,6 +23,7 @@ __all__ = [
     "LocationLike",
     "Mark",
     "NodeKind",
+    "PlacedMarks",
     "ReportLike",
     "Scene",
     "SceneEdge",
@@ -30,12 +31,19 @@ __all__ = [
     "Severity",
     "build_scene",
     "can_finish",
+    "code_lines",
+    "sort_marks",
 ]
 
-NodeKind = Literal["start", "end", "agent", "missing", "tool"]
-"""``missing``: a handoff or agent-tool target that names no agent of the workflow."""
+NodeKind = Literal["start", "end", "agent", "missing", "tool", "paused"]
+"""``missing``: a handoff or agent-tool target that names no agent of the workflow;
+``paused``: where a run waits for a human's approval (machine view)."""
 
-EdgeKind = Literal["start", "final", "handoff", "agent_tool", "tool"]
+EdgeKind = Literal[
+    "start", "final", "handoff", "agent_tool", "tool", "interrupt", "resume", "run_again"
+]
+"""The last three belong to the machine view: Interruption, resuming after approval,
+and RunAgain (another model call in the same state)."""
 
 Severity = Literal["error", "warning", "info"]
 
@@ -43,6 +51,7 @@ _SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
 
 START_ID = "n_start"
 END_ID = "n_end"
+PAUSED_ID = "n_paused"
 
 
 class LocationLike(Protocol):
@@ -165,7 +174,7 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
 
 
 @dataclass
-class _Marks:
+class PlacedMarks:
     """Diagnostics sorted by the element they concern."""
 
     workflow: list[Mark] = field(default_factory=list)
@@ -181,11 +190,11 @@ def _severity(value: object) -> Severity:
     return "info" if text in ("note", "notice", "hint") else "warning"
 
 
-def _sort_marks(graph: WorkflowGraph, report: ReportLike | None) -> _Marks:
-    marks = _Marks()
+def sort_marks(names: Sequence[str], report: ReportLike | None) -> PlacedMarks:
+    """The report's diagnostics sorted by the element (of agents ``names``) they concern."""
+    marks = PlacedMarks()
     if report is None:
         return marks
-    names = graph.agent_names()
     for diag in report.diagnostics:
         mark = Mark(str(diag.code), _severity(diag.severity), str(diag.message))
         location = getattr(diag, "location", None)
@@ -194,7 +203,7 @@ def _sort_marks(graph: WorkflowGraph, report: ReportLike | None) -> _Marks:
     return marks
 
 
-def _place(marks: _Marks, mark: Mark, path: str, names: Sequence[str]) -> None:
+def _place(marks: PlacedMarks, mark: Mark, path: str, names: Sequence[str]) -> None:
     """Attach ``mark`` to the element ``path`` names; anything unplaceable goes on the
     workflow (the start node), so no diagnostic is ever dropped."""
     if not path.startswith("agents."):
@@ -246,7 +255,7 @@ def _tool_text(tool: ToolSpec) -> str:
     return tool.name
 
 
-def _code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
+def code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
     return tuple(f"{m.severity} {m.code}" for m in marks)
 
 
@@ -319,7 +328,7 @@ def build_scene(
     by the agents that list it) instead of listing them inside their agent.
     ``report`` highlights each diagnostic on the element its path names.
     """
-    marks = _sort_marks(graph, report)
+    marks = sort_marks(graph.agent_names(), report)
     names = graph.agent_names()
     ids = {name: f"a{i}" for i, name in enumerate(names)}
     top, reachable = _closures(graph)
@@ -331,7 +340,7 @@ def build_scene(
             START_ID,
             "start",
             "start",
-            _code_lines(marks.workflow),
+            code_lines(marks.workflow),
             marks=tuple(marks.workflow),
         )
     ]
@@ -368,7 +377,7 @@ def build_scene(
         if nested_only:
             lines.append("nested run: returns to caller")
         if any_marks:
-            lines.extend(_code_lines(marks.agents.get(name, no_marks)))
+            lines.extend(code_lines(marks.agents.get(name, no_marks)))
         # Positional arguments: this loop runs once per agent of very large workflows.
         agent_nodes.append(
             SceneNode(aid, "agent", name, tuple(lines), name == entry, False, nested_only,
@@ -427,7 +436,7 @@ def build_scene(
         found = tool_marks[node.id]
         nodes.append(
             SceneNode(
-                node.id, "tool", node.title, _code_lines(found), pause=node.pause,
+                node.id, "tool", node.title, code_lines(found), pause=node.pause,
                 marks=tuple(found),
             )
         )
