@@ -60,12 +60,15 @@ def _quote(text: str, *, newline: str = "\\n") -> str:
 def _node_label(node: SceneNode) -> str:
     if not node.lines:
         return _quote(node.title)
-    # Title centred, detail lines left-justified (each ends with \l).
-    body = "".join(dot_escape(line, newline="\\l") + "\\l" for line in node.lines)
-    return '"' + dot_escape(node.title) + "\\n" + body + '"'
+    # Title centred, detail lines left-justified (each ends with \l); one escaping pass
+    # over all lines, joined by U+2028 (a line break, so it becomes \l too).
+    body = dot_escape("\u2028".join(node.lines), newline="\\l")
+    return '"' + dot_escape(node.title) + "\\n" + body + '\\l"'
 
 
 def _node(node: SceneNode) -> str:
+    if node.kind == "agent" and not (node.entry or node.nested_only or node.marks):
+        return f'  {node.id} [label={_node_label(node)}, style="rounded,filled"];'
     attrs = [f"label={_node_label(node)}"]
     if node.kind in ("start", "end"):
         attrs.append('shape=box, style="rounded,filled", fillcolor="#37474f", '

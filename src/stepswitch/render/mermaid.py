@@ -22,6 +22,8 @@ _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
 # One match per character to replace; "\r\n" counts as one line break.
 _SPECIAL = re.compile('\r\n|["#%&<>\\\\`|\x00-\x1f\x7f\x85\u2028\u2029]')
 
+_LINE_SEP = "\u2028"
+
 _CLASS_DEFS: dict[str, str] = {
     "terminal": "fill:#37474f,stroke:#37474f,color:#ffffff",
     "entry": "stroke-width:3px",
@@ -66,8 +68,10 @@ def _label(node: SceneNode) -> str:
     title = mermaid_escape(node.title)
     if node.kind == "agent":
         title = f"<b>{title}</b>"
-    parts = [title, *(mermaid_escape(line) for line in node.lines)]
-    return '"' + "<br/>".join(parts) + '"'
+    if not node.lines:
+        return f'"{title}"'
+    # One escaping pass over all lines: U+2028 is a line break, so it becomes <br/>.
+    return f'"{title}<br/>{mermaid_escape(_LINE_SEP.join(node.lines))}"'
 
 
 def _node(node: SceneNode) -> str:
@@ -125,6 +129,8 @@ def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
 
     by_class: dict[str, list[str]] = {}
     for node in scene.nodes:
+        if node.kind == "agent" and not (node.entry or node.nested_only or node.marks):
+            continue  # a plain agent has no class; most agents of large workflows are
         for cls in _classes(node):
             by_class.setdefault(cls, []).append(node.id)
     for cls, style in _CLASS_DEFS.items():

@@ -296,27 +296,25 @@ def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
     entry = graph.entry
     if entry is None:
         return frozenset(), frozenset()
-    handoffs: dict[str, list[str]] = {}
-    calls: dict[str, list[str]] = {}
-    for name in graph.agent_names():
-        agent = graph.agent(name)
-        handoffs[name] = [h.target for h in agent.handoffs]
-        calls[name] = [t.target for t in agent.agent_tools]
-    top = _walk({entry}, (handoffs,))
-    return frozenset(top), frozenset(_walk(top, (handoffs, calls)))
-
-
-def _walk(starts: set[str], adjacency: tuple[dict[str, list[str]], ...]) -> set[str]:
-    seen = set(starts)
-    stack = list(starts)
+    agents = {name: graph.agent(name) for name in graph.agent_names()}
+    top = {entry}
+    stack = [entry]
     while stack:
-        name = stack.pop()
-        for table in adjacency:
-            for target in table[name]:
-                if target not in seen and target in table:
-                    seen.add(target)
-                    stack.append(target)
-    return seen
+        for h in agents[stack.pop()].handoffs:
+            if h.target not in top and h.target in agents:
+                top.add(h.target)
+                stack.append(h.target)
+    if not any(a.agent_tools for a in agents.values()):
+        return frozenset(top), frozenset(top)
+    seen = set(top)
+    stack = list(top)
+    while stack:
+        agent = agents[stack.pop()]
+        for edge in (*agent.handoffs, *agent.agent_tools):
+            if edge.target not in seen and edge.target in agents:
+                seen.add(edge.target)
+                stack.append(edge.target)
+    return frozenset(top), frozenset(seen)
 
 
 def build_scene(
