@@ -310,10 +310,12 @@ def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
     stack = list(top)
     while stack:
         agent = agents[stack.pop()]
-        for edge in (*agent.handoffs, *agent.agent_tools):
-            if edge.target not in seen and edge.target in agents:
-                seen.add(edge.target)
-                stack.append(edge.target)
+        targets = [h.target for h in agent.handoffs]
+        targets.extend(t.target for t in agent.agent_tools)
+        for target in targets:
+            if target not in seen and target in agents:
+                seen.add(target)
+                stack.append(target)
     return frozenset(top), frozenset(seen)
 
 
