@@ -230,3 +230,29 @@ def test_report_paths_resolve_agent_names_with_dots_and_brackets() -> None:
     assert nodes["team.lead"].marks == ()
     (edge,) = _edges(scene, "handoff")
     assert [m.code for m in edge.marks] == ["SW1"]
+
+
+def test_paths_past_the_end_fall_back_to_the_agent_and_nothing_is_dropped() -> None:
+    rep = report(
+        ("SW1", "error", "m", "agents.triage.handoffs[7]"),
+        ("SW2", "error", "m", "agents.triage.tools[3]"),
+        ("SW3", "warning", "m", "agents.triage.handoffs[0].input_type"),
+        ("SW4", "info", "m", ""),
+    )
+    scene = _scene(support, report=rep)
+    placed = sorted(
+        m.code for element in (*scene.nodes, *scene.edges) for m in element.marks
+    )
+    assert placed == ["SW1", "SW2", "SW3", "SW4"]
+    triage = next(n for n in scene.nodes if n.title == "triage")
+    assert [m.code for m in triage.marks] == ["SW1", "SW2"]
+    handoff = next(e for e in scene.edges if e.kind == "handoff" and e.source == triage.id)
+    assert [m.code for m in handoff.marks] == ["SW3"]
+
+
+def test_many_diagnostics_on_a_large_workflow_place_quickly() -> None:
+    agents = [ss.Agent(name=f"agent.{i}", instructions="x") for i in range(3000)]
+    wf = ss.Workflow(name="w", entry=agents[0], agents=agents)
+    rep = report(*((f"SW{i}", "warning", "m", f"agents.agent.{i}") for i in range(3000)))
+    scene = _scene(wf, report=rep)
+    assert all(len(n.marks) == 1 for n in scene.nodes if n.kind == "agent")

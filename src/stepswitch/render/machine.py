@@ -104,7 +104,13 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
     """The machine view of ``ir``; ``report`` highlights diagnostics as in the graph view
     (an agent's marks on its state, a handoff's or agent tool's on its transition)."""
     names = [s.agent for s in ir.states]
-    marks = sort_marks(names, report)
+    by_name = {s.agent: s for s in ir.states}
+
+    def size_of(agent: str, field: str) -> int:
+        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandOff}[field]
+        return sum(isinstance(row.action, kind) for row in by_name[agent].tools)
+
+    marks = sort_marks(names, report, size_of)
     ids = {name: f"a{i}" for i, name in enumerate(names)}
     top, reachable = _closures(ir)
     budget = [f"max_turns: {ir.max_turns}" if ir.max_turns is not None else "max_turns: none",

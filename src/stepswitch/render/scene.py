@@ -10,7 +10,7 @@ never taken from user text; user strings only ever reach a writer as label text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
@@ -190,46 +190,65 @@ def _severity(value: object) -> Severity:
     return "info" if text in ("note", "notice", "hint") else "warning"
 
 
-def sort_marks(names: Sequence[str], report: ReportLike | None) -> PlacedMarks:
-    """The report's diagnostics sorted by the element (of agents ``names``) they concern."""
+def sort_marks(
+    names: Sequence[str],
+    report: ReportLike | None,
+    size_of: Callable[[str, str], int] | None = None,
+) -> PlacedMarks:
+    """The report's diagnostics sorted by the element (of agents ``names``) they concern.
+
+    ``size_of(agent, field)`` gives how many ``handoffs`` / ``agent_tools`` / ``tools``
+    an agent has; a path whose index is past the end goes on the agent instead.
+    """
     marks = PlacedMarks()
     if report is None:
         return marks
+    name_set = frozenset(names)
     for diag in report.diagnostics:
         mark = Mark(str(diag.code), _severity(diag.severity), str(diag.message))
         location = getattr(diag, "location", None)
         path = str(getattr(location, "path", "") or "")
-        _place(marks, mark, path, names)
+        _place(marks, mark, path, name_set, size_of)
     return marks
 
 
-def _place(marks: PlacedMarks, mark: Mark, path: str, names: Sequence[str]) -> None:
+def _agent_in(rest: str, names: frozenset[str]) -> str | None:
+    """The longest agent name that ``rest`` starts with, followed by ``.``, ``[`` or
+    nothing (agent names may themselves hold dots and brackets)."""
+    if rest in names:
+        return rest
+    best: str | None = None
+    for i, ch in enumerate(rest):
+        if ch in ".[" and rest[:i] in names:
+            best = rest[:i]
+    return best
+
+
+def _place(
+    marks: PlacedMarks,
+    mark: Mark,
+    path: str,
+    names: frozenset[str],
+    size_of: Callable[[str, str], int] | None,
+) -> None:
     """Attach ``mark`` to the element ``path`` names; anything unplaceable goes on the
     workflow (the start node), so no diagnostic is ever dropped."""
-    if not path.startswith("agents."):
+    agent = _agent_in(path[len("agents."):], names) if path.startswith("agents.") else None
+    if agent is None:
         marks.workflow.append(mark)
         return
-    rest = path[len("agents."):]
-    # Agent names may contain dots: prefer the longest name that fits.
-    best: str | None = None
-    for name in names:
-        if (rest == name or rest.startswith(name + ".") or rest.startswith(name + "[")) and (
-            best is None or len(name) > len(best)
-        ):
-            best = name
-    if best is None:
-        marks.workflow.append(mark)
-        return
-    tail = rest[len(best):]
+    tail = path[len("agents.") + len(agent):]
     for field_name in ("handoffs", "agent_tools", "tools"):
         prefix = f".{field_name}["
         if tail.startswith(prefix):
             index_text, _, _ = tail[len(prefix):].partition("]")
-            if index_text.isdigit():
-                key = (best, field_name, int(index_text))
+            if index_text.isdigit() and (
+                size_of is None or int(index_text) < size_of(agent, field_name)
+            ):
+                key = (agent, field_name, int(index_text))
                 marks.edges.setdefault(key, []).append(mark)
                 return
-    marks.agents.setdefault(best, []).append(mark)
+    marks.agents.setdefault(agent, []).append(mark)
 
 
 def _handoff_label(spec: HandoffSpec) -> str:
@@ -328,7 +347,9 @@ def build_scene(
     by the agents that list it) instead of listing them inside their agent.
     ``report`` highlights each diagnostic on the element its path names.
     """
-    marks = sort_marks(graph.agent_names(), report)
+    marks = sort_marks(
+        graph.agent_names(), report, lambda name, field: len(getattr(graph.agent(name), field))
+    )
     names = graph.agent_names()
     ids = {name: f"a{i}" for i, name in enumerate(names)}
     top, reachable = _closures(graph)
