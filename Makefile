@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
+GALLERY := graphs examples/broken_workflow.py
 
 .PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden clean
 
@@ -49,11 +50,12 @@ bench-render: venv
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
-	$(BIN)/python -m stepswitch.cli._gallery graphs docs/diagrams.md
+	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
 
-# Rewrite the diagram gallery in docs/diagrams.md from every workflow in graphs/.
+# Rewrite the diagram gallery in docs/diagrams.md: every workflow in graphs/, then the
+# broken example (to show findings drawn on a diagram).
 diagrams: venv
-	$(BIN)/python -m stepswitch.cli._gallery graphs docs/diagrams.md
+	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
 
 # Rewrite the renderer's golden Mermaid/DOT files; review the diff before committing.
 golden: venv
