@@ -323,7 +323,8 @@ def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
             if h.target not in top and h.target in agents:
                 top.add(h.target)
                 stack.append(h.target)
-    if not any(a.agent_tools for a in agents.values()):
+    # Agent tools whose targets are all top-level add nothing: skip the second walk.
+    if all(t.target in top for a in agents.values() for t in a.agent_tools):
         return frozenset(top), frozenset(top)
     seen = set(top)
     stack = list(top)
