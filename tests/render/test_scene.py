@@ -256,3 +256,16 @@ def test_many_diagnostics_on_a_large_workflow_place_quickly() -> None:
     rep = report(*((f"SW{i}", "warning", "m", f"agents.agent.{i}") for i in range(3000)))
     scene = _scene(wf, report=rep)
     assert all(len(n.marks) == 1 for n in scene.nodes if n.kind == "agent")
+
+
+def test_agent_reached_by_handoff_and_as_a_tool_can_end_the_run() -> None:
+    helper = ss.Agent(name="helper", instructions="x")
+    deep = ss.Agent(name="deep", instructions="x")  # handed to only inside a nested run
+    inner = ss.Agent(name="inner", instructions="x", handoffs=[deep])
+    boss = ss.Agent(name="boss", instructions="x", handoffs=[helper],
+                    tools=[helper.as_tool("ask", "Ask"), inner.as_tool("dig", "Dig")])
+    scene = _scene(ss.Workflow(name="w", entry=boss, agents=[boss, helper, inner, deep]))
+    nested = {n.title for n in scene.nodes if n.nested_only}
+    assert nested == {"inner", "deep"}
+    ids = _ids(scene)
+    assert {e.source for e in _edges(scene, "final")} == {ids["boss"], ids["helper"]}
