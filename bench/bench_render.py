@@ -2,12 +2,13 @@
 
 Target: at 10,000 agents each text format in <= 0.3 s (scene built included), and
 linear growth. Run: ``.venv/bin/python bench/bench_render.py`` (``--quick`` skips
-100k). Prints one line per size and format: best wall and CPU time of 5 runs (3 at
+100k). Prints one line per size and format: best wall and CPU time of 7 runs (3 at
 100k), and wall time per agent.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -78,11 +79,13 @@ def best_of(fn: Callable[[WorkflowGraph], str], graph: WorkflowGraph, runs: int 
 def main(argv: list[str]) -> int:
     sizes = [1_000, 10_000] if "--quick" in argv else [1_000, 10_000, 100_000]
     failed = False
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average {load:.2f} on {os.cpu_count()} CPUs (wall time suffers on a busy machine)")
     print(f"{'agents':>8} {'format':>8} {'wall s':>8} {'cpu s':>8} {'us/agent':>9} {'bytes':>11}")
     for n in sizes:
         graph = WorkflowGraph(make_spec(n))
         for fmt, fn in (("mermaid", to_mermaid), ("dot", to_dot)):
-            seconds, cpu, text = best_of(fn, graph, runs=3 if n > 10_000 else 5)
+            seconds, cpu, text = best_of(fn, graph, runs=3 if n > 10_000 else 7)
             # Never truncated: every agent is declared in the text.
             assert text.count("<b>agent_" if fmt == "mermaid" else 'label="agent_') == n
             print(f"{n:>8} {fmt:>8} {seconds:>8.3f} {cpu:>8.3f} {seconds / n * 1e6:>9.2f} "
