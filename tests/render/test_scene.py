@@ -269,3 +269,29 @@ def test_agent_reached_by_handoff_and_as_a_tool_can_end_the_run() -> None:
     assert nested == {"inner", "deep"}
     ids = _ids(scene)
     assert {e.source for e in _edges(scene, "final")} == {ids["boss"], ids["helper"]}
+
+
+def test_forced_tool_choice_only_stops_if_that_tool_stops() -> None:
+    @ss.function_tool
+    def other(x: int) -> str:
+        """Other."""
+        return str(x)
+
+    picks_ping = ss.ModelSettings(tool_choice="ping")
+    stops_other = ss.Agent(name="stops_other", instructions="x", tools=[ping, other],
+                           model_settings=picks_ping,
+                           tool_use_behavior=ss.StopAtTools(["other"]))
+    stops_ping = ss.Agent(name="stops_ping", instructions="x", tools=[ping, other],
+                          model_settings=picks_ping,
+                          tool_use_behavior=ss.StopAtTools(["ping"]))
+    no_tools = ss.Agent(name="no_tools", instructions="x", tools=[ping],
+                        model_settings=ss.ModelSettings(tool_choice="none"),
+                        tool_use_behavior="stop_on_first_tool")
+    entry = ss.Agent(name="entry", instructions="x", handoffs=[stops_other, stops_ping, no_tools])
+    scene = _scene(ss.Workflow(name="w", entry=entry,
+                               agents=[entry, stops_other, stops_ping, no_tools]))
+    finals = {e.source: e.label for e in _edges(scene, "final")}
+    ids = _ids(scene)
+    assert ids["stops_other"] not in finals
+    assert finals[ids["stops_ping"]] == "tool output"
+    assert finals[ids["no_tools"]] == ""  # tool_choice none: it can only answer

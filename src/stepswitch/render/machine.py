@@ -28,6 +28,7 @@ from stepswitch.render.scene import (
     SceneEdge,
     SceneNode,
     code_lines,
+    finishes,
     sort_marks,
 )
 
@@ -35,18 +36,12 @@ __all__ = ["build_machine_scene", "state_can_finish"]
 
 
 def state_can_finish(state: StateIR) -> tuple[bool, bool]:
-    """``(by answering, by a tool that stops)`` for one state of the machine."""
-    choice = state.settings.get("tool_choice")
-    answers = choice is None or choice in ("auto", "none")
-    callable_rows = [t.name for t in state.tools if not isinstance(t.action, HandOff)]
+    """``(by answering, by a tool that stops)`` for one state of the machine (see
+    :func:`~stepswitch.render.scene.can_finish`)."""
+    callable_names = [t.name for t in state.tools if not isinstance(t.action, HandOff)]
     rule = state.step
-    if rule.tool_use == "run_llm_again":
-        stops = False
-    elif rule.tool_use == "stop_at_tools":
-        stops = any(name in callable_rows for name in rule.stop_at)
-    else:
-        stops = bool(callable_rows)
-    return answers, stops
+    return finishes(state.settings.get("tool_choice"), callable_names, rule.tool_use,
+                    rule.stop_at)
 
 
 def _closures(ir: MachineIR) -> tuple[set[str], set[str]]:

@@ -32,6 +32,7 @@ __all__ = [
     "build_scene",
     "can_finish",
     "code_lines",
+    "finishes",
     "sort_marks",
 ]
 
@@ -155,18 +156,29 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
 
     An agent answers unless its model settings force a tool call every turn
     (``tool_choice`` "required" or a tool's name). A tool-use behaviour that stops
-    ends the run with a tool's output instead.
+    ends the run with the output of a function or agent tool (as the runtime does),
+    among the tools the model may call (only the forced one, when one is named).
     """
     choice = agent.model_settings.get("tool_choice")
+    callable_names = [t.name for t in agent.tools] + [t.tool_name for t in agent.agent_tools]
+    return finishes(choice, callable_names, agent.tool_use_behavior.kind,
+                     agent.tool_use_behavior.tool_names)
+
+
+def finishes(
+    choice: object, callable_names: list[str], tool_use: str, stop_at: Sequence[str]
+) -> tuple[bool, bool]:
     answers = choice is None or choice in ("auto", "none")
-    behavior = agent.tool_use_behavior
-    if behavior.kind == "run_llm_again":
+    if choice == "none":
+        callable_names = []
+    elif not answers and choice != "required":
+        callable_names = [name for name in callable_names if name == choice]
+    if tool_use == "run_llm_again":
         stops = False
-    elif behavior.kind == "stop_at_tools":
-        names = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
-        stops = any(name in names for name in behavior.tool_names)
+    elif tool_use == "stop_at_tools":
+        stops = any(name in callable_names for name in stop_at)
     else:  # stop_on_first_tool, or a function that may stop
-        stops = bool(agent.tools or agent.agent_tools)
+        stops = bool(callable_names)
     return answers, stops
 
 
