@@ -295,3 +295,32 @@ def test_forced_tool_choice_only_stops_if_that_tool_stops() -> None:
     assert ids["stops_other"] not in finals
     assert finals[ids["stops_ping"]] == "tool output"
     assert finals[ids["no_tools"]] == ""  # tool_choice none: it can only answer
+
+
+def test_handoff_input_type_and_filter_and_extractor_are_labelled() -> None:
+    class Reason(BaseModel):
+        why: str
+
+    def on_handoff(ctx: ss.RunContext[None], data: Reason) -> None:
+        return None
+
+    def keep_last(data: ss.HandoffInputData) -> ss.HandoffInputData:
+        return data
+
+    def first_line(result: object) -> str:
+        return str(result).splitlines()[0]
+
+    helper = ss.Agent(name="helper", instructions="x")
+    b = ss.Agent(name="b", instructions="x")
+    a = ss.Agent(
+        name="a",
+        instructions="x",
+        handoffs=[ss.handoff(b, input_type=Reason, on_handoff=on_handoff,
+                             input_filter=keep_last)],
+        tools=[helper.as_tool("ask", "Ask", output_extractor=first_line)],
+    )
+    scene = _scene(ss.Workflow(name="w", entry=a, agents=[a, b, helper]))
+    (handoff,) = _edges(scene, "handoff")
+    assert handoff.label == "transfer_to_b input: Reason filter: keep_last"
+    (call,) = _edges(scene, "agent_tool")
+    assert call.label == "ask extract: first_line"

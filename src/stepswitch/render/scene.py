@@ -264,7 +264,14 @@ def _place(
 
 
 def _handoff_label(spec: HandoffSpec) -> str:
-    return spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    label = spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    if spec.input_type is None and spec.input_filter is None:
+        return label
+    if spec.input_type is not None:
+        label += f" input: {spec.input_type.display or spec.input_type.path}"
+    if spec.input_filter is not None:
+        label += f" filter: {spec.input_filter.display or spec.input_filter.path}"
+    return label
 
 
 def _agent_tool_label(spec: AgentToolSpec) -> str:
@@ -273,6 +280,8 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
         parts.append(f"turns ≤{spec.max_turns}")
     if spec.max_depth is not None:
         parts.append(f"depth ≤{spec.max_depth}")
+    if spec.output_extractor is not None:
+        parts.append(f"extract: {spec.output_extractor.display or spec.output_extractor.path}")
     if spec.needs_approval != "never":
         parts.append("[approval]")
     return " ".join(parts)
