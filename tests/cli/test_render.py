@@ -106,3 +106,14 @@ def test_subprocess_png_to_stdout_pipe(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(b"\x89PNG")
+
+
+def test_format_follows_the_output_suffix(tmp_path: Path) -> None:
+    for name, start in (("d.svg", b"<?xml"), ("d.png", b"\x89PNG"), ("d.gv", b"digraph"),
+                        ("d.mmd", b"flowchart"), ("d.txt", b"flowchart")):
+        out = tmp_path / name
+        assert main(["render", SUPPORT, "-o", str(out)]) == 0
+        assert out.read_bytes().lstrip().startswith(start), name
+    out = tmp_path / "forced.svg"
+    assert main(["render", SUPPORT, "-f", "dot", "-o", str(out)]) == 0
+    assert out.read_bytes().startswith(b"digraph")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.render import FORMATS, render
@@ -21,8 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(`dot`, or the graphviz-pure wheel from `pip install 'stepswitch[svg]'`).",
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
-    p.add_argument("--format", "-f", choices=FORMATS, default="mermaid",
-                   help="output format (default: mermaid)")
+    p.add_argument("--format", "-f", choices=FORMATS, default=None,
+                   help="output format (default: from the -o file's suffix, else mermaid)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--tools", action="store_true",
                    help="draw function tools as nodes instead of listing them in their agent")
@@ -31,6 +32,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--no-report", dest="report", action="store_false",
                    help="do not run the analyzer (by default its findings are highlighted)")
     p.set_defaults(func=run)
+
+
+_SUFFIXES = {".mmd": "mermaid", ".mermaid": "mermaid", ".dot": "dot", ".gv": "dot",
+             ".svg": "svg", ".png": "png"}
+
+
+def _format_for(output: str | None) -> str:
+    if output is None:
+        return "mermaid"
+    suffix = Path(output).suffix.lower()
+    return _SUFFIXES.get(suffix, "mermaid")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             "name it as FILE:NAME"
         )
     workflow = loaded[0].workflow
-    fmt: str = args.format
+    fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
     report = workflow.check() if args.report else None
