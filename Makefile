@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT := out
 GALLERY := graphs examples/broken_workflow.py
 
-.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden clean
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,13 @@ docs: venv
 # broken example (to show findings drawn on a diagram).
 diagrams: venv
 	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
+
+# Parse every golden Mermaid file with the real mermaid.js (needs node and npm; not
+# part of `make test`).
+mermaid-js: venv
+	npm install --silent --no-audit --no-fund --prefix $(OUT)/mermaid-js mermaid@11 jsdom
+	cp tests/render/mermaid_js/check.mjs $(OUT)/mermaid-js/
+	node $(OUT)/mermaid-js/check.mjs tests/render/golden/*.mmd
 
 # Rewrite the renderer's golden Mermaid/DOT files; review the diff before committing.
 golden: venv
