@@ -163,6 +163,7 @@ class Workflow:
         if not report.ok:
             raise CompileError(report)
         return StateMachine(lower(built.spec), built.bindings.objects)
+
     def to_mermaid(
         self,
         *,
