@@ -159,10 +159,12 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
     ends the run with the output of a function or agent tool (as the runtime does),
     among the tools the model may call (only the forced one, when one is named).
     """
-    choice = agent.model_settings.get("tool_choice")
+    choice = agent.model_settings.get("tool_choice") if agent.model_settings else None
+    behavior = agent.tool_use_behavior
+    if behavior.kind == "run_llm_again":  # the common case: only an answer ends the run
+        return choice is None or choice in ("auto", "none"), False
     callable_names = [t.name for t in agent.tools] + [t.tool_name for t in agent.agent_tools]
-    return finishes(choice, callable_names, agent.tool_use_behavior.kind,
-                     agent.tool_use_behavior.tool_names)
+    return finishes(choice, callable_names, behavior.kind, behavior.tool_names)
 
 
 def finishes(
@@ -306,9 +308,10 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
         lines.append(f"output: {agent.output_type.ref.display or agent.output_type.ref.path}")
     if agent.model is not None:
         lines.append(f"model: {agent.model}")
-    choice = agent.model_settings.get("tool_choice")
-    if choice is not None and choice != "auto":
-        lines.append(f"tool_choice: {choice}")
+    if agent.model_settings:
+        choice = agent.model_settings.get("tool_choice")
+        if choice is not None and choice != "auto":
+            lines.append(f"tool_choice: {choice}")
     behavior = agent.tool_use_behavior
     if behavior.kind == "stop_on_first_tool":
         lines.append("stops on first tool")
