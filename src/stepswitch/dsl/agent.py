@@ -359,6 +359,8 @@ class Agent:
             ("output_guardrails", output_guardrails),
             ("ignore", ignore),
         ):
+            if type(value) in (list, tuple):  # the common case, without ABC checks
+                continue
             if isinstance(value, str | bytes) or not isinstance(value, Sequence):
                 raise UserError(
                     f"Agent({name!r}) at {site}: {field}: expected a list, "

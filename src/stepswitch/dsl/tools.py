@@ -210,7 +210,36 @@ def resolved_hints(fn: Any) -> dict[str, Any]:
     try:
         return typing.get_type_hints(target, include_extras=True)
     except Exception:
-        return dict(getattr(target, "__annotations__", {}) or {})
+        pass
+    # A string annotation naming something get_type_hints cannot see (a class local to
+    # the declaring function, under `from __future__ import annotations`): evaluate
+    # each one alone, reading unknown names as Any, so the rest stays precise.
+    raw = dict(getattr(target, "__annotations__", {}) or {})
+    namespace = _LenientNamespace(getattr(target, "__globals__", {}))
+    hints: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            try:
+                value = eval(value, {}, namespace)  # the user's own annotation text
+            except Exception:
+                value = Any
+        hints[key] = value
+    return hints
+
+
+class _LenientNamespace(dict[str, Any]):
+    """Globals, then builtins, then ``Any`` for any other name."""
+
+    def __init__(self, globals_: dict[str, Any]) -> None:
+        super().__init__()
+        self._globals = globals_
+
+    def __missing__(self, key: str) -> Any:
+        if key in self._globals:
+            return self._globals[key]
+        import builtins
+
+        return getattr(builtins, key, Any)
 
 
 def _params_model(

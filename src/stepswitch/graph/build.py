@@ -7,10 +7,12 @@ tools costs a few schema derivations, not 10,000.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import json
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +40,16 @@ from stepswitch.graph.spec import (
 from stepswitch.schema import SchemaProblem, json_schema_of, output_schema_of, strictify
 from stepswitch.settings import ModelSettings
 
-__all__ = ["AGENT_TOOL_INPUT_SCHEMA", "Bindings", "BuiltWorkflow", "build", "spec_to_json"]
+_RUN_LLM_AGAIN = ToolUseBehaviorSpec()
+
+__all__ = [
+    "AGENT_TOOL_INPUT_SCHEMA",
+    "Bindings",
+    "BuiltWorkflow",
+    "build",
+    "gc_paused",
+    "spec_to_json",
+]
 
 AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -84,7 +95,22 @@ def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
 
 def build(wf: Workflow) -> BuiltWorkflow:
     """Snapshot a ``Workflow`` and every agent it reaches into a frozen spec."""
-    return _Builder().build(wf)
+    with gc_paused():
+        return _Builder().build(wf)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Building allocates many small acyclic objects; letting the cyclic collector scan
+    the growing heap over and over made large builds superlinear. Nothing built here
+    forms a cycle that needs collecting while the build runs."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Builder:
@@ -94,6 +120,7 @@ class _Builder:
         self.tool_specs: dict[int, ToolSpec] = {}
         self.locations: dict[Site, Location] = {}
         self.by_name: dict[str, Agent] = {}
+        self.settings: dict[int, dict[str, Any]] = {}
 
     def build(self, wf: Workflow) -> BuiltWorkflow:
         agents = list(self._collect(wf))
@@ -156,7 +183,7 @@ class _Builder:
             model_ref = self._ref(agent.model)
             attr = getattr(agent.model, "model", None)
             model_name = attr if isinstance(attr, str) else None
-        settings = agent.model_settings or ModelSettings()
+        settings = self._settings(agent.model_settings)
         return AgentSpec(
             name=AgentName(agent.name),
             instructions=instructions,
@@ -168,7 +195,7 @@ class _Builder:
             output_type=self._output_type(agent.output_type),
             model=model_name,
             model_ref=model_ref,
-            model_settings=settings.model_dump(mode="json", exclude_none=True),
+            model_settings=settings,
             handoff_description=agent.handoff_description,
             input_guardrails=tuple(self._guardrail(g) for g in agent.input_guardrails),
             output_guardrails=tuple(self._guardrail(g) for g in agent.output_guardrails),
@@ -176,6 +203,14 @@ class _Builder:
             ignore=tuple(agent.ignore),
             location=self._location(agent.site),
         )
+
+    def _settings(self, settings: ModelSettings | None) -> dict[str, Any]:
+        key = id(settings)
+        cached = self.settings.get(key)
+        if cached is None:
+            cached = (settings or ModelSettings()).model_dump(mode="json", exclude_none=True)
+            self.settings[key] = cached
+        return cached
 
     def _tool(self, tool: FunctionTool) -> ToolSpec:
         cached = self.tool_specs.get(id(tool))
@@ -301,7 +336,7 @@ class _Builder:
             return ToolUseBehaviorSpec(kind="stop_on_first_tool")
         if callable(behavior):
             return ToolUseBehaviorSpec(kind="function", ref=self._ref(behavior))
-        return ToolUseBehaviorSpec()
+        return _RUN_LLM_AGAIN
 
     # -- references and locations ---------------------------------------------------------
 

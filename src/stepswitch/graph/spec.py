@@ -28,6 +28,7 @@ __all__ = [
     "ToolSpec",
     "ToolUseBehaviorSpec",
     "WorkflowSpec",
+    "spec_json_schema",
 ]
 
 SPEC_VERSION = 1
@@ -208,3 +209,11 @@ class WorkflowSpec(_Frozen):
             if agent.name == name:
                 return agent
         return None
+
+
+def spec_json_schema() -> dict[str, Any]:
+    """The JSON schema of a serialized ``WorkflowSpec`` (published as
+    ``docs/spec.schema.json``)."""
+    schema = WorkflowSpec.model_json_schema(by_alias=True, mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

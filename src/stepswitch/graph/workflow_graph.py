@@ -13,9 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-import networkx as nx
+import networkx
+from networkx import DiGraph, MultiDiGraph
 
-from stepswitch.graph.build import Bindings, BuiltWorkflow
+from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
 
 __all__ = ["Edge", "EdgeKind", "WorkflowGraph"]
@@ -55,33 +56,47 @@ class WorkflowGraph:
     def __init__(self, spec: WorkflowSpec, bindings: Bindings | None = None) -> None:
         self.spec = spec
         self.bindings = bindings if bindings is not None else Bindings({})
-        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        with gc_paused():
+            self._index(spec)
+        self._nx: MultiDiGraph[str] | None = None
+
+    def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
         for agent in spec.agents:
-            if agent.name not in agents:
-                agents[agent.name] = agent
-                graph.add_node(agent.name, spec=agent, entry=agent.name == spec.entry)
+            agents.setdefault(agent.name, agent)
         dangling: list[Edge] = []
-        out: dict[str, list[Edge]] = {name: [] for name in agents}
+        out: dict[str, tuple[Edge, ...]] = {}
         for name, agent in agents.items():
+            known: list[Edge] = []
             for edge in _edges_of(agent):
-                out[name].append(edge)
-                if edge.target in agents:
-                    graph.add_edge(
-                        name,
-                        edge.target,
-                        key=f"{edge.kind}:{edge.index}",
-                        kind=edge.kind,
-                        tool_name=edge.tool_name,
-                        max_uses=edge.max_uses,
-                        edge=edge,
-                    )
-                else:
-                    dangling.append(edge)
+                (known if edge.target in agents else dangling).append(edge)
+            out[name] = tuple(known)
         self._agents = agents
         self._out = out
         self._dangling = tuple(dangling)
-        self.nx: nx.MultiDiGraph[str] = nx.freeze(graph)
+
+    @property
+    def nx(self) -> MultiDiGraph[str]:
+        """The graph as a frozen networkx ``MultiDiGraph`` (built on first use): nodes
+        are agent names with ``spec`` and ``entry`` attributes; edges carry ``kind``,
+        ``tool_name``, ``max_uses`` and the ``edge`` itself, keyed ``"<kind>:<index>"``."""
+        if self._nx is None:
+            graph: MultiDiGraph[str] = MultiDiGraph()
+            entry = self.spec.entry
+            for name, agent in self._agents.items():
+                graph.add_node(name, spec=agent, entry=name == entry)
+            for edge in self.edges():
+                graph.add_edge(
+                    edge.source,
+                    edge.target,
+                    key=f"{edge.kind}:{edge.index}",
+                    kind=edge.kind,
+                    tool_name=edge.tool_name,
+                    max_uses=edge.max_uses,
+                    edge=edge,
+                )
+            self._nx = networkx.freeze(graph)
+        return self._nx
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
@@ -115,16 +130,15 @@ class WorkflowGraph:
         """Every edge whose target exists, in declaration order."""
         for edges in self._out.values():
             for edge in edges:
-                if edge.target in self._agents and (kind is None or edge.kind == kind):
+                if kind is None or edge.kind == kind:
                     yield edge
 
     def out_edges(self, name: str, kind: EdgeKind | None = None) -> tuple[Edge, ...]:
         """Edges leaving ``name`` whose target exists."""
-        return tuple(
-            e
-            for e in self._out.get(name, ())
-            if e.target in self._agents and (kind is None or e.kind == kind)
-        )
+        edges = self._out.get(name, ())
+        if kind is None:
+            return edges
+        return tuple(e for e in edges if e.kind == kind)
 
     @property
     def dangling(self) -> tuple[Edge, ...]:
@@ -152,9 +166,9 @@ class WorkflowGraph:
                     queue.append(target)
         return frozenset(seen)
 
-    def subgraph(self, kind: EdgeKind) -> nx.DiGraph[str]:
+    def subgraph(self, kind: EdgeKind) -> DiGraph[str]:
         """A simple directed graph of one edge kind over all agents."""
-        graph: nx.DiGraph[str] = nx.DiGraph()
+        graph: DiGraph[str] = DiGraph()
         graph.add_nodes_from(self._agents)
         graph.add_edges_from((e.source, e.target) for e in self.edges(kind))
         return graph

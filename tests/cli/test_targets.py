@@ -1,0 +1,136 @@
+"""TARGET resolution: every way of naming a workflow, and a clear exit 2 for each mistake."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from stepswitch.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_by_file_and_name(in_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["show", "graphs/support.py:support"], capsys)
+    assert code == 0
+    assert "graphs/support.py:support" in out
+    assert "triage ─handoff→ refund via transfer_to_refund" in out
+    assert "refund ─handoff→ triage via transfer_to_triage (max_uses=2)" in out
+    assert "process_refund  [needs approval]" in out
+
+
+def test_show_by_module_and_by_folder(in_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["show", "graphs.support:support"], capsys)
+    assert code == 0 and "3 agent(s)" in out
+    code, out, _ = run(["show", "graphs"], capsys)
+    assert code == 0 and "graphs/support.py:support" in out
+
+
+def write(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("nowhere/file.py:wf", "no such file or folder"),
+        ("graphs/support.py:nothing", "has no attribute 'nothing'"),
+        ("graphs/support.py:triage", "is an Agent, not a Workflow"),
+        ("graphs/support.py:lookup_order", "is a FunctionTool, not a Workflow"),
+        ("no_such_pkg.mod:wf", "no module named 'no_such_pkg.mod'"),
+    ],
+)
+def test_bad_targets_exit_2_with_one_line(
+    in_root: None, capsys: pytest.CaptureFixture[str], target: str, message: str
+) -> None:
+    code, _, err = run(["show", target], capsys)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_folder_without_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, "empty_mod_x1.py", "X = 1\n")
+    code, _, err = run(["show", str(tmp_path)], capsys)
+    assert code == 2
+    assert "no Workflow found" in err
+
+
+def test_exception_in_user_module_is_shown_as_theirs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "exploding_mod_x2.py",
+        """
+        def helper():
+            raise RuntimeError("boom in user code")
+        helper()
+        """,
+    )
+    code, _, err = run(["show", f"{path}:wf"], capsys)
+    assert code == 2
+    assert "in your code, not in stepswitch" in err
+    assert "exploding_mod_x2.py" in err
+    assert "RuntimeError: boom in user code" in err
+    assert "stepswitch/cli" not in err
+
+
+def test_syntax_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "broken_syntax_x3.py", "def f(:\n")
+    code, _, err = run(["show", str(path)], capsys)
+    assert code == 2
+    assert "syntax error at" in err
+
+
+def test_declaration_error_in_user_module_names_their_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "bad_decl_x4.py",
+        """
+        import stepswitch as ss
+        a = ss.Agent(name="a", tools=[42])
+        """,
+    )
+    code, _, err = run(["show", str(path)], capsys)
+    assert code == 2
+    assert "bad_decl_x4.py:3" in err
+    assert "tools[0]" in err
+
+
+def test_module_entry_point_runs_as_a_subprocess() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stepswitch", "show", "graphs/support.py:support"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "workflow 'support': 3 agent(s)" in proc.stdout
+
+
+def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([], capsys)
+    assert code == 2
+    assert "usage" in err.lower()
