@@ -39,6 +39,13 @@ def test_provider_makes_models_for_its_api_sharing_one_client(openai_server: Ope
     asyncio.run(two.get_response(REQ))
     assert [r.body["model"] for r in openai_server.requests] == ["m1", "m2"]
     assert all(r.api == "chat" for r in openai_server.requests)
+
+
+def test_provider_needs_a_key_when_it_makes_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UserError, match="no OpenAI API key"):
+        OpenAIProvider().get_model("x")
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
     assert isinstance(OpenAIProvider().get_model("x"), OpenAIResponsesModel)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import openai
 
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
-from stepswitch.models._base import OpenAIModelBase
+from stepswitch.models._convert import make_client
 from stepswitch.models.openai_chat import OpenAIChatCompletionsModel, parse_completion
 from stepswitch.models.openai_responses import OpenAIResponsesModel, parse_response
 from stepswitch.models.script import (
@@ -56,17 +56,30 @@ class OpenAIProvider:
             "max_retries": max_retries,
             "timeout": timeout,
         }
-        self._shared: OpenAIModelBase | None = None
+        self._ready = False
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The one client every model of this provider uses (made on first use)."""
+        if not self._ready:
+            if self._client is None:
+                self._client = make_client(**self._options)
+            else:
+                options = {
+                    k: self._options[k]
+                    for k in ("max_retries", "timeout")
+                    if self._options[k] is not None
+                }
+                if options:
+                    self._client = self._client.with_options(**options)
+            self._ready = True
+        assert self._client is not None
+        return self._client
 
     def get_model(self, name: str) -> OpenAIResponsesModel | OpenAIChatCompletionsModel:
         """The model called ``name`` on this provider's API and client."""
         cls = OpenAIChatCompletionsModel if self.api == "chat" else OpenAIResponsesModel
-        if self._client is None and self._shared is not None:
-            self._client = self._shared.client
-        model = cls(name, self._client, **self._options)
-        if self._client is None:
-            self._shared = model
-        return model
+        return cls(name, self.client)
 
 
 class TranscriptModel:
