@@ -5,6 +5,7 @@ before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
 """
 
+from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
@@ -35,6 +36,15 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.runtime import (
+    HandoffInputData,
+    RunConfig,
+    RunResult,
+    RunResultStreaming,
+    RunState,
+    StateMachine,
+    ToolsToFinalOutputResult,
+)
 from stepswitch.settings import ModelSettings
 
 __all__ = [
@@ -44,6 +54,7 @@ __all__ = [
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
+    "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
@@ -52,10 +63,16 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RunConfig",
     "RunContext",
+    "RunResult",
+    "RunResultStreaming",
+    "RunState",
     "StateError",
+    "StateMachine",
     "StepswitchError",
     "StopAtTools",
+    "ToolsToFinalOutputResult",
     "Usage",
     "UserError",
     "Workflow",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.runtime.machine import StateMachine
 
 __all__ = ["Workflow"]
 
@@ -124,6 +125,24 @@ class Workflow:
         from stepswitch.graph.workflow_graph import WorkflowGraph
 
         return WorkflowGraph.from_built(self.build())
+
+    def compile(self) -> StateMachine:
+        """Check the workflow, then lower it into a runnable ``StateMachine``.
+
+        Raises ``CompileError`` (carrying the whole report) when the analysis finds
+        errors, and ``UserError`` for what lowering cannot compile.
+        """
+        from stepswitch.compiler.lower import lower
+        from stepswitch.errors import CompileError
+        from stepswitch.runtime.machine import StateMachine
+
+        check = getattr(self, "check", None)
+        if check is not None:
+            report = check()
+            if not report.ok:
+                raise CompileError(report)
+        built = self.build()
+        return StateMachine(lower(built.spec), built.bindings.objects)
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"

@@ -1,9 +1,17 @@
 """The run loop and everything a compiled machine needs at run time.
 
 The runtime reads the compiled IR; it never imports the DSL, the analyzer, the
-renderers or codegen.
+renderers or codegen. ``stepswitch.runtime.generated`` lists the names a generated
+module may import.
 """
 
+from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.events import (
+    AgentUpdatedStreamEvent,
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+    StreamEvent,
+)
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
@@ -14,6 +22,8 @@ from stepswitch.runtime.items import (
     ToolCallOutputItem,
     UserInputItem,
 )
+from stepswitch.runtime.loop import HandoffInputData, ToolsToFinalOutputResult
+from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import (
     Model,
     ModelRequest,
@@ -25,9 +35,15 @@ from stepswitch.runtime.model import (
     StreamingModel,
     ToolDefinition,
 )
+from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
+from stepswitch.runtime.state import RunState
+from stepswitch.runtime.steps import ToolResult
 
 __all__ = [
+    "AgentUpdatedStreamEvent",
+    "GuardrailResult",
     "HandoffCallItem",
+    "HandoffInputData",
     "HandoffOutputItem",
     "MessageOutputItem",
     "Model",
@@ -36,12 +52,23 @@ __all__ = [
     "OutputFunctionCall",
     "OutputMessage",
     "OutputSchema",
+    "RawResponsesStreamEvent",
     "ResponseCompleted",
+    "RunConfig",
+    "RunErrorDetails",
     "RunItem",
+    "RunItemStreamEvent",
+    "RunResult",
+    "RunResultStreaming",
+    "RunState",
+    "StateMachine",
+    "StreamEvent",
     "StreamingModel",
     "ToolApprovalItem",
     "ToolCallItem",
     "ToolCallOutputItem",
     "ToolDefinition",
+    "ToolResult",
+    "ToolsToFinalOutputResult",
     "UserInputItem",
 ]

@@ -7,7 +7,7 @@ needs; a response holds the output items in the model's order and the usage.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -59,7 +59,9 @@ class ModelRequest:
 
     agent: str
     instructions: str | None
-    input: tuple[InputItem, ...]
+    input: Sequence[InputItem]
+    """The run's input then every model-visible item so far, oldest first. An
+    immutable sequence (the loop passes an O(1) view, not a copy)."""
     tools: tuple[ToolDefinition, ...]
     output_schema: OutputSchema | None
     settings: ModelSettings = field(default_factory=ModelSettings)

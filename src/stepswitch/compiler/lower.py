@@ -1,0 +1,174 @@
+"""Lowering: a frozen ``WorkflowSpec`` → the machine IR (tables).
+
+A pure pass: it reads the spec, does no I/O and binds nothing. It refuses what it
+cannot lower (no entry, a target naming no agent, an agent tool with a per-call
+approval function it cannot reference) with a ``UserError`` naming the place;
+everything else the analyzer judges before lowering runs.
+"""
+
+from __future__ import annotations
+
+from stepswitch.compiler.ir import (
+    Action,
+    GuardrailIR,
+    HandOff,
+    MachineIR,
+    OutputRule,
+    RunAgent,
+    RunFunction,
+    StateIR,
+    StepRule,
+    ToolEntry,
+)
+from stepswitch.errors import UserError
+from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
+
+__all__ = ["lower"]
+
+
+def lower(spec: WorkflowSpec) -> MachineIR:
+    """The machine IR of ``spec``: one state per agent, in declaration order."""
+    if spec.entry is None:
+        raise UserError(f"workflow {spec.name!r} at {spec.location}: it has no entry agent")
+    names: set[str] = {a.name for a in spec.agents}
+    if spec.entry not in names:
+        raise UserError(
+            f"workflow {spec.name!r} at {spec.location}: entry {spec.entry!r} names no agent"
+        )
+    seen: set[str] = set()
+    states: list[StateIR] = []
+    for agent in spec.agents:
+        if agent.name in seen:
+            raise UserError(
+                f"agent {agent.name!r} at {agent.location}: another agent has the same name"
+            )
+        seen.add(agent.name)
+        states.append(_state(agent, names))
+    return MachineIR(
+        name=spec.name,
+        entry=spec.entry,
+        states=tuple(states),
+        max_turns=spec.max_turns,
+        max_depth=spec.max_depth,
+    )
+
+
+def _state(agent: AgentSpec, names: set[str]) -> StateIR:
+    rows: list[ToolEntry] = []
+    taken: dict[str, str] = {}
+
+    def add(name: str, description: str, params: dict[str, object], action: Action,
+            strict: bool, where: str) -> None:
+        if name in taken:
+            raise UserError(
+                f"agent {agent.name!r}: tool name {name!r} at {where} is already used by "
+                f"{taken[name]}; the model could not tell them apart"
+            )
+        taken[name] = where
+        rows.append(ToolEntry(name, description, dict(params), action, strict))
+
+    for t in agent.tools:
+        add(
+            t.name,
+            t.description,
+            t.parameters,
+            RunFunction(
+                ref=t.ref.path,
+                is_async=t.is_async,
+                takes_context=t.context_type is not None,
+                failure=t.failure_mode,
+                approval=t.needs_approval,
+            ),
+            t.strict,
+            str(t.location),
+        )
+    for at in agent.agent_tools:
+        if at.target not in names:
+            raise UserError(
+                f"agent tool {at.tool_name!r} at {at.location}: target {at.target!r} names "
+                "no agent of the workflow"
+            )
+        if at.needs_approval == "per_call":
+            raise UserError(
+                f"agent tool {at.tool_name!r} at {at.location}: a per-call approval function "
+                "on an agent tool cannot be compiled; use needs_approval=True"
+            )
+        add(
+            at.tool_name,
+            at.description,
+            at.parameters,
+            RunAgent(
+                target=at.target,
+                max_turns=at.max_turns,
+                max_depth=at.max_depth,
+                approval=at.needs_approval,
+                output_extractor=at.output_extractor.path if at.output_extractor else None,
+                parameters_type=at.parameters_type.path if at.parameters_type else None,
+            ),
+            True,
+            str(at.location),
+        )
+    for h in agent.handoffs:
+        if h.target not in names:
+            raise UserError(
+                f"handoff {h.tool_name!r} at {h.location}: target {h.target!r} names no agent "
+                "of the workflow"
+            )
+        params = h.input_schema if h.input_schema is not None else _EMPTY_OBJECT
+        add(
+            h.tool_name,
+            h.description,
+            params,
+            HandOff(
+                target=h.target,
+                max_uses=h.max_uses,
+                input_type=h.input_type.path if h.input_type else None,
+                on_handoff=h.on_handoff.path if h.on_handoff else None,
+                input_filter=h.input_filter.path if h.input_filter else None,
+            ),
+            True,
+            str(h.location),
+        )
+    out = agent.output_type
+    output = (
+        OutputRule()
+        if out is None
+        else OutputRule(
+            kind="typed",
+            type_ref=out.ref.path,
+            schema=dict(out.schema_),
+            wrapped=out.wrapped,
+            name=out.ref.display or "final_output",
+        )
+    )
+    tub = agent.tool_use_behavior
+    step = StepRule(
+        tool_use=tub.kind,
+        stop_at=tuple(tub.tool_names),
+        function=tub.ref.path if tub.ref is not None else None,
+    )
+    return StateIR(
+        agent=agent.name,
+        instructions=agent.instructions,
+        instructions_fn=agent.instructions_fn.path if agent.instructions_fn else None,
+        model=agent.model,
+        model_ref=agent.model_ref.path if agent.model_ref else None,
+        settings=dict(agent.model_settings),
+        tools=tuple(rows),
+        output=output,
+        step=step,
+        input_guardrails=tuple(_guardrail(g) for g in agent.input_guardrails),
+        output_guardrails=tuple(_guardrail(g) for g in agent.output_guardrails),
+    )
+
+
+_EMPTY_OBJECT: dict[str, object] = {
+    "type": "object",
+    "properties": {},
+    "required": [],
+    "additionalProperties": False,
+}
+
+
+def _guardrail(g: GuardrailSpec) -> GuardrailIR:
+    return GuardrailIR(name=g.name, kind=g.kind, ref=g.ref.path, run_in_parallel=g.run_in_parallel)

@@ -1,0 +1,96 @@
+"""The IR with its lookups prepared once: what the loop consults every turn.
+
+Tables are indexed by name when the machine is made, tool definitions and output
+schemas are built once per state, so a turn does constant work however many
+agents, tools or items there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
+from stepswitch.errors import UserError
+from stepswitch.runtime.model import OutputSchema, ToolDefinition
+from stepswitch.runtime.steps import StepFunction, interpret_step
+from stepswitch.settings import ModelSettings
+
+__all__ = ["MachineCore"]
+
+
+class MachineCore:
+    """The IR, its resolver and the per-agent step functions, indexed for the loop."""
+
+    def __init__(
+        self,
+        ir: MachineIR,
+        resolver: Mapping[str, object],
+        steps: Mapping[str, StepFunction] | None = None,
+    ) -> None:
+        self.ir = ir
+        self.resolver = resolver
+        self.states: dict[str, StateIR] = {s.agent: s for s in ir.states}
+        if ir.entry not in self.states:
+            raise UserError(f"machine {ir.name!r}: entry {ir.entry!r} has no state")
+        self.tables: dict[str, dict[str, ToolEntry]] = {
+            s.agent: {t.name: t for t in s.tools} for s in ir.states
+        }
+        self.steps: dict[str, StepFunction] = {
+            s.agent: (steps or {}).get(s.agent, interpret_step) for s in ir.states
+        }
+        unknown_steps = set(steps or {}) - set(self.states)
+        if unknown_steps:
+            raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")
+        self.settings: dict[str, ModelSettings] = {
+            s.agent: ModelSettings(**s.settings) for s in ir.states
+        }
+        self.schemas: dict[str, OutputSchema | None] = {
+            s.agent: (
+                OutputSchema(s.output.name or "final_output", dict(s.output.schema or {}))
+                if s.output.kind == "typed"
+                else None
+            )
+            for s in ir.states
+        }
+        self._defs: dict[tuple[str, frozenset[str]], tuple[ToolDefinition, ...]] = {}
+        missing = [p for p in ir.refs() if p not in resolver]
+        if missing:
+            raise UserError(
+                f"machine {ir.name!r}: no object bound for {', '.join(repr(p) for p in missing)}"
+            )
+        for s in ir.states:
+            for t in s.tools:
+                a = t.action
+                target = a.target if isinstance(a, HandOff | RunAgent) else None
+                if target is not None and target not in self.states:
+                    raise UserError(
+                        f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "
+                        "state in the machine"
+                    )
+
+    def obj(self, path: str) -> Any:
+        """The live object bound at ``path``."""
+        return self.resolver[path]
+
+    def state(self, agent: str) -> StateIR:
+        return self.states[agent]
+
+    def tool_definitions(self, agent: str, hidden: frozenset[str]) -> tuple[ToolDefinition, ...]:
+        """What ``agent`` offers the model, without the ``hidden`` (spent) handoffs."""
+        key = (agent, hidden)
+        defs = self._defs.get(key)
+        if defs is None:
+            defs = tuple(
+                ToolDefinition(
+                    name=t.name,
+                    description=t.description,
+                    parameters=t.parameters,
+                    strict=t.strict,
+                    kind=t.action.kind,
+                )
+                for t in self.states[agent].tools
+                if t.name not in hidden
+            )
+            self._defs[key] = defs
+        return defs

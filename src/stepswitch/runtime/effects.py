@@ -1,0 +1,194 @@
+"""What the run loop asks its driver to do, and what the driver sends back.
+
+The loop is a generator that yields these effects and receives their outcomes; it
+does no I/O itself. Every driver (``run``, ``run_sync``, ``run_streamed``) performs
+them with :func:`perform` except model calls while streaming and :class:`Emit`,
+which only the streaming driver turns into events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from stepswitch.runtime.model import Model, ModelRequest, ModelResponse
+
+__all__ = [
+    "Await",
+    "CallJob",
+    "CallModel",
+    "Effect",
+    "Emit",
+    "Err",
+    "Job",
+    "NestedJob",
+    "Ok",
+    "Outcome",
+    "RunJobs",
+    "drive",
+    "perform",
+    "settle",
+    "start_alongside",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """Call ``model``. ``alongside`` are thunks (input guardrails run in parallel)
+    started with the call; then the outcome is ``(response, outcomes)``."""
+
+    model: Model
+    request: ModelRequest
+    alongside: tuple[Callable[[], Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallJob:
+    """Call ``fn(*args, **kwargs)``; an async function is awaited, a sync one runs in a
+    worker thread when other jobs run beside it."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    is_async: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NestedJob:
+    """Drive a nested run loop (an agent tool) to its end."""
+
+    loop: Generator[Any, Any, Any]
+
+
+Job: TypeAlias = CallJob | NestedJob
+
+
+@dataclass(frozen=True, slots=True)
+class RunJobs:
+    """Run ``jobs`` concurrently (at most ``limit`` at once); outcomes in job order."""
+
+    jobs: tuple[Job, ...]
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Await:
+    """Await a value user code returned (an async hook, guardrail, filter …)."""
+
+    awaitable: Awaitable[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """A stream event: ignored unless the run is streamed."""
+
+    event: Any
+
+
+Effect: TypeAlias = CallModel | RunJobs | Await | Emit
+
+
+@dataclass(frozen=True, slots=True)
+class Ok:
+    value: Any
+    kind: Literal["ok"] = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Err:
+    error: BaseException
+    kind: Literal["err"] = "err"
+
+
+Outcome: TypeAlias = Ok | Err
+
+
+async def drive(loop: Generator[Any, Any, Any]) -> Any:
+    """Drive a loop to its end, performing every effect; stream events are dropped."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = loop.throw(error) if error is not None else loop.send(send)
+        except StopIteration as stop:
+            return stop.value
+        error = None
+        send = None
+        if type(effect) is Emit:
+            continue
+        try:
+            send = await perform(effect)
+        except Exception as exc:
+            error = exc
+
+
+async def perform(effect: Effect) -> Any:
+    """Perform one effect (not ``Emit``) and return its outcome."""
+    if type(effect) is CallModel:
+        if not effect.alongside:
+            return await effect.model.get_response(effect.request)
+        call = asyncio.ensure_future(effect.model.get_response(effect.request))
+        outcomes = await settle(start_alongside(effect.alongside))
+        response: ModelResponse = await call
+        return response, outcomes
+    if type(effect) is RunJobs:
+        jobs = effect.jobs
+        if len(jobs) == 1:
+            return (await _job(jobs[0], threaded=False),)
+        sem = asyncio.Semaphore(effect.limit) if effect.limit else None
+        tasks = [asyncio.ensure_future(_limited(job, sem)) for job in jobs]
+        return tuple(await asyncio.gather(*tasks))
+    if type(effect) is Await:
+        return await effect.awaitable
+    raise TypeError(f"not an effect: {effect!r}")
+
+
+async def _thunk(t: Callable[[], Any]) -> Any:
+    value = t()
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Future[Any]]:
+    """Start the thunks of a ``CallModel`` as tasks."""
+    return [asyncio.ensure_future(_thunk(t)) for t in thunks]
+
+
+async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
+    """Each task's outcome, in order."""
+    out: list[Outcome] = []
+    for task in tasks:
+        try:
+            out.append(Ok(await task))
+        except Exception as exc:
+            out.append(Err(exc))
+    return tuple(out)
+
+
+async def _limited(job: Job, sem: asyncio.Semaphore | None) -> Outcome:
+    if sem is None:
+        return await _job(job, threaded=True)
+    async with sem:
+        return await _job(job, threaded=True)
+
+
+async def _job(job: Job, *, threaded: bool) -> Outcome:
+    try:
+        if type(job) is NestedJob:
+            return Ok(await drive(job.loop))
+        assert type(job) is CallJob
+        if job.is_async:
+            return Ok(await job.fn(*job.args, **job.kwargs))
+        if threaded:
+            value = await asyncio.to_thread(job.fn, *job.args, **job.kwargs)
+        else:
+            value = job.fn(*job.args, **job.kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+        return Ok(value)
+    except Exception as exc:
+        return Err(exc)

@@ -1,0 +1,69 @@
+"""Stream events, in the SDK's shapes: raw model events, run items, agent changes.
+
+Approval items are not streamed (as in the SDK): pending approvals are read from
+the result's ``interruptions`` after the stream ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from stepswitch.runtime.items import RunItem
+
+__all__ = [
+    "AgentUpdated",
+    "AgentUpdatedStreamEvent",
+    "RawResponsesStreamEvent",
+    "RunItemStreamEvent",
+    "StreamEvent",
+    "item_event_name",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUpdated:
+    """Loop-internal: the current agent became ``agent`` (start of run, or handoff)."""
+
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponsesStreamEvent:
+    """A provider event from a streaming model, passed through as it arrives."""
+
+    data: Any
+    type: Literal["raw_response_event"] = "raw_response_event"
+
+
+@dataclass(frozen=True, slots=True)
+class RunItemStreamEvent:
+    """A new run item. ``name`` is the SDK's event name for its kind."""
+
+    name: str
+    item: RunItem
+    type: Literal["run_item_stream_event"] = "run_item_stream_event"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUpdatedStreamEvent:
+    """The current agent changed (first event of a run, then one per handoff)."""
+
+    new_agent: str
+    type: Literal["agent_updated_stream_event"] = "agent_updated_stream_event"
+
+
+StreamEvent: TypeAlias = RawResponsesStreamEvent | RunItemStreamEvent | AgentUpdatedStreamEvent
+
+_NAMES = {
+    "message_output_item": "message_output_created",
+    "tool_call_item": "tool_called",
+    "tool_call_output_item": "tool_output",
+    "handoff_call_item": "handoff_requested",
+    "handoff_output_item": "handoff_occured",
+}
+
+
+def item_event_name(item: RunItem) -> str | None:
+    """The SDK's event name for an item; None for items that are not streamed."""
+    return _NAMES.get(item.type)

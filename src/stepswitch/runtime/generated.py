@@ -1,0 +1,122 @@
+"""The names a generated runner module may import, and nothing else.
+
+A module written by ``stepswitch.codegen`` embeds the machine IR as a literal (the
+``repr`` of :class:`MachineIR` is valid Python over the IR classes listed here),
+defines one explicit step function per agent state, resolves the user's objects by
+import path with :func:`import_objects`, and builds a :class:`StateMachine` with
+its own step table::
+
+    from stepswitch.runtime.generated import (
+        FinalMessage, Handoff, Interruption, MachineIR, RunAgain, StateIR,
+        StateMachine, TurnOutcome, import_objects, ...
+    )
+
+    IR = MachineIR(name='support', entry='triage', states=(StateIR(...), ...))
+
+    def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
+        if turn.interrupted:
+            return Interruption()
+        if turn.handoff is not None:
+            return Handoff(turn.handoff)
+        if turn.tool_results or turn.had_calls:
+            return RunAgain()
+        return FinalMessage(turn.last_message or "")
+
+    MACHINE = StateMachine(IR, import_objects(IR.refs()), steps={"triage": step_triage})
+
+A step function must decide exactly as :func:`interpret_step` does for its state
+(the differential tests compare item traces); the loop does the rest, so a
+generated machine and the interpreter produce the same items in the same order.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable
+
+from stepswitch.compiler.ir import (
+    IR_VERSION,
+    GuardrailIR,
+    HandOff,
+    MachineIR,
+    OutputRule,
+    RunAgent,
+    RunFunction,
+    StateIR,
+    StepRule,
+    ToolEntry,
+)
+from stepswitch.errors import UserError
+from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.loop import ToolsToFinalOutputResult
+from stepswitch.runtime.machine import RunResultStreaming, StateMachine
+from stepswitch.runtime.model import Model
+from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.state import RunState
+from stepswitch.runtime.steps import (
+    AskToolUse,
+    Final,
+    FinalMessage,
+    Handoff,
+    Interruption,
+    RunAgain,
+    StepDecision,
+    StepFunction,
+    ToolResult,
+    TurnOutcome,
+    interpret_step,
+)
+
+__all__ = [
+    "IR_VERSION",
+    "AskToolUse",
+    "Final",
+    "FinalMessage",
+    "GuardrailIR",
+    "HandOff",
+    "Handoff",
+    "Interruption",
+    "MachineIR",
+    "Model",
+    "OutputRule",
+    "RunAgain",
+    "RunAgent",
+    "RunConfig",
+    "RunFunction",
+    "RunResult",
+    "RunResultStreaming",
+    "RunState",
+    "StateIR",
+    "StateMachine",
+    "StepDecision",
+    "StepFunction",
+    "StepRule",
+    "ToolEntry",
+    "ToolResult",
+    "ToolsToFinalOutputResult",
+    "TurnOutcome",
+    "import_objects",
+    "interpret_step",
+]
+
+
+def import_objects(paths: Iterable[str]) -> dict[str, object]:
+    """Import every ``module:qualname`` path; ``UserError`` names the one that fails."""
+    out: dict[str, object] = {}
+    for path in paths:
+        module_name, sep, qualname = path.partition(":")
+        if not sep or not module_name or not qualname or "<" in qualname:
+            raise UserError(f"cannot import {path!r}: not a module:qualname path")
+        try:
+            obj: object = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise UserError(f"cannot import {path!r}: {exc}") from None
+        for part in qualname.split("."):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                raise UserError(
+                    f"cannot import {path!r}: {module_name} has no attribute {qualname!r}"
+                ) from None
+        out[path] = obj
+    return out

@@ -1,0 +1,278 @@
+"""``StateMachine``: a compiled workflow, and the three thin drivers of its one loop.
+
+``await machine.run(...)`` drives the loop with :func:`~.effects.drive`;
+``machine.run_sync(...)`` runs that on a per-thread event loop; and
+``machine.run_streamed(...)`` returns a :class:`RunResultStreaming` whose
+``stream_events()`` drives the same loop, turning its ``Emit`` effects (and a
+streaming model's raw events) into stream events. No behaviour lives in a driver:
+the three differ only in how effects are performed and whether events surface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from stepswitch.compiler.ir import MachineIR
+from stepswitch.context import RunContext, Usage
+from stepswitch.errors import ModelBehaviorError, UserError
+from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, start_alongside
+from stepswitch.runtime.events import (
+    AgentUpdated,
+    AgentUpdatedStreamEvent,
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+    StreamEvent,
+    item_event_name,
+)
+from stepswitch.runtime.items import RunItem, ToolApprovalItem
+from stepswitch.runtime.loop import Loop, Run, run_loop
+from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
+from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.state import RunState
+from stepswitch.runtime.steps import StepFunction
+
+__all__ = ["RunResultStreaming", "StateMachine"]
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+_UNSET: Any = _Unset()
+
+
+class StateMachine:
+    """A compiled workflow: the IR (data) and the objects it names, ready to run.
+
+    ``resolver`` maps every import path in the IR to its live object. ``steps``
+    optionally gives explicit step functions per agent (generated modules do);
+    agents without one use the generic interpreter of the IR's step tables.
+    """
+
+    def __init__(
+        self,
+        ir: MachineIR,
+        resolver: Mapping[str, object],
+        *,
+        steps: Mapping[str, StepFunction] | None = None,
+    ) -> None:
+        self.ir = ir
+        self._core = MachineCore(ir, resolver, steps)
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    @property
+    def entry(self) -> str:
+        return self.ir.entry
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return tuple(s.agent for s in self.ir.states)
+
+    def __repr__(self) -> str:
+        return f"StateMachine(name={self.ir.name!r}, states={len(self.ir.states)})"
+
+    def _start(
+        self,
+        input: str | list[Any] | RunState,
+        model: Model | None,
+        context: Any,
+        max_turns: int | None,
+        run_config: RunConfig | None,
+    ) -> Loop:
+        config = run_config or RunConfig()
+        if model is not None and not hasattr(model, "get_response"):
+            raise UserError(
+                f"model: expected an object with async get_response(request), got "
+                f"{type(model).__name__}"
+            )
+        ctx: RunContext[Any] = RunContext(context, Usage())
+        if isinstance(input, RunState):
+            budget = input.max_turns if max_turns is _UNSET else max_turns
+            run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)
+        else:
+            budget = self.ir.max_turns if max_turns is _UNSET else max_turns
+            run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
+        run.model = model
+        return run_loop(self._core, run, config)
+
+    async def run(
+        self,
+        input: str | list[Any] | RunState,
+        *,
+        model: Model | None = None,
+        context: Any = None,
+        max_turns: int | None = _UNSET,
+        run_config: RunConfig | None = None,
+    ) -> RunResult:
+        """Run (or resume, given a ``RunState``) to a final output or an interruption.
+
+        ``max_turns`` defaults to the workflow's for a new run and to the state's when
+        resuming; given explicitly, it replaces either.
+        """
+        result: RunResult = await drive(self._start(input, model, context, max_turns, run_config))
+        return result
+
+    def run_sync(
+        self,
+        input: str | list[Any] | RunState,
+        *,
+        model: Model | None = None,
+        context: Any = None,
+        max_turns: int | None = _UNSET,
+        run_config: RunConfig | None = None,
+    ) -> RunResult:
+        """``run`` for code without an event loop (raises inside a running loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(
+                "run_sync() cannot be called when an event loop is already running; "
+                "use `await machine.run(...)` instead"
+            )
+        loop = _thread_loop()
+        return loop.run_until_complete(
+            self.run(input, model=model, context=context, max_turns=max_turns,
+                     run_config=run_config)
+        )
+
+    def run_streamed(
+        self,
+        input: str | list[Any] | RunState,
+        *,
+        model: Model | None = None,
+        context: Any = None,
+        max_turns: int | None = _UNSET,
+        run_config: RunConfig | None = None,
+    ) -> RunResultStreaming:
+        """A streamed run: iterate ``stream_events()``; afterwards the object carries the
+        result's fields. The run advances as the events are consumed."""
+        return RunResultStreaming(self._start(input, model, context, max_turns, run_config))
+
+
+_LOCAL = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    loop: asyncio.AbstractEventLoop | None = getattr(_LOCAL, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = asyncio.new_event_loop()
+        _LOCAL.loop = loop
+    return loop
+
+
+class RunResultStreaming:
+    """A run in progress. ``stream_events()`` yields its events; once it is exhausted,
+    the fields of :class:`RunResult` are available here too."""
+
+    def __init__(self, loop: Loop) -> None:
+        self._loop = loop
+        self._result: RunResult | None = None
+        self._started = False
+        self.current_agent: str | None = None
+        self.is_complete = False
+
+    async def stream_events(self) -> AsyncIterator[StreamEvent]:
+        """Agent changes, run items and a streaming model's raw events, as they happen.
+        Errors of the run are raised from here."""
+        if self._started:
+            raise RuntimeError("stream_events() can be iterated only once")
+        self._started = True
+        loop = self._loop
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = loop.throw(error) if error is not None else loop.send(send)
+            except StopIteration as stop:
+                self._result = stop.value
+                self.is_complete = True
+                return
+            send, error = None, None
+            if type(effect) is Emit:
+                event = effect.event
+                if type(event) is AgentUpdated:
+                    self.current_agent = event.agent
+                    yield AgentUpdatedStreamEvent(event.agent)
+                else:
+                    for item in event:
+                        name = item_event_name(item)
+                        if name is not None:
+                            yield RunItemStreamEvent(name, item)
+                continue
+            if type(effect) is CallModel and hasattr(effect.model, "stream_response"):
+                try:
+                    guards = start_alongside(effect.alongside)
+                    response: ModelResponse | None = None
+                    async for raw in effect.model.stream_response(effect.request):
+                        if isinstance(raw, ResponseCompleted):
+                            response = raw.response
+                        else:
+                            yield RawResponsesStreamEvent(raw)
+                    outcomes = await settle(guards)
+                    if response is None:
+                        raise ModelBehaviorError(
+                            f"the model's stream for agent {effect.request.agent!r} ended "
+                            "without a completed response"
+                        )
+                    send = (response, outcomes) if effect.alongside else response
+                except Exception as exc:
+                    error = exc
+                continue
+            try:
+                send = await perform(effect)
+            except Exception as exc:
+                error = exc
+
+    def _done(self) -> RunResult:
+        if self._result is None:
+            raise RuntimeError("the streamed run has not finished: consume stream_events() first")
+        return self._result
+
+    @property
+    def final_output(self) -> Any:
+        return self._done().final_output
+
+    @property
+    def new_items(self) -> list[RunItem]:
+        return self._done().new_items
+
+    @property
+    def last_agent(self) -> str:
+        return self._done().last_agent
+
+    @property
+    def interruptions(self) -> list[ToolApprovalItem]:
+        return self._done().interruptions
+
+    @property
+    def raw_responses(self) -> list[ModelResponse]:
+        return self._done().raw_responses
+
+    @property
+    def usage(self) -> Usage:
+        return self._done().usage
+
+    @property
+    def input(self) -> tuple[InputItem, ...]:
+        return self._done().input
+
+    def to_state(self) -> RunState:
+        return self._done().to_state()
+
+    def to_input_list(self) -> list[InputItem]:
+        return self._done().to_input_list()
+
+    def result(self) -> RunResult:
+        """The finished run as a plain ``RunResult``."""
+        return self._done()

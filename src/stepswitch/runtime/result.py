@@ -1,0 +1,86 @@
+"""``RunResult`` and the run data that errors carry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from stepswitch.context import Usage
+from stepswitch.runtime.items import RunItem, ToolApprovalItem
+from stepswitch.runtime.model import InputItem, ModelResponse
+
+if TYPE_CHECKING:
+    from stepswitch.runtime.state import RunState
+
+__all__ = ["GuardrailResult", "RunErrorDetails", "RunResult"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailResult:
+    """One guardrail's verdict: its name, the agent, and what the function returned."""
+
+    guardrail: str
+    agent: str
+    output_info: Any
+    tripwire_triggered: bool
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of a run: its items, its final output (None when interrupted), the
+    agent that ended it, pending approvals, raw responses and usage."""
+
+    input: tuple[InputItem, ...]
+    new_items: list[RunItem]
+    final_output: Any
+    last_agent: str
+    interruptions: list[ToolApprovalItem]
+    raw_responses: list[ModelResponse]
+    usage: Usage
+    max_turns: int | None
+    input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    _state: Callable[[], RunState] | None = field(default=None, repr=False)
+
+    def to_state(self) -> RunState:
+        """A ``RunState`` to decide pending approvals on and resume from."""
+        if self._state is None:
+            raise RuntimeError("this result has no state")
+        return self._state()
+
+    def to_input_list(self) -> list[InputItem]:
+        """The run's input followed by every new item (approval requests left out)."""
+        items: list[InputItem] = list(self.input)
+        items.extend(i for i in self.new_items if type(i) is not ToolApprovalItem)
+        return items
+
+    def final_output_as(self, cls: type[T], raise_if_incorrect_type: bool = False) -> T:
+        """The final output typed as ``cls`` (checked when asked)."""
+        if raise_if_incorrect_type and not isinstance(self.final_output, cls):
+            raise TypeError(
+                f"final output is {type(self.final_output).__name__}, not {cls.__name__}"
+            )
+        return self.final_output  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class RunErrorDetails:
+    """The run so far, carried by an error as ``exc.run_data``."""
+
+    input: tuple[InputItem, ...]
+    new_items: list[RunItem]
+    last_agent: str
+    raw_responses: list[ModelResponse]
+    usage: Usage
+    input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    _state: Callable[[], RunState] | None = field(default=None, repr=False)
+
+    def to_state(self) -> RunState:
+        """A state that resumes the run where it stopped (e.g. with a larger budget)."""
+        if self._state is None:
+            raise RuntimeError("this run cannot be resumed")
+        return self._state()

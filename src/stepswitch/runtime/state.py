@@ -1,0 +1,142 @@
+"""``RunState``: a paused (or stopped) run, to decide approvals on and resume.
+
+A state is data: the input, every item so far, the current agent, the turn count,
+the interrupted turn's calls, the decisions taken, and the paused nested runs of
+agent tools. Agents and tools are referenced by name and re-resolved against the
+machine that resumes it. JSON crosses processes (see :mod:`.state_json`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from stepswitch.errors import StateError
+from stepswitch.runtime.items import RunItem, ToolApprovalItem, ToolCallOutputItem
+from stepswitch.runtime.model import InputItem, OutputItem
+
+__all__ = ["Decision", "PendingTurn", "RunState"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A human's answer for one call: approve, or reject with the message the model sees."""
+
+    approved: bool
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingTurn:
+    """The interrupted turn: the response's output, settled on resume without a new
+    model call."""
+
+    agent: str
+    output: tuple[OutputItem, ...]
+    start: int
+    """Index in the run's items where the turn's items begin."""
+
+
+@dataclass(slots=True)
+class RunState:
+    """A run that paused for approvals, or stopped at a limit, ready to resume.
+
+    ``approve``/``reject`` take an interruption item or a call id and match by call
+    id, so an item from the original result works on a reloaded state.
+    """
+
+    workflow: str
+    input: tuple[InputItem, ...]
+    items: list[RunItem]
+    current_agent: str
+    current_turn: int
+    max_turns: int | None
+    pending: PendingTurn | None = None
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    always: dict[str, bool] = field(default_factory=dict)
+    """Tool name → approve (True) or reject (False) every call of it from now on."""
+    nested: dict[str, RunState] = field(default_factory=dict)
+    """Paused nested runs of agent tools, by the outer call id."""
+    history: tuple[InputItem, ...] | None = None
+    """What the model saw last when a handoff input filter rewrote it; None means the
+    input plus every model-visible item."""
+    history_from: int = 0
+    """Items from this index on follow ``history`` in the model's input."""
+    depth: int = 0
+    status: Literal["interrupted", "stopped"] = "interrupted"
+
+    @property
+    def interruptions(self) -> list[ToolApprovalItem]:
+        """Every call still waiting for a decision, nested runs' calls included (their
+        approval items are copied into this run's items)."""
+        if self.pending is None:
+            return []
+        done = {i.call_id for i in self.items if type(i) is ToolCallOutputItem}
+        out: list[ToolApprovalItem] = []
+        for item in self.items:
+            if (
+                type(item) is ToolApprovalItem
+                and item.call_id not in done
+                and item.call_id not in self.decisions
+                and item.name not in self.always
+            ):
+                out.append(item)
+        return out
+
+    def get_interruptions(self) -> list[ToolApprovalItem]:
+        """The SDK's spelling of :attr:`interruptions`."""
+        return self.interruptions
+
+    def approve(self, item: ToolApprovalItem | str, always: bool = False) -> None:
+        """Let the call run when the state resumes (``always``: every later call of that
+        tool in this run too)."""
+        self._decide(item, Decision(True), always)
+
+    def reject(
+        self, item: ToolApprovalItem | str, message: str | None = None, always: bool = False
+    ) -> None:
+        """Refuse the call; the model sees ``message`` (or the default) as its output."""
+        self._decide(item, Decision(False, message), always)
+
+    def _decide(self, item: ToolApprovalItem | str, decision: Decision, always: bool) -> None:
+        call_id = item if isinstance(item, str) else item.call_id
+        target = self._find(call_id)
+        if target is None:
+            pending = ", ".join(i.call_id for i in self.interruptions) or "none"
+            raise StateError(
+                f"no pending approval has call id {call_id!r} (pending: {pending})"
+            )
+        owner, approval = target
+        owner.decisions[call_id] = decision
+        if always:
+            owner.always[approval.name] = decision.approved
+
+    def _find(self, call_id: str) -> tuple[RunState, ToolApprovalItem] | None:
+        for item in self.items:
+            if type(item) is ToolApprovalItem and item.call_id == call_id:
+                return self, item
+        return None
+
+    def copy(self) -> RunState:
+        """A deep-enough copy: resuming it never changes this state."""
+        return replace(
+            self,
+            items=list(self.items),
+            decisions=dict(self.decisions),
+            always=dict(self.always),
+            nested={k: v.copy() for k, v in self.nested.items()},
+        )
+
+    def to_json(self, *, key: bytes | None = None, indent: int | None = None) -> str:
+        """Versioned JSON with a digest over the body (an HMAC when ``key`` is given)."""
+        from stepswitch.runtime.state_json import dump_state
+
+        return dump_state(self, key=key, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, key: bytes | None = None) -> RunState:
+        """Read a state written by :meth:`to_json`; ``StateError`` names what is wrong."""
+        from stepswitch.runtime.state_json import load_state
+
+        return load_state(text, key=key)
+

@@ -1,0 +1,274 @@
+"""``RunState`` ⇄ JSON: versioned, no pickle, no eval, fails closed.
+
+The document is ``{"format": "stepswitch.run_state", "version": 1, "body": {...},
+"digest": "sha256:…"}``. The digest covers the canonical JSON of the body (keys
+sorted, no spaces); with a key it is an HMAC (``hmac-sha256:…``), so only holders of
+the key can write a state the reader accepts. Without a key it still catches
+truncation, edits and corruption. Every field is read with its type checked;
+anything unknown or missing is a ``StateError`` that names the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from stepswitch.errors import StateError
+from stepswitch.runtime.items import (
+    HandoffCallItem,
+    HandoffOutputItem,
+    MessageOutputItem,
+    ToolApprovalItem,
+    ToolCallItem,
+    ToolCallOutputItem,
+    UserInputItem,
+)
+from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
+from stepswitch.runtime.state import Decision, PendingTurn, RunState
+
+__all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
+
+FORMAT = "stepswitch.run_state"
+STATE_VERSION = 1
+
+_ITEM_FIELDS: dict[str, tuple[type[Any], tuple[str, ...]]] = {
+    "user_input_item": (UserInputItem, ("content", "role")),
+    "message_output_item": (MessageOutputItem, ("agent", "content", "refusal")),
+    "tool_call_item": (ToolCallItem, ("agent", "name", "call_id", "arguments")),
+    "tool_call_output_item": (
+        ToolCallOutputItem,
+        ("agent", "call_id", "output", "name", "is_error"),
+    ),
+    "handoff_call_item": (HandoffCallItem, ("agent", "name", "call_id", "arguments")),
+    "handoff_output_item": (
+        HandoffOutputItem,
+        ("agent", "call_id", "output", "source_agent", "target_agent"),
+    ),
+    "tool_approval_item": (ToolApprovalItem, ("agent", "name", "call_id", "arguments")),
+}
+_OPTIONAL = {"refusal"}
+
+
+def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None = None) -> str:
+    body = _body(state)
+    doc = {
+        "format": FORMAT,
+        "version": STATE_VERSION,
+        "body": body,
+        "digest": _digest(body, key),
+    }
+    return json.dumps(doc, indent=indent, sort_keys=True, ensure_ascii=False)
+
+
+def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise StateError(
+            f"the saved state is not valid JSON (truncated or corrupted?): {exc}"
+        ) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise StateError(f"not a stepswitch run state: expected format {FORMAT!r}")
+    version = doc.get("version")
+    if version != STATE_VERSION:
+        raise StateError(
+            f"unknown run state version {version!r}: this stepswitch reads version "
+            f"{STATE_VERSION}"
+        )
+    body = doc.get("body")
+    if not isinstance(body, dict):
+        raise StateError("the saved state has no body")
+    digest = doc.get("digest")
+    if not isinstance(digest, str):
+        raise StateError("the saved state has no digest")
+    if key is None and digest.startswith("hmac-"):
+        raise StateError("the saved state is signed: pass the key to read it")
+    if not hmac.compare_digest(digest, _digest(body, key)):
+        raise StateError(
+            "the saved state's digest does not match its content: it was modified, "
+            "truncated or signed with another key"
+        )
+    return _state(body, "body")
+
+
+def _digest(body: dict[str, Any], key: bytes | None) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    data = canonical.encode("utf-8")
+    if key is None:
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "hmac-sha256:" + hmac.new(key, data, hashlib.sha256).hexdigest()
+
+
+# -- writing -------------------------------------------------------------------------------
+
+
+def _body(state: RunState) -> dict[str, Any]:
+    return {
+        "workflow": state.workflow,
+        "status": state.status,
+        "input": [_item(i) for i in state.input],
+        "items": [_item(i) for i in state.items],
+        "current_agent": state.current_agent,
+        "current_turn": state.current_turn,
+        "max_turns": state.max_turns,
+        "pending": None if state.pending is None else {
+            "agent": state.pending.agent,
+            "start": state.pending.start,
+            "output": [_output(o) for o in state.pending.output],
+        },
+        "decisions": {
+            k: {"approved": d.approved, "message": d.message}
+            for k, d in sorted(state.decisions.items())
+        },
+        "always": dict(sorted(state.always.items())),
+        "nested": {k: _body(v) for k, v in sorted(state.nested.items())},
+        "history": None if state.history is None else [_item(i) for i in state.history],
+        "history_from": state.history_from,
+        "depth": state.depth,
+    }
+
+
+def _item(item: InputItem) -> dict[str, Any]:
+    fields = _ITEM_FIELDS[item.type][1]
+    out: dict[str, Any] = {"type": item.type}
+    for name in fields:
+        out[name] = getattr(item, name)
+    return out
+
+
+def _output(item: OutputItem) -> dict[str, Any]:
+    if type(item) is OutputFunctionCall:
+        return {"type": "function_call", "name": item.name, "arguments": item.arguments,
+                "call_id": item.call_id}
+    assert type(item) is OutputMessage
+    return {"type": "message", "content": item.content, "refusal": item.refusal}
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _get(d: dict[str, Any], name: str, tp: type | tuple[type, ...], where: str) -> Any:
+    if name not in d:
+        raise StateError(f"the saved state lacks {where}.{name}")
+    value = d[name]
+    if not isinstance(value, tp) or (isinstance(value, bool) and tp is int):
+        raise StateError(f"the saved state's {where}.{name} has the wrong type")
+    return value
+
+
+def _state(body: Any, where: str) -> RunState:
+    if not isinstance(body, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    status = _get(body, "status", str, where)
+    if status not in ("interrupted", "stopped"):
+        raise StateError(f"the saved state's {where}.status {status!r} is unknown")
+    max_turns = body.get("max_turns")
+    if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool)):
+        raise StateError(f"the saved state's {where}.max_turns has the wrong type")
+    pending_raw = body.get("pending")
+    pending = None
+    if pending_raw is not None:
+        if not isinstance(pending_raw, dict):
+            raise StateError(f"the saved state's {where}.pending is not an object")
+        outputs = _get(pending_raw, "output", list, f"{where}.pending")
+        pending = PendingTurn(
+            agent=_get(pending_raw, "agent", str, f"{where}.pending"),
+            output=tuple(_read_output(o, f"{where}.pending.output[{i}]")
+                         for i, o in enumerate(outputs)),
+            start=_get(pending_raw, "start", int, f"{where}.pending"),
+        )
+    decisions: dict[str, Decision] = {}
+    for call_id, d in _get(body, "decisions", dict, where).items():
+        w = f"{where}.decisions[{call_id!r}]"
+        if not isinstance(d, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        message = d.get("message")
+        if message is not None and not isinstance(message, str):
+            raise StateError(f"the saved state's {w}.message has the wrong type")
+        decisions[call_id] = Decision(_get(d, "approved", bool, w), message)
+    always = _get(body, "always", dict, where)
+    if not all(isinstance(v, bool) for v in always.values()):
+        raise StateError(f"the saved state's {where}.always has the wrong type")
+    nested = {
+        k: _state(v, f"{where}.nested[{k!r}]")
+        for k, v in _get(body, "nested", dict, where).items()
+    }
+    history_raw = body.get("history")
+    history = None
+    if history_raw is not None:
+        if not isinstance(history_raw, list):
+            raise StateError(f"the saved state's {where}.history has the wrong type")
+        history = tuple(_read_item(x, f"{where}.history[{i}]") for i, x in enumerate(history_raw))
+    items = [
+        _read_item(x, f"{where}.items[{i}]")
+        for i, x in enumerate(_get(body, "items", list, where))
+    ]
+    for i, item in enumerate(items):
+        if type(item) is UserInputItem:
+            raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    return RunState(
+        workflow=_get(body, "workflow", str, where),
+        input=tuple(
+            _read_item(x, f"{where}.input[{i}]")
+            for i, x in enumerate(_get(body, "input", list, where))
+        ),
+        items=items,  # type: ignore[arg-type]
+        current_agent=_get(body, "current_agent", str, where),
+        current_turn=_get(body, "current_turn", int, where),
+        max_turns=max_turns,
+        pending=pending,
+        decisions=decisions,
+        always=always,
+        nested=nested,
+        history=history,
+        history_from=_get(body, "history_from", int, where),
+        depth=_get(body, "depth", int, where),
+        status="interrupted" if status == "interrupted" else "stopped",
+    )
+
+
+def _read_item(raw: Any, where: str) -> InputItem:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    kind = raw.get("type")
+    if kind not in _ITEM_FIELDS:
+        raise StateError(f"the saved state's {where} has unknown item type {kind!r}")
+    cls, fields = _ITEM_FIELDS[kind]
+    kwargs: dict[str, Any] = {}
+    for name in fields:
+        if name in _OPTIONAL:
+            value = raw.get(name)
+            if value is not None and not isinstance(value, str):
+                raise StateError(f"the saved state's {where}.{name} has the wrong type")
+        else:
+            value = _get(raw, name, bool if name == "is_error" else str, where)
+        kwargs[name] = value
+    if kind == "user_input_item" and kwargs["role"] not in (
+        "user", "system", "developer", "assistant"
+    ):
+        raise StateError(f"the saved state's {where}.role is unknown")
+    item: InputItem = cls(**kwargs)
+    return item
+
+
+def _read_output(raw: Any, where: str) -> OutputItem:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    kind = raw.get("type")
+    if kind == "function_call":
+        return OutputFunctionCall(
+            name=_get(raw, "name", str, where),
+            arguments=_get(raw, "arguments", str, where),
+            call_id=_get(raw, "call_id", str, where),
+        )
+    if kind == "message":
+        refusal = raw.get("refusal")
+        if refusal is not None and not isinstance(refusal, str):
+            raise StateError(f"the saved state's {where}.refusal has the wrong type")
+        return OutputMessage(content=_get(raw, "content", str, where), refusal=refusal)
+    raise StateError(f"the saved state's {where} has unknown output type {kind!r}")
+
+
+

@@ -1,0 +1,130 @@
+"""The step switch: how one turn's outcome maps to Final / Handoff / Interruption /
+RunAgain.
+
+A step function takes the agent's :class:`~stepswitch.compiler.ir.StateIR` and the
+:class:`TurnOutcome` (what the response asked for and what its tools produced) and
+returns a :data:`StepDecision`. :func:`interpret_step` reads the state's tables; a
+generated module passes its own explicit function per agent. Either way the loop
+does the same thing with the decision, so the items are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from stepswitch.compiler.ir import StateIR
+
+__all__ = [
+    "AskToolUse",
+    "Final",
+    "FinalMessage",
+    "Handoff",
+    "Interruption",
+    "RunAgain",
+    "StepDecision",
+    "StepFunction",
+    "ToolResult",
+    "TurnOutcome",
+    "interpret_step",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A function or agent tool that ran this turn: its name and what it returned."""
+
+    name: str
+    value: Any
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """What one response amounted to once its tools ran."""
+
+    interrupted: bool
+    """Some call waits for a human's decision."""
+    handoff: str | None
+    """The agent a handoff moves to, if a handoff took effect."""
+    tool_results: tuple[ToolResult, ...]
+    """Function and agent tools that ran, in call order."""
+    had_calls: bool
+    """The response called anything at all (tools, handoffs, unknown names)."""
+    last_message: str | None
+    """The text of the response's last message, if it had one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """The run ends with ``output`` (a tool's result, taken as is)."""
+
+    output: Any
+    kind: Literal["final"] = "final"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalMessage:
+    """The run ends with the last message, parsed by the state's output rule."""
+
+    text: str
+    kind: Literal["final_message"] = "final_message"
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """The current agent becomes ``target``; the loop goes on."""
+
+    target: str
+    kind: Literal["handoff"] = "handoff"
+
+
+@dataclass(frozen=True, slots=True)
+class Interruption:
+    """The run pauses until every pending approval is decided."""
+
+    kind: Literal["interruption"] = "interruption"
+
+
+@dataclass(frozen=True, slots=True)
+class RunAgain:
+    """The model is called again (tool outputs feed back)."""
+
+    kind: Literal["run_again"] = "run_again"
+
+
+@dataclass(frozen=True, slots=True)
+class AskToolUse:
+    """The agent's ``tool_use_behavior`` function decides between Final and RunAgain."""
+
+    kind: Literal["ask_tool_use"] = "ask_tool_use"
+
+
+StepDecision: TypeAlias = Final | FinalMessage | Handoff | Interruption | RunAgain | AskToolUse
+StepFunction: TypeAlias = Callable[[StateIR, TurnOutcome], StepDecision]
+
+
+def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
+    """The generic step function: reads ``state.step`` and ``state.output``."""
+    if turn.interrupted:
+        return Interruption()
+    if turn.handoff is not None:
+        return Handoff(turn.handoff)
+    if turn.tool_results:
+        rule = state.step
+        if rule.tool_use == "stop_on_first_tool":
+            return Final(turn.tool_results[0].value)
+        if rule.tool_use == "stop_at_tools":
+            for result in turn.tool_results:
+                if result.name in rule.stop_at:
+                    return Final(result.value)
+            return RunAgain()
+        if rule.tool_use == "function":
+            return AskToolUse()
+        return RunAgain()
+    if turn.had_calls:
+        return RunAgain()
+    if turn.last_message is None and state.output.kind == "typed":
+        return RunAgain()
+    return FinalMessage(turn.last_message or "")

@@ -1,0 +1,145 @@
+"""Tool calls on the trusted side: parse and validate arguments, turn values and
+errors into the text the model sees.
+
+Validation precedes execution (DESIGN §4, invariant 3): a call whose arguments do
+not parse or do not fit the schema never reaches the function; the model gets an
+error output that names the problem so it can retry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+__all__ = [
+    "MULTIPLE_HANDOFFS",
+    "REJECTED",
+    "ArgumentError",
+    "BoundTool",
+    "adapter_for",
+    "error_output",
+    "output_text",
+    "parse_arguments",
+    "parse_typed",
+]
+
+REJECTED = "Tool execution was not approved."
+"""What the model sees for a rejected call (the SDK's default)."""
+
+MULTIPLE_HANDOFFS = "Multiple handoffs detected, ignoring this one."
+
+
+class BoundTool(Protocol):
+    """What the runtime needs of a bound function tool (``@function_tool`` objects)."""
+
+    name: str
+    fn: Callable[..., Any]
+    params_model: type[BaseModel]
+    needs_approval: Any
+    failure_error_function: Any
+
+    def arguments_of(self, params: BaseModel) -> dict[str, Any]: ...
+
+
+class ArgumentError(Exception):
+    """The model's arguments for a call cannot be used; the message says why."""
+
+
+def _loads(tool: str, raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ArgumentError(
+            f"Invalid JSON input for tool {tool}: {exc.msg} at position {exc.pos} "
+            f"in {_clip(raw)}. Send the arguments as a JSON object."
+        ) from None
+    if not isinstance(data, dict):
+        raise ArgumentError(
+            f"Invalid JSON input for tool {tool}: expected a JSON object, "
+            f"got {type(data).__name__} {_clip(raw)}."
+        )
+    return data
+
+
+def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
+    """Validated parameters (lax, extra keys ignored, as the SDK), or ``ArgumentError``."""
+    data = _loads(tool.name, raw)
+    try:
+        return tool.params_model.model_validate(data)
+    except ValidationError as exc:
+        raise ArgumentError(
+            f"Invalid arguments for tool {tool.name}: {_describe(exc)}. "
+            "Fix the arguments and call the tool again."
+        ) from None
+
+
+def parse_typed(what: str, tp: Any, raw: str) -> Any:
+    """Arguments for a typed input (handoff ``input_type``, agent-tool ``parameters``)."""
+    data = _loads(what, raw)
+    try:
+        return adapter_for(tp).validate_python(data)
+    except ValidationError as exc:
+        raise ArgumentError(
+            f"Invalid arguments for {what}: {_describe(exc)}. "
+            "Fix the arguments and call it again."
+        ) from None
+
+
+@lru_cache(maxsize=512)
+def adapter_for(tp: Any) -> TypeAdapter[Any]:
+    """One ``TypeAdapter`` per type, built once."""
+    return TypeAdapter(tp)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False)[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid')} (got {_clip(repr(err.get('input')))})")
+    more = exc.error_count() - len(parts)
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def output_text(value: Any) -> str:
+    """What the model sees for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if is_dataclass(value) and not isinstance(value, type):
+        return json.dumps(asdict(value), default=str)
+    if isinstance(value, dict | list | tuple) or value is None:
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+def error_output(exc: BaseException) -> str:
+    """The default error output of a tool that raised (the SDK's text plus the error)."""
+    return f"An error occurred while running the tool. Please try again. Error: {exc}"
+
+
+def parse_typed_output(tp: Any, wrapped: bool, text: str) -> Any:
+    """A final message parsed as a typed output with strict validation."""
+    adapter = adapter_for(tp)
+    if not wrapped:
+        return adapter.validate_json(text, strict=True)
+    data = json.loads(text)
+    if not isinstance(data, dict) or "response" not in data:
+        raise ValueError('expected a JSON object {"response": ...}')
+    return adapter.validate_json(json.dumps(data["response"]), strict=True)

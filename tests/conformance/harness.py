@@ -1,0 +1,126 @@
+"""Run one scenario under all three surfaces and insist they agree.
+
+``run_all(machine, input, script)`` runs ``machine.run`` (awaited),
+``machine.run_sync`` and ``machine.run_streamed`` (events consumed) on fresh
+``ScriptedModel``s built from the same script, and compares what a user can
+observe: the items, final output, last agent, interruptions, the model calls
+(agent, tools offered, input items) and, when the run fails, the exception's
+type and message and the items it carries. It returns the ``run_sync`` outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepswitch import RunState, StateMachine
+from stepswitch.runtime.events import AgentUpdatedStreamEvent, RunItemStreamEvent
+from stepswitch.testing import ScriptedModel, Step
+
+SURFACES = ("run", "run_sync", "run_streamed")
+
+
+@dataclass
+class Outcome:
+    """What one surface produced."""
+
+    surface: str
+    model: ScriptedModel
+    result: Any = None
+    error: BaseException | None = None
+    events: list[Any] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[Any]:
+        if self.result is not None:
+            return list(self.result.new_items)
+        data = getattr(self.error, "run_data", None)
+        return list(data.new_items) if data is not None else []
+
+    def observed(self) -> dict[str, Any]:
+        calls = [
+            (c.agent, c.instructions, c.tools, tuple(c.input), c.output_schema)
+            for c in self.model.calls
+        ]
+        out: dict[str, Any] = {"items": self.items, "calls": calls}
+        if self.result is not None:
+            out.update(
+                final_output=self.result.final_output,
+                last_agent=self.result.last_agent,
+                interruptions=list(self.result.interruptions),
+                responses=len(self.result.raw_responses),
+            )
+        else:
+            data = getattr(self.error, "run_data", None)
+            out.update(
+                error=(type(self.error), str(self.error)),
+                last_agent=getattr(data, "last_agent", None),
+            )
+        return out
+
+
+def _surface(
+    surface: str, machine: StateMachine, input: Any, model: ScriptedModel, kwargs: dict[str, Any]
+) -> Outcome:
+    outcome = Outcome(surface, model)
+    try:
+        if surface == "run":
+            outcome.result = asyncio.run(machine.run(input, model=model, **kwargs))
+        elif surface == "run_sync":
+            outcome.result = machine.run_sync(input, model=model, **kwargs)
+        else:
+            streamed = machine.run_streamed(input, model=model, **kwargs)
+
+            async def consume() -> None:
+                async for event in streamed.stream_events():
+                    outcome.events.append(event)
+
+            asyncio.run(consume())
+            outcome.result = streamed.result()
+    except Exception as exc:
+        outcome.error = exc
+    return outcome
+
+
+def run_all(
+    machine: StateMachine,
+    input: str | list[Any] | RunState,
+    script: Sequence[Step] | Callable[[], ScriptedModel],
+    **kwargs: Any,
+) -> Outcome:
+    """Run under every surface, assert they agree, return the ``run_sync`` outcome."""
+    outcomes = []
+    for surface in SURFACES:
+        model = script() if callable(script) else ScriptedModel(copy.deepcopy(list(script)))
+        run_input = input.copy() if isinstance(input, RunState) else input
+        outcomes.append(_surface(surface, machine, run_input, model, kwargs))
+    base = outcomes[1].observed()
+    for other in (outcomes[0], outcomes[2]):
+        assert other.observed() == base, f"{other.surface} differs from run_sync"
+    streamed = outcomes[2]
+    item_events = [e.item for e in streamed.events if isinstance(e, RunItemStreamEvent)]
+    visible = [i for i in streamed.items if i.type != "tool_approval_item"]
+    already = 0
+    if isinstance(input, RunState):
+        already = sum(1 for i in input.items if i.type != "tool_approval_item")
+    assert item_events == visible[already:], "stream events do not match the new items"
+    agents = [e.new_agent for e in streamed.events if isinstance(e, AgentUpdatedStreamEvent)]
+    assert agents, "a streamed run starts with an agent_updated event"
+    return outcomes[1]
+
+
+def trace(items: Sequence[Any]) -> list[tuple[str, ...]]:
+    """A compact view of items: (type, agent, tool name / output / message text)."""
+    out = []
+    for i in items:
+        if i.type in ("tool_call_output_item", "handoff_output_item"):
+            label = i.output
+        elif i.type == "message_output_item":
+            label = i.content
+        else:
+            label = i.name
+        out.append((i.type, i.agent, label))
+    return out
