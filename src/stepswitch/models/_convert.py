@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -80,7 +81,7 @@ class _Pending:
         return self.text is None and self.refusal is None and not self.calls
 
 
-def plan_history(items: tuple[InputItem, ...] | list[InputItem]) -> list[Entry]:
+def plan_history(items: Sequence[InputItem]) -> list[Entry]:
     """The history in the order both APIs accept: every function call (tool or handoff)
     is followed at once by its output, paired by call id.
 
