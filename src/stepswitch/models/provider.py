@@ -95,6 +95,7 @@ class TranscriptModel:
         self.name = name
         self.steps = [normalize_step(s, where=f"{name}: step {i + 1}") for i, s in enumerate(steps)]
         self.requests: list[ModelRequest] = []
+        self._used = 0
 
     @classmethod
     def from_file(cls, path: str | Path) -> TranscriptModel:
@@ -106,16 +107,21 @@ class TranscriptModel:
 
     @property
     def remaining(self) -> int:
-        return len(self.steps) - len(self.requests)
+        return len(self.steps) - self._used
+
+    def skip(self, n: int) -> None:
+        """Start ``n`` steps later (a resumed run already made ``n`` model calls)."""
+        self._used = min(len(self.steps), self._used + max(0, n))
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
-        n = len(self.requests)
+        n = self._used
         if n >= len(self.steps):
             raise UserError(
                 f"{self.name}: the script has {len(self.steps)} step(s), but the run made "
                 f"model call {n + 1} (agent {request.agent!r}); add a step"
             )
         self.requests.append(request)
+        self._used += 1
         step = self.steps[n]
         where = f"{self.name}: step {n + 1}"
         if isinstance(step, ErrorReply):
