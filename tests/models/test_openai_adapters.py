@@ -470,3 +470,19 @@ def test_given_client_takes_the_retry_settings(openai_server: OpenAIServer) -> N
     model = OpenAIResponsesModel("m", openai_server.client(), max_retries=5, timeout=3.0)
     assert model.client.max_retries == 5
     assert model.client.timeout == 3.0
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_extra_body_reaches_the_server_and_large_fields_travel_verbatim(
+    api: str, openai_server: OpenAIServer
+) -> None:
+    openai_server.add([message("ok")])
+    settings = ModelSettings(extra_body={"service_tier": "flex"}, seed=7, frequency_penalty=0.5)
+    get(adapter(api, openai_server), request(*SUPPORT_HISTORY, settings=settings))
+    body = openai_server.requests[0].body
+    assert body["service_tier"] == "flex"
+    assert len(history(body, api)) == (7 if api == "responses" else 8)
+    if api == "chat":
+        assert (body["seed"], body["frequency_penalty"]) == (7, 0.5)
+    else:  # the Responses API has neither; they are not sent
+        assert "seed" not in body and "frequency_penalty" not in body

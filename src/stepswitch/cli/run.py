@@ -15,14 +15,13 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, RunLimitError, UserError
-from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -38,6 +37,9 @@ from stepswitch.runtime.items import (
 )
 from stepswitch.runtime.model import Model, ModelRequest, ModelResponse
 from stepswitch.runtime.state import RunState
+
+if TYPE_CHECKING:
+    from stepswitch.models.provider import TranscriptModel
 
 __all__ = ["add_parser", "run"]
 
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     start: str | RunState = args.input
     if args.resume:
         start = _read_state(args.resume)
-        if isinstance(model, TranscriptModel):
+        if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
     try:
@@ -109,7 +111,16 @@ def _one_workflow(target: str) -> list[Any]:
     return found
 
 
+def _is_transcript(model: Model) -> TypeGuard[TranscriptModel]:
+    from stepswitch.models.provider import TranscriptModel
+
+    return isinstance(model, TranscriptModel)
+
+
 def _model(args: argparse.Namespace) -> Model:
+    # imported here: the openai client is slow to import, and other commands never need it
+    from stepswitch.models.provider import OpenAIProvider, TranscriptModel
+
     name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
     if name.startswith(_SCRIPTED):
         path = name[len(_SCRIPTED) :]

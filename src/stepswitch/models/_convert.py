@@ -33,6 +33,7 @@ __all__ = [
     "make_client",
     "map_error",
     "plan_history",
+    "verbatim_kwargs",
 ]
 
 
@@ -226,6 +227,33 @@ def map_error(exc: BaseException, *, model: str, base_url: str) -> StepswitchErr
     if isinstance(exc, openai.OpenAIError):
         return UserError(f"the OpenAI client for {where} is misconfigured: {exc}")
     raise exc
+
+
+_VERBATIM = ("input", "messages", "tools", "text", "response_format")
+_PLACEHOLDER: dict[str, Any] = {"messages": []}
+
+
+def verbatim_kwargs(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with the large plain-JSON fields moved into ``extra_body``.
+
+    The client walks typed parameters recursively against its TypedDicts before each
+    call, which costs tens of milliseconds per hundred history items (measured by
+    ``bench/bench_openai_http.py``) and grows with every turn of a run. Our bodies are
+    already plain JSON with the wire names, so they travel verbatim; the server sees
+    the same body. A required parameter keeps an empty placeholder that the
+    ``extra_body`` value replaces. The caller's own ``extra_body`` is merged last.
+    """
+    out = dict(params)
+    extra: dict[str, Any] = {}
+    for key in _VERBATIM:
+        if key in out:
+            extra[key] = out.pop(key)
+            if key in _PLACEHOLDER:
+                out[key] = _PLACEHOLDER[key]
+    extra.update(out.pop("extra_body", None) or {})
+    if extra:
+        out["extra_body"] = extra
+    return out
 
 
 def tool_choice_name(choice: str | None) -> tuple[str | None, str | None]:

@@ -19,6 +19,7 @@ from stepswitch.models._convert import (
     map_error,
     plan_history,
     tool_choice_name,
+    verbatim_kwargs,
 )
 from stepswitch.runtime.model import (
     ModelRequest,
@@ -46,7 +47,9 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
         client = self.client
         name = self._name(request)
         try:
-            raw = await client.chat.completions.create(**chat_params(request, name))
+            raw = await client.chat.completions.create(
+                **verbatim_kwargs(chat_params(request, name))
+            )
             return parse_completion(as_dict(raw), raw)
         except Exception as exc:
             raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
@@ -58,7 +61,9 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
         name = self._name(request)
         try:
             stream = await client.chat.completions.create(
-                **chat_params(request, name), stream=True, stream_options={"include_usage": True}
+                **verbatim_kwargs(chat_params(request, name)),
+                stream=True,
+                stream_options={"include_usage": True},
             )
             acc = _Accumulator()
             async for chunk in stream:

@@ -16,6 +16,7 @@ from stepswitch.models._convert import (
     map_error,
     plan_history,
     tool_choice_name,
+    verbatim_kwargs,
 )
 from stepswitch.runtime.model import (
     ModelRequest,
@@ -46,7 +47,7 @@ class OpenAIResponsesModel(OpenAIModelBase):
         client = self.client
         name = self._name(request)
         try:
-            raw = await client.responses.create(**responses_params(request, name))
+            raw = await client.responses.create(**verbatim_kwargs(responses_params(request, name)))
             return parse_response(as_dict(raw), raw)
         except Exception as exc:
             raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
@@ -57,7 +58,9 @@ class OpenAIResponsesModel(OpenAIModelBase):
         client = self.client
         name = self._name(request)
         try:
-            stream = await client.responses.create(**responses_params(request, name), stream=True)
+            stream = await client.responses.create(
+                **verbatim_kwargs(responses_params(request, name)), stream=True
+            )
             final: Any = None
             async for event in stream:
                 yield event
