@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
 
-.PHONY: venv test lint typecheck pytest demo bench docs clean
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,13 +29,22 @@ test: lint typecheck pytest
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/stepswitch show graphs/support.py:support
+	$(BIN)/stepswitch check graphs/
+	-$(BIN)/stepswitch check examples/broken_workflow.py
 	$(BIN)/python examples/support_over_http.py
-
-docs: venv
-	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_analysis.py
+	$(BIN)/python bench/bench_openai_http.py
+
+bench-analysis: venv
+	$(BIN)/python bench/bench_analysis.py
+
+# docs/diagnostics/ is generated from the pages shipped in src/stepswitch/analysis/docs/.
+docs: venv
+	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
+	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
 
 clean:
 	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache
