@@ -163,3 +163,17 @@ def test_client_helper_points_at_the_server() -> None:
 
 def test_pytest_fixture_is_registered(pytestconfig: pytest.Config) -> None:
     assert pytestconfig.pluginmanager.has_plugin("stepswitch")
+
+
+def test_importing_stepswitch_does_not_import_the_openai_client() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, stepswitch as ss; from stepswitch.models.openai_server import OpenAIServer; "
+        "print('openai' in sys.modules, ss.models.OpenAIServer is OpenAIServer)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]

@@ -29,12 +29,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from stepswitch.models import _wire
 from stepswitch.models.script import ErrorReply, RawReply, Reply, fill_call_ids, normalize_step
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["OpenAIServer", "RecordedRequest"]
 
@@ -168,6 +169,8 @@ class OpenAIServer:
 
     def client(self, *, max_retries: int = 2, timeout: float = 30.0) -> openai.AsyncOpenAI:
         """A real ``AsyncOpenAI`` pointed at this server (with its ``api_key``, if any)."""
+        import openai  # here: the server itself needs no client
+
         return openai.AsyncOpenAI(
             base_url=self.url,
             api_key=self.api_key or "test",
