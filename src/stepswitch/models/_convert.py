@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 
 import openai
 
+from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, StepswitchError, UserError
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -30,9 +31,12 @@ __all__ = [
     "Said",
     "ToolResult",
     "as_dict",
+    "as_int",
+    "as_str",
     "make_client",
     "map_error",
     "plan_history",
+    "usage_from",
     "verbatim_kwargs",
 ]
 
@@ -129,6 +133,29 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
             continue
     flush()
     return plan
+
+
+def usage_from(data: Any, input_key: str, output_key: str) -> Usage:
+    """One request's usage from a response's usage object (missing counts are 0)."""
+    if not isinstance(data, dict):
+        return Usage(requests=1)
+    i, o = as_int(data.get(input_key)), as_int(data.get(output_key))
+    return Usage(
+        requests=1,
+        input_tokens=i,
+        output_tokens=o,
+        total_tokens=as_int(data.get("total_tokens")) or i + o,
+    )
+
+
+def as_int(value: Any) -> int:
+    """``value`` if it is an int (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` if it is a string, else None."""
+    return value if isinstance(value, str) else None
 
 
 def as_dict(obj: Any) -> dict[str, Any]:

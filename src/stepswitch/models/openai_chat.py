@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
@@ -16,9 +15,11 @@ from stepswitch.models._convert import (
     Said,
     ToolResult,
     as_dict,
+    as_str,
     map_error,
     plan_history,
     tool_choice_name,
+    usage_from,
     verbatim_kwargs,
 )
 from stepswitch.runtime.model import (
@@ -169,28 +170,12 @@ def parse_completion(data: dict[str, Any], raw: Any = None) -> ModelResponse:
         items.append(
             OutputFunctionCall(fn["name"], args if isinstance(args, str) else "", str(tc["id"]))
         )
-    return ModelResponse(tuple(items), _usage(data.get("usage")), _id(data), raw)
-
-
-def _usage(data: Any) -> Usage:
-    if not isinstance(data, dict):
-        return Usage(requests=1)
-    i, o = _int(data.get("prompt_tokens")), _int(data.get("completion_tokens"))
-    return Usage(
-        requests=1,
-        input_tokens=i,
-        output_tokens=o,
-        total_tokens=_int(data.get("total_tokens")) or i + o,
+    return ModelResponse(
+        tuple(items),
+        usage_from(data.get("usage"), "prompt_tokens", "completion_tokens"),
+        as_str(data.get("id")),
+        raw,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _id(data: dict[str, Any]) -> str | None:
-    value = data.get("id")
-    return value if isinstance(value, str) else None
 
 
 @dataclass(slots=True)
@@ -213,7 +198,7 @@ class _Accumulator:
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.chunks += 1
-        self.response_id = self.response_id or _id(chunk)
+        self.response_id = self.response_id or as_str(chunk.get("id"))
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
@@ -13,9 +12,11 @@ from stepswitch.models._convert import (
     Said,
     ToolResult,
     as_dict,
+    as_str,
     map_error,
     plan_history,
     tool_choice_name,
+    usage_from,
     verbatim_kwargs,
 )
 from stepswitch.runtime.model import (
@@ -179,7 +180,12 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
                 )
             items.append(OutputFunctionCall(name, args if isinstance(args, str) else "", call_id))
         # reasoning and hosted-tool items carry nothing the loop acts on
-    return ModelResponse(tuple(items), _usage(data.get("usage")), _str(data.get("id")), raw)
+    return ModelResponse(
+        tuple(items),
+        usage_from(data.get("usage"), "input_tokens", "output_tokens"),
+        as_str(data.get("id")),
+        raw,
+    )
 
 
 def _message(item: dict[str, Any], n: int) -> OutputMessage:
@@ -196,23 +202,3 @@ def _message(item: dict[str, Any], n: int) -> OutputMessage:
         elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
             refusals.append(part["refusal"])
     return OutputMessage("".join(texts), "".join(refusals) if refusals else None)
-
-
-def _usage(data: Any) -> Usage:
-    if not isinstance(data, dict):
-        return Usage(requests=1)
-    i, o = _int(data.get("input_tokens")), _int(data.get("output_tokens"))
-    return Usage(
-        requests=1,
-        input_tokens=i,
-        output_tokens=o,
-        total_tokens=_int(data.get("total_tokens")) or i + o,
-    )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
