@@ -329,11 +329,3 @@ def test_subprocess_run_against_the_server(tmp_path: Path) -> None:
     assert "Traceback" not in first.stderr + second.stderr
     assert [r.api for r in server.requests] == ["chat"] * 4
     server.assert_complete()
-
-
-def test_other_commands_do_not_import_the_openai_client() -> None:
-    code = "import sys, stepswitch.cli.main as m; m._parser(); print('openai' in sys.modules)"
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert out.stdout.strip() == "False"

@@ -165,12 +165,13 @@ def test_pytest_fixture_is_registered(pytestconfig: pytest.Config) -> None:
     assert pytestconfig.pluginmanager.has_plugin("stepswitch")
 
 
-def test_importing_stepswitch_does_not_import_the_openai_client() -> None:
+def test_importing_stepswitch_and_its_cli_does_not_import_the_openai_client() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys, stepswitch as ss; from stepswitch.models.openai_server import OpenAIServer; "
+        "import sys, stepswitch as ss, stepswitch.cli.main as cli; cli._parser(); "
+        "from stepswitch.models.openai_server import OpenAIServer; "
         "print('openai' in sys.modules, ss.models.OpenAIServer is OpenAIServer)"
     )
     out = subprocess.run(
