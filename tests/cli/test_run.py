@@ -329,3 +329,27 @@ def test_subprocess_run_against_the_server(tmp_path: Path) -> None:
     assert "Traceback" not in first.stderr + second.stderr
     assert [r.api for r in server.requests] == ["chat"] * 4
     server.assert_complete()
+
+
+def test_a_failed_run_is_saved_and_resumes_where_it_stopped(
+    openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    down = error_reply(500, retry_after=0.01)
+    openai_server.add([call("lookup_order", {"order_id": 42})], down, down, down)
+    state = tmp_path / "failed.json"
+    code, _, err = run(http_args(openai_server, "--state", str(state)), capsys)
+    assert code == 1
+    assert (
+        "the run failed: model 'gpt-test'" in err and "HTTP 500 after the client's retries" in err
+    )
+    assert f"retry with --resume {state}" in err
+
+    openai_server.add([message("Order 42 has shipped.")])
+    code, out, _ = run(
+        [TARGET, "--resume", str(state), "--model", "gpt-test", "--base-url", openai_server.url],
+        capsys,
+    )
+    assert code == 0 and out == "Order 42 has shipped.\n"
+    last = openai_server.requests[-1].body["input"]
+    assert last[-1]["output"] == "order 42: shipped, 1 item, paid 30.00"  # the history carries it on
+    openai_server.assert_complete()

@@ -256,7 +256,7 @@ def _failed(exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
     if args.state and callable(to_state):
         try:
             _write_state(args.state, to_state())
-            out.line(f"saved the run so far to {args.state}")
+            out.line(f"saved the run so far to {args.state}; retry with --resume {args.state}")
         except (UserError, RuntimeError):
             pass
     return 1
