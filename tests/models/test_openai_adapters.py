@@ -12,7 +12,7 @@ import pytest
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
 from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, OpenAIServer
-from stepswitch.models.script import call, error_reply, message, raw_reply, refusal
+from stepswitch.models.script import call, error_reply, message, raw_reply, refusal, slow
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
@@ -486,3 +486,18 @@ def test_extra_body_reaches_the_server_and_large_fields_travel_verbatim(
         assert (body["seed"], body["frequency_penalty"]) == (7, 0.5)
     else:  # the Responses API has neither; they are not sent
         assert "seed" not in body and "frequency_penalty" not in body
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_timeout_is_retried_then_succeeds(api: str, openai_server: OpenAIServer) -> None:
+    openai_server.add(slow([message("too late")], 5.0), [message("in time")])
+    model = adapter(api, openai_server, timeout=0.3)
+    assert get(model, request()).output == (OutputMessage("in time"),)
+    assert len(openai_server.requests) == 2
+
+
+def test_timeouts_after_the_retries_are_provider_errors(openai_server: OpenAIServer) -> None:
+    openai_server.add(slow([message("too late")], 5.0))
+    model = adapter("responses", openai_server, timeout=0.3, max_retries=0)
+    with pytest.raises(ModelProviderError, match="timed out after the client's retries"):
+        get(model, request())

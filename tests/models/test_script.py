@@ -56,6 +56,7 @@ def test_json_form_round_trip(tmp_path: Path) -> None:
             {"error": {"status": 429, "retry_after": 0.5}},
             {"error": 401},
             {"raw": "{trunc", "status": 200},
+            {"output": [], "delay": 1.5},
         ]
     }
     path = tmp_path / "script.json"
@@ -67,6 +68,7 @@ def test_json_form_round_trip(tmp_path: Path) -> None:
     assert isinstance(steps[3], ErrorReply) and steps[3].retry_after == 0.5
     assert isinstance(steps[4], ErrorReply) and steps[4].status == 401
     assert steps[5] == RawReply("{trunc")
+    assert steps[6] == Reply((), delay=1.5)
 
 
 @pytest.mark.parametrize(
@@ -79,6 +81,8 @@ def test_json_form_round_trip(tmp_path: Path) -> None:
         ([{"output": [{"type": "function_call"}]}], "needs a name"),
         ([{"output": [], "usage": {"input_tokens": -1}}], "non-negative"),
         ([7], "expected an object with output, error or raw"),
+        ([{"output": [], "delay": 9999}], "seconds must be 0..600"),
+        ([{"output": [], "delay": "soon"}], "delay must be a number"),
     ],
 )
 def test_bad_json_scripts_say_where(data: object, phrase: str) -> None:

@@ -240,10 +240,17 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:
-        self._handle()
+        self._safely()
 
     def do_POST(self) -> None:
-        self._handle()
+        self._safely()
+
+    def _safely(self) -> None:
+        try:
+            self._handle()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            # the client gave up (a timeout it was told to provoke); nothing to answer
+            self.close_connection = True
 
     def _handle(self) -> None:
         owner = self.owner
@@ -301,6 +308,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, f"OpenAIServer: script exhausted: {problem}", code="script_exhausted")
             return
         n, answer = step
+        if answer.delay and owner._stop.wait(answer.delay):
+            return  # closing: do not answer
         if isinstance(answer, ErrorReply):
             extra = {}
             if answer.retry_after is not None:

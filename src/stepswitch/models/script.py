@@ -41,6 +41,7 @@ __all__ = [
     "raw_reply",
     "refusal",
     "reply_usage",
+    "slow",
 ]
 
 
@@ -51,6 +52,8 @@ class Reply:
     output: tuple[OutputItem, ...]
     input_tokens: int = 0
     output_tokens: int = 0
+    delay: float = 0.0
+    """Seconds the server waits before answering (to provoke client timeouts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class ErrorReply:
     code: str | None = None
     retry_after: float | None = None
     """Seconds, sent as both ``retry-after`` and ``retry-after-ms`` headers."""
+    delay: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,7 @@ class RawReply:
     body: str
     status: int = 200
     content_type: str = "application/json"
+    delay: float = 0.0
 
 
 Step: TypeAlias = Reply | ErrorReply | RawReply | ModelResponse | Sequence[OutputItem] | OutputItem
@@ -125,6 +130,17 @@ def error_reply(
 def raw_reply(body: str, status: int = 200, content_type: str = "application/json") -> RawReply:
     """Send ``body`` as is (e.g. a truncated JSON document)."""
     return RawReply(body=body, status=status, content_type=content_type)
+
+
+MAX_DELAY = 600.0
+
+
+def slow(step: Any, seconds: float) -> Reply | ErrorReply | RawReply:
+    """``step``, answered only after ``seconds`` (at most 600): a client with a
+    shorter timeout gives up and retries."""
+    if not 0 <= seconds <= MAX_DELAY:
+        raise UserError(f"slow: seconds must be 0..{MAX_DELAY:g}, got {seconds}")
+    return replace(normalize_step(step), delay=float(seconds))
 
 
 def normalize_step(step: Any, where: str = "step") -> Reply | ErrorReply | RawReply:
@@ -203,6 +219,15 @@ def _parse_step(data: Any, where: str) -> Reply | ErrorReply | RawReply:
         data = {"output": data}
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected an object with output, error or raw")
+    if "delay" in data:
+        data = dict(data)
+        delay = data.pop("delay")
+        if not isinstance(delay, int | float) or isinstance(delay, bool):
+            raise UserError(f"{where}: delay must be a number of seconds")
+        try:
+            return slow(_parse_step(data, where), delay)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
     keys = set(data)
     if "error" in data:
         _only(keys, {"error"}, where)
