@@ -97,3 +97,19 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
     bad.write_text('[\n{"output": [}\n]')
     with pytest.raises(UserError, match=r"bad.json:2: not valid JSON"):
         load_script(bad)
+
+
+def test_the_documented_json_example_parses() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    section = doc.split("## Scripts as JSON", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    steps = parse_script(json.loads(block), where="docs/models.md")
+    assert len(steps) == 7
+    assert isinstance(steps[3], ErrorReply) and steps[3].retry_after == 0.5
+    assert steps[6].delay == 2.5
+
+
+def test_the_example_support_script_parses() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "support_script.json"
+    steps = load_script(path)
+    assert [type(s).__name__ for s in steps] == ["Reply"] * 4
