@@ -15,7 +15,7 @@ import pytest
 
 from stepswitch.cli.main import main
 from stepswitch.models import OpenAIServer
-from stepswitch.models.script import call, error_reply, message, raw_reply
+from stepswitch.models.script import call, error_reply, message, raw_reply, refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "graphs/support.py:support"
@@ -351,5 +351,17 @@ def test_a_failed_run_is_saved_and_resumes_where_it_stopped(
     )
     assert code == 0 and out == "Order 42 has shipped.\n"
     last = openai_server.requests[-1].body["input"]
-    assert last[-1]["output"] == "order 42: shipped, 1 item, paid 30.00"  # the history carries it on
+    assert (
+        last[-1]["output"] == "order 42: shipped, 1 item, paid 30.00"
+    )  # the history carries it on
     openai_server.assert_complete()
+
+
+def test_a_refusal_is_said_and_exits_1(
+    openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openai_server.add([refusal("I can't help with that.")])
+    code, out, err = run(http_args(openai_server), capsys)
+    assert code == 1 and out == ""
+    assert "  triage refused: I can't help with that." in err
+    assert "stepswitch: the model refused: I can't help with that." in err

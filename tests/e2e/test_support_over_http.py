@@ -18,7 +18,7 @@ import stepswitch as ss
 from graphs.support import support
 from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, OpenAIServer
 from stepswitch.models.openai_server import RecordedRequest
-from stepswitch.models.script import Reply, call, error_reply, message, raw_reply
+from stepswitch.models.script import Reply, call, error_reply, message, raw_reply, refusal
 from stepswitch.runtime.events import RawResponsesStreamEvent, RunItemStreamEvent
 
 APIS = ["responses", "chat"]
@@ -244,3 +244,15 @@ def test_invalid_json_body_is_model_behavior_error_and_keeps_the_items(
     data = info.value.run_data
     assert data is not None
     assert [i.type for i in data.new_items] == ["tool_call_item", "tool_call_output_item"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("api", APIS)
+def test_a_refusal_arrives_as_a_refusal_item(
+    api: str, mode: str, machine: ss.StateMachine, openai_server: OpenAIServer
+) -> None:
+    openai_server.add([refusal("I can't help with that.")])
+    result, _ = run(machine, "do something bad", model_for(api, openai_server), mode)
+    [item] = result.new_items
+    assert item.type == "message_output_item"
+    assert (item.content, item.refusal) == ("", "I can't help with that.")

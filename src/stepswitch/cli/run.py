@@ -2,8 +2,8 @@
 scripted transcript), showing progress as it happens.
 
 Exit codes: 0 the run finished, or paused with its state saved to ``--state``;
-1 the run failed (the model misbehaved, its server failed, a run limit hit) or
-paused with nowhere to save its state; 2 a usage, target, key, file or state error.
+1 the run failed (the model misbehaved or refused, its server failed, a run limit
+hit) or paused with nowhere to save its state; 2 a usage, target, key, file or state error.
 Progress (agent switches, tool calls, handoffs) goes to stderr, the final output to
 stdout, so ``stepswitch run ... > answer.txt`` keeps only the answer.
 """
@@ -191,6 +191,10 @@ async def _drive(
         total.add(streamed.usage)
         if not streamed.interruptions:
             out.done(streamed.last_agent, total)
+            refused = _refusal(streamed.new_items)
+            if refused is not None and not streamed.final_output:
+                print(f"stepswitch: the model refused: {refused}", file=sys.stderr)
+                return 1
             _print_output(streamed.final_output)
             return 0
         state = streamed.to_state()
@@ -260,6 +264,14 @@ def _failed(exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
         except (UserError, RuntimeError):
             pass
     return 1
+
+
+def _refusal(items: list[RunItem]) -> str | None:
+    """The refusal that ended the run, if its last message is one."""
+    for item in reversed(items):
+        if isinstance(item, MessageOutputItem):
+            return item.refusal
+    return None
 
 
 def _print_output(value: Any) -> None:
