@@ -365,3 +365,45 @@ def test_a_refusal_is_said_and_exits_1(
     assert code == 1 and out == ""
     assert "  triage refused: I can't help with that." in err
     assert "stepswitch: the model refused: I can't help with that." in err
+
+
+def test_a_base_url_that_is_not_a_url_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([TARGET, "--input", "x", "--base-url", "localhost:8000"], capsys)
+    assert code == 2 and "--base-url 'localhost:8000' is not an http(s) URL" in err
+
+
+def test_max_turns_stops_the_run_and_a_larger_budget_resumes_it(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "limit.json"
+    code, _, err = run(
+        [
+            TARGET,
+            "--input",
+            "refund 42",
+            "--model",
+            f"scripted:{script}",
+            "--max-turns",
+            "1",
+            "--state",
+            str(state),
+        ],
+        capsys,
+    )
+    assert code == 1 and "the run failed: Max turns (1) exceeded" in err
+    assert state.exists()
+    code, out, _ = run(
+        [
+            TARGET,
+            "--resume",
+            str(state),
+            "--model",
+            f"scripted:{script}",
+            "--max-turns",
+            "10",
+            "--approve",
+            "all",
+        ],
+        capsys,
+    )
+    assert code == 0 and out == "Refunded order 42.\n"

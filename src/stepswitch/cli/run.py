@@ -75,7 +75,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="approvals: ask on the terminal (default on a TTY), all, or none (pause)",
     )
     p.add_argument("--stream", action="store_true", help="stream the model's text as it comes")
-    p.add_argument("--max-turns", type=int, help="model-call budget for a new run")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        help="model-call budget (default: the workflow's, or the saved run's on --resume)",
+    )
     p.set_defaults(func=run)
 
 
@@ -128,6 +132,11 @@ def _model(args: argparse.Namespace) -> Model:
             raise UserError("--model scripted:FILE.json needs a file name")
         return TranscriptModel.from_file(path)
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        where = "--base-url" if args.base_url else "OPENAI_BASE_URL"
+        raise UserError(
+            f"{where} {base_url!r} is not an http(s) URL; e.g. http://localhost:11434/v1"
+        )
     key = os.environ.get("OPENAI_API_KEY")
     if not key and not base_url:
         raise UserError(
@@ -179,7 +188,7 @@ async def _drive(
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
-        if args.max_turns is not None and not isinstance(next_input, RunState):
+        if args.max_turns is not None:  # a resumed run takes a new budget too
             options["max_turns"] = args.max_turns
         streamed = machine.run_streamed(next_input, **options)
         try:
