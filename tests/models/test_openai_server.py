@@ -122,7 +122,10 @@ def test_stops_itself_when_idle() -> None:
     while server.running and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not server.running
-    server.close()
+    with server:  # it can be started again, on a new port
+        assert server.running
+        assert post(server, "/v1/embeddings", {})[0] == 404
+    assert not server.running
 
 
 def test_missing_call_ids_are_filled_deterministically() -> None:

@@ -100,6 +100,7 @@ class OpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.unexpected: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
+        self._port: int | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._last_activity = time.monotonic()
@@ -108,10 +109,13 @@ class OpenAIServer:
     # ---- lifecycle -----------------------------------------------------------------
 
     def start(self) -> OpenAIServer:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
-        if self._httpd is not None:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread (again after a
+        stop: on a new port)."""
+        if self.running:
             return self
+        self.close()
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._port = int(httpd.server_address[1])
         httpd.daemon_threads = True
         httpd.timeout = 0.05
         self._httpd = httpd
@@ -158,9 +162,10 @@ class OpenAIServer:
 
     @property
     def port(self) -> int:
-        if self._httpd is None:
+        """The port it listens on (or last listened on, once stopped)."""
+        if self._port is None:
             raise RuntimeError("OpenAIServer is not started; use `with OpenAIServer(...)`")
-        return int(self._httpd.server_address[1])
+        return self._port
 
     @property
     def url(self) -> str:
