@@ -407,3 +407,25 @@ def test_max_turns_stops_the_run_and_a_larger_budget_resumes_it(
         capsys,
     )
     assert code == 0 and out == "Refunded order 42.\n"
+
+
+def test_an_exception_from_the_users_code_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "fragile_wf.py").write_text(
+        "import stepswitch as ss\n"
+        "\n"
+        "def instructions(ctx, agent):\n"
+        '    raise KeyError("no prompt")\n'
+        "\n"
+        'agent = ss.Agent(name="a", instructions=instructions)\n'
+        'wf = ss.Workflow(name="fragile", entry=agent)\n'
+    )
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "hi"}]]))
+    code, _, err = run(
+        [f"{tmp_path}/fragile_wf.py:wf", "--input", "x", "--model", f"scripted:{script}"], capsys
+    )
+    assert code == 1
+    assert "the run failed: KeyError: 'no prompt' (raised in your code at " in err
+    assert "fragile_wf.py:4)" in err

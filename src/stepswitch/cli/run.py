@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 DEFAULT_MODEL = "gpt-4.1"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPTED = "scripted:"
 
 
@@ -195,7 +197,11 @@ async def _drive(
             async for event in streamed.stream_events():
                 out.event(event)
         except (ModelBehaviorError, ModelProviderError, RunLimitError) as exc:
-            return _failed(exc, args, out)
+            return _failed(str(exc), exc, args, out)
+        except UserError:
+            raise
+        except Exception as exc:  # raised by the user's own tool, hook or guardrail
+            return _failed(_user_code_error(exc), exc, args, out)
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
@@ -261,9 +267,20 @@ def _paused(
     return 0
 
 
-def _failed(exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
+def _user_code_error(exc: BaseException) -> str:
+    """``Type: message`` and where in the user's code it was raised (no traceback)."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(_PACKAGE_DIR) and "asyncio" not in f.filename
+    ]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc} (raised in your code{where})"
+
+
+def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
     out.end_text()
-    print(f"stepswitch: error: the run failed: {exc}", file=sys.stderr)
+    print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
     data = getattr(exc, "run_data", None)
     to_state = getattr(data, "to_state", None)
     if args.state and callable(to_state):
