@@ -271,36 +271,16 @@ def test_rate_limit_is_retried(
     assert code == 0 and out == "Hello.\n"
 
 
-def test_subprocess_run_against_the_server(tmp_path: Path) -> None:
+def test_a_run_paused_here_resumes_in_a_subprocess_against_the_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     with OpenAIServer(HTTP_SCRIPT, api_key="sk-sub") as server:
-        env = {**os.environ, "OPENAI_API_KEY": "sk-sub", "PYTHONPATH": str(ROOT)}
-        env.pop("OPENAI_BASE_URL", None)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-sub")
         state = tmp_path / "state.json"
-        first = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "stepswitch",
-                "run",
-                TARGET,
-                "--input",
-                "refund 42",
-                "--base-url",
-                server.url,
-                "--api",
-                "chat",
-                "--state",
-                str(state),
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-        assert first.returncode == 0, first.stderr
-        assert "paused: 1 call(s)" in first.stderr
+        code, _, err = run(http_args(server, "--api", "chat", "--state", str(state)), capsys)
+        assert code == 0 and "paused: 1 call(s)" in err
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("OPENAI_BASE_URL", None)
         second = subprocess.run(
             [
                 sys.executable,
@@ -310,6 +290,8 @@ def test_subprocess_run_against_the_server(tmp_path: Path) -> None:
                 TARGET,
                 "--resume",
                 str(state),
+                "--model",
+                "gpt-test",
                 "--base-url",
                 server.url,
                 "--api",
@@ -326,8 +308,10 @@ def test_subprocess_run_against_the_server(tmp_path: Path) -> None:
         )
     assert second.returncode == 0, second.stderr
     assert second.stdout == "Refunded order 42.\n"
-    assert "Traceback" not in first.stderr + second.stderr
+    assert "Traceback" not in second.stderr
+    assert "→ refunded order 42 (customer request)" in second.stderr
     assert [r.api for r in server.requests] == ["chat"] * 4
+    assert {r.headers["authorization"] for r in server.requests} == {"Bearer sk-sub"}
     server.assert_complete()
 
 
