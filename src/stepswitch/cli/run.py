@@ -56,13 +56,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Run a workflow. Progress goes to stderr, the final output to stdout.",
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
-    p.add_argument("--input", help="the user's message (required unless --resume)")
+    p.add_argument("--input", metavar="TEXT", help="the user's message (required unless --resume)")
     p.add_argument(
         "--model",
+        metavar="NAME",
         help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), or "
         "scripted:FILE.json to replay a scripted transcript",
     )
-    p.add_argument("--base-url", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)")
+    p.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)"
+    )
     p.add_argument(
         "--api",
         choices=("responses", "chat"),
@@ -80,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--max-turns",
         type=int,
+        metavar="N",
         help="model-call budget (default: the workflow's, or the saved run's on --resume)",
     )
     p.set_defaults(func=run)
