@@ -501,3 +501,15 @@ def test_timeouts_after_the_retries_are_provider_errors(openai_server: OpenAISer
     model = adapter("responses", openai_server, timeout=0.3, max_retries=0)
     with pytest.raises(ModelProviderError, match="timed out after the client's retries"):
         get(model, request())
+
+
+def test_an_error_event_mid_stream_is_a_provider_error(openai_server: OpenAIServer) -> None:
+    events = (
+        'event: response.created\ndata: {"type": "response.created", "sequence_number": 0, '
+        '"response": {"id": "r", "output": [], "status": "in_progress"}}\n\n'
+        'event: error\ndata: {"type": "error", "sequence_number": 1, "code": "server_error", '
+        '"message": "the engine is overloaded", "param": null}\n\n'
+    )
+    openai_server.add(raw_reply(events, content_type="text/event-stream"))
+    with pytest.raises(ModelProviderError, match="failed mid-stream: the engine is overloaded"):
+        stream(adapter("responses", openai_server), request())

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from stepswitch.errors import ModelBehaviorError
+from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models.openai_responses import parse_response
 from stepswitch.runtime.model import OutputFunctionCall, OutputMessage
 
@@ -36,7 +36,6 @@ def test_reasoning_items_are_skipped_and_message_parts_joined() -> None:
 @pytest.mark.parametrize(
     ("data", "phrase"),
     [
-        ({"status": "failed", "error": {"message": "overloaded"}}, "failed: overloaded"),
         ({"output": "nope"}, "no output list"),
         ({"output": [3]}, "output\\[0\\] is not an object"),
         ({"output": [{"type": "message"}]}, "no content list"),
@@ -46,3 +45,8 @@ def test_reasoning_items_are_skipped_and_message_parts_joined() -> None:
 def test_malformed_responses(data: dict[str, Any], phrase: str) -> None:
     with pytest.raises(ModelBehaviorError, match=phrase):
         parse_response(data)
+
+
+def test_a_failed_response_is_a_provider_error() -> None:
+    with pytest.raises(ModelProviderError, match="failed: overloaded"):
+        parse_response({"status": "failed", "error": {"message": "overloaded"}, "output": []})

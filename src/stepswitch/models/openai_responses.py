@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from stepswitch.errors import ModelBehaviorError
+from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
@@ -69,8 +69,9 @@ class OpenAIResponsesModel(OpenAIModelBase):
                 if kind in ("response.completed", "response.incomplete", "response.failed"):
                     final = event.response
                 elif kind == "error":
-                    raise ModelBehaviorError(
-                        f"model {name!r} sent an error event: {getattr(event, 'message', event)}"
+                    raise ModelProviderError(
+                        f"model {name!r} at {client.base_url} failed mid-stream: "
+                        f"{getattr(event, 'message', None) or 'no reason given'}"
                     )
             if final is None:
                 raise ModelBehaviorError(
@@ -161,7 +162,7 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
     if status == "failed":
         error = data.get("error") or {}
         detail = error.get("message") if isinstance(error, dict) else error
-        raise ModelBehaviorError(f"the model's response failed: {detail or 'no reason given'}")
+        raise ModelProviderError(f"the model's response failed: {detail or 'no reason given'}")
     output = data.get("output")
     if not isinstance(output, list):
         raise ModelBehaviorError("malformed response: it has no output list")
