@@ -513,3 +513,12 @@ def test_an_error_event_mid_stream_is_a_provider_error(openai_server: OpenAIServ
     openai_server.add(raw_reply(events, content_type="text/event-stream"))
     with pytest.raises(ModelProviderError, match="failed mid-stream: the engine is overloaded"):
         stream(adapter("responses", openai_server), request())
+
+
+def test_a_404_on_the_responses_api_suggests_the_chat_api(openai_server: OpenAIServer) -> None:
+    openai_server.add(error_reply(404, "Not Found"), error_reply(404, "Not Found"))
+    with pytest.raises(UserError, match="needs OpenAIChatCompletionsModel"):
+        get(adapter("responses", openai_server), request())
+    with pytest.raises(UserError) as info:
+        get(adapter("chat", openai_server), request())
+    assert "OpenAIChatCompletionsModel" not in str(info.value)

@@ -209,7 +209,9 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return text.strip()[:200] or exc.message
 
 
-def map_error(exc: BaseException, *, model: str, base_url: str) -> StepswitchError:
+def map_error(
+    exc: BaseException, *, model: str, base_url: str, api: str = "chat"
+) -> StepswitchError:
     """The stepswitch error for a failure of the ``openai`` client, naming the cause."""
     where = f"model {model!r} at {base_url}"
     if isinstance(exc, StepswitchError):
@@ -225,9 +227,15 @@ def map_error(exc: BaseException, *, model: str, base_url: str) -> StepswitchErr
             "the key's organization or project is not allowed to use it"
         )
     if isinstance(exc, openai.NotFoundError):
+        hint = (
+            "; a server without the Responses API needs OpenAIChatCompletionsModel "
+            "(stepswitch run --api chat)"
+            if api == "responses"
+            else ""
+        )
         return UserError(
             f"{where} was not found (404: {_server_message(exc)}); check the model name "
-            "and the base URL (OpenAI-compatible servers usually end in /v1)"
+            f"and the base URL (OpenAI-compatible servers usually end in /v1){hint}"
         )
     if isinstance(
         exc, openai.BadRequestError | openai.UnprocessableEntityError | openai.ConflictError

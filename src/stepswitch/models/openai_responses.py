@@ -51,7 +51,9 @@ class OpenAIResponsesModel(OpenAIModelBase):
             raw = await client.responses.create(**verbatim_kwargs(responses_params(request, name)))
             return parse_response(as_dict(raw), raw)
         except Exception as exc:
-            raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
+            raise map_error(
+                exc, model=name, base_url=str(client.base_url), api="responses"
+            ) from exc
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         """The Responses API's stream events as the client parses them, then
@@ -79,7 +81,9 @@ class OpenAIResponsesModel(OpenAIModelBase):
                 )
             yield ResponseCompleted(parse_response(as_dict(final), final))
         except Exception as exc:
-            raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
+            raise map_error(
+                exc, model=name, base_url=str(client.base_url), api="responses"
+            ) from exc
 
 
 def responses_input(request: ModelRequest) -> list[dict[str, Any]]:
