@@ -35,12 +35,14 @@ demo: venv
 	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
 	$(BIN)/stepswitch render graphs/support.py:support --format mermaid
 	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
+	$(BIN)/python examples/support_over_http.py
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
 	$(BIN)/python bench/bench_analysis.py
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_openai_http.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py
