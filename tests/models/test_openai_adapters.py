@@ -522,3 +522,30 @@ def test_a_404_on_the_responses_api_suggests_the_chat_api(openai_server: OpenAIS
     with pytest.raises(UserError) as info:
         get(adapter("chat", openai_server), request())
     assert "OpenAIChatCompletionsModel" not in str(info.value)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_one_model_serves_several_event_loops(api: str, openai_server: OpenAIServer) -> None:
+    # The server keeps connections alive, as real ones do; a pooled connection of a
+    # loop that asyncio.run closed must not be reused by the next loop.
+    openai_server.add(*([[message("again")]] * 4))
+    model = adapter(api, openai_server)
+    for _ in range(2):
+        assert get(model, request()).output == (OutputMessage("again"),)
+        assert stream(model, request())[-1].response.output == (OutputMessage("again"),)
+    assert len(openai_server.requests) == 4
+
+
+def test_a_callers_own_http_client_is_used_as_given(openai_server: OpenAIServer) -> None:
+    import httpx2  # the openai client's own HTTP library
+    import openai
+
+    own = httpx2.AsyncClient()
+    client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="k", http_client=own)
+    model = OpenAIResponsesModel("m", client)
+
+    async def which() -> Any:
+        return model._client_here()
+
+    assert asyncio.run(which()) is client
+    assert asyncio.run(which()) is client  # a second loop too: we cannot copy its settings

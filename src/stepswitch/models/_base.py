@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 import openai
@@ -10,6 +12,21 @@ from stepswitch.models._convert import make_client
 from stepswitch.runtime.model import ModelRequest
 
 __all__ = ["OpenAIModelBase"]
+
+# the http client type the openai client makes for itself when given none: only that
+# one is replaced by a fresh pool (a caller's own http_client may carry proxies etc.)
+_OWN_HTTP_CLIENT: Any = getattr(openai._base_client, "AsyncHttpxClientWrapper", None)
+
+
+# the loop each configured client first served (shared by every model using it)
+_HOME_LOOP: weakref.WeakKeyDictionary[Any, weakref.ref[asyncio.AbstractEventLoop]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _owns_its_http_client(client: openai.AsyncOpenAI) -> bool:
+    own = type(getattr(client, "_client", None))
+    return _OWN_HTTP_CLIENT is not None and own is _OWN_HTTP_CLIENT
 
 
 class OpenAIModelBase:
@@ -34,6 +51,8 @@ class OpenAIModelBase:
         self._base_url = base_url
         self.max_retries = max_retries
         self.timeout = timeout
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+        self._per_loop = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model!r})"
@@ -57,6 +76,34 @@ class OpenAIModelBase:
                     timeout=self.timeout,
                 )
         return self._client
+
+    def _client_here(self) -> openai.AsyncOpenAI:
+        """The client for the running event loop.
+
+        httpx keeps connections in a pool bound to the loop that made them; after
+        ``asyncio.run`` closes that loop, reusing one fails with "Event loop is
+        closed". So the configured client serves the first loop only, and every other
+        loop gets a copy of it (same key, URL, headers, retries, timeout) with a pool
+        of its own. A client given with a custom ``http_client`` is used as is.
+        """
+        base = self.client
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return base
+        found = self._per_loop.get(loop)
+        if found is not None:
+            return found
+        home = _HOME_LOOP.get(base)
+        if home is None or home() is loop:
+            _HOME_LOOP[base] = weakref.ref(loop)
+            chosen = base
+        elif _owns_its_http_client(base):
+            chosen = base.copy(http_client=openai.DefaultAsyncHttpxClient())
+        else:
+            chosen = base
+        self._per_loop[loop] = chosen
+        return chosen
 
     def _name(self, request: ModelRequest) -> str:
         return request.model or self.model

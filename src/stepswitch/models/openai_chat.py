@@ -45,7 +45,7 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
     api = "chat"
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
-        client = self.client
+        client = self._client_here()
         name = self._name(request)
         try:
             raw = await client.chat.completions.create(
@@ -58,7 +58,7 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         """The ``chat.completion.chunk`` objects as the client parses them, then
         ``ResponseCompleted`` with the same ``ModelResponse`` ``get_response`` gives."""
-        client = self.client
+        client = self._client_here()
         name = self._name(request)
         try:
             stream = await client.chat.completions.create(

@@ -45,7 +45,7 @@ class OpenAIResponsesModel(OpenAIModelBase):
     api = "responses"
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
-        client = self.client
+        client = self._client_here()
         name = self._name(request)
         try:
             raw = await client.responses.create(**verbatim_kwargs(responses_params(request, name)))
@@ -58,7 +58,7 @@ class OpenAIResponsesModel(OpenAIModelBase):
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         """The Responses API's stream events as the client parses them, then
         ``ResponseCompleted`` with the same ``ModelResponse`` ``get_response`` gives."""
-        client = self.client
+        client = self._client_here()
         name = self._name(request)
         try:
             stream = await client.responses.create(

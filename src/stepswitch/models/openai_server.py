@@ -239,7 +239,10 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 class _Handler(BaseHTTPRequestHandler):
     owner: OpenAIServer
     server_version = "stepswitch-OpenAIServer"
-    protocol_version = "HTTP/1.0"
+    # HTTP/1.1 keeps connections alive between requests, as real servers do, so the
+    # client's connection pool is exercised; a stream is chunked.
+    protocol_version = "HTTP/1.1"
+    timeout = 30  # an idle kept-alive connection is dropped after this many seconds
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
@@ -263,8 +266,16 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("content-length") or 0)
         except ValueError:
             length = -1
+        if owner._stop.is_set():  # closed: a kept-alive connection gets no answer
+            self.close_connection = True
+            return
         if length < 0 or length > owner.max_body_bytes:
-            self._error(413, f"request body must be 0..{owner.max_body_bytes} bytes")
+            self.close_connection = True  # the unread body must not be taken for a request
+            self._error(
+                413,
+                f"request body must be 0..{owner.max_body_bytes} bytes",
+                headers={"Connection": "close"},
+            )
             return
         raw = self.rfile.read(length) if length else b""
         try:
@@ -391,10 +402,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
             for event in events:
-                self.wfile.write(event)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            return
+            self.close_connection = True
