@@ -49,7 +49,8 @@ async def main() -> None:
                     deltas += 1
                 elif isinstance(event, RunItemStreamEvent):
                     item = event.item
-                    print(f"  {event.name:<18} {item.agent:<7} {getattr(item, 'name', '')}")
+                    what = getattr(item, "name", None) or getattr(item, "content", "")
+                    print(f"  {event.name:<22} {item.agent:<7} {what}")
             print(f"  ({deltas} raw stream events)")
             [pending] = streamed.interruptions
             print(f"  paused: {pending.name}({pending.arguments}) waits for approval")
@@ -60,10 +61,12 @@ async def main() -> None:
             result = await machine.run(state, model=model)
             print(f"  final output: {result.final_output}")
             server.assert_complete()
-            last = server.model_requests()[-1]
+            rate_limited, retried, *_, last = server.requests
+            assert rate_limited.body == retried.body  # the client retried the 429 by itself
+            history = last.body.get("input") or last.body.get("messages")
             print(
-                f"  {len(server.requests)} HTTP requests; the last carried "
-                f"{len(last.body.get('input') or last.body.get('messages'))} history entries"
+                f"  {len(server.requests)} HTTP requests (the first got a 429 and was "
+                f"retried); the last sent {len(history)} history entries"
             )
 
 
