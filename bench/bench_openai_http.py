@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for graphs.support
 
 from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, OpenAIServer
 from stepswitch.models.openai_chat import chat_params
@@ -44,7 +48,8 @@ def request(history: int) -> ModelRequest:
 async def calls_per_second(cls: Any, stream: bool, calls: int, history: int) -> float:
     step = [message("Order 42 shipped on Monday."), call("lookup_order", {"order_id": 42})]
     with OpenAIServer([step] * calls) as server:
-        model = cls("gpt-bench", server.client())
+        client = server.client()
+        model = cls("gpt-bench", client)
         req = request(history)
         start = time.perf_counter()
         for _ in range(calls):
@@ -53,7 +58,36 @@ async def calls_per_second(cls: Any, stream: bool, calls: int, history: int) -> 
                     pass
             else:
                 await model.get_response(req)
-        return calls / (time.perf_counter() - start)
+        rate = calls / (time.perf_counter() - start)
+        await client.close()  # in this loop: its pooled connections belong to it
+        return rate
+
+
+async def support_runs_per_second(cls: Any, runs: int) -> float:
+    """The seed support flow end to end: 3 calls, pause, save/load JSON, approve, 1 call."""
+    import stepswitch as ss
+    from graphs.support import support
+
+    machine = support.compile()
+    script = [
+        [call("lookup_order", {"order_id": 42})],
+        [call("transfer_to_refund", {})],
+        [call("process_refund", {"order_id": 42})],
+        [message("Refunded order 42.")],
+    ]
+    with OpenAIServer(script * runs) as server:
+        client = server.client()
+        model = cls("gpt-bench", client)
+        start = time.perf_counter()
+        for _ in range(runs):
+            first = await machine.run("refund order 42", model=model)
+            state = ss.RunState.from_json(first.to_state().to_json())
+            state.approve(first.interruptions[0])
+            done = await machine.run(state, model=model)
+            assert done.final_output == "Refunded order 42."
+        rate = runs / (time.perf_counter() - start)
+        await client.close()
+        return rate
 
 
 def conversion_ms(history: int, repeat: int = 20) -> tuple[float, float]:
@@ -85,6 +119,11 @@ def main() -> None:
                 rate = asyncio.run(calls_per_second(cls, stream, args.calls, history))
                 mode = "streamed" if stream else "plain"
                 print(f"  {name:<9} {mode:<8} history={history:<5} {rate:8.1f} calls/s")
+    runs = max(1, args.calls // 4)
+    print(f"support flow end to end over HTTP (4 model calls + pause/resume, {runs} runs)")
+    for name, cls in (("responses", OpenAIResponsesModel), ("chat", OpenAIChatCompletionsModel)):
+        rate = asyncio.run(support_runs_per_second(cls, runs))
+        print(f"  {name:<9} {rate:8.1f} runs/s")
     print("request building (items → body), no I/O, best of 20")
     for history in args.history:
         r, c = conversion_ms(history)

@@ -243,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
     # client's connection pool is exercised; a stream is chunked.
     protocol_version = "HTTP/1.1"
     timeout = 30  # an idle kept-alive connection is dropped after this many seconds
+    # headers and body are separate small writes; with Nagle's algorithm on, a kept-alive
+    # connection waits for the client's delayed ACK (~40 ms) between them
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
