@@ -148,6 +148,8 @@ class Run:
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     emitted: int = 0
+    call_ids: set[str] = field(default_factory=set)
+    """Every call id the model used in this run (a reused id is the model's error)."""
     model: Any = None
     """The run's model (never saved in a state)."""
     emit: bool = False
@@ -214,6 +216,8 @@ class Run:
                 run.uses[key] = run.uses.get(key, 0) + 1
             elif type(item) is ToolCallItem:
                 run.used_tools.add(item.agent)
+            if type(item) is ToolCallItem or type(item) is HandoffCallItem:
+                run.call_ids.add(item.call_id)
         run.emitted = len(run.items)
         return run
 
@@ -332,12 +336,14 @@ def _check_state(core: MachineCore, state: RunState) -> None:
             raise StateError("the state has paused nested runs but no interrupted turn")
         return
     table = core.tables[state.pending.agent]
+    answered = {i.call_id for i in state.items[state.pending.start :]
+                if type(i) is ToolCallOutputItem}
     calls: dict[str, OutputFunctionCall] = {}
     for out in state.pending.output:
         if type(out) is OutputFunctionCall:
             calls[out.call_id] = out
             entry = table.get(out.name)
-            if entry is None:
+            if entry is None and out.call_id not in answered:
                 raise StateError(
                     f"the interrupted turn calls {out.name!r}, which agent "
                     f"{state.pending.agent!r} no longer has"
@@ -536,8 +542,15 @@ def _settle(
         if type(out) is OutputFunctionCall:
             had_calls = True
             entry = table.get(out.name)
-            if entry is None and config.unknown_tool == "raise":
-                raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
+            if not resume:
+                if entry is None and config.unknown_tool == "raise":
+                    raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
+                if out.call_id in run.call_ids:
+                    raise ModelBehaviorError(
+                        f"the model reused call id {out.call_id!r} (tool {out.name}, agent "
+                        f"{agent}); call ids must be unique within a run"
+                    )
+                run.call_ids.add(out.call_id)
             calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
                 made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
@@ -786,6 +799,8 @@ def _agent_outcome(
     action = slot.entry.action
     assert type(action) is RunAgent
     if type(outcome) is Err:
+        if isinstance(outcome.error, AssertionError):
+            raise outcome.error  # a broken test (e.g. a script run dry) is never model output
         slot.output = ToolCallOutputItem(
             state.agent, call.call_id, error_output(outcome.error), call.name, True
         )
