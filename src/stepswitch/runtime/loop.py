@@ -148,8 +148,6 @@ class Run:
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     emitted: int = 0
-    call_ids: set[str] = field(default_factory=set)
-    """Every call id the model used in this run (a reused id is the model's error)."""
     model: Any = None
     """The run's model (never saved in a state)."""
     emit: bool = False
@@ -216,8 +214,6 @@ class Run:
                 run.uses[key] = run.uses.get(key, 0) + 1
             elif type(item) is ToolCallItem:
                 run.used_tools.add(item.agent)
-            if type(item) is ToolCallItem or type(item) is HandoffCallItem:
-                run.call_ids.add(item.call_id)
         run.emitted = len(run.items)
         return run
 
@@ -545,12 +541,11 @@ def _settle(
             if not resume:
                 if entry is None and config.unknown_tool == "raise":
                     raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
-                if out.call_id in run.call_ids:
+                if any(c.call_id == out.call_id for c, _ in calls):
                     raise ModelBehaviorError(
-                        f"the model reused call id {out.call_id!r} (tool {out.name}, agent "
-                        f"{agent}); call ids must be unique within a run"
+                        f"the model used call id {out.call_id!r} twice in one response "
+                        f"(tool {out.name}, agent {agent})"
                     )
-                run.call_ids.add(out.call_id)
             calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
                 made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
