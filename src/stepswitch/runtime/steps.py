@@ -30,6 +30,7 @@ __all__ = [
     "StepDecision",
     "StepFunction",
     "ToolResult",
+    "ToolsToFinalOutputResult",
     "TurnOutcome",
     "interpret_step",
 ]
@@ -132,3 +133,11 @@ def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
     if turn.last_message is None and state.output.kind == "typed":
         return RunAgain()
     return FinalMessage(turn.last_message or "")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsToFinalOutputResult:
+    """What a ``tool_use_behavior`` function returns: stop with ``final_output``, or not."""
+
+    is_final_output: bool
+    final_output: Any = None
