@@ -102,7 +102,7 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
     if run.emit:
         yield Emit(AgentUpdated(run.current))
     parallel: tuple[Any, ...] = ()
-    if run.fresh:
+    if run.fresh and core.states[run.current].input_guardrails:
         parallel = yield from input_guardrails(core, run)
     if run.pending is not None:
         pending, run.pending = run.pending, None
@@ -185,13 +185,13 @@ def _request(
         settings = settings.model_copy(update={"tool_choice": None})
     hidden = spent_handoffs(core, run, state)
     return ModelRequest(
-        agent=state.agent,
-        instructions=instructions,
-        input=HistoryView(run.history),
-        tools=core.tool_definitions(state.agent, hidden),
-        output_schema=core.schemas[state.agent],
-        settings=settings,
-        model=state.model,
+        state.agent,
+        instructions,
+        HistoryView(run.history),
+        core.tool_definitions(state.agent, hidden),
+        core.schemas[state.agent],
+        settings,
+        state.model,
     )
 
 
@@ -224,10 +224,13 @@ def _settle(
     had_calls = False
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]] = []
     made: list[RunItem] = []
+    handoffs = unknown = False
     for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
             entry = table.get(out.name)
+            if entry is None:
+                unknown = True
             if not resume:
                 if entry is None and config.unknown_tool == "raise":
                     raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
@@ -238,10 +241,11 @@ def _settle(
                     )
             calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
+                handoffs = True
                 made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
             else:
                 made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
-        elif isinstance(out, OutputMessage):
+        elif type(out) is OutputMessage:
             last_message = out.content
             made.append(MessageOutputItem(agent, out.content, out.refusal))
     if not resume:
@@ -334,7 +338,7 @@ def _settle(
         run.append(done)
         results[call.call_id] = ToolResult(call.name, done.value, done.output)
 
-    if not resume:
+    if unknown and not resume:
         for call, entry in calls:
             if entry is None:
                 run.append(
@@ -344,9 +348,11 @@ def _settle(
                 )
 
     handoff: str | None = None
-    if not interrupted:
+    if handoffs and not interrupted:
         handoff = yield from take_handoffs(core, run, config, state, calls, start)
 
+    if not resume:  # the slots are the calls that ran, in call order
+        return TurnOutcome(interrupted, handoff, tuple(results.values()), had_calls, last_message)
     ordered: list[ToolResult] = []
     for call, entry in calls:
         if entry is None or type(entry.action) is HandOff:
@@ -391,17 +397,23 @@ def _prepare(
     action = slot.entry.action
     call = slot.call
     if type(action) is RunFunction:
-        tool = core.obj(action.ref)
-        try:
-            params = parse_arguments(tool, call.arguments)
-        except ArgumentError as exc:
-            if action.failure == "raise":
-                raise ModelBehaviorError(str(exc)) from None
-            slot.output = ToolCallOutputItem(state.agent, call.call_id, str(exc), call.name, True)
-            return None
+        bound = core.function(action.ref)
+        raw = call.arguments
+        try:  # the common case in one pass; a failure is re-diagnosed for the model
+            params = bound.validator.validate_json(raw if raw else "{}")
+        except ValueError:
+            try:
+                params = parse_arguments(bound.tool, raw)
+            except ArgumentError as exc:
+                if action.failure == "raise":
+                    raise ModelBehaviorError(str(exc)) from None
+                slot.output = ToolCallOutputItem(
+                    state.agent, call.call_id, str(exc), call.name, True
+                )
+                return None
         args = (run.ctx,) if action.takes_context else ()
-        kwargs = {name: getattr(params, name) for name in core.param_names(action.ref)}
-        return CallJob(tool.fn, args, kwargs, action.is_async)
+        kwargs = {name: getattr(params, name) for name in bound.names}
+        return CallJob(bound.fn, args, kwargs, action.is_async)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
