@@ -234,7 +234,7 @@ def _settle(
             if not resume:
                 if entry is None and config.unknown_tool == "raise":
                     raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
-                if any(c.call_id == out.call_id for c, _ in calls):
+                if calls and any(c.call_id == out.call_id for c, _ in calls):
                     raise ModelBehaviorError(
                         f"the model used call id {out.call_id!r} twice in one response "
                         f"(tool {out.name}, agent {agent})"
