@@ -83,7 +83,7 @@ def test_run_sync_refuses_a_running_loop() -> None:
 
 
 def test_a_run_needs_a_model() -> None:
-    with pytest.raises(ss.UserError, match="pass model=... to run"):
+    with pytest.raises(ss.UserError, match=r"pass model=\.\.\. to run"):
         support.compile().run_sync("hi")
     with pytest.raises(ss.UserError, match="get_response"):
         support.compile().run_sync("hi", model=object())  # type: ignore[arg-type]
