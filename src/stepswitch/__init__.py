@@ -5,8 +5,11 @@ before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
 """
 
+import typing as _typing
+
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
+from stepswitch.analysis import Diagnostic, Report
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -29,12 +32,14 @@ from stepswitch.errors import (
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
     ModelBehaviorError,
+    ModelProviderError,
     OutputGuardrailTripwireTriggered,
     StateError,
     StepswitchError,
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.render import render
 from stepswitch.runtime import (
     HandoffInputData,
     RunConfig,
@@ -50,6 +55,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "CompileError",
+    "Diagnostic",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -58,9 +64,11 @@ __all__ = [
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
+    "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Report",
     "RunConfig",
     "RunContext",
     "RunResult",
@@ -82,4 +90,14 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "render",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # ``ss.models`` loads on first use: it brings in the openai client, slow to import.
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("stepswitch.models")
+    raise AttributeError(f"module 'stepswitch' has no attribute {name!r}")

@@ -36,7 +36,8 @@ def test_1_the_item_list_is_the_only_state() -> None:
 def test_2_termination_is_bounded_across_handoffs() -> None:
     a = ss.Agent("a", handoffs=["b"])
     b = ss.Agent("b", handoffs=[a])
-    machine = compile_agents(a, b, max_turns=3)
+    # the analyzer refuses this unbudgeted cycle (SW201); opting out shows max_turns holds
+    machine = compile_agents(a, b, max_turns=3, ignore=["SW201"])
     out = run_all(
         machine,
         "go",
@@ -210,7 +211,7 @@ def test_7_agent_tool_budget_defaults_to_the_workflows_and_failure_is_an_output(
     inner = ss.Agent("inner", handoffs=["inner2"])
     inner2 = ss.Agent("inner2", handoffs=[inner])
     outer = ss.Agent("outer", tools=[inner.as_tool("ask", "Ask inner")])
-    machine = compile_agents(outer, inner, inner2, max_turns=4)
+    machine = compile_agents(outer, inner, inner2, max_turns=4, ignore=["SW201"])
     bounce = [function_call("transfer_to_inner2")], [function_call("transfer_to_inner")]
     out = run_all(
         machine,

@@ -1,0 +1,71 @@
+"""``stepswitch render TARGET --format mermaid|dot|svg|png [-o FILE]``: draw a workflow.
+
+The analyzer runs first and its findings are drawn on the elements they concern
+(``--no-report`` leaves it out); a workflow with errors is still drawn, exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.render import FORMATS, render
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "render",
+        help="draw a workflow as Mermaid, DOT, SVG or PNG",
+        description="Draw one workflow. Mermaid and DOT are text; SVG and PNG run Graphviz "
+        "(`dot`, or the graphviz-pure wheel from `pip install 'stepswitch[svg]'`).",
+    )
+    p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
+    p.add_argument("--format", "-f", choices=FORMATS, default=None,
+                   help="output format (default: from the -o file's suffix, else mermaid)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--tools", action="store_true",
+                   help="draw function tools as nodes instead of listing them in their agent")
+    p.add_argument("--view", choices=("graph", "machine"), default="graph",
+                   help="graph: agents and edges (default); machine: the compiled state machine")
+    p.add_argument("--no-report", dest="report", action="store_false",
+                   help="do not run the analyzer (by default its findings are highlighted)")
+    p.set_defaults(func=run)
+
+
+_SUFFIXES = {".mmd": "mermaid", ".mermaid": "mermaid", ".dot": "dot", ".gv": "dot",
+             ".svg": "svg", ".png": "png"}
+
+
+def _format_for(output: str | None) -> str:
+    if output is None:
+        return "mermaid"
+    suffix = Path(output).suffix.lower()
+    return _SUFFIXES.get(suffix, "mermaid")
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load_targets([args.target])
+    if len(loaded) != 1:
+        names = ", ".join(item.label for item in loaded)
+        raise TargetError(
+            f"{args.target}: names {len(loaded)} workflows ({names}); render draws one, "
+            "name it as FILE:NAME"
+        )
+    workflow = loaded[0].workflow
+    fmt: str = args.format or _format_for(args.output)
+    if args.output is None and fmt == "png" and sys.stdout.isatty():
+        raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
+    report = workflow.check() if args.report else None
+    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)
+    if args.output is None:
+        if isinstance(content, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(content)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(content)
+    else:
+        print(f"wrote {args.output} ({fmt}, {loaded[0].label})", file=sys.stderr)
+    return 0
