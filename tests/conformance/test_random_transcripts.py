@@ -56,8 +56,11 @@ def workflows(draw: st.DrawFn) -> tuple[ss.StateMachine, list[str], dict[str, li
                                output_type=Answer if typed else None))
         offered[name] = [f"t{i}"] + [f"transfer_to_{h.target}" for h in handoffs]
         offered[name] += [f"ask{i}"] if len(tools) > 1 else []
+    # The analyzer refuses some of these graphs (unbudgeted cycles, unbounded recursion,
+    # budgets too small); the runtime must stay safe on them anyway: opt out.
     machine = ss.Workflow("random", entry=agents[0], agents=agents,
-                          max_turns=draw(st.integers(1, 6)), max_depth=2).compile()
+                          max_turns=draw(st.integers(1, 6)), max_depth=2,
+                          ignore=["SW201", "SW202", "SW205"]).compile()
     return machine, names, offered
 
 
