@@ -94,6 +94,7 @@ def test_random_transcripts_end_cleanly_and_surfaces_agree(data: st.DataObject) 
     config = ss.RunConfig(unknown_tool=data.draw(st.sampled_from(["raise", "return_error"])))
 
     out = run_all(machine, "go", script, run_config=config)
+    used = len(out.model.calls)
     for _ in range(3):  # decide and resume interrupted runs
         if out.error is not None:
             break
@@ -106,8 +107,8 @@ def test_random_transcripts_end_cleanly_and_surfaces_agree(data: st.DataObject) 
                 state.approve(pending)
             else:
                 state.reject(pending)
-        used = len(out.model.calls)
         out = run_all(machine, state, script[used:], run_config=config)
+        used += len(out.model.calls)
 
     if out.error is not None:
         documented = (ss.ModelBehaviorError, ss.MaxTurnsExceeded, ScriptExhausted)
