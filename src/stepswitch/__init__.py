@@ -7,6 +7,7 @@ This module only re-exports the public surface.
 
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
+from stepswitch.compiler.codegen import codegen
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -78,6 +79,7 @@ __all__ = [
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "codegen",
     "function_tool",
     "handoff",
     "input_guardrail",

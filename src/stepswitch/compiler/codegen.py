@@ -1,0 +1,430 @@
+"""Codegen: a compiled machine → the source of a standalone, typed runner module.
+
+Three passes, read top to bottom:
+
+1. :func:`check_importable` — every object the IR names must import by its path
+   (``module:qualname``) as the very object the machine runs; otherwise a
+   ``UserError`` names each one, where it is used and where it was declared.
+2. :func:`plan_module` — a pure pass from the IR to a :class:`ModulePlan`: every
+   decision (identifiers, which cases each step function needs, the literal lines of
+   the tables, the imports) is made here, in Python.
+3. :func:`render` — the jinja2 template loops over the plan and substitutes; it
+   decides nothing.
+
+The output is deterministic (no ids, times or paths: the same machine gives the same
+bytes), fits 100 columns, and passes ``ruff check`` and ``mypy --strict``. Every
+user string reaches it through ``repr()``; identifiers are derived, never pasted.
+:func:`load_source` runs generated source in memory with its lines registered in
+``linecache``, so tracebacks show them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from stepswitch._version import __version__
+from stepswitch.compiler._literal import class_names, literal_lines, str_width
+from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.errors import UserError
+from stepswitch.runtime import generated as _generated
+from stepswitch.runtime.machine import StateMachine
+
+__all__ = [
+    "Case",
+    "ModulePlan",
+    "StepPlan",
+    "check_importable",
+    "codegen",
+    "load_source",
+    "plan_module",
+    "render",
+]
+
+WIDTH = 100
+"""Generated lines fit the project's ruff line length."""
+
+
+# -- the entry point ----------------------------------------------------------------------
+
+
+def codegen(
+    machine: StateMachine, *, module_name: str | None = None, source: str | None = None
+) -> str:
+    """The source of a standalone runner module for ``machine``.
+
+    ``module_name`` is the dotted name the module will be imported as (shown in its
+    header); ``source`` is what it was generated from (``package.module:attribute``).
+    Raises ``UserError`` naming every object that cannot be imported by path.
+    """
+    check_importable(machine.ir, _generated.bound_objects(machine))
+    return render(plan_module(machine.ir, module_name=module_name, source=source))
+
+
+def load_source(source: str, module_name: str = "stepswitch_generated") -> ModuleType:
+    """Run generated ``source`` as a fresh module (not put in ``sys.modules``).
+
+    Its lines are registered with ``linecache`` under a ``<stepswitch-codegen …>``
+    file name, so a traceback through a step function shows the real line.
+    """
+    filename = f"<stepswitch-codegen {module_name}>"
+    code = compile(source, filename, "exec", dont_inherit=True)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    module = ModuleType(module_name)
+    module.__file__ = filename
+    exec(code, module.__dict__)
+    return module
+
+
+# -- pass 1: every object imports by its path ----------------------------------------------
+
+
+def check_importable(ir: MachineIR, objects: Mapping[str, object]) -> None:
+    """Raise ``UserError`` listing every path of ``ir`` a generated module cannot import."""
+    problems: list[str] = []
+    uses = _uses(ir)
+    for path in ir.refs():
+        obj = objects.get(path)
+        reason = _why_not_importable(path, obj)
+        if reason is None:
+            continue
+        where = _declared_at(obj)
+        declared = f", declared at {where}" if where else ""
+        problems.append(f"  - {path!r} ({'; '.join(uses.get(path, []))}{declared}): {reason}")
+    if problems:
+        raise UserError(
+            f"cannot generate a runner for workflow {ir.name!r}: a generated module imports "
+            "user objects by path (module:qualname), and these cannot be imported:\n"
+            + "\n".join(problems)
+        )
+
+
+def _why_not_importable(path: str, obj: object) -> str | None:
+    module, _, qualname = path.partition(":")
+    if not module or module.startswith("<"):
+        return (
+            "it has no import path (a generic alias such as list[int], or an object "
+            "without __module__/__qualname__); declare a named type or function in a module"
+        )
+    if "#" in qualname:
+        return (
+            f"another object of the workflow already has the path {path.split('#')[0]!r}; "
+            "give each object its own module-level name"
+        )
+    if module == "__main__":
+        return "it is defined in __main__ (the script being run); move it into a module"
+    if "<lambda>" in qualname:
+        return "it is a lambda; define it with def at module level"
+    if "<locals>" in qualname:
+        return "it is defined inside a function; move it to module level"
+    try:
+        found = _generated.import_objects([path])[path]
+    except UserError as exc:
+        return str(exc)
+    if found is not obj:
+        return (
+            f"importing it gives {type(found).__name__} {found!r}, not the object the "
+            "workflow uses; keep the object at the module-level name its function has"
+        )
+    return None
+
+
+def _uses(ir: MachineIR) -> dict[str, list[str]]:
+    """For each path, where the IR uses it (``agent 'a' tool 'x'``), in IR order."""
+    out: dict[str, list[str]] = {}
+
+    def add(path: str | None, what: str) -> None:
+        if path is not None:
+            out.setdefault(path, []).append(what)
+
+    for s in ir.states:
+        agent = f"agent {s.agent!r}"
+        add(s.instructions_fn, f"{agent} instructions")
+        add(s.model_ref, f"{agent} model")
+        add(s.output.type_ref, f"{agent} output type")
+        add(s.step.function, f"{agent} tool_use_behavior")
+        for g in (*s.input_guardrails, *s.output_guardrails):
+            add(g.ref, f"{agent} {g.kind} guardrail {g.name!r}")
+        for t in s.tools:
+            a = t.action
+            tool = f"{agent} tool {t.name!r}"
+            if isinstance(a, RunFunction):
+                add(a.ref, tool)
+            elif isinstance(a, HandOff):
+                add(a.input_type, f"{tool} input type")
+                add(a.on_handoff, f"{tool} on_handoff")
+                add(a.input_filter, f"{tool} input_filter")
+            else:
+                add(a.output_extractor, f"{tool} output extractor")
+                add(a.parameters_type, f"{tool} parameters type")
+    return out
+
+
+def _declared_at(obj: object) -> str | None:
+    site = getattr(obj, "site", None)
+    if site is not None and isinstance(getattr(site, "line", None), int):
+        return str(site)
+    fn = getattr(obj, "fn", obj)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return f"{_display(code.co_filename)}:{code.co_firstlineno}"
+    if isinstance(obj, type):
+        try:
+            file = inspect.getsourcefile(obj)
+            line = inspect.getsourcelines(obj)[1]
+        except (OSError, TypeError):
+            return None
+        return f"{_display(file)}:{line}" if file else None
+    return None
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+# -- pass 2: the plan (every decision) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One ``case`` of a step function's ``match``: its pattern, why, and its body."""
+
+    pattern: str
+    note: str
+    body: tuple[str, ...]
+    """Lines relative to the case's body indentation."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """The explicit step function of one agent state."""
+
+    function: str
+    comment: str
+    doc: str
+    cases: tuple[Case, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModulePlan:
+    """Everything the template writes, decided."""
+
+    doc: tuple[str, ...]
+    imports: tuple[str, ...]
+    ir_lines: tuple[str, ...]
+    steps: tuple[StepPlan, ...]
+    step_table: tuple[str, ...]
+    exports: tuple[str, ...]
+
+
+_FIXED_IMPORTS = frozenset(
+    {"StateIR", "StateMachine", "StepDecision", "StepFunction", "TurnOutcome",
+     "check_ir_version", "import_objects"}
+)
+_EXPORTS = ("IR", "MACHINE", "STEPS", "run", "run_streamed", "run_sync")
+
+
+def plan_module(
+    ir: MachineIR, *, module_name: str | None = None, source: str | None = None
+) -> ModulePlan:
+    """The plan of the runner module of ``ir`` (pure: no I/O, no imports)."""
+    names = _function_names(ir)
+    steps = tuple(_step_plan(ir, state, names[state.agent]) for state in ir.states)
+    used = set(_FIXED_IMPORTS) | class_names(ir)
+    for step in steps:
+        for case in step.cases:
+            used.update(_decisions_in(case.body))
+    unknown = used - set(_generated.__all__)
+    if unknown:  # a bug in this module, not the user's: the runtime must declare each name
+        raise AssertionError(f"generated code would import undeclared names {sorted(unknown)}")
+    table: list[str] = []
+    for state in ir.states:
+        table.extend(literal_lines(state.agent, indent=1, suffix=f": {names[state.agent]},"))
+    return ModulePlan(
+        doc=_module_doc(ir, module_name, source),
+        imports=tuple(sorted(used, key=_isort_key)),
+        ir_lines=tuple(literal_lines(ir, prefix="IR = ", width=WIDTH)),
+        steps=steps,
+        step_table=tuple(table),
+        exports=_EXPORTS,
+    )
+
+
+_DECISIONS = ("AskToolUse", "FinalMessage", "Final", "Handoff", "Interruption", "RunAgain")
+
+
+def _decisions_in(body: tuple[str, ...]) -> set[str]:
+    found: set[str] = set()
+    for line in body:
+        found.update(re.findall(r"\b(" + "|".join(_DECISIONS) + r")\(", line))
+    return found
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's isort order within one import: CONSTANTS, then Classes, then functions.
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+def _module_doc(ir: MachineIR, module_name: str | None, source: str | None) -> tuple[str, ...]:
+    title = "Step-switch runner of a stepswitch workflow"
+    if _dotted(module_name, allow_colon=False):
+        title += f" ({module_name})"
+    lines = [f"{title}, generated by stepswitch {__version__}.", ""]
+    if _dotted(source, allow_colon=True):
+        lines += [
+            f"Generated from {source}. Do not edit: regenerate with",
+            f"``stepswitch compile {source} -o FILE``; ``--check`` says whether it is current.",
+        ]
+    else:
+        lines += ["Do not edit: regenerate it with ``stepswitch compile TARGET -o FILE``."]
+    lines += [
+        "",
+        "``IR`` holds the workflow's tables (``IR.name`` is its name); each agent state has an",
+        "explicit step function mapping a turn's outcome to Final / Handoff / Interruption /",
+        "RunAgain; ``MACHINE`` runs them, with the user's objects imported by path.",
+        "``run``, ``run_sync`` and ``run_streamed`` are its three drivers.",
+    ]
+    if any(str_width(line) > WIDTH - 4 for line in lines):  # an absurdly long module name
+        return _module_doc(ir, None, None)
+    return tuple(lines)
+
+
+def _dotted(text: str | None, *, allow_colon: bool) -> bool:
+    """Only plain dotted ASCII identifiers reach a docstring; anything else is left out."""
+    if not text or not text.isascii():
+        return False
+    head, sep, attr = text.partition(":")
+    if sep and not allow_colon:
+        return False
+    parts = head.split(".") + ([attr] if sep else [])
+    return all(p.isidentifier() for p in parts)
+
+
+def _function_names(ir: MachineIR) -> dict[str, str]:
+    """``step_<agent>`` per state: ASCII, unique, derived from the name (never pasted)."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for state in ir.states:
+        stem = re.sub(r"[^0-9a-zA-Z_]", "_", state.agent)[:40].strip("_").lower() or "agent"
+        name, n = f"step_{stem}", 2
+        while name in taken:
+            name, n = f"step_{stem}_{n}", n + 1
+        taken.add(name)
+        names[state.agent] = name
+    return names
+
+
+def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
+    cases: list[Case] = []
+    if any(t.action.kind != "handoff" and t.action.approval != "never" for t in state.tools):
+        cases.append(Case("TurnOutcome(interrupted=True)", "a call waits for approval",
+                          ("return Interruption()",)))
+    handoffs = [t for t in state.tools if isinstance(t.action, HandOff)]
+    runs = [t for t in state.tools if isinstance(t.action, RunFunction | RunAgent)]
+    if handoffs:
+        cases.append(Case("TurnOutcome(handoff=str() as target)", "a handoff took effect",
+                          ("return Handoff(target)",)))
+    if runs:
+        cases.append(_tool_case(state, {t.name for t in runs}))
+    cases.append(Case("TurnOutcome(had_calls=True)", "calls that ran nothing: ask again",
+                      ("return RunAgain()",)))
+    typed = state.output.kind == "typed"
+    cases.append(Case("TurnOutcome(last_message=str() as text)",
+                      "parsed as the typed output" if typed else "the text is the output",
+                      ("return FinalMessage(text)",)))
+    cases.append(
+        Case("_", "a typed output needs a message", ("return RunAgain()",))
+        if typed
+        else Case("_", "no message: the output is empty text", ('return FinalMessage("")',))
+    )
+    entry = " (entry)" if state.agent == ir.entry else ""
+    return StepPlan(
+        function=function,
+        comment=f"# agent {_short_repr(state.agent)}{entry}",
+        doc=_step_doc(state, bool(runs), typed),
+        cases=tuple(cases),
+    )
+
+
+def _tool_case(state: StateIR, ran: set[str]) -> Case:
+    rule = state.step
+    pattern = "TurnOutcome(tool_results=(first, *_))"
+    if rule.tool_use == "stop_on_first_tool":
+        return Case(pattern, "stop on the first tool", ("return Final(first.value)",))
+    pattern = "TurnOutcome(tool_results=(_, *_))"
+    if rule.tool_use == "function":
+        return Case(pattern, "tool_use_behavior decides", ("return AskToolUse()",))
+    if rule.tool_use == "run_llm_again":
+        return Case(pattern, "tool results feed back", ("return RunAgain()",))
+    stops = [n for n in dict.fromkeys(rule.stop_at) if n in ran]
+    if not stops:
+        return Case(pattern, "no listed tool can run here", ("return RunAgain()",))
+    alternatives = [literal_lines(n, indent=0)[0] for n in stops]
+    one_line = " | ".join(alternatives)
+    body = ["for result in turn.tool_results:", "    match result.name:"]
+    if str_width(f"{' ' * 20}case {one_line}:") <= WIDTH and all(
+        str_width(a) <= 60 for a in alternatives
+    ):
+        body.append(f"        case {one_line}:")
+    else:
+        body.append("        case (")
+        for i, name in enumerate(stops):
+            lead = "" if i == 0 else "| "
+            body.extend(literal_lines(name, indent=3, prefix=lead, width=WIDTH - 16))
+        body.append("        ):")
+    body += ["            return Final(result.value)", "return RunAgain()"]
+    return Case(pattern, "stop at the listed tools", tuple(body))
+
+
+def _step_doc(state: StateIR, runs: bool, typed: bool) -> str:
+    rule = {
+        "run_llm_again": "Tool results go back to the model",
+        "stop_on_first_tool": "The first tool's result is the final output",
+        "stop_at_tools": "A listed tool's result is the final output",
+        "function": "The tool_use_behavior function decides after tools",
+    }[state.step.tool_use]
+    output = "a message is parsed as the typed output" if typed else "a message is the output"
+    return f"{rule}; {output}." if runs else f"{output[0].upper()}{output[1:]}."
+
+
+def _short_repr(text: str) -> str:
+    shown = repr(text)
+    if str_width(shown) <= 60:
+        return shown
+    return repr(text[:40]) + "…"
+
+
+# -- pass 3: render ------------------------------------------------------------------------
+
+
+@cache
+def _template() -> Any:
+    import jinja2  # here, so `import stepswitch` does not pay for jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("stepswitch.compiler", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    return env.get_template("module.py.j2")
+
+
+def render(plan: ModulePlan) -> str:
+    """The module's source: the template substitutes the plan's lines."""
+    text: str = _template().render(plan=plan)
+    return text
