@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
 
-.PHONY: venv test lint typecheck pytest demo bench docs clean
+.PHONY: venv test lint typecheck pytest demo bench docs clean codegen
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,12 +29,24 @@ test: lint typecheck pytest
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/stepswitch show graphs/support.py:support
+	$(BIN)/stepswitch compile graphs/support.py:support -o $(OUT)/support_runner.py
+	cmp $(OUT)/support_runner.py codegen/support.py
+	$(BIN)/stepswitch compile graphs/support.py:support -o codegen/support.py --check
+	$(BIN)/python examples/generated_runner.py
 
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_codegen.py
+
+# One runner per workflow file: graphs/x.py -> codegen/x.py (tests fail when one is stale).
+codegen: venv
+	@for f in graphs/*.py; do \
+	  case $$f in */__init__.py) continue;; esac; \
+	  $(BIN)/stepswitch compile $$f -o codegen/$$(basename $$f) || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache

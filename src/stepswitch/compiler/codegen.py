@@ -317,7 +317,7 @@ def _function_names(ir: MachineIR) -> dict[str, str]:
     names: dict[str, str] = {}
     taken: set[str] = set()
     for state in ir.states:
-        stem = re.sub(r"[^0-9a-zA-Z_]", "_", state.agent)[:40].strip("_").lower() or "agent"
+        stem = re.sub(r"[^0-9a-zA-Z]+", "_", state.agent)[:40].strip("_").lower() or "agent"
         name, n = f"step_{stem}", 2
         while name in taken:
             name, n = f"step_{stem}_{n}", n + 1
