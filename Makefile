@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
 
-.PHONY: venv test lint typecheck pytest demo bench docs clean codegen
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis docs clean codegen
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,13 +33,21 @@ demo: venv
 	cmp $(OUT)/support_runner.py codegen/support.py
 	$(BIN)/stepswitch compile graphs/support.py:support -o codegen/support.py --check
 	$(BIN)/python examples/generated_runner.py
-
-docs: venv
-	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
+	$(BIN)/stepswitch check graphs/
+	-$(BIN)/stepswitch check examples/broken_workflow.py
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
+	$(BIN)/python bench/bench_analysis.py
 	$(BIN)/python bench/bench_codegen.py
+
+bench-analysis: venv
+	$(BIN)/python bench/bench_analysis.py
+
+# docs/diagnostics/ is generated from the pages shipped in src/stepswitch/analysis/docs/.
+docs: venv
+	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
+	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
 
 # One runner per workflow file: graphs/x.py -> codegen/x.py (tests fail when one is stale).
 codegen: venv

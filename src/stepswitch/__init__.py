@@ -7,6 +7,7 @@ This module only re-exports the public surface.
 
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
+from stepswitch.analysis import Diagnostic, Report
 from stepswitch.compiler.codegen import codegen
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
@@ -36,6 +37,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.render import render
 from stepswitch.runtime import (
     HandoffInputData,
     RunConfig,
@@ -51,6 +53,7 @@ __all__ = [
     "Agent",
     "AgentTool",
     "CompileError",
+    "Diagnostic",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -62,6 +65,7 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Report",
     "RunConfig",
     "RunContext",
     "RunResult",
@@ -84,4 +88,5 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "render",
 ]

@@ -19,9 +19,11 @@ from stepswitch.dsl.agent import Agent
 from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
+    from stepswitch.analysis.report import Report
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
 
 __all__ = ["Workflow"]
@@ -126,23 +128,56 @@ class Workflow:
 
         return WorkflowGraph.from_built(self.build())
 
+    def check(
+        self,
+        select: Sequence[str] | None = None,
+        ignore: Sequence[str] | None = None,
+        max_model_calls: int | None = None,
+    ) -> Report:
+        """Every diagnostic of the static analysis, sorted; never raises for a mistake
+        in the workflow (``report.ok`` says whether there are errors).
+
+        ``select``/``ignore`` take codes or prefixes (``SW2``); ``max_model_calls``
+        overrides the workflow's own limit for this check.
+        """
+        from stepswitch.analysis import analyze
+
+        return analyze(
+            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls
+        )
+
     def compile(self) -> StateMachine:
         """Check the workflow, then lower it into a runnable ``StateMachine``.
 
         Raises ``CompileError`` (carrying the whole report) when the analysis finds
         errors, and ``UserError`` for what lowering cannot compile.
         """
+        from stepswitch.analysis import analyze
         from stepswitch.compiler.lower import lower
         from stepswitch.errors import CompileError
+        from stepswitch.graph.workflow_graph import WorkflowGraph
         from stepswitch.runtime.machine import StateMachine
 
-        check = getattr(self, "check", None)
-        if check is not None:
-            report = check()
-            if not report.ok:
-                raise CompileError(report)
         built = self.build()
+        report = analyze(WorkflowGraph.from_built(built))
+        if not report.ok:
+            raise CompileError(report)
         return StateMachine(lower(built.spec), built.bindings.objects)
+    def to_mermaid(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Mermaid flowchart text (GitHub renders it in Markdown).
+
+        ``tools=True`` draws function tools as nodes; ``report`` (``wf.check()``)
+        highlights its diagnostics on the elements they concern.
+        """
+        from stepswitch.render import to_mermaid
+
+        return to_mermaid(self, tools=tools, report=report)
+
+    def to_dot(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+        """The workflow as Graphviz DOT text; ``stepswitch.render`` makes SVG or PNG."""
+        from stepswitch.render import to_dot
+
+        return to_dot(self, tools=tools, report=report)
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"

@@ -1,0 +1,67 @@
+"""What every rule gets: the graph, and helpers to make located diagnostics.
+
+Not API: rules are internal; ``analyze`` is the entry point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepswitch.analysis._ending import Ending, ending
+from stepswitch.analysis.codes import CODES
+from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, Severity
+from stepswitch.graph.spec import AgentSpec, Location
+from stepswitch.graph.workflow_graph import Edge, WorkflowGraph
+
+__all__ = ["Ctx", "agent_path"]
+
+
+def agent_path(name: str) -> str:
+    return f"agents.{name}"
+
+
+def where(location: Location, path: str) -> DiagnosticLocation:
+    return DiagnosticLocation(location.file, location.line, location.column, path)
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """The analysis input plus the workflow-level limits in force."""
+
+    graph: WorkflowGraph
+    max_model_calls: int | None
+    memo: dict[str, Any] = field(default_factory=dict)
+    """Results several rules share (computed once per analysis)."""
+
+    def ending(self) -> Ending:
+        cached = self.memo.get("ending")
+        if cached is None:
+            cached = self.memo["ending"] = ending(self.graph)
+        result: Ending = cached
+        return result
+
+    def workflow_loc(self) -> DiagnosticLocation:
+        return where(self.graph.spec.location, "workflow")
+
+    def agent_loc(self, agent: AgentSpec) -> DiagnosticLocation:
+        return where(agent.location, agent_path(agent.name))
+
+    def edge_loc(self, edge: Edge) -> DiagnosticLocation:
+        return where(edge.spec.location, edge.spec_path)
+
+    def diag(
+        self,
+        code: str,
+        message: str,
+        location: DiagnosticLocation,
+        help: str | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            code=code,
+            severity=severity or CODES[code].severity,
+            message=message,
+            location=location,
+            help=help,
+        )

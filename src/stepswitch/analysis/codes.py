@@ -1,0 +1,124 @@
+"""The one registry of diagnostic codes.
+
+Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
+termination, SW3xx names, SW4xx types, SW5xx human in the loop. A code never changes
+meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has a
+documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain``
+prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+
+from stepswitch.analysis.diagnostic import Severity
+
+__all__ = [
+    "CODES",
+    "GROUPS",
+    "RETIRED",
+    "Code",
+    "code_doc",
+    "invalid_prefixes",
+    "matches_any",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A registered diagnostic code."""
+
+    code: str
+    name: str
+    """A short kebab-case name, stable like the code."""
+    severity: Severity
+    summary: str
+    """One line: what the rule reports."""
+
+
+GROUPS: dict[str, str] = {
+    "SW1": "structure",
+    "SW2": "termination",
+    "SW3": "names",
+    "SW4": "types",
+    "SW5": "human in the loop",
+}
+
+_ALL = (
+    Code("SW101", "missing-entry", "error", "the workflow has no entry agent"),
+    Code("SW102", "unknown-entry", "error", "the entry names no agent of the workflow"),
+    Code("SW103", "unknown-handoff-target", "error", "a handoff names no agent of the workflow"),
+    Code("SW104", "unknown-agent-tool-target", "error",
+         "an agent tool names no agent of the workflow"),
+    Code("SW105", "duplicate-agent-name", "error", "two agents share one name"),
+    Code("SW106", "handoff-name-collision", "warning",
+         "two agents get the same normalised transfer_to_… handoff tool name"),
+    Code("SW107", "unreachable-agent", "warning",
+         "no handoff or agent tool leads from the entry to this agent"),
+    Code("SW108", "run-cannot-end", "error",
+         "once a run reaches this agent it can never end"),
+    Code("SW109", "unknown-ignored-code", "warning",
+         "an ignore list names a code that does not exist"),
+    Code("SW201", "unbudgeted-handoff-cycle", "error",
+         "a cycle of handoffs in which no handoff has max_uses"),
+    Code("SW202", "unbounded-agent-tool-recursion", "error",
+         "agents call each other as tools in a cycle with no max_depth"),
+    Code("SW203", "model-call-bound", "info",
+         "the worst-case number of model calls of a whole run, nested runs included"),
+    Code("SW204", "model-call-limit-exceeded", "error",
+         "the worst-case number of model calls exceeds the declared limit"),
+    Code("SW205", "max-turns-too-small", "error",
+         "even the shortest run that ends needs more model calls than max_turns"),
+    Code("SW301", "invalid-tool-name", "error",
+         "a tool name the OpenAI API rejects (^[a-zA-Z0-9_-]{1,64}$)"),
+    Code("SW302", "tool-name-collision", "error",
+         "two tools of one agent (function, handoff or agent tools) share a name"),
+    Code("SW401", "output-type-not-strict", "error",
+         "an output type that OpenAI strict structured output rejects"),
+    Code("SW402", "tool-parameters-not-strict", "error",
+         "a function tool's parameters that OpenAI strict mode rejects"),
+    Code("SW403", "handoff-input-not-strict", "error",
+         "a handoff input type that OpenAI strict mode rejects"),
+    Code("SW404", "agent-tool-parameters-not-strict", "error",
+         "an agent tool's parameters type that OpenAI strict mode rejects"),
+    Code("SW405", "guardrail-type-mismatch", "error",
+         "a guardrail declares a type its agent's input or output does not fit"),
+    Code("SW406", "extractor-type-mismatch", "error",
+         "an agent tool's output extractor declares a type the nested run does not give"),
+    Code("SW407", "context-type-mismatch", "error",
+         "a RunContext[X] parameter that does not fit Workflow(context_type=...)"),
+    Code("SW501", "pause-points", "info",
+         "the tools and agent tools that can pause a run for a human's approval"),
+)
+
+CODES: dict[str, Code] = {c.code: c for c in _ALL}
+"""Every live code, in order."""
+
+RETIRED: frozenset[str] = frozenset()
+"""Codes once used and withdrawn: never to be given a new meaning."""
+
+_PREFIX = re.compile(r"^SW\d{0,3}$")
+
+
+def matches_any(code: str, prefixes: Iterable[str]) -> bool:
+    """True when ``code`` starts with one of ``prefixes`` (``SW``, ``SW2``, ``SW201``)."""
+    return any(code.startswith(p) for p in prefixes)
+
+
+def invalid_prefixes(prefixes: Iterable[str]) -> list[str]:
+    """The prefixes that select no registered code (typos, foreign tools' codes)."""
+    bad = []
+    for prefix in prefixes:
+        if not _PREFIX.match(prefix) or not any(c.startswith(prefix) for c in CODES):
+            bad.append(prefix)
+    return bad
+
+
+def code_doc(code: str) -> str:
+    """The documentation page of a code (Markdown); ``KeyError`` for an unknown code."""
+    if code not in CODES:
+        raise KeyError(code)
+    return (resources.files("stepswitch.analysis") / "docs" / f"{code}.md").read_text("utf-8")

@@ -1,0 +1,150 @@
+"""SW1xx structure: entry, targets, duplicate and colliding names, reachability,
+runs that cannot end, unknown codes in ignore lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from stepswitch.analysis._context import Ctx
+from stepswitch.analysis._ending import forced_tool
+from stepswitch.analysis.codes import invalid_prefixes
+from stepswitch.analysis.diagnostic import Diagnostic
+from stepswitch.dsl.names import default_handoff_tool_name
+
+__all__ = ["RULES"]
+
+
+def entry(ctx: Ctx) -> Iterator[Diagnostic]:
+    spec = ctx.graph.spec
+    if spec.entry is None:
+        yield ctx.diag(
+            "SW101",
+            f"workflow {spec.name!r} has no entry agent",
+            ctx.workflow_loc(),
+            help="pass entry=<agent> to Workflow(...): runs start there",
+        )
+    elif ctx.graph.entry is None:
+        known = ", ".join(repr(n) for n in ctx.graph.agent_names()[:5]) or "none"
+        yield ctx.diag(
+            "SW102",
+            f"entry {spec.entry!r} names no agent of workflow {spec.name!r} (agents: {known})",
+            ctx.workflow_loc(),
+            help="name an agent the workflow declares, or pass the Agent object itself",
+        )
+
+
+def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
+    for edge in ctx.graph.dangling:
+        if edge.kind == "handoff":
+            yield ctx.diag(
+                "SW103",
+                f"agent {edge.source!r} hands off to {edge.target!r}, which is no agent of "
+                "the workflow",
+                ctx.edge_loc(edge),
+                help="fix the name, or add that agent to Workflow(agents=[...])",
+            )
+        else:
+            yield ctx.diag(
+                "SW104",
+                f"agent {edge.source!r} calls {edge.target!r} as tool {edge.tool_name!r}, "
+                "but no agent of the workflow has that name",
+                ctx.edge_loc(edge),
+                help="fix the name, or add that agent to Workflow(agents=[...])",
+            )
+
+
+def duplicates(ctx: Ctx) -> Iterator[Diagnostic]:
+    first: dict[str, str] = {}
+    for agent in ctx.graph.spec.agents:
+        where = f"{agent.location.file}:{agent.location.line}"
+        if agent.name in first:
+            yield ctx.diag(
+                "SW105",
+                f"agent name {agent.name!r} is already used by the agent declared at "
+                f"{first[agent.name]}",
+                ctx.agent_loc(agent),
+                help="give every agent its own name: handoffs and agent tools find agents "
+                "by name",
+            )
+        else:
+            first[agent.name] = where
+
+
+def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
+    owner: dict[str, str] = {}
+    for name in ctx.graph.agent_names():
+        tool = default_handoff_tool_name(name)
+        other = owner.setdefault(tool, name)
+        if other != name:
+            yield ctx.diag(
+                "SW106",
+                f"agents {other!r} and {name!r} both get the handoff tool name {tool!r}",
+                ctx.agent_loc(ctx.graph.agent(name)),
+                help="rename one agent, or give its handoffs a tool_name=...",
+            )
+
+
+def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
+    graph = ctx.graph
+    if graph.entry is None:
+        return
+    reached = graph.reachable()
+    for name in graph.agent_names():
+        if name not in reached:
+            yield ctx.diag(
+                "SW107",
+                f"agent {name!r} is unreachable: no handoff or agent tool leads to it from "
+                f"the entry {graph.entry!r}",
+                ctx.agent_loc(graph.agent(name)),
+                help="hand off to it or call it as a tool from a reachable agent, or remove it",
+            )
+
+
+def traps(ctx: Ctx) -> Iterator[Diagnostic]:
+    graph = ctx.graph
+    can_end = ctx.ending().distance
+    for name in graph.agent_names():
+        if name in can_end:
+            continue
+        agent = graph.agent(name)
+        forced = forced_tool(agent)
+        if forced == "*":
+            why = "its model settings force a tool call (tool_choice='required')"
+        else:
+            why = f"its model settings force the tool {forced!r} (tool_choice)"
+        stops = "no tool-use behaviour stops the run on one of its function tools"
+        handoffs = graph.successors(name, "handoff")
+        if handoffs:
+            shown = ", ".join(repr(h) for h in handoffs[:5])
+            tail = f"and every agent it can hand off to ({shown}) is trapped as well"
+        else:
+            tail = "and it has no handoff to an agent that can end the run"
+        yield ctx.diag(
+            "SW108",
+            f"no run that reaches agent {name!r} can end: {why}, {stops}, {tail}",
+            ctx.agent_loc(agent),
+            help="let it answer (tool_choice='auto'), or stop on a tool with "
+            "tool_use_behavior='stop_on_first_tool' / StopAtTools([...])",
+        )
+
+
+def unknown_ignores(ctx: Ctx) -> Iterator[Diagnostic]:
+    spec = ctx.graph.spec
+    for prefix in invalid_prefixes(spec.ignore):
+        yield ctx.diag(
+            "SW109",
+            f"workflow {spec.name!r} ignores {prefix!r}, which matches no diagnostic code",
+            ctx.workflow_loc(),
+            help="list codes or prefixes such as 'SW107' or 'SW5'; see `stepswitch explain`",
+        )
+    for agent in spec.agents:
+        for prefix in invalid_prefixes(agent.ignore):
+            yield ctx.diag(
+                "SW109",
+                f"agent {agent.name!r} ignores {prefix!r}, which matches no diagnostic code",
+                ctx.agent_loc(agent),
+                help="list codes or prefixes such as 'SW107' or 'SW5'; see `stepswitch explain`",
+            )
+
+
+RULES = (entry, dangling, duplicates, handoff_names, unreachable, traps, unknown_ignores)

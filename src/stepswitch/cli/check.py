@@ -1,0 +1,70 @@
+"""``stepswitch check TARGET…``: every diagnostic of each workflow, for people and CI.
+
+Exit 0 when no workflow has errors (or with ``--exit-zero``), 1 when one has, 2 for a
+usage or import problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stepswitch.analysis.codes import invalid_prefixes
+from stepswitch.cli.formats import FORMATS, CheckedWorkflow
+from stepswitch.cli.targets import load_targets
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "check",
+        help="report every diagnostic of each workflow (exit 1 on errors)",
+        description="Statically check workflows. A TARGET is path/file.py:NAME, "
+        "package.module:NAME, or a file or folder (every Workflow in it).",
+    )
+    p.add_argument("targets", nargs="+", metavar="TARGET")
+    p.add_argument("--format", choices=sorted(FORMATS), default="text",
+                   help="output format (default: text)")
+    p.add_argument("--select", action="append", default=None, metavar="CODES",
+                   help="only these codes or prefixes, comma-separated (e.g. SW1,SW201)")
+    p.add_argument("--ignore", action="append", default=None, metavar="CODES",
+                   help="drop these codes or prefixes, comma-separated")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when there are errors")
+    p.add_argument("--max-model-calls", type=_positive, default=None, metavar="N",
+                   help="error (SW204) when a run's worst-case model calls exceed N")
+    p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _codes(values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [c.strip().upper() for v in values for c in v.split(",") if c.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    for flag, codes in (("--select", select), ("--ignore", ignore)):
+        bad = invalid_prefixes(codes or ())
+        if bad:
+            print(f"stepswitch check: error: {flag}: {', '.join(bad)} match(es) no diagnostic "
+                  "code (see `stepswitch explain`)", file=sys.stderr)
+            return 2
+    checked: list[CheckedWorkflow] = []
+    for loaded in load_targets(args.targets):
+        report = loaded.workflow.check(
+            select=select, ignore=ignore, max_model_calls=args.max_model_calls
+        )
+        checked.append((loaded.label, report))
+    sys.stdout.write(FORMATS[args.format](checked))
+    failed = any(not report.ok for _, report in checked)
+    return 1 if failed and not args.exit_zero else 0

@@ -1,0 +1,32 @@
+"""``stepswitch explain [CODE]``: a diagnostic code's documentation, or the list of codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stepswitch.analysis.codes import CODES, GROUPS, code_doc
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("explain", help="print a diagnostic code's documentation")
+    p.add_argument("code", nargs="?", metavar="CODE", help="e.g. SW201; omit to list codes")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.code is None:
+        group = ""
+        for code in CODES.values():
+            if code.code[:3] != group:
+                group = code.code[:3]
+                print(f"{group}xx {GROUPS[group]}")
+            print(f"  {code.code}  {code.severity:<7}  {code.name}: {code.summary}")
+        return 0
+    wanted = args.code.strip().upper()
+    if wanted not in CODES:
+        print(f"stepswitch explain: error: unknown code {args.code!r}; run `stepswitch "
+              "explain` to list the codes", file=sys.stderr)
+        return 2
+    sys.stdout.write(code_doc(wanted))
+    return 0

@@ -1,0 +1,175 @@
+"""Output formats of ``stepswitch check``: text, JSON lines, SARIF 2.1.0 and GitHub
+Actions annotations. Each is one small pure function from reports to a string."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from stepswitch._version import __version__
+from stepswitch.analysis import CODES, Diagnostic, Report
+from stepswitch.analysis.codes import code_doc
+
+__all__ = ["FORMATS", "CheckedWorkflow", "github", "json_lines", "sarif", "text"]
+
+CheckedWorkflow = tuple[str, Report]
+"""A workflow's label (``graphs/support.py:support``) and its report."""
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def text(checked: Sequence[CheckedWorkflow]) -> str:
+    """Like ruff: ``path:line:col: CODE [severity] message``, a help line, a summary."""
+    lines: list[str] = []
+    errors = warnings = infos = 0
+    for label, report in checked:
+        for d in report.diagnostics:
+            loc = d.location
+            lines.append(f"{loc.file}:{loc.line}:{loc.column}: {d.code} [{d.severity}] "
+                         f"{d.message}")
+            if d.help:
+                lines.append(f"    help: {d.help}")
+        lines.append(f"{label}: {report.summary()}")
+        errors += len(report.errors)
+        warnings += len(report.warnings)
+        infos += len(report.infos)
+    verdict = "failed" if errors else "passed"
+    lines.append(
+        f"Checked {_plural(len(checked), 'workflow')}: {verdict} with "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {_plural(infos, 'info')}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _record(label: str, d: Diagnostic) -> dict[str, Any]:
+    loc = d.location
+    return {
+        "file": loc.file,
+        "line": loc.line,
+        "column": loc.column,
+        "end_line": loc.line,
+        "end_column": loc.column,
+        "code": d.code,
+        "severity": d.severity,
+        "message": d.message,
+        "hint": d.help,
+        "path": loc.path,
+        "workflow": label,
+    }
+
+
+def json_lines(checked: Sequence[CheckedWorkflow]) -> str:
+    """One JSON object per finding and line, like ``mypy -O json``."""
+    out = [
+        json.dumps(_record(label, d), ensure_ascii=False)
+        for label, report in checked
+        for d in report.diagnostics
+    ]
+    return "".join(line + "\n" for line in out)
+
+
+def _artifact(file: str) -> dict[str, Any]:
+    path = Path(file)
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": file.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+
+
+def _rules() -> list[dict[str, Any]]:
+    rules = []
+    for code in CODES.values():
+        doc = code_doc(code.code)
+        rules.append({
+            "id": code.code,
+            "name": code.name,
+            "shortDescription": {"text": code.summary},
+            "fullDescription": {"text": code.summary},
+            "help": {"text": doc, "markdown": doc},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[code.severity]},
+        })
+    return rules
+
+
+def sarif(checked: Sequence[CheckedWorkflow]) -> str:
+    """A SARIF 2.1.0 log (one run) for GitHub code scanning and other viewers."""
+    index = {code: i for i, code in enumerate(CODES)}
+    results = []
+    for label, report in checked:
+        for d in report.diagnostics:
+            loc = d.location
+            message = d.message if not d.help else f"{d.message}\nHelp: {d.help}"
+            results.append({
+                "ruleId": d.code,
+                "ruleIndex": index[d.code],
+                "level": _SARIF_LEVEL[d.severity],
+                "message": {"text": message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": _artifact(loc.file),
+                        "region": {"startLine": max(loc.line, 1),
+                                   "startColumn": max(loc.column, 1)},
+                    },
+                    "logicalLocations": [{"fullyQualifiedName": loc.path, "kind": "member"}],
+                }],
+                "properties": {"workflow": label},
+            })
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "stepswitch",
+                "version": __version__,
+                "informationUri": "https://pypi.org/project/stepswitch/",
+                "rules": _rules(),
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def escape_data(value: str) -> str:
+    """Escape a workflow command's message (GitHub's ``escapeData``)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(value: str) -> str:
+    """Escape a workflow command's property value (GitHub's ``escapeProperty``)."""
+    return escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(checked: Sequence[CheckedWorkflow]) -> str:
+    """``::error file=…,line=…,col=…,title=…::message`` per finding, then the text
+    output (GitHub shows only the first ten annotations of each kind per step)."""
+    lines = []
+    for _, report in checked:
+        for d in report.diagnostics:
+            loc = d.location
+            props = ",".join([
+                f"file={escape_property(loc.file)}",
+                f"line={loc.line}",
+                f"col={loc.column}",
+                f"title={escape_property(f'{d.code} {CODES[d.code].name}')}",
+            ])
+            message = d.message if not d.help else f"{d.message}\nhelp: {d.help}"
+            lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{escape_data(message)}")
+    return "".join(line + "\n" for line in lines) + text(checked)
+
+
+FORMATS: dict[str, Callable[[Sequence[CheckedWorkflow]], str]] = {
+    "text": text,
+    "json": json_lines,
+    "sarif": sarif,
+    "github": github,
+}

@@ -1,0 +1,182 @@
+"""Diagrams of a workflow: Mermaid and DOT text, SVG and PNG through Graphviz.
+
+One :class:`~stepswitch.render.scene.Scene` is built per call and translated by the
+writer of the format asked for, so every format shows the same thing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeAlias, overload
+
+from stepswitch.errors import UserError
+from stepswitch.graph.build import BuiltWorkflow
+from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.render.dot import scene_to_dot
+from stepswitch.render.graphviz_bin import GraphvizNotFound, find_graphviz, run_graphviz
+from stepswitch.render.mermaid import scene_to_mermaid
+from stepswitch.render.scene import ReportLike, Scene, build_scene
+
+if TYPE_CHECKING:
+    from stepswitch.dsl.workflow import Workflow
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "GraphvizNotFound",
+    "ReportLike",
+    "Scene",
+    "View",
+    "build_scene",
+    "find_graphviz",
+    "render",
+    "scene_for",
+    "to_dot",
+    "to_mermaid",
+]
+
+Format: TypeAlias = Literal["mermaid", "dot", "svg", "png"]
+View: TypeAlias = Literal["graph", "machine"]
+FORMATS: tuple[Format, ...] = ("mermaid", "dot", "svg", "png")
+
+Renderable: TypeAlias = "Workflow | WorkflowGraph | BuiltWorkflow | WorkflowSpec"
+
+
+def _graph_of(wf: Renderable) -> WorkflowGraph:
+    if isinstance(wf, WorkflowGraph):
+        return wf
+    if isinstance(wf, BuiltWorkflow):
+        return WorkflowGraph.from_built(wf)
+    if isinstance(wf, WorkflowSpec):
+        return WorkflowGraph(wf)
+    graph = getattr(wf, "graph", None)
+    if callable(graph):
+        result = graph()
+        if isinstance(result, WorkflowGraph):
+            return result
+    raise UserError(
+        f"cannot draw a {type(wf).__name__}: expected a Workflow, WorkflowGraph, "
+        "BuiltWorkflow or WorkflowSpec"
+    )
+
+
+def scene_for(
+    wf: Renderable,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> Scene:
+    """The scene of ``wf`` for a view: what every format draws."""
+    if view == "machine":
+        raise UserError(
+            "the machine view is not available in this build: it is drawn from the "
+            "compiler's state-machine IR; use the graph view"
+        )
+    if view != "graph":
+        raise UserError(f"unknown view {view!r}: expected 'graph' or 'machine'")
+    return build_scene(_graph_of(wf), tools=tools, report=report)
+
+
+def to_mermaid(
+    wf: Renderable,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> str:
+    """Mermaid flowchart text of ``wf`` (GitHub renders it in Markdown)."""
+    return scene_to_mermaid(scene_for(wf, tools=tools, report=report, view=view))
+
+
+def to_dot(
+    wf: Renderable,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> str:
+    """Graphviz DOT text of ``wf``."""
+    return scene_to_dot(scene_for(wf, tools=tools, report=report, view=view))
+
+
+@overload
+def render(
+    wf: Renderable,
+    format: Literal["mermaid", "dot", "svg"],
+    path: str | os.PathLike[str] | None = None,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> str: ...
+
+
+@overload
+def render(
+    wf: Renderable,
+    format: Literal["png"],
+    path: str | os.PathLike[str] | None = None,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> bytes: ...
+
+
+@overload
+def render(
+    wf: Renderable,
+    format: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> str | bytes: ...
+
+
+def render(
+    wf: Renderable,
+    format: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    tools: bool = False,
+    report: ReportLike | None = None,
+    view: View = "graph",
+) -> str | bytes:
+    """Draw ``wf`` as ``format`` (mermaid, dot, svg or png); write it to ``path`` if
+    given, and return it (text for mermaid, dot and svg; bytes for png).
+
+    SVG and PNG run Graphviz (see :func:`find_graphviz`). ``tools=True`` draws function
+    tools as nodes; ``report`` (e.g. ``wf.check()``) highlights its diagnostics.
+    """
+    if format not in FORMATS:
+        raise UserError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")
+    scene = scene_for(wf, tools=tools, report=report, view=view)
+    content: str | bytes
+    if format == "mermaid":
+        content = scene_to_mermaid(scene)
+    elif format == "dot":
+        content = scene_to_dot(scene)
+    elif format == "svg":
+        content = run_graphviz(scene_to_dot(scene), "svg").decode("utf-8")
+    else:
+        content = run_graphviz(scene_to_dot(scene), "png")
+    if path is not None:
+        _write(Path(path), content)
+    return content
+
+
+def _write(path: Path, content: str | bytes) -> None:
+    try:
+        if path.parent != Path():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,144 @@
+"""Mermaid flowchart text from a :class:`~stepswitch.render.scene.Scene`.
+
+GitHub renders Mermaid blocks in Markdown, so this is the format for pull requests
+and docs. Node ids come from the scene (``a0``, ``t1`` ...), never from user text;
+every user string is written inside double quotes with the characters that Mermaid
+or HTML would read as syntax replaced by Mermaid's ``#NN;`` entity codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from stepswitch.render.scene import Scene, SceneEdge, SceneNode, Severity
+
+__all__ = ["mermaid_escape", "scene_to_mermaid"]
+
+# Characters that could end the quoted string, open an entity or HTML tag, start
+# Markdown, or be read as a link label delimiter: written as #<code>; entities.
+_ENTITY_CHARS = frozenset('"#%&<>\\`|')
+_LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
+
+_CLASS_DEFS: dict[str, str] = {
+    "terminal": "fill:#37474f,stroke:#37474f,color:#ffffff",
+    "entry": "stroke-width:3px",
+    "nested": "stroke-dasharray:5 3",
+    "missing": "fill:#ffebee,stroke:#c62828,stroke-dasharray:5 3",
+    "tool": "fill:#f1f8e9,stroke:#689f38",
+    "pause": "fill:#fff8e1,stroke:#f57f17,stroke-width:2px",
+    "info": "stroke:#1565c0,stroke-width:2px",
+    "warning": "fill:#fff3e0,stroke:#ef6c00,stroke-width:2px",
+    "error": "fill:#ffebee,stroke:#c62828,stroke-width:3px",
+}
+
+_LINK_STYLES: dict[Severity, str] = {
+    "info": "stroke:#1565c0,stroke-width:2px",
+    "warning": "stroke:#ef6c00,stroke-width:2px",
+    "error": "stroke:#c62828,stroke-width:3px",
+}
+
+
+def mermaid_escape(text: str) -> str:
+    """``text`` made safe inside a double-quoted Mermaid label.
+
+    Line breaks become ``<br/>``; other control characters become spaces; quotes,
+    ``#``, ``&``, ``<``, ``>``, backslashes, backticks and pipes become ``#NN;``.
+    Everything else, unicode included, is kept as is.
+    """
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in _LINE_BREAKS:
+            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            out.append("<br/>")
+        elif ch in _ENTITY_CHARS:
+            out.append(f"#{ord(ch)};")
+        elif ch < " " or ch == "\x7f":
+            out.append(" ")
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _label(node: SceneNode) -> str:
+    title = mermaid_escape(node.title)
+    if node.kind == "agent":
+        title = f"<b>{title}</b>"
+    parts = [title, *(mermaid_escape(line) for line in node.lines)]
+    return '"' + "<br/>".join(parts) + '"'
+
+
+def _node(node: SceneNode) -> str:
+    label = _label(node)
+    if node.kind in ("start", "end"):
+        return f"{node.id}([{label}])"
+    if node.kind == "tool":
+        return f"{node.id}{{{{{label}}}}}" if node.pause else f"{node.id}[/{label}/]"
+    return f"{node.id}[{label}]"
+
+
+_ARROWS = {
+    "start": "-->",
+    "final": "-->",
+    "handoff": "-->",
+    "agent_tool": "<-.->",
+    "tool": "---",
+}
+
+
+def _edge(edge: SceneEdge) -> str:
+    arrow = _ARROWS[edge.kind]
+    if edge.label:
+        return f'{edge.source} {arrow}|"{mermaid_escape(edge.label)}"| {edge.target}'
+    return f"{edge.source} {arrow} {edge.target}"
+
+
+def _classes(node: SceneNode) -> Iterable[str]:
+    if node.kind in ("start", "end"):
+        yield "terminal"
+    if node.kind == "missing":
+        yield "missing"
+    if node.kind == "tool":
+        yield "pause" if node.pause else "tool"
+    if node.entry:
+        yield "entry"
+    if node.nested_only:
+        yield "nested"
+    if node.severity is not None:
+        yield node.severity
+
+
+def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
+    """The scene as a Mermaid ``flowchart``; ends with a newline."""
+    lines = [f"flowchart {direction}"]
+    lines.extend(f"    {_node(node)}" for node in scene.nodes)
+    lines.extend(f"    {_edge(edge)}" for edge in scene.edges)
+
+    by_class: dict[str, list[str]] = {}
+    for node in scene.nodes:
+        for cls in _classes(node):
+            by_class.setdefault(cls, []).append(node.id)
+    for cls, style in _CLASS_DEFS.items():
+        if cls in by_class:
+            lines.append(f"    classDef {cls} {style}")
+    for cls in _CLASS_DEFS:
+        if cls in by_class:
+            lines.append(f"    class {','.join(by_class[cls])} {cls}")
+
+    by_severity: dict[Severity, list[str]] = {}
+    pauses: list[str] = []
+    for index, edge in enumerate(scene.edges):
+        if edge.severity is not None:
+            by_severity.setdefault(edge.severity, []).append(str(index))
+        elif edge.pause:
+            pauses.append(str(index))
+    if pauses:
+        lines.append(f"    linkStyle {','.join(pauses)} stroke:#f57f17,stroke-width:2px")
+    for severity, style in _LINK_STYLES.items():
+        if severity in by_severity:
+            lines.append(f"    linkStyle {','.join(by_severity[severity])} {style}")
+    return "\n".join(lines) + "\n"

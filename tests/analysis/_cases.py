@@ -1,0 +1,241 @@
+"""One failing and one passing workflow per diagnostic code.
+
+``CASES[code] = (failing, passing)``: ``failing()`` builds a workflow on which the
+analyzer reports ``code``; ``passing()`` the nearest workflow on which it does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+import stepswitch as ss
+
+Build = Callable[[], ss.Workflow]
+
+FORCED = ss.ModelSettings(tool_choice="required")
+
+
+@ss.function_tool
+def lookup(order_id: int) -> str:
+    """Look an order up."""
+    return str(order_id)
+
+
+@ss.function_tool(name="lookup")
+def lookup_again(order_id: int) -> str:
+    """Look an order up, again."""
+    return str(order_id)
+
+
+@ss.function_tool(name="look up")
+def bad_name(order_id: int) -> str:
+    """A name the API rejects."""
+    return str(order_id)
+
+
+@ss.function_tool(needs_approval=True)
+def refund_order(order_id: int) -> str:
+    """Refund an order."""
+    return str(order_id)
+
+
+@ss.function_tool
+def tag(labels: dict[str, str]) -> str:
+    """Tag with open keys."""
+    return str(labels)
+
+
+class Label(BaseModel):
+    key: str
+    value: str
+
+
+@ss.function_tool
+def tag_ok(labels: list[Label]) -> str:
+    """Tag with named fields."""
+    return str(labels)
+
+
+class Tally(BaseModel):
+    counts: dict[str, int]
+
+
+class Count(BaseModel):
+    word: str
+    count: int
+
+
+class Counts(BaseModel):
+    counts: list[Count]
+
+
+class Findings(BaseModel):
+    summary: str
+
+
+class Draft(BaseModel):
+    text: str
+
+
+@dataclass
+class Account:
+    user_id: int
+
+
+@dataclass
+class Shop:
+    shop_id: int
+
+
+@ss.output_guardrail
+def findings_guard(ctx: Any, agent: Any, output: Findings) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+
+@ss.input_guardrail
+def int_input_guard(ctx: Any, agent: Any, data: int) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+
+@ss.input_guardrail
+def str_input_guard(ctx: Any, agent: Any, data: str) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+
+@ss.function_tool
+def shop_balance(ctx: ss.RunContext[Shop]) -> str:
+    """A tool written for another context type."""
+    return str(ctx.context.shop_id)
+
+
+@ss.function_tool
+def account_balance(ctx: ss.RunContext[Account]) -> str:
+    """A tool written for the workflow's context type."""
+    return str(ctx.context.user_id)
+
+
+def summary_of_findings(findings: Findings) -> str:
+    return findings.summary
+
+
+def summary_of_result(result: Any) -> str:
+    return str(result)
+
+
+def log_reason(ctx: Any, data: Any) -> None:
+    return None
+
+
+def wf(entry: ss.Agent | str | None, *agents: ss.Agent, **kw: Any) -> ss.Workflow:
+    return ss.Workflow("case", entry, list(agents), **kw)
+
+
+def a(name: str = "a", **kw: Any) -> ss.Agent:
+    return ss.Agent(name, "instructions", **kw)
+
+
+def _sw203_fail() -> ss.Workflow:
+    helper = a("helper")
+    return wf(a("main", tools=[helper.as_tool("help", "Ask the helper")]), helper)
+
+
+def _sw204(limit: int) -> Build:
+    def build() -> ss.Workflow:
+        helper = a("helper")
+        main = a("main", tools=[helper.as_tool("help", "Ask the helper")])
+        return wf(main, helper, max_model_calls=limit)
+
+    return build
+
+
+def _chain(max_turns: int) -> Build:
+    def build() -> ss.Workflow:
+        c = a("c")
+        b = a("b", handoffs=[c], model_settings=FORCED)
+        first = a("first", handoffs=[b], model_settings=FORCED)
+        return wf(first, b, c, max_turns=max_turns)
+
+    return build
+
+
+def _cycle(budget: int | None) -> Build:
+    def build() -> ss.Workflow:
+        refund = a("refund", handoffs=[ss.handoff("triage", max_uses=budget)])
+        return wf(a("triage", handoffs=[refund]), refund)
+
+    return build
+
+
+def _recursion(depth: int | None) -> Build:
+    def build() -> ss.Workflow:
+        critic = a("critic", tools=[ss.agent_tool("planner", "plan", "Plan")])
+        planner = a("planner", tools=[critic.as_tool("critique", "Critique", max_depth=depth)])
+        return wf(planner, critic)
+
+    return build
+
+
+CASES: dict[str, tuple[Build, Build]] = {
+    "SW101": (lambda: wf(None, a()), lambda: wf("a", a())),
+    "SW102": (lambda: wf("nobody", a()), lambda: wf("a", a())),
+    "SW103": (lambda: wf("a", a(handoffs=["nobody"])), lambda: wf("a", a(handoffs=[a("b")]))),
+    "SW104": (
+        lambda: wf("a", a(tools=[ss.agent_tool("nobody", "ask", "Ask")])),
+        lambda: wf("a", a(tools=[a("b").as_tool("ask", "Ask")])),
+    ),
+    "SW105": (lambda: wf("a", a(), a()), lambda: wf("a", a(), a("b"))),
+    "SW106": (
+        lambda: wf("x", a("x", handoffs=[a("Billing Agent")]), a("billing-agent")),
+        lambda: wf("x", a("x", handoffs=[a("Billing Agent"), a("shipping")])),
+    ),
+    "SW107": (lambda: wf("a", a(), a("b")), lambda: wf("a", a(handoffs=[a("b")]))),
+    "SW108": (
+        lambda: wf("a", a(tools=[lookup], model_settings=FORCED)),
+        lambda: wf("a", a(tools=[lookup], model_settings=FORCED,
+                          tool_use_behavior="stop_on_first_tool")),
+    ),
+    "SW109": (lambda: wf("a", a(ignore=["SW17"])), lambda: wf("a", a(ignore=["SW107"]))),
+    "SW201": (_cycle(None), _cycle(2)),
+    "SW202": (_recursion(None), _recursion(2)),
+    "SW203": (_sw203_fail, lambda: wf(None, a())),
+    "SW204": (_sw204(50), _sw204(110)),
+    "SW205": (_chain(2), _chain(3)),
+    "SW301": (lambda: wf("a", a(tools=[bad_name])), lambda: wf("a", a(tools=[lookup]))),
+    "SW302": (
+        lambda: wf("a", a(tools=[lookup, lookup_again])),
+        lambda: wf("a", a(tools=[lookup])),
+    ),
+    "SW401": (lambda: wf("a", a(output_type=Tally)), lambda: wf("a", a(output_type=Counts))),
+    "SW402": (lambda: wf("a", a(tools=[tag])), lambda: wf("a", a(tools=[tag_ok]))),
+    "SW403": (
+        lambda: wf("a", a(handoffs=[ss.handoff(a("b"), input_type=dict[str, int],
+                                               on_handoff=log_reason)])),
+        lambda: wf("a", a(handoffs=[ss.handoff(a("b"), input_type=Findings,
+                                               on_handoff=log_reason)])),
+    ),
+    "SW404": (
+        lambda: wf("a", a(tools=[a("b").as_tool("ask", "Ask", parameters=dict[str, str])])),
+        lambda: wf("a", a(tools=[a("b").as_tool("ask", "Ask", parameters=Findings)])),
+    ),
+    "SW405": (
+        lambda: wf("a", a(output_type=Draft, output_guardrails=[findings_guard],
+                          input_guardrails=[int_input_guard])),
+        lambda: wf("a", a(output_type=Findings, output_guardrails=[findings_guard],
+                          input_guardrails=[str_input_guard])),
+    ),
+    "SW406": (
+        lambda: wf("a", a(tools=[a("b").as_tool("ask", "Ask",
+                                                output_extractor=summary_of_findings)])),
+        lambda: wf("a", a(tools=[a("b").as_tool("ask", "Ask",
+                                                output_extractor=summary_of_result)])),
+    ),
+    "SW407": (
+        lambda: wf("a", a(tools=[shop_balance]), context_type=Account),
+        lambda: wf("a", a(tools=[account_balance]), context_type=Account),
+    ),
+    "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
+}

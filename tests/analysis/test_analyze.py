@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+import stepswitch as ss
+from stepswitch.analysis import analyze
+from tests.analysis._cases import a, refund_order, wf
+
+
+def _broken() -> ss.Workflow:
+    lonely = a("lonely", tools=[refund_order])
+    return wf("a", a(handoffs=["a", "ghost"]), lonely)
+
+
+def test_reports_every_finding_not_the_first() -> None:
+    assert {"SW103", "SW107", "SW201", "SW203", "SW501"} <= set(_broken().check().codes())
+
+
+def test_select_and_ignore_take_prefixes() -> None:
+    w = _broken()
+    assert set(w.check(select=["SW2"]).codes()) == {"SW201", "SW203"}
+    assert set(w.check(select=["SW1"], ignore=["SW107"]).codes()) == {"SW103"}
+    assert "SW5" not in "".join(w.check(ignore=["SW5"]).codes())
+
+
+def test_workflow_and_agent_ignore() -> None:
+    lonely = a("lonely", tools=[refund_order], ignore=["SW107"])
+    w = wf("a", a(handoffs=["a"]), lonely, ignore=["SW2"])
+    codes = w.check().codes()
+    assert "SW107" not in codes and "SW201" not in codes and "SW203" not in codes
+    assert "SW501" in codes  # the agent ignores SW107 only
+
+
+def test_agent_ignore_applies_to_its_own_elements_only() -> None:
+    b = a("b", handoffs=["ghost"])
+    w = wf("a", a(handoffs=["nowhere", b], ignore=["SW103"]), b)
+    (d,) = [d for d in w.check().diagnostics if d.code == "SW103"]
+    assert d.location.path == "agents.b.handoffs[0]"
+
+
+def test_agent_names_with_dots_keep_their_ignores() -> None:
+    w = wf("a.b", a("a.b", handoffs=["ghost"], ignore=["SW103"]))
+    assert "SW103" not in w.check().codes()
+
+
+def test_invalid_select_is_a_caller_error() -> None:
+    with pytest.raises(ss.UserError, match="SW9"):
+        _broken().check(select=["SW9"])
+
+
+def test_report_is_sorted_and_counts() -> None:
+    report = _broken().check()
+    keys = [d.sort_key() for d in report.diagnostics]
+    assert keys == sorted(keys)
+    assert not report.ok
+    assert len(report.errors) + len(report.warnings) + len(report.infos) == len(report)
+    assert report.summary().startswith(f"{len(report.errors)} error")
+    assert all(d.location.path == "agents.lonely" for d in report.by_path("agents.lonely"))
+
+
+def test_analyze_accepts_a_graph_directly() -> None:
+    report = analyze(wf("a", a()).graph(), max_model_calls=3)
+    assert report.workflow == "case" and "SW204" in report.codes()
+    assert report.model_call_bound == 10
+
+
+def test_check_never_raises_on_an_empty_workflow() -> None:
+    report = ss.Workflow("empty", None).check()
+    assert report.codes() == ("SW101",)

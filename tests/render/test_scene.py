@@ -1,0 +1,232 @@
+"""The scene: what every format draws, built once from the workflow graph."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.render.scene import END_ID, START_ID, Scene, SceneEdge, build_scene
+from tests.render.reports import report
+
+
+class Answer(BaseModel):
+    text: str
+
+
+@ss.function_tool
+def ping(x: int) -> str:
+    """Ping."""
+    return str(x)
+
+
+@ss.function_tool(needs_approval=True)
+def wipe(x: int) -> str:
+    """Wipe."""
+    return str(x)
+
+
+def _scene(wf: ss.Workflow, **kwargs: object) -> Scene:
+    return build_scene(wf.graph(), **kwargs)  # type: ignore[arg-type]
+
+
+def _edges(scene: Scene, kind: str) -> list[SceneEdge]:
+    return [e for e in scene.edges if e.kind == kind]
+
+
+def _ids(scene: Scene) -> dict[str, str]:
+    return {n.title: n.id for n in scene.nodes if n.kind == "agent"}
+
+
+def test_support_scene_has_start_agents_and_end_in_declaration_order() -> None:
+    scene = _scene(support)
+    assert [n.id for n in scene.nodes] == [START_ID, "a0", "a1", "a2", END_ID]
+    assert [n.title for n in scene.nodes if n.kind == "agent"] == ["triage", "refund", "researcher"]
+    entry = [n for n in scene.nodes if n.entry]
+    assert [n.title for n in entry] == ["triage"]
+    assert _edges(scene, "start") == [SceneEdge(START_ID, "a0", "start")]
+
+
+def test_every_agent_that_can_answer_reaches_end_not_only_leaves() -> None:
+    scene = _scene(support)
+    # triage and refund both hand off, yet either can give the final answer.
+    assert {e.source for e in _edges(scene, "final")} == {"a0", "a1"}
+
+
+def test_agent_only_run_as_a_tool_returns_instead_of_ending_the_run() -> None:
+    scene = _scene(support)
+    researcher = next(n for n in scene.nodes if n.title == "researcher")
+    assert researcher.nested_only
+    assert "nested run: returns to caller" in researcher.lines
+    assert all(e.source != researcher.id for e in _edges(scene, "final"))
+
+
+def test_handoff_label_has_tool_name_and_budget() -> None:
+    labels = {(e.source, e.target): e.label for e in _edges(_scene(support), "handoff")}
+    assert labels == {("a0", "a1"): "transfer_to_refund", ("a1", "a0"): "transfer_to_triage ≤2"}
+
+
+def test_agent_tool_edge_is_its_own_kind_with_tool_name_and_limits() -> None:
+    helper = ss.Agent(name="helper", instructions="h")
+    boss = ss.Agent(
+        name="boss",
+        instructions="b",
+        tools=[helper.as_tool("ask", "Ask", max_turns=3, max_depth=2, needs_approval=True)],
+    )
+    scene = _scene(ss.Workflow(name="w", entry=boss, agents=[boss, helper]))
+    (edge,) = _edges(scene, "agent_tool")
+    assert (edge.source, edge.target) == ("a0", "a1")
+    assert edge.label == "ask turns ≤3 depth ≤2 [approval]"
+    assert edge.pause
+
+
+def test_function_tools_listed_in_agent_with_approval_marked() -> None:
+    lines = {n.title: n.lines for n in _scene(support).nodes}
+    assert "tool: lookup_order" in lines["triage"]
+    assert "tool: process_refund [approval]" in lines["refund"]
+    assert "output: Findings" in lines["researcher"]
+
+
+def test_tools_as_nodes_are_shared_and_approval_tools_are_pause_points() -> None:
+    a = ss.Agent(name="a", instructions="x", tools=[ping, wipe], handoffs=["b"])
+    b = ss.Agent(name="b", instructions="x", tools=[ping])
+    scene = _scene(ss.Workflow(name="w", entry=a, agents=[a, b]), tools=True)
+    tools = [n for n in scene.nodes if n.kind == "tool"]
+    assert [(n.id, n.title, n.pause) for n in tools] == [
+        ("t0", "ping", False),
+        ("t1", "wipe [approval]", True),
+    ]
+    assert [(e.source, e.target) for e in _edges(scene, "tool")] == [
+        ("a0", "t0"), ("a0", "t1"), ("a1", "t0"),
+    ]
+    # Tools drawn as nodes are not listed again inside the agent.
+    assert not any(line.startswith("tool:") for n in scene.nodes for line in n.lines)
+
+
+def test_agent_forced_to_call_tools_has_no_end_edge_unless_a_tool_stops() -> None:
+    forced = ss.ModelSettings(tool_choice="required")
+    looper = ss.Agent(name="looper", instructions="x", tools=[ping], model_settings=forced)
+    stopper = ss.Agent(name="stopper", instructions="x", tools=[ping], model_settings=forced,
+                       tool_use_behavior="stop_on_first_tool")
+    named = ss.Agent(name="named", instructions="x", tools=[ping],
+                     model_settings=ss.ModelSettings(tool_choice="ping"),
+                     tool_use_behavior=ss.StopAtTools(["ping"]))
+    wrong_stop = ss.Agent(name="wrong_stop", instructions="x", tools=[ping], model_settings=forced,
+                          tool_use_behavior=ss.StopAtTools(["not_a_tool"]))
+    silent = ss.Agent(name="silent", instructions="x", tools=[ping],
+                      model_settings=ss.ModelSettings(tool_choice="none"))
+    both = ss.Agent(name="both", instructions="x", tools=[ping],
+                    tool_use_behavior="stop_on_first_tool")
+    agents = [looper, stopper, named, wrong_stop, silent, both]
+    entry = ss.Agent(name="entry", instructions="x", handoffs=list(agents))
+    scene = _scene(ss.Workflow(name="w", entry=entry, agents=[entry, *agents]))
+    ids = _ids(scene)
+    finals = {e.source: e.label for e in _edges(scene, "final")}
+    assert ids["looper"] not in finals
+    assert ids["wrong_stop"] not in finals
+    assert finals[ids["stopper"]] == "tool output"
+    assert finals[ids["named"]] == "tool output"
+    assert finals[ids["silent"]] == ""
+    assert finals[ids["both"]] == "or tool output"
+    lines = {n.title: n.lines for n in scene.nodes}
+    assert "tool_choice: required" in lines["looper"]
+    assert "stops on first tool" in lines["stopper"]
+    assert "stops at: ping" in lines["named"]
+
+
+def test_guardrails_and_output_type_are_shown() -> None:
+    @ss.input_guardrail
+    def no_spam(ctx: ss.RunContext[None], agent: ss.Agent, text: str) -> ss.GuardrailFunctionOutput:
+        return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+    @ss.output_guardrail
+    def polite(
+        ctx: ss.RunContext[None], agent: ss.Agent, out: Answer
+    ) -> ss.GuardrailFunctionOutput:
+        return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+    a = ss.Agent(name="a", instructions="x", output_type=Answer, input_guardrails=[no_spam],
+                 output_guardrails=[polite])
+    (node,) = [n for n in _scene(ss.Workflow(name="w", entry=a, agents=[a])).nodes
+               if n.kind == "agent"]
+    assert node.lines == ("output: Answer", "guard in: no_spam", "guard out: polite")
+
+
+def test_unknown_target_is_drawn_as_a_missing_node_not_dropped() -> None:
+    a = ss.Agent(name="a", instructions="x", handoffs=["ghost"],
+                 tools=[ss.agent_tool("ghost", "g", "G"), ss.agent_tool("phantom", "p", "P")])
+    scene = _scene(ss.Workflow(name="w", entry=a, agents=[a]))
+    missing = [(n.id, n.title) for n in scene.nodes if n.kind == "missing"]
+    assert missing == [("m0", "? ghost"), ("m1", "? phantom")]
+    assert [(e.kind, e.target) for e in scene.edges if e.target.startswith("m")] == [
+        ("handoff", "m0"), ("agent_tool", "m0"), ("agent_tool", "m1"),
+    ]
+
+
+def test_scene_is_deterministic_across_separately_declared_workflows() -> None:
+    def make() -> ss.Workflow:
+        c = ss.Agent(name="c", instructions="x", tools=[ping])
+        b = ss.Agent(name="b", instructions="x", handoffs=[c, ss.handoff("a", max_uses=1)])
+        a = ss.Agent(name="a", instructions="x", handoffs=[b], tools=[c.as_tool("cc", "C"), wipe])
+        return ss.Workflow(name="w", entry=a, agents=[a, b, c])
+
+    assert _scene(make()) == _scene(make())
+    assert _scene(make(), tools=True) == _scene(make(), tools=True)
+
+
+def test_report_marks_land_on_the_elements_their_paths_name() -> None:
+    rep = report(
+        ("SW201", "warning", "unreachable", "agents.researcher"),
+        ("SW302", "error", "cycle without budget", "agents.triage.handoffs[0]"),
+        ("SW310", "error", "recursion", "agents.triage.agent_tools[0]"),
+        ("SW401", "info", "pause point", "agents.refund.tools[0]"),
+        ("SW100", "error", "no entry", "workflow"),
+        ("SW999", "warning", "somewhere odd", "agents.nobody.handoffs[0]"),
+    )
+    scene = _scene(support, report=rep)
+    nodes = {n.id: n for n in scene.nodes}
+    assert [m.code for m in nodes["a2"].marks] == ["SW201"]
+    assert nodes["a2"].severity == "warning"
+    assert "warning SW201" in nodes["a2"].lines
+    # The approval tool is listed inside refund, so refund carries its mark.
+    assert [m.code for m in nodes["a1"].marks] == ["SW401"]
+    assert "tool: process_refund [approval] [SW401]" in nodes["a1"].lines
+    # Workflow-level and unplaceable diagnostics go on the start node: none is lost.
+    assert [m.code for m in nodes[START_ID].marks] == ["SW100", "SW999"]
+    assert nodes[START_ID].severity == "error"
+    handoff = next(e for e in scene.edges if e.kind == "handoff" and e.source == "a0")
+    assert handoff.label == "transfer_to_refund [SW302]"
+    assert handoff.severity == "error"
+    call = next(e for e in scene.edges if e.kind == "agent_tool")
+    assert [m.code for m in call.marks] == ["SW310"]
+
+
+def test_report_mark_on_tool_node_when_tools_are_drawn() -> None:
+    rep = report(("SW401", "info", "pause point", "agents.refund.tools[0]"))
+    scene = _scene(support, tools=True, report=rep)
+    tool = next(n for n in scene.nodes if n.kind == "tool" and n.pause)
+    assert [m.code for m in tool.marks] == ["SW401"]
+    edge = next(e for e in scene.edges if e.kind == "tool" and e.target == tool.id)
+    assert [m.code for m in edge.marks] == ["SW401"]
+    refund = next(n for n in scene.nodes if n.title == "refund")
+    assert refund.marks == ()
+
+
+def test_report_paths_resolve_agent_names_with_dots_and_brackets() -> None:
+    a = ss.Agent(name="team.lead", instructions="x", handoffs=["team.lead[2]"])
+    b = ss.Agent(name="team.lead[2]", instructions="x")
+    team = ss.Agent(name="team", instructions="x")
+    wf = ss.Workflow(name="w", entry=a, agents=[a, b, team])
+    rep = report(
+        ("SW1", "error", "m", "agents.team.lead.handoffs[0]"),
+        ("SW2", "warning", "m", "agents.team.lead[2]"),
+        ("SW3", "warning", "m", "agents.team.lead[2].output_type"),
+        ("SW4", "info", "m", "agents.team"),
+    )
+    scene = _scene(wf, report=rep)
+    nodes = {n.title: n for n in scene.nodes}
+    assert [m.code for m in nodes["team.lead[2]"].marks] == ["SW2", "SW3"]
+    assert [m.code for m in nodes["team"].marks] == ["SW4"]
+    assert nodes["team.lead"].marks == ()
+    (edge,) = _edges(scene, "handoff")
+    assert [m.code for m in edge.marks] == ["SW1"]
