@@ -250,7 +250,10 @@ def _outcomes(state: StateIR) -> list[TurnOutcome]:
     results += [(ToolResult(n, n.upper(), n),) for n in names]
     results += [(ToolResult(a, 1, a), ToolResult(b, 2, b)) for a, b in itertools.pairwise(names)]
     handoffs = [None] + [t.action.target for t in state.tools if isinstance(t.action, HandOff)]
-    approvals = any(t.action.kind != "handoff" and t.action.approval != "never"
+    # a turn pauses for its own approval tools, or for a nested run's (all agent tools
+    # of this grid call s0, which has an approval tool)
+    approvals = any(t.action.kind == "agent" or (t.action.kind == "function"
+                                                  and t.action.approval != "never")
                     for t in state.tools)
     return [
         TurnOutcome(i, h, r, c or bool(r) or h is not None, m)
@@ -272,3 +275,21 @@ def test_every_generated_step_function_decides_like_interpret_step() -> None:
             assert step(state, turn) == interpret_step(state, turn), (state.agent, turn)
             checked += 1
     assert checked > 500
+
+
+def test_a_nested_runs_approval_pauses_the_caller_in_generated_code_too() -> None:
+    from graphs.support import process_refund
+    from tests.differential.twin import mixed
+
+    inner = ss.Agent(name="inner", tools=[process_refund])
+    outer = ss.Agent(name="outer", tools=[inner.as_tool("ask", "Ask the inner agent")])
+    machine = _machine(ss.Workflow(name="nested", entry=outer, agents=[outer, inner]))
+    source = codegen(machine)
+    assert source.count("return Interruption()") == 2  # outer pauses through its agent tool
+    steps: list[Any] = [
+        [function_call("ask", {"input": "refund 5"})],
+        [function_call("process_refund", {"order_id": 5})],
+    ]
+    for generated_sync in (False, True):
+        out = run_all(mixed(machine, generated_sync=generated_sync), "hi", steps)
+        assert [i.name for i in out.result.interruptions] == ["process_refund"]

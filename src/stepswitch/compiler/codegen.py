@@ -240,7 +240,8 @@ def plan_module(
 ) -> ModulePlan:
     """The plan of the runner module of ``ir`` (pure: no I/O, no imports)."""
     names = _function_names(ir)
-    steps = tuple(_step_plan(ir, state, names[state.agent]) for state in ir.states)
+    pausing = _pausing(ir)
+    steps = tuple(_step_plan(ir, state, names[state.agent], pausing) for state in ir.states)
     used = set(_FIXED_IMPORTS) | class_names(ir)
     for step in steps:
         for case in step.cases:
@@ -326,9 +327,30 @@ def _function_names(ir: MachineIR) -> dict[str, str]:
     return names
 
 
-def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
+def _pausing(ir: MachineIR) -> frozenset[str]:
+    """Agents whose turn can pause: an approval tool, or an agent tool whose nested run
+    can pause (its pending approvals surface in the caller's turn)."""
+    found = {
+        s.agent
+        for s in ir.states
+        if any(not isinstance(t.action, HandOff) and t.action.approval != "never"
+               for t in s.tools)
+    }
+    grew = True
+    while grew:
+        grew = False
+        for s in ir.states:
+            if s.agent not in found and any(
+                isinstance(t.action, RunAgent) and t.action.target in found for t in s.tools
+            ):
+                found.add(s.agent)
+                grew = True
+    return frozenset(found)
+
+
+def _step_plan(ir: MachineIR, state: StateIR, function: str, pausing: frozenset[str]) -> StepPlan:
     cases: list[Case] = []
-    if any(t.action.kind != "handoff" and t.action.approval != "never" for t in state.tools):
+    if state.agent in pausing:
         cases.append(Case("TurnOutcome(interrupted=True)", "a call waits for approval",
                           ("return Interruption()",)))
     handoffs = [t for t in state.tools if isinstance(t.action, HandOff)]
