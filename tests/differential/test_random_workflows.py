@@ -79,8 +79,8 @@ def scripts(draw: st.DrawFn, names: list[str]) -> list[list[Any]]:
             if kind == "message":
                 outputs.append(assistant_message(draw(st.sampled_from(["done", "", "stop"]))))
             elif kind == "json":
-                outputs.append(assistant_message(draw(
-                    st.sampled_from(['{"value": 3}', '{"value": 3}', '{"value": "x"}', "not json"]))))
+                texts = ['{"value": 3}', '{"value": 3}', '{"value": "x"}', "not json"]
+                outputs.append(assistant_message(draw(st.sampled_from(texts))))
             else:
                 name = draw(st.sampled_from(names)) if names else "unknown_tool"
                 if draw(st.integers(0, 9)) == 0:
@@ -98,7 +98,7 @@ def scripts(draw: st.DrawFn, names: list[str]) -> list[list[Any]]:
 @given(data=st.data())
 def test_random_workflows_run_identically_on_generated_code(data: st.DataObject) -> None:
     machine = data.draw(workflows())
-    twin, by_path = generated_twin(machine)
+    _, by_path = generated_twin(machine)
     assert by_path  # every part imports by path: the full codegen path is exercised
     script = data.draw(scripts(_call_names(machine)))
     generated_sync = data.draw(st.booleans())
