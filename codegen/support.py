@@ -157,6 +157,11 @@ IR = MachineIR(
     version=1,
 )
 
+# Decisions that carry no data are made once: they are frozen.
+_INTERRUPTION = Interruption()
+_NO_TEXT = FinalMessage("")
+_RUN_AGAIN = RunAgain()
+
 
 # agent 'triage' (entry)
 def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
@@ -165,13 +170,13 @@ def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
         case TurnOutcome(handoff=str() as target):  # a handoff took effect
             return Handoff(target)
         case TurnOutcome(tool_results=(_, *_)):  # tool results feed back
-            return RunAgain()
+            return _RUN_AGAIN
         case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return RunAgain()
+            return _RUN_AGAIN
         case TurnOutcome(last_message=str() as text):  # the text is the output
             return FinalMessage(text)
         case _:  # no message: the output is empty text
-            return FinalMessage("")
+            return _NO_TEXT
 
 
 # agent 'refund'
@@ -179,17 +184,17 @@ def step_refund(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """Tool results go back to the model; a message is the output."""
     match turn:
         case TurnOutcome(interrupted=True):  # a call waits for approval
-            return Interruption()
+            return _INTERRUPTION
         case TurnOutcome(handoff=str() as target):  # a handoff took effect
             return Handoff(target)
         case TurnOutcome(tool_results=(_, *_)):  # tool results feed back
-            return RunAgain()
+            return _RUN_AGAIN
         case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return RunAgain()
+            return _RUN_AGAIN
         case TurnOutcome(last_message=str() as text):  # the text is the output
             return FinalMessage(text)
         case _:  # no message: the output is empty text
-            return FinalMessage("")
+            return _NO_TEXT
 
 
 # agent 'researcher'
@@ -197,11 +202,11 @@ def step_researcher(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """A message is parsed as the typed output."""
     match turn:
         case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return RunAgain()
+            return _RUN_AGAIN
         case TurnOutcome(last_message=str() as text):  # parsed as the typed output
             return FinalMessage(text)
         case _:  # a typed output needs a message
-            return RunAgain()
+            return _RUN_AGAIN
 
 
 STEPS: dict[str, StepFunction] = {

@@ -61,12 +61,19 @@ def test_the_support_runner_runs_like_the_workflow() -> None:
 
 
 def test_the_runners_pass_ruff_and_mypy_strict(tmp_path: Path) -> None:
-    """The checked-in runners, and the hostile fixture's runner."""
+    """The checked-in runners, the hostile fixture's runner, and a runner of the step-rule
+    grid (every tool-use rule, typed and text outputs, a stop list too long for a line)."""
+    from stepswitch.compiler.codegen import plan_module, render
+    from stepswitch.compiler.ir import MachineIR
     from tests.compiler import hostile
+    from tests.compiler.test_codegen import _states
 
     extra = tmp_path / "hostile_runner.py"
     extra.write_text(ss.codegen(hostile.machine()), encoding="utf-8")
-    files = [_rel(ROOT / "codegen" / g.name) for g in GRAPHS] + [str(extra)]
+    grid = tmp_path / "grid_runner.py"
+    ir = MachineIR(name="grid", entry="long", states=tuple(_states()))
+    grid.write_text(render(plan_module(ir)), encoding="utf-8")
+    files = [_rel(ROOT / "codegen" / g.name) for g in GRAPHS] + [str(extra), str(grid)]
     ruff = shutil.which("ruff", path=str(BIN)) or "ruff"
     lint = subprocess.run(
         [ruff, "check", "--no-cache", "--config", "pyproject.toml", *files],

@@ -105,10 +105,10 @@ def test_one_explicit_step_function_per_state_specialised_by_its_table() -> None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert list(functions) == ["step_triage", "step_refund", "step_researcher"]
     # only the refund state has an approval tool, so only it can be interrupted
-    assert "Interruption()" in ast.unparse(functions["step_refund"])
-    assert "Interruption()" not in ast.unparse(functions["step_triage"])
+    assert "_INTERRUPTION" in ast.unparse(functions["step_refund"])
+    assert "_INTERRUPTION" not in ast.unparse(functions["step_triage"])
     # the researcher has a typed output: no message runs it again
-    assert ast.unparse(functions["step_researcher"]).rstrip().endswith("return RunAgain()")
+    assert ast.unparse(functions["step_researcher"]).rstrip().endswith("return _RUN_AGAIN")
     assert "interpret_step" not in source
 
 
@@ -236,7 +236,12 @@ def _states() -> list[StateIR]:
         StepRule(tool_use="stop_at_tools", stop_at=("nope",)),
         StepRule(tool_use="function", function="graphs.support:lookup_order"),
     ]
-    states = []
+    long = "a_rather_long_tool_name_" * 5 + "x"
+    states = [
+        StateIR(agent="long", tools=(*tools, _entry(long, RunFunction(_TOOL)),
+                                     _entry("k", RunFunction(_TOOL))),
+                step=StepRule(tool_use="stop_at_tools", stop_at=(long, "k", "g")))
+    ]
     for i, (rule, output, table) in enumerate(
         itertools.product(rules, (OutputRule(), typed), (tools, tools[3:], ()))
     ):
@@ -285,7 +290,7 @@ def test_a_nested_runs_approval_pauses_the_caller_in_generated_code_too() -> Non
     outer = ss.Agent(name="outer", tools=[inner.as_tool("ask", "Ask the inner agent")])
     machine = _machine(ss.Workflow(name="nested", entry=outer, agents=[outer, inner]))
     source = codegen(machine)
-    assert source.count("return Interruption()") == 2  # outer pauses through its agent tool
+    assert source.count("return _INTERRUPTION") == 2  # outer pauses through its agent tool
     steps: list[Any] = [
         [function_call("ask", {"input": "refund 5"})],
         [function_call("process_refund", {"order_id": 5})],

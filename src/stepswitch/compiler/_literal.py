@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
-from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 __all__ = ["class_names", "literal_lines", "str_width"]
@@ -35,91 +35,131 @@ def str_width(text: str) -> int:
 
 
 def literal_lines(
-    value: Any, *, indent: int = 0, prefix: str = "", suffix: str = "", width: int = 100
+    value: Any,
+    *,
+    indent: int = 0,
+    prefix: str = "",
+    suffix: str = "",
+    width: int = 100,
+    classes: set[str] | None = None,
 ) -> list[str]:
-    """Source lines for ``prefix + literal(value) + suffix`` at ``indent`` levels."""
-    pad = _INDENT * indent
-    flat = _flat(value)
-    if flat is not None:
-        line = f"{pad}{prefix}{flat}{suffix}"
-        if str_width(line) <= width:
-            return [line]
-    if isinstance(value, str):
-        pieces = [repr(p) for p in _split(value)]
-        if len(pieces) == 1:
-            return [f"{pad}{prefix}{pieces[0]}{suffix}"]  # one unbreakable piece
-        inner = _INDENT * (indent + 1)
-        return [f"{pad}{prefix}(", *(inner + p for p in pieces), f"{pad}){suffix}"]
-    opening, closing, entries = _parts(value)
-    lines = [f"{pad}{prefix}{opening}"]
-    for key, item in entries:
-        lines.extend(literal_lines(item, indent=indent + 1, prefix=key, suffix=",", width=width))
-    lines.append(f"{pad}{closing}{suffix}")
-    return lines
+    """Source lines for ``prefix + literal(value) + suffix`` at ``indent`` levels.
+
+    The names of the dataclasses written are added to ``classes`` when it is given.
+    """
+    out: list[str] = []
+    _Writer(width, classes if classes is not None else set()).lines(
+        value, indent, prefix, suffix, out
+    )
+    return out
 
 
 def class_names(value: Any) -> set[str]:
     """The names of every dataclass used in ``value`` (what the module must import)."""
     found: set[str] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            found.add(type(v).__name__)
-            stack.extend(getattr(v, f.name) for f in _shown_fields(v))
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list | tuple):
-            stack.extend(v)
+    literal_lines(value, classes=found)
     return found
 
 
-def _flat(value: Any) -> str | None:
-    """The one-line literal, or None when it holds a newline (it never does: repr)."""
-    if value is None or isinstance(value, bool | int | str):
-        return repr(value)
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{value!r} has no Python literal")
-        return repr(value)
-    opening, closing, entries = _parts(value)
-    body = ", ".join(key + str(_flat(item)) for key, item in entries)
-    if isinstance(value, tuple) and len(value) == 1:
-        body += ","
-    return f"{opening}{body}{closing}"
+class _Writer:
+    """One layout run. Flat attempts stop as soon as they pass the line's budget, so a
+    big table costs about its size, not its size times its depth."""
+
+    def __init__(self, width: int, classes: set[str]) -> None:
+        self.width = width
+        self.classes = classes
+
+    def lines(self, value: Any, indent: int, prefix: str, suffix: str, out: list[str]) -> None:
+        pad = _INDENT * indent
+        flat = self.flat(value, self.width - len(pad) - len(prefix) - len(suffix))
+        if flat is not None:
+            line = f"{pad}{prefix}{flat}{suffix}"
+            if str_width(line) <= self.width:
+                out.append(line)
+                return
+        if isinstance(value, str):
+            pieces = [repr(p) for p in _split(value)]
+            if len(pieces) == 1:
+                out.append(f"{pad}{prefix}{pieces[0]}{suffix}")  # one unbreakable piece
+                return
+            inner = _INDENT * (indent + 1)
+            out.append(f"{pad}{prefix}(")
+            out.extend(inner + p for p in pieces)
+            out.append(f"{pad}){suffix}")
+            return
+        opening, closing, entries = self.parts(value)
+        out.append(f"{pad}{prefix}{opening}")
+        for key, item in entries:
+            self.lines(item, indent + 1, key, ",", out)
+        out.append(f"{pad}{closing}{suffix}")
+
+    def flat(self, value: Any, budget: int) -> str | None:
+        """The one-line literal, or None once it would pass ``budget`` characters."""
+        if value is None or isinstance(value, bool | int | str):
+            text = repr(value)
+            return text if len(text) <= budget else None
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise ValueError(f"{value!r} has no Python literal")
+            text = repr(value)
+            return text if len(text) <= budget else None
+        opening, closing, entries = self.parts(value)
+        used = len(opening) + len(closing)
+        out = [opening]
+        for i, (key, item) in enumerate(entries):
+            lead = f", {key}" if i else key
+            used += len(lead)
+            part = self.flat(item, budget - used)
+            if part is None:
+                return None
+            used += len(part)
+            out.append(lead + part)
+        if isinstance(value, tuple) and len(value) == 1:
+            out.append(",")
+            used += 1
+        if used > budget:
+            return None
+        out.append(closing)
+        return "".join(out)
+
+    def parts(self, value: Any) -> tuple[str, str, list[tuple[str, Any]]]:
+        """Opening bracket, closing bracket and (key prefix, value) entries."""
+        if isinstance(value, dict):
+            entries: list[tuple[str, Any]] = []
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise TypeError(f"dict key {k!r}: only str keys are written as literals")
+                entries.append((repr(k) + ": ", v))
+            return "{", "}", entries
+        if isinstance(value, list):
+            return "[", "]", [("", v) for v in value]
+        if isinstance(value, tuple):
+            return "(", ")", [("", v) for v in value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            name = type(value).__name__
+            self.classes.add(name)
+            shown: list[tuple[str, Any]] = []
+            for field, has_default, default in _defaults(type(value)):
+                v = getattr(value, field)
+                if has_default and field not in _ALWAYS_SHOWN and _same(v, default):
+                    continue  # rebuilt by the default
+                shown.append((f"{field}=", v))
+            return f"{name}(", ")", shown
+        raise TypeError(f"{type(value).__name__} value {value!r} has no Python literal")
 
 
-def _parts(value: Any) -> tuple[str, str, list[tuple[str, Any]]]:
-    """Opening bracket, closing bracket and (key prefix, value) entries of a container."""
-    if isinstance(value, dict):
-        entries: list[tuple[str, Any]] = []
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(f"dict key {k!r}: only str keys are written as literals")
-            entries.append((repr(k) + ": ", v))
-        return "{", "}", entries
-    if isinstance(value, list):
-        return "[", "]", [("", v) for v in value]
-    if isinstance(value, tuple):
-        return "(", ")", [("", v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = [(f"{f.name}=", getattr(value, f.name)) for f in _shown_fields(value)]
-        return f"{type(value).__name__}(", ")", fields
-    raise TypeError(f"{type(value).__name__} value {value!r} has no Python literal")
-
-
-def _shown_fields(value: Any) -> Iterator[dataclasses.Field[Any]]:
-    """The fields that differ from their defaults (the rest rebuild by themselves)."""
-    for f in dataclasses.fields(value):
-        v = getattr(value, f.name)
-        if f.name in _ALWAYS_SHOWN:
-            yield f
-            continue
-        if f.default is not dataclasses.MISSING and _same(v, f.default):
-            continue
-        if f.default_factory is not dataclasses.MISSING and _same(v, f.default_factory()):
-            continue
-        yield f
+@cache
+def _defaults(cls: type) -> tuple[tuple[str, bool, Any], ...]:
+    """Per field of a dataclass: its name, whether it has a default, and that default."""
+    out: list[tuple[str, bool, Any]] = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out.append((f.name, True, f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            out.append((f.name, True, f.default_factory()))
+        else:
+            out.append((f.name, False, None))
+    return tuple(out)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from stepswitch._version import __version__
-from stepswitch.compiler._literal import class_names, literal_lines, str_width
+from stepswitch.compiler._literal import literal_lines, str_width
 from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.errors import UserError
 from stepswitch.runtime import generated as _generated
@@ -204,6 +204,8 @@ class Case:
     note: str
     body: tuple[str, ...]
     """Lines relative to the case's body indentation."""
+    needs: tuple[str, ...] = ()
+    """Runtime names and shared decisions (``_RUN_AGAIN``) the body uses."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +225,8 @@ class ModulePlan:
     doc: tuple[str, ...]
     imports: tuple[str, ...]
     ir_lines: tuple[str, ...]
+    shared: tuple[str, ...]
+    """``_RUN_AGAIN = RunAgain()`` ...: decisions without data, made once (they are frozen)."""
     steps: tuple[StepPlan, ...]
     step_table: tuple[str, ...]
     exports: tuple[str, ...]
@@ -242,10 +246,12 @@ def plan_module(
     names = _function_names(ir)
     pausing = _pausing(ir)
     steps = tuple(_step_plan(ir, state, names[state.agent], pausing) for state in ir.states)
-    used = set(_FIXED_IMPORTS) | class_names(ir)
-    for step in steps:
-        for case in step.cases:
-            used.update(_decisions_in(case.body))
+    used = set(_FIXED_IMPORTS)
+    ir_lines = literal_lines(ir, prefix="IR = ", width=WIDTH, classes=used)
+    needed = {name for step in steps for case in step.cases for name in case.needs}
+    shared = sorted(name for name in needed if name in _SHARED)
+    used.update(name for name in needed if name not in _SHARED)
+    used.update(_SHARED[name][0] for name in shared)
     unknown = used - set(_generated.__all__)
     if unknown:  # a bug in this module, not the user's: the runtime must declare each name
         raise AssertionError(f"generated code would import undeclared names {sorted(unknown)}")
@@ -255,21 +261,26 @@ def plan_module(
     return ModulePlan(
         doc=_module_doc(ir, module_name, source),
         imports=tuple(sorted(used, key=_isort_key)),
-        ir_lines=tuple(literal_lines(ir, prefix="IR = ", width=WIDTH)),
+        ir_lines=tuple(ir_lines),
+        shared=tuple(
+            ["# Decisions that carry no data are made once: they are frozen."] * bool(shared)
+            + [f"{name} = {_SHARED[name][1]}" for name in shared]
+        ),
         steps=steps,
         step_table=tuple(table),
         exports=_EXPORTS,
     )
 
 
-_DECISIONS = ("AskToolUse", "FinalMessage", "Final", "Handoff", "Interruption", "RunAgain")
+_SHARED: dict[str, tuple[str, str]] = {
+    "_ASK_TOOL_USE": ("AskToolUse", "AskToolUse()"),
+    "_INTERRUPTION": ("Interruption", "Interruption()"),
+    "_NO_TEXT": ("FinalMessage", 'FinalMessage("")'),
+    "_RUN_AGAIN": ("RunAgain", "RunAgain()"),
+}
+"""Decisions that carry no data: one shared instance each (a turn builds none)."""
 
-
-def _decisions_in(body: tuple[str, ...]) -> set[str]:
-    found: set[str] = set()
-    for line in body:
-        found.update(re.findall(r"\b(" + "|".join(_DECISIONS) + r")\(", line))
-    return found
+_RUN_AGAIN = ("return _RUN_AGAIN",)
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -352,24 +363,25 @@ def _step_plan(ir: MachineIR, state: StateIR, function: str, pausing: frozenset[
     cases: list[Case] = []
     if state.agent in pausing:
         cases.append(Case("TurnOutcome(interrupted=True)", "a call waits for approval",
-                          ("return Interruption()",)))
+                          ("return _INTERRUPTION",), ("_INTERRUPTION",)))
     handoffs = [t for t in state.tools if isinstance(t.action, HandOff)]
     runs = [t for t in state.tools if isinstance(t.action, RunFunction | RunAgent)]
     if handoffs:
         cases.append(Case("TurnOutcome(handoff=str() as target)", "a handoff took effect",
-                          ("return Handoff(target)",)))
+                          ("return Handoff(target)",), ("Handoff",)))
     if runs:
         cases.append(_tool_case(state, {t.name for t in runs}))
     cases.append(Case("TurnOutcome(had_calls=True)", "calls that ran nothing: ask again",
-                      ("return RunAgain()",)))
+                      _RUN_AGAIN, ("_RUN_AGAIN",)))
     typed = state.output.kind == "typed"
     cases.append(Case("TurnOutcome(last_message=str() as text)",
                       "parsed as the typed output" if typed else "the text is the output",
-                      ("return FinalMessage(text)",)))
+                      ("return FinalMessage(text)",), ("FinalMessage",)))
     cases.append(
-        Case("_", "a typed output needs a message", ("return RunAgain()",))
+        Case("_", "a typed output needs a message", _RUN_AGAIN, ("_RUN_AGAIN",))
         if typed
-        else Case("_", "no message: the output is empty text", ('return FinalMessage("")',))
+        else Case("_", "no message: the output is empty text", ("return _NO_TEXT",),
+                  ("_NO_TEXT",))
     )
     entry = " (entry)" if state.agent == ir.entry else ""
     return StepPlan(
@@ -384,21 +396,20 @@ def _tool_case(state: StateIR, ran: set[str]) -> Case:
     rule = state.step
     pattern = "TurnOutcome(tool_results=(first, *_))"
     if rule.tool_use == "stop_on_first_tool":
-        return Case(pattern, "stop on the first tool", ("return Final(first.value)",))
+        return Case(pattern, "stop on the first tool", ("return Final(first.value)",),
+                    ("Final",))
     pattern = "TurnOutcome(tool_results=(_, *_))"
     if rule.tool_use == "function":
-        return Case(pattern, "tool_use_behavior decides", ("return AskToolUse()",))
+        return Case(pattern, "tool_use_behavior decides", ("return _ASK_TOOL_USE",),
+                    ("_ASK_TOOL_USE",))
     if rule.tool_use == "run_llm_again":
-        return Case(pattern, "tool results feed back", ("return RunAgain()",))
+        return Case(pattern, "tool results feed back", _RUN_AGAIN, ("_RUN_AGAIN",))
     stops = [n for n in dict.fromkeys(rule.stop_at) if n in ran]
     if not stops:
-        return Case(pattern, "no listed tool can run here", ("return RunAgain()",))
-    alternatives = [literal_lines(n, indent=0)[0] for n in stops]
-    one_line = " | ".join(alternatives)
+        return Case(pattern, "no listed tool can run here", _RUN_AGAIN, ("_RUN_AGAIN",))
+    one_line = " | ".join(repr(n) for n in stops)
     body = ["for result in turn.tool_results:", "    match result.name:"]
-    if str_width(f"{' ' * 20}case {one_line}:") <= WIDTH and all(
-        str_width(a) <= 60 for a in alternatives
-    ):
+    if str_width(f"{' ' * 20}case {one_line}:") <= WIDTH:
         body.append(f"        case {one_line}:")
     else:
         body.append("        case (")
@@ -406,16 +417,16 @@ def _tool_case(state: StateIR, ran: set[str]) -> Case:
             lead = "" if i == 0 else "| "
             body.extend(literal_lines(name, indent=3, prefix=lead, width=WIDTH - 16))
         body.append("        ):")
-    body += ["            return Final(result.value)", "return RunAgain()"]
-    return Case(pattern, "stop at the listed tools", tuple(body))
+    body += ["            return Final(result.value)", "return _RUN_AGAIN"]
+    return Case(pattern, "stop at the listed tools", tuple(body), ("Final", "_RUN_AGAIN"))
 
 
 def _step_doc(state: StateIR, runs: bool, typed: bool) -> str:
     rule = {
         "run_llm_again": "Tool results go back to the model",
-        "stop_on_first_tool": "The first tool's result is the final output",
-        "stop_at_tools": "A listed tool's result is the final output",
-        "function": "The tool_use_behavior function decides after tools",
+        "stop_on_first_tool": "The first tool's result is final",
+        "stop_at_tools": "A listed tool's result is final",
+        "function": "After tools, tool_use_behavior decides",
     }[state.step.tool_use]
     output = "a message is parsed as the typed output" if typed else "a message is the output"
     return f"{rule}; {output}." if runs else f"{output[0].upper()}{output[1:]}."
