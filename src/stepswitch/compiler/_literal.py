@@ -77,21 +77,42 @@ class _Writer:
             if str_width(line) <= self.width:
                 out.append(line)
                 return
+        if value is None or isinstance(value, bool | int | float):
+            out.append(f"{pad}{prefix}{value!r}{suffix}")  # cannot break: written as is
+            return
         if isinstance(value, str):
-            pieces = [repr(p) for p in _split(value)]
-            if len(pieces) == 1:
-                out.append(f"{pad}{prefix}{pieces[0]}{suffix}")  # one unbreakable piece
-                return
-            inner = _INDENT * (indent + 1)
-            out.append(f"{pad}{prefix}(")
-            out.extend(inner + p for p in pieces)
-            out.append(f"{pad}){suffix}")
+            self.string(value, indent, prefix, suffix, out)
             return
         opening, closing, entries = self.parts(value)
         out.append(f"{pad}{prefix}{opening}")
-        for key, item in entries:
+        inner = _INDENT * (indent + 1)
+        for key, item, raw_key in entries:
+            if raw_key is not None and str_width(inner + key) > self.width - 12:
+                # a dict key too long for its line is split like any string:
+                # (\n 'piece'\n 'piece'\n): value,
+                key_lines: list[str] = []
+                self.string(raw_key, indent + 1, "", "", key_lines)
+                if len(key_lines) > 1:
+                    out.extend(key_lines[:-1])
+                    self.lines(item, indent + 1, "): ", ",", out)
+                    continue
             self.lines(item, indent + 1, key, ",", out)
         out.append(f"{pad}{closing}{suffix}")
+
+    def string(self, text: str, indent: int, prefix: str, suffix: str, out: list[str]) -> None:
+        """A string split into implicitly concatenated pieces, each its own ``repr``."""
+        pad = _INDENT * indent
+        inner = _INDENT * (indent + 1)
+        # room for the quotes and what may follow a dict key ("): False,")
+        cols = max(16, min(_PIECE, self.width - len(inner) - 14))
+        pieces = [repr(p) for p in _split(text, cols)]
+        one = f"{pad}{prefix}{pieces[0]}{suffix}"
+        if len(pieces) == 1 and (str_width(one) <= self.width or not prefix):
+            out.append(one)
+            return
+        out.append(f"{pad}{prefix}(")
+        out.extend(inner + p for p in pieces)
+        out.append(f"{pad}){suffix}")
 
     def flat(self, value: Any, budget: int) -> str | None:
         """The one-line literal, or None once it would pass ``budget`` characters."""
@@ -106,7 +127,7 @@ class _Writer:
         opening, closing, entries = self.parts(value)
         used = len(opening) + len(closing)
         out = [opening]
-        for i, (key, item) in enumerate(entries):
+        for i, (key, item, _) in enumerate(entries):
             lead = f", {key}" if i else key
             used += len(lead)
             part = self.flat(item, budget - used)
@@ -122,28 +143,28 @@ class _Writer:
         out.append(closing)
         return "".join(out)
 
-    def parts(self, value: Any) -> tuple[str, str, list[tuple[str, Any]]]:
-        """Opening bracket, closing bracket and (key prefix, value) entries."""
+    def parts(self, value: Any) -> tuple[str, str, list[tuple[str, Any, str | None]]]:
+        """Opening bracket, closing bracket and (key prefix, value, dict key) entries."""
         if isinstance(value, dict):
-            entries: list[tuple[str, Any]] = []
+            entries: list[tuple[str, Any, str | None]] = []
             for k, v in value.items():
                 if not isinstance(k, str):
                     raise TypeError(f"dict key {k!r}: only str keys are written as literals")
-                entries.append((repr(k) + ": ", v))
+                entries.append((repr(k) + ": ", v, k))
             return "{", "}", entries
         if isinstance(value, list):
-            return "[", "]", [("", v) for v in value]
+            return "[", "]", [("", v, None) for v in value]
         if isinstance(value, tuple):
-            return "(", ")", [("", v) for v in value]
+            return "(", ")", [("", v, None) for v in value]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             name = type(value).__name__
             self.classes.add(name)
-            shown: list[tuple[str, Any]] = []
+            shown: list[tuple[str, Any, str | None]] = []
             for field, has_default, default in _defaults(type(value)):
                 v = getattr(value, field)
                 if has_default and field not in _ALWAYS_SHOWN and _same(v, default):
                     continue  # rebuilt by the default
-                shown.append((f"{field}=", v))
+                shown.append((f"{field}=", v, None))
             return f"{name}(", ")", shown
         raise TypeError(f"{type(value).__name__} value {value!r} has no Python literal")
 
@@ -167,19 +188,22 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _split(text: str) -> list[str]:
-    """``text`` in pieces of about ``_PIECE`` columns, broken after spaces or newlines."""
+def _split(text: str, limit: int = _PIECE) -> list[str]:
+    """``text`` in pieces of about ``limit`` columns, broken after spaces or newlines."""
     pieces: list[str] = []
     start = 0
     while start < len(text):
         end, cols, cut = start, 0, -1
-        while end < len(text) and cols < _PIECE:
+        while end < len(text):
             ch = text[end]
-            cols += str_width(repr(ch)) - 2
+            w = str_width(repr(ch)) - 2  # as written inside the literal: \n, \x00, 漢
+            if cols + w > limit and end > start:
+                break
+            cols += w
             end += 1
             if ch in " \n":
                 cut = end
-        if end < len(text) and cut > start + _PIECE // 3:
+        if end < len(text) and cut > start + limit // 3:
             end = cut
         pieces.append(text[start:end])
         start = end

@@ -247,7 +247,13 @@ def plan_module(
     pausing = _pausing(ir)
     steps = tuple(_step_plan(ir, state, names[state.agent], pausing) for state in ir.states)
     used = set(_FIXED_IMPORTS)
-    ir_lines = literal_lines(ir, prefix="IR = ", width=WIDTH, classes=used)
+    try:
+        ir_lines = literal_lines(ir, prefix="IR = ", width=WIDTH, classes=used)
+    except (TypeError, ValueError) as exc:
+        raise UserError(
+            f"cannot generate a runner for workflow {ir.name!r}: its tables hold a value "
+            f"that has no Python literal ({exc}); model settings and schemas must be JSON data"
+        ) from None
     needed = {name for step in steps for case in step.cases for name in case.needs}
     shared = sorted(name for name in needed if name in _SHARED)
     used.update(name for name in needed if name not in _SHARED)
