@@ -95,7 +95,6 @@ __all__ = [
     "ToolResult",
     "ToolsToFinalOutputResult",
     "TurnOutcome",
-    "bound_objects",
     "check_ir_version",
     "import_objects",
     "interpret_step",
@@ -113,7 +112,8 @@ def check_ir_version(ir: MachineIR) -> None:
 
 
 def bound_objects(machine: StateMachine) -> Mapping[str, object]:
-    """The objects ``machine`` runs, by import path (codegen checks each imports)."""
+    """The objects ``machine`` runs, by import path. For codegen, which checks that each
+    imports by its path; not one of the names a generated module imports."""
     return machine._core.resolver
 
 
