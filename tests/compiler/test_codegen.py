@@ -298,3 +298,25 @@ def test_a_nested_runs_approval_pauses_the_caller_in_generated_code_too() -> Non
     for generated_sync in (False, True):
         out = run_all(mixed(machine, generated_sync=generated_sync), "hi", steps)
         assert [i.name for i in out.result.interruptions] == ["process_refund"]
+
+
+def test_objects_from_main_and_duplicate_paths_are_refused_with_the_reason() -> None:
+    from stepswitch.compiler.codegen import check_importable
+
+    def fn() -> None:
+        """A stand-in."""
+
+    tools = (
+        _entry("m", RunFunction("__main__:helper")),
+        _entry("d", RunFunction("graphs.support:lookup_order#2")),
+        _entry("n", RunFunction("no_such_module_xyz:f")),
+    )
+    ir = MachineIR(name="w", entry="a", states=(StateIR(agent="a", tools=tools),))
+    objects = {p: fn for p in ir.refs()}
+    with pytest.raises(ss.UserError) as info:
+        check_importable(ir, objects)
+    message = str(info.value)
+    assert "'__main__:helper' (agent 'a' tool 'm', declared at " in message
+    assert "defined in __main__" in message
+    assert "another object of the workflow already has the path" in message
+    assert "'no_such_module_xyz:f'" in message and "No module named" in message
