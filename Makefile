@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 OUT := out
+GALLERY := graphs examples/broken_workflow.py
 
-.PHONY: venv test lint typecheck pytest demo bench bench-analysis docs clean codegen
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,7 +17,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: venv
-	$(BIN)/ruff check src tests graphs examples bench codegen
+	$(BIN)/ruff check $(wildcard src tests graphs examples bench codegen)
 
 typecheck: venv
 	$(BIN)/mypy --strict src
@@ -35,19 +36,46 @@ demo: venv
 	$(BIN)/python examples/generated_runner.py
 	$(BIN)/stepswitch check graphs/
 	-$(BIN)/stepswitch check examples/broken_workflow.py
+	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
+	$(BIN)/stepswitch render graphs/support.py:support --format mermaid
+	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
+	$(BIN)/python examples/support_over_http.py
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
 	$(BIN)/python bench/bench_analysis.py
 	$(BIN)/python bench/bench_codegen.py
+	$(BIN)/python bench/bench_runtime.py
+	$(BIN)/python bench/bench_render.py
+	$(BIN)/python bench/bench_openai_http.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py
+
+bench-render: venv
+	$(BIN)/python bench/bench_render.py
 
 # docs/diagnostics/ is generated from the pages shipped in src/stepswitch/analysis/docs/.
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
+	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
+
+# Rewrite the diagram gallery in docs/diagrams.md: every workflow in graphs/, then the
+# broken example (to show findings drawn on a diagram).
+diagrams: venv
+	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
+
+# Parse every golden Mermaid file with the real mermaid.js (needs node and npm; not
+# part of `make test`).
+mermaid-js: venv
+	npm install --silent --no-audit --no-fund --prefix $(OUT)/mermaid-js mermaid@11 jsdom
+	cp tests/render/mermaid_js/check.mjs $(OUT)/mermaid-js/
+	node $(OUT)/mermaid-js/check.mjs tests/render/golden/*.mmd
+
+# Rewrite the renderer's golden Mermaid/DOT files; review the diff before committing.
+golden: venv
+	STEPSWITCH_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/render/test_mermaid.py tests/render/test_dot.py
 
 # One runner per workflow file: graphs/x.py -> codegen/x.py (tests fail when one is stale).
 codegen: venv

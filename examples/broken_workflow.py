@@ -40,8 +40,8 @@ reviewer = ss.Agent(
     "reviewer",
     "Review the answer and send it.",
     tools=[send_email],
-    # SW108: forced to call a tool every turn, nothing stops the run, and no handoff.
-    model_settings=ss.ModelSettings(tool_choice="required"),
+    # SW108: forces a tool it does not offer (a typo), so no call of it can succeed.
+    model_settings=ss.ModelSettings(tool_choice="send_mail"),
 )
 
 critic = ss.Agent(

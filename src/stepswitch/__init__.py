@@ -5,6 +5,8 @@ before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
 """
 
+import typing as _typing
+
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
 from stepswitch.analysis import Diagnostic, Report
@@ -31,6 +33,7 @@ from stepswitch.errors import (
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
     ModelBehaviorError,
+    ModelProviderError,
     OutputGuardrailTripwireTriggered,
     StateError,
     StepswitchError,
@@ -62,6 +65,7 @@ __all__ = [
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
+    "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
@@ -90,3 +94,12 @@ __all__ = [
     "output_guardrail",
     "render",
 ]
+
+
+def __getattr__(name: str) -> _typing.Any:
+    # ``ss.models`` loads on first use: it brings in the openai client, slow to import.
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("stepswitch.models")
+    raise AttributeError(f"module 'stepswitch' has no attribute {name!r}")

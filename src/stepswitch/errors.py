@@ -7,6 +7,8 @@
     │   ├── CompileError                 the analyzer found errors; carries the Report
     │   └── StateError                   a saved RunState is unknown, tampered or truncated
     ├── ModelBehaviorError               the model produced something nothing can act on
+    ├── ModelProviderError               the model's server failed: unreachable, rate
+    │                                    limited or erroring after the client's retries
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
@@ -29,6 +31,7 @@ __all__ = [
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
+    "ModelProviderError",
     "OutputGuardrailTripwireTriggered",
     "RunLimitError",
     "StateError",
@@ -77,6 +80,16 @@ class ModelBehaviorError(StepswitchError):
 
     def __init__(self, message: str, *, run_data: Any = None) -> None:
         super().__init__(message)
+        self.run_data = run_data
+
+
+class ModelProviderError(StepswitchError):
+    """The model's server could not answer: unreachable, timing out, rate limited or
+    failing (5xx) after the client's own retries. Retrying later may succeed."""
+
+    def __init__(self, message: str, *, status: int | None = None, run_data: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
         self.run_data = run_data
 
 

@@ -69,7 +69,7 @@ class ScriptExhausted(AssertionError):
     """The model was called more often than its script has steps."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RecordedCall:
     """One model call as the scripted model saw it."""
 
@@ -92,7 +92,29 @@ class ScriptedModel:
         self.name = name
         self.model = name
         self.calls: list[RecordedCall] = []
-        self._ids = 0
+        self._tool_names: dict[int, tuple[Sequence[Any], tuple[str, ...]]] = {}
+        # Steps are played in order, so calls can be numbered (and responses built) now.
+        ids = 0
+        self._script: list[ModelResponse | BaseException] = []
+        for index, step in enumerate(self.steps):
+            if isinstance(step, BaseException | ModelResponse):
+                self._script.append(step)
+                continue
+            items = (step,) if isinstance(step, OutputMessage | OutputFunctionCall) else step
+            output: list[OutputItem] = []
+            for item in items:
+                if not isinstance(item, OutputMessage | OutputFunctionCall):
+                    raise TypeError(
+                        f"ScriptedModel step {index + 1}: expected output items made with "
+                        f"function_call() or assistant_message(), got {type(item).__name__}"
+                    )
+                if isinstance(item, OutputFunctionCall) and not item.call_id:
+                    ids += 1
+                    item = replace(item, call_id=f"call_{index + 1}_{ids}")
+                output.append(item)
+            self._script.append(
+                ModelResponse(tuple(output), Usage(requests=1), response_id=f"resp_{index}")
+            )
 
     @property
     def remaining(self) -> int:
@@ -103,30 +125,24 @@ class ScriptedModel:
         index = len(self.calls)
         self.calls.append(
             RecordedCall(
-                agent=request.agent,
-                instructions=request.instructions,
-                input=request.input,
-                tools=tuple(t.name for t in request.tools),
-                output_schema=request.output_schema,
-                settings=request.settings,
-                request=request,
+                request.agent,
+                request.instructions,
+                request.input,
+                self._names(request.tools),
+                request.output_schema,
+                request.settings,
+                request,
             )
         )
-        if index >= len(self.steps):
+        if index >= len(self._script):
             raise ScriptExhausted(
                 f"ScriptedModel: unexpected model call #{index + 1} (agent {request.agent!r}); "
                 f"the script has only {len(self.steps)} step(s)"
             )
-        step = self.steps[index]
+        step = self._script[index]
         if isinstance(step, BaseException):
             raise step
-        if isinstance(step, ModelResponse):
-            return step
-        items: Sequence[OutputItem] = (
-            (step,) if isinstance(step, OutputMessage | OutputFunctionCall) else step
-        )
-        output = tuple(self._numbered(item, index) for item in items)
-        return ModelResponse(output=output, usage=Usage(requests=1), response_id=f"resp_{index}")
+        return step
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         """Each output item as a raw event, then the completed response."""
@@ -135,11 +151,14 @@ class ScriptedModel:
             yield {"type": "response.output_item.done", "item": item}
         yield ResponseCompleted(response)
 
-    def _numbered(self, item: OutputItem, step: int) -> OutputItem:
-        if isinstance(item, OutputFunctionCall) and not item.call_id:
-            self._ids += 1
-            return replace(item, call_id=f"call_{step + 1}_{self._ids}")
-        return item
+    def _names(self, tools: Sequence[Any]) -> tuple[str, ...]:
+        # the loop reuses one tools tuple per agent state: name it once
+        cached = self._tool_names.get(id(tools))
+        if cached is not None and cached[0] is tools:
+            return cached[1]
+        names = tuple(t.name for t in tools)
+        self._tool_names[id(tools)] = (tools, names)
+        return names
 
     def assert_complete(self) -> None:
         """Fail unless every step of the script was used."""

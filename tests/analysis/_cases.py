@@ -194,9 +194,8 @@ CASES: dict[str, tuple[Build, Build]] = {
     ),
     "SW107": (lambda: wf("a", a(), a("b")), lambda: wf("a", a(handoffs=[a("b")]))),
     "SW108": (
-        lambda: wf("a", a(tools=[lookup], model_settings=FORCED)),
-        lambda: wf("a", a(tools=[lookup], model_settings=FORCED,
-                          tool_use_behavior="stop_on_first_tool")),
+        lambda: wf("a", a(tools=[lookup], model_settings=ss.ModelSettings(tool_choice="look"))),
+        lambda: wf("a", a(tools=[lookup], model_settings=ss.ModelSettings(tool_choice="lookup"))),
     ),
     "SW109": (lambda: wf("a", a(ignore=["SW17"])), lambda: wf("a", a(ignore=["SW107"]))),
     "SW201": (_cycle(None), _cycle(2)),

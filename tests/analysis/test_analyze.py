@@ -23,6 +23,12 @@ def test_select_and_ignore_take_prefixes() -> None:
     assert "SW5" not in "".join(w.check(ignore=["SW5"]).codes())
 
 
+def test_a_bare_string_is_one_code() -> None:
+    w = _broken()
+    assert set(w.check(select="SW2").codes()) == {"SW201", "SW203"}
+    assert "SW107" not in w.check(ignore="SW107").codes()
+
+
 def test_workflow_and_agent_ignore() -> None:
     lonely = a("lonely", tools=[refund_order], ignore=["SW107"])
     w = wf("a", a(handoffs=["a"]), lonely, ignore=["SW2"])

@@ -89,17 +89,30 @@ def run_all(
     machine: StateMachine,
     input: str | list[Any] | RunState,
     script: Sequence[Step] | Callable[[], ScriptedModel],
+    *,
+    ledger: Any = None,
     **kwargs: Any,
 ) -> Outcome:
-    """Run under every surface, assert they agree, return the ``run_sync`` outcome."""
+    """Run under every surface, assert they agree, return the ``run_sync`` outcome.
+
+    ``ledger`` (an object with a ``ran`` list that tools append to) is emptied before
+    each surface and compared after; it ends holding what the last surface ran.
+    """
     outcomes = []
+    ran: list[list[Any]] = []
     for surface in SURFACES:
+        if ledger is not None:
+            ledger.ran.clear()
         model = script() if callable(script) else ScriptedModel(copy.deepcopy(list(script)))
         run_input = input.copy() if isinstance(input, RunState) else input
         outcomes.append(_surface(surface, machine, run_input, model, kwargs))
+        if ledger is not None:
+            ran.append(list(ledger.ran))
     base = outcomes[1].observed()
     for other in (outcomes[0], outcomes[2]):
         assert other.observed() == base, f"{other.surface} differs from run_sync"
+    if ledger is not None:
+        assert ran[0] == ran[1] == ran[2], f"surfaces ran different tools: {ran}"
     streamed = outcomes[2]
     item_events = [e.item for e in streamed.events if isinstance(e, RunItemStreamEvent)]
     visible = [i for i in streamed.items if i.type != "tool_approval_item"]

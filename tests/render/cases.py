@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from graphs.support import support
 from stepswitch.render import to_dot, to_mermaid
-from tests.render.hostile import hostile
+from tests.render.hostile import hostile, hostile_closed
 from tests.render.reports import report
 
 SUPPORT_REPORT = report(
@@ -16,6 +16,13 @@ SUPPORT_REPORT = report(
     ("SW110", "error", "max_turns is too small", "workflow"),
 )
 
+SUPPORT_MACHINE_REPORT = report(
+    ("SW501", "info", "refund can pause", "agents.refund"),
+    ("SW201", "error", "cycle", "agents.refund.handoffs[0]"),
+    ("SW202", "error", "recursion", "agents.triage.agent_tools[0]"),
+    ("SW402", "error", "not strict", "agents.triage.tools[0]"),
+)
+
 CASES: dict[str, Callable[[Callable[..., str]], str]] = {
     "support": lambda fn: fn(support),
     "support-tools": lambda fn: fn(support, tools=True),
@@ -23,6 +30,9 @@ CASES: dict[str, Callable[[Callable[..., str]], str]] = {
     "support-tools-report": lambda fn: fn(support, tools=True, report=SUPPORT_REPORT),
     "hostile": lambda fn: fn(hostile),
     "hostile-tools": lambda fn: fn(hostile, tools=True),
+    "support-machine": lambda fn: fn(support, view="machine"),
+    "support-machine-report": lambda fn: fn(support, view="machine", report=SUPPORT_MACHINE_REPORT),
+    "hostile-machine": lambda fn: fn(hostile_closed, view="machine"),
 }
 
 WRITERS: dict[str, Callable[..., str]] = {"mmd": to_mermaid, "dot": to_dot}

@@ -51,7 +51,7 @@ def guard_in(ctx: ss.RunContext[None], agent: ss.Agent, text: str) -> ss.Guardra
     return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
 
 
-def _agents() -> list[ss.Agent]:
+def _agents(*, dangling: bool = True) -> list[ss.Agent]:
     names = HOSTILE_NAMES
     agents: list[ss.Agent] = []
     for i, name in enumerate(names):
@@ -76,8 +76,14 @@ def _agents() -> list[ss.Agent]:
                 input_guardrails=[guard_in] if i == 0 else [],
             )
         )
-    agents[-1].handoffs.append("nobody \"here\" <end>")
+    if dangling:
+        agents[-1].handoffs.append("nobody \"here\" <end>")
     return agents
 
 
 hostile = ss.Workflow(name='hostile "wf" <&> \\ end', entry="graph", agents=_agents())
+
+# Lowering refuses a target that names no agent, so the machine view gets this one.
+hostile_closed = ss.Workflow(
+    name='hostile "wf" <&> \\ end', entry="graph", agents=_agents(dangling=False)
+)

@@ -23,7 +23,7 @@ KEYWORDS = frozenset(
     ]
 )
 
-_ID = r"(?:n_start|n_end|[amt]\d+)"
+_ID = r"(?:n_start|n_end|n_paused|[amt]\d+)"
 _STR = r'"[^"\n]*"'
 _SHAPES = [("([", "])"), ("{{", "}}"), ("[/", "/]"), ("[", "]")]
 _NODE = re.compile(
@@ -33,8 +33,9 @@ _NODE = re.compile(
     )
     + r")$"
 )
+_ARROW = r"-->|<-\.->|---|==>|-\.->"
 _EDGE = re.compile(
-    rf"^(?P<src>{_ID}) (?P<arrow>-->|<-\.->|---)(?:\|(?P<label>{_STR})\|)? (?P<dst>{_ID})$"
+    rf"^(?P<src>{_ID}) (?P<arrow>{_ARROW})(?:\|(?P<label>{_STR})\|)? (?P<dst>{_ID})$"
 )
 _STYLE = r"[a-z-]+:[#a-z0-9 .]+(?:,[a-z-]+:[#a-z0-9 .]+)*"
 _CLASSDEF = re.compile(rf"^classDef (?P<name>[a-z]+) {_STYLE}$")

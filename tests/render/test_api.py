@@ -9,6 +9,7 @@ import pytest
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.render import to_dot, to_mermaid
+from tests.render.mermaid_check import check, decode_label
 from tests.render.svg import svg_texts
 
 
@@ -62,6 +63,42 @@ def test_bad_arguments_are_user_errors(tmp_path: Path) -> None:
         ss.render(support, "mermaid", blocker / "out.mmd")
 
 
-def test_machine_view_is_refused_clearly_until_the_compiler_exists() -> None:
-    with pytest.raises(ss.UserError, match="machine view"):
-        ss.render(support, "mermaid", view="machine")
+def test_machine_view_from_workflow_machine_and_ir_is_the_same() -> None:
+    machine = support.compile()
+    expected = to_mermaid(support, view="machine")
+    assert support.to_mermaid(view="machine") == expected
+    assert to_mermaid(machine) == expected  # a compiled machine defaults to its view
+    assert to_mermaid(machine.ir) == expected
+    assert to_dot(machine) == support.to_dot(view="machine")
+
+
+def test_compiled_machine_has_no_graph_view() -> None:
+    with pytest.raises(ss.UserError, match="only the machine view"):
+        to_mermaid(support.compile(), view="graph")
+
+
+def test_machine_view_of_unlowerable_workflow_is_a_user_error() -> None:
+    a = ss.Agent(name="a", instructions="x", handoffs=["ghost"])
+    wf = ss.Workflow(name="w", entry=a, agents=[a])
+    with pytest.raises(ss.UserError, match="ghost"):
+        ss.render(wf, "mermaid", view="machine")
+    with pytest.raises(ss.UserError, match="unknown view"):
+        ss.render(wf, "mermaid", view="sideways")  # type: ignore[arg-type]
+
+
+def test_real_report_on_a_workflow_without_a_usable_entry() -> None:
+    a = ss.Agent(name="a", instructions="x", handoffs=["b"])
+    b = ss.Agent(name="b", instructions="x", handoffs=["a"])
+    wf = ss.Workflow(name="w", entry="nobody", agents=[a, b])
+    report = wf.check()
+    codes = set(report.codes())
+    assert "SW102" in codes  # the entry names no agent
+    text = to_mermaid(wf, report=report)
+    parsed = check(text)
+    assert "error SW102" in decode_label(parsed.nodes["n_start"])
+    assert "error" in parsed.classes["n_start"]
+    assert not [e for e in parsed.edges if e[0] == "n_start"]
+    # Every diagnostic's code is visible somewhere in the text.
+    shown = " ".join(decode_label(raw) for raw in parsed.nodes.values())
+    shown += " ".join(decode_label(label or "") for *_, label in parsed.edges)
+    assert all(code in shown for code in codes)

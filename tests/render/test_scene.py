@@ -230,3 +230,97 @@ def test_report_paths_resolve_agent_names_with_dots_and_brackets() -> None:
     assert nodes["team.lead"].marks == ()
     (edge,) = _edges(scene, "handoff")
     assert [m.code for m in edge.marks] == ["SW1"]
+
+
+def test_paths_past_the_end_fall_back_to_the_agent_and_nothing_is_dropped() -> None:
+    rep = report(
+        ("SW1", "error", "m", "agents.triage.handoffs[7]"),
+        ("SW2", "error", "m", "agents.triage.tools[3]"),
+        ("SW3", "warning", "m", "agents.triage.handoffs[0].input_type"),
+        ("SW4", "info", "m", ""),
+    )
+    scene = _scene(support, report=rep)
+    placed = sorted(
+        m.code for element in (*scene.nodes, *scene.edges) for m in element.marks
+    )
+    assert placed == ["SW1", "SW2", "SW3", "SW4"]
+    triage = next(n for n in scene.nodes if n.title == "triage")
+    assert [m.code for m in triage.marks] == ["SW1", "SW2"]
+    handoff = next(e for e in scene.edges if e.kind == "handoff" and e.source == triage.id)
+    assert [m.code for m in handoff.marks] == ["SW3"]
+
+
+def test_many_diagnostics_on_a_large_workflow_place_quickly() -> None:
+    agents = [ss.Agent(name=f"agent.{i}", instructions="x") for i in range(3000)]
+    wf = ss.Workflow(name="w", entry=agents[0], agents=agents)
+    rep = report(*((f"SW{i}", "warning", "m", f"agents.agent.{i}") for i in range(3000)))
+    scene = _scene(wf, report=rep)
+    assert all(len(n.marks) == 1 for n in scene.nodes if n.kind == "agent")
+
+
+def test_agent_reached_by_handoff_and_as_a_tool_can_end_the_run() -> None:
+    helper = ss.Agent(name="helper", instructions="x")
+    deep = ss.Agent(name="deep", instructions="x")  # handed to only inside a nested run
+    inner = ss.Agent(name="inner", instructions="x", handoffs=[deep])
+    boss = ss.Agent(name="boss", instructions="x", handoffs=[helper],
+                    tools=[helper.as_tool("ask", "Ask"), inner.as_tool("dig", "Dig")])
+    scene = _scene(ss.Workflow(name="w", entry=boss, agents=[boss, helper, inner, deep]))
+    nested = {n.title for n in scene.nodes if n.nested_only}
+    assert nested == {"inner", "deep"}
+    ids = _ids(scene)
+    assert {e.source for e in _edges(scene, "final")} == {ids["boss"], ids["helper"]}
+
+
+def test_forced_tool_choice_only_stops_if_that_tool_stops() -> None:
+    @ss.function_tool
+    def other(x: int) -> str:
+        """Other."""
+        return str(x)
+
+    picks_ping = ss.ModelSettings(tool_choice="ping")
+    stops_other = ss.Agent(name="stops_other", instructions="x", tools=[ping, other],
+                           model_settings=picks_ping,
+                           tool_use_behavior=ss.StopAtTools(["other"]))
+    stops_ping = ss.Agent(name="stops_ping", instructions="x", tools=[ping, other],
+                          model_settings=picks_ping,
+                          tool_use_behavior=ss.StopAtTools(["ping"]))
+    no_tools = ss.Agent(name="no_tools", instructions="x", tools=[ping],
+                        model_settings=ss.ModelSettings(tool_choice="none"),
+                        tool_use_behavior="stop_on_first_tool")
+    entry = ss.Agent(name="entry", instructions="x", handoffs=[stops_other, stops_ping, no_tools])
+    scene = _scene(ss.Workflow(name="w", entry=entry,
+                               agents=[entry, stops_other, stops_ping, no_tools]))
+    finals = {e.source: e.label for e in _edges(scene, "final")}
+    ids = _ids(scene)
+    assert ids["stops_other"] not in finals
+    assert finals[ids["stops_ping"]] == "tool output"
+    assert finals[ids["no_tools"]] == ""  # tool_choice none: it can only answer
+
+
+def test_handoff_input_type_and_filter_and_extractor_are_labelled() -> None:
+    class Reason(BaseModel):
+        why: str
+
+    def on_handoff(ctx: ss.RunContext[None], data: Reason) -> None:
+        return None
+
+    def keep_last(data: ss.HandoffInputData) -> ss.HandoffInputData:
+        return data
+
+    def first_line(result: object) -> str:
+        return str(result).splitlines()[0]
+
+    helper = ss.Agent(name="helper", instructions="x")
+    b = ss.Agent(name="b", instructions="x")
+    a = ss.Agent(
+        name="a",
+        instructions="x",
+        handoffs=[ss.handoff(b, input_type=Reason, on_handoff=on_handoff,
+                             input_filter=keep_last)],
+        tools=[helper.as_tool("ask", "Ask", output_extractor=first_line)],
+    )
+    scene = _scene(ss.Workflow(name="w", entry=a, agents=[a, b, helper]))
+    (handoff,) = _edges(scene, "handoff")
+    assert handoff.label == "transfer_to_b input: Reason filter: keep_last"
+    (call,) = _edges(scene, "agent_tool")
+    assert call.label == "ask extract: first_line"

@@ -23,17 +23,19 @@ the deepest up: O(max_depth · (V + E)). Numbers are capped at ``CAP``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from stepswitch.analysis._graphalgo import strongly_connected
+from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentToolSpec
-from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = ["CAP", "Bound", "model_call_bound"]
 
 CAP = 10**15
 """Past this a bound is reported as "more than 10^15"; exact figures would only cost time."""
+
+_INF = math.inf  # an unbounded cost (max_turns=None somewhere); ints stay exact below CAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,123 +48,97 @@ class Bound:
     """Model calls one top-level turn can cost at most, nested runs included."""
 
 
-_INF = -1  # marks an unbounded cost inside the pass
+def _capped(value: float) -> float:
+    return CAP if CAP < value < _INF else value
 
 
-def _mul(a: int, b: int) -> int:
-    if a == _INF or b == _INF:
-        return _INF
-    return min(a * b, CAP)
-
-
-def _add(a: int, b: int) -> int:
-    if a == _INF or b == _INF:
-        return _INF
-    return min(a + b, CAP)
-
-
-def _max(a: int, b: int) -> int:
-    if a == _INF or b == _INF:
-        return _INF
-    return a if a >= b else b
-
-
-def model_call_bound(graph: WorkflowGraph, recursive: bool) -> Bound:
+def model_call_bound(index: Index, recursive: bool) -> Bound:
     """The bound for a run that starts at the entry. ``recursive`` says whether some
     agent tool lies on a cycle (then depth levels are unrolled)."""
-    entry = graph.entry
-    spec = graph.spec
+    spec = index.graph.spec
+    entry = index.graph.entry
     assert entry is not None
-    top_turns = spec.max_turns if spec.max_turns is not None else _INF
-    names = graph.agent_names()
-    hsucc: dict[str, list[str]] = {}
-    tools: dict[str, list[AgentToolSpec]] = {}
-    sequential: dict[str, bool] = {}
-    for name in names:
-        hsucc[name] = list(graph.successors(name, "handoff"))
-        tools[name] = [
-            e.spec for e in graph.out_edges(name, "agent_tool") if isinstance(e.spec, AgentToolSpec)
-        ]
-        sequential[name] = graph.agent(name).model_settings.get("parallel_tool_calls") is False
-    comps, comp_of = strongly_connected(names, hsucc)
-    default_turns = spec.max_turns if spec.max_turns is not None else _INF
+    n = len(index)
+    pos = index.pos
+    default_turns: float = spec.max_turns if spec.max_turns is not None else _INF
+    # Per agent: (target, turns, max_depth) of each agent tool, and whether it calls
+    # tools one at a time.
+    tools: list[list[tuple[int, float, int | None]]] = []
+    for edges in index.tools:
+        row: list[tuple[int, float, int | None]] = []
+        for edge in edges:
+            tool = edge.spec
+            assert isinstance(tool, AgentToolSpec)
+            turns = tool.max_turns if tool.max_turns is not None else default_turns
+            row.append((pos[edge.target], turns, tool.max_depth))
+        tools.append(row)
+    sequential = [a.model_settings.get("parallel_tool_calls") is False for a in index.agents]
 
-    def turns_of(tool: AgentToolSpec) -> int:
-        return tool.max_turns if tool.max_turns is not None else default_turns
+    def extra_of(i: int, cost_of: Callable[[int, float, int | None], float | None]) -> float:
+        total: float = 0
+        for target, turns, max_depth in tools[i]:
+            nested = cost_of(target, turns, max_depth)
+            if nested is None:
+                continue
+            total = max(total, nested) if sequential[i] else _capped(total + nested)
+        return total
 
-    def level(deeper: dict[str, int] | None, depth: int) -> dict[str, int]:
-        """M(v) = max over the handoff closure of v of extra(w), at ``depth``."""
-        extra: dict[str, int] = {}
-        for name in names:
-            total = 0
-            for tool in tools[name]:
-                if deeper is None:
-                    continue
-                if tool.max_depth is not None and depth + 1 > tool.max_depth:
-                    continue
-                cost = _mul(turns_of(tool), _add(1, deeper[tool.target]))
-                total = _max(total, cost) if sequential[name] else _add(total, cost)
-            extra[name] = total
-        best: dict[str, int] = {}
-        comp_best: list[int] = []
-        for comp in comps:  # sinks first: successors' values are ready
-            value = 0
-            for name in comp:
-                value = _max(value, extra[name])
-                for succ in hsucc[name]:
-                    k = comp_of[succ]
-                    if k < len(comp_best):
-                        value = _max(value, comp_best[k])
-            comp_best.append(value)
-            for name in comp:
-                best[name] = value
-        return best
-
+    values: list[float] = [0] * n
     if recursive:
-        values: dict[str, int] | None = None
-        for depth in range(spec.max_depth, -1, -1):
-            values = level(values if depth < spec.max_depth else None, depth)
-        assert values is not None
+        hsucc = index.adjacency("handoff")
+        comps, _ = index.components("handoff")
+        # No agent tool starts a run deeper than its own max_depth: levels below the
+        # deepest any tool allows cost nothing, so the unrolling starts there.
+        deepest = max((spec.max_depth if d is None else min(d, spec.max_depth)
+                       for row in tools for _, _, d in row), default=0)
+        for depth in range(deepest - 1, -1, -1):
+            deeper = values
+
+            def cost_of(target: int, turns: float, max_depth: int | None,
+                        deeper: list[float] = deeper, depth: int = depth) -> float | None:
+                if max_depth is not None and depth + 1 > max_depth:
+                    return None
+                return _capped(turns * (1 + deeper[target]))
+
+            extra = [extra_of(i, cost_of) if tools[i] else 0 for i in range(n)]
+            values = [0] * n
+            _closure_max(extra.__getitem__, hsucc, comps, values)
     else:
-        values = _acyclic(names, hsucc, tools, sequential, turns_of)
-    per_turn = _add(1, values[entry])
-    total = _mul(top_turns, per_turn)
+        succ = index.adjacency("all")
+        comps, _ = index.components("all")
+
+        def final(target: int, turns: float, _: int | None) -> float:
+            return _capped(turns * (1 + values[target]))
+
+        # No agent tool inside a component: when a component is reached, the values of
+        # every agent its tools call are final.
+        _closure_max(lambda i: extra_of(i, final) if tools[i] else 0, succ, comps, values)
+    top_turns: float = spec.max_turns if spec.max_turns is not None else _INF
+    per_turn = _capped(1 + values[pos[entry]])
+    total = _capped(top_turns * per_turn)
     if total == _INF:
         if top_turns == _INF:
             why = f"workflow {spec.name!r} has max_turns=None"
         else:
             why = "an agent tool's nested run has no max_turns and the workflow's is None"
-        return Bound(None, why, None if per_turn == _INF else per_turn)
-    return Bound(total, None, per_turn)
+        return Bound(None, why, None if per_turn == _INF else int(per_turn))
+    return Bound(int(total), None, int(per_turn))
 
 
-def _acyclic(
-    names: tuple[str, ...],
-    hsucc: dict[str, list[str]],
-    tools: dict[str, list[AgentToolSpec]],
-    sequential: dict[str, bool],
-    turns_of: Callable[[AgentToolSpec], int],
-) -> dict[str, int]:
-    """One pass over the combined graph's components (no agent tool inside one)."""
-    combined: dict[str, list[str]] = {
-        n: hsucc[n] + [t.target for t in tools[n]] for n in names
-    }
-    comps, comp_of = strongly_connected(names, combined)
-    best: dict[str, int] = {}
-    comp_best: list[int] = []
+def _closure_max(
+    extra: Callable[[int], float],
+    succ: list[list[int]],
+    comps: list[list[int]],
+    values: list[float],
+) -> None:
+    """Fill ``values`` (all 0) with, for every agent, the max of ``extra`` over the
+    agents ``succ`` reaches from it (itself included): one pass over the components,
+    sinks first."""
     for comp in comps:
-        value = 0
-        for name in comp:
-            total = 0
-            for tool in tools[name]:
-                cost = _mul(turns_of(tool), _add(1, comp_best[comp_of[tool.target]]))
-                total = _max(total, cost) if sequential[name] else _add(total, cost)
-            value = _max(value, total)
-            for succ in hsucc[name]:
-                k = comp_of[succ]
-                if k < len(comp_best):
-                    value = _max(value, comp_best[k])
-        comp_best.append(value)
-        for name in comp:
-            best[name] = value
-    return best
+        value = max(extra(i) for i in comp)
+        for i in comp:
+            for t in succ[i]:
+                if values[t] > value:  # members of this component are still 0
+                    value = values[t]
+        for i in comp:
+            values[i] = value

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepswitch.analysis._ending import Ending, ending
+from stepswitch.analysis._index import Index
 from stepswitch.analysis.codes import CODES
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, Severity
 from stepswitch.graph.spec import AgentSpec, Location
@@ -34,10 +35,17 @@ class Ctx:
     memo: dict[str, Any] = field(default_factory=dict)
     """Results several rules share (computed once per analysis)."""
 
+    def index(self) -> Index:
+        cached = self.memo.get("index")
+        if cached is None:
+            cached = self.memo["index"] = Index(self.graph)
+        result: Index = cached
+        return result
+
     def ending(self) -> Ending:
         cached = self.memo.get("ending")
         if cached is None:
-            cached = self.memo["ending"] = ending(self.graph)
+            cached = self.memo["ending"] = ending(self.index())
         result: Ending = cached
         return result
 

@@ -1,22 +1,29 @@
 """Which agents can end a run, and in how few model calls. Not API.
 
-An agent ends a run itself when it may answer in text or with its output type (its
-model settings do not force a tool call), or when a forced tool call can stop the run
-through its tool-use behaviour (``stop_on_first_tool``, ``StopAtTools`` naming one of
-its function tools, or a behaviour function, which may decide to stop). Agent tools
-never end the caller's run. An agent can also end a run by handing off to an agent
-that can. One multi-source BFS over the reversed handoff edges: O(V + E).
+This follows the run loop's default (``RunConfig(reset_tool_choice=True)``, as the
+Agents SDK): once an agent has used a tool, its next model calls no longer force a
+tool call. So an agent ends a run itself when
+
+* its model settings do not force a tool call: it may answer at once (1 call);
+* they force one, and it has a function tool or agent tool the forced choice allows:
+  it calls that tool, then may answer (2 calls; 1 when its tool-use behaviour stops
+  on a function tool: ``stop_on_first_tool``, ``StopAtTools`` naming one, or a
+  behaviour function).
+
+An agent whose forced choice allows only handoffs (``tool_choice="required"`` with no
+tools, or a handoff's tool name) must hand off, and one whose forced tool does not
+exist can never call the model successfully. Such an agent ends a run only through a
+handoff to an agent that can. One layered BFS over the reversed handoff edges: O(V + E).
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
+from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentSpec
-from stepswitch.graph.workflow_graph import WorkflowGraph
 
-__all__ = ["Ending", "ending", "forced_tool", "self_ending"]
+__all__ = ["Ending", "calls_to_end", "ending", "forced_tool"]
 
 
 def forced_tool(agent: AgentSpec) -> str | None:
@@ -30,60 +37,69 @@ def forced_tool(agent: AgentSpec) -> str | None:
     return str(choice)
 
 
-def self_ending(agent: AgentSpec) -> bool:
-    """True when a model call of this agent can end the run without a handoff."""
+def calls_to_end(agent: AgentSpec) -> int | None:
+    """Fewest model calls with which this agent ends a run itself; None when it cannot
+    (it must hand off, or its forced tool does not exist)."""
     forced = forced_tool(agent)
     if forced is None:
-        return True
-    names = {t.name for t in agent.tools}
+        return 1
+    functions = {t.name for t in agent.tools}
+    callable_ = functions | {t.tool_name for t in agent.agent_tools}
     if forced != "*":
-        names &= {forced}
-    if not names:
-        return False
+        functions &= {forced}
+        callable_ &= {forced}
+    if not callable_:
+        return None
     behavior = agent.tool_use_behavior
-    if behavior.kind in ("stop_on_first_tool", "function"):
-        return True
-    if behavior.kind == "stop_at_tools":
-        return bool(names & set(behavior.tool_names))
-    return False
-
-
-def handoff_targets(agent: AgentSpec, graph: WorkflowGraph) -> list[str]:
-    """The agents this agent may hand off to, given what its settings force."""
-    forced = forced_tool(agent)
-    return [
-        e.target
-        for e in graph.out_edges(agent.name, "handoff")
-        if forced in (None, "*") or e.tool_name == forced
-    ]
+    if functions and (
+        behavior.kind in ("stop_on_first_tool", "function")
+        or (behavior.kind == "stop_at_tools" and functions & set(behavior.tool_names))
+    ):
+        return 1
+    return 2
 
 
 @dataclass(frozen=True, slots=True)
 class Ending:
-    distance: dict[str, int]
-    """Fewest model calls from an agent to the end of the run (only agents that can end)."""
-    self_ending: frozenset[str]
+    distance: list[int]
+    """Per agent (by index), the fewest model calls to the end of a run; 0 when no run
+    that reaches it can end."""
+    pos: dict[str, int]
+
+    def calls(self, name: str) -> int | None:
+        """Fewest model calls from agent ``name`` to the end of a run, or None."""
+        i = self.pos.get(name)
+        return self.distance[i] or None if i is not None else None
 
 
-def ending(graph: WorkflowGraph) -> Ending:
-    names = graph.agent_names()
-    preds: dict[str, list[str]] = {n: [] for n in names}
-    distance: dict[str, int] = {}
-    queue: deque[str] = deque()
-    enders = set()
-    for name in names:
-        agent = graph.agent(name)
-        for target in handoff_targets(agent, graph):
-            preds[target].append(name)
-        if self_ending(agent):
-            enders.add(name)
-            distance[name] = 1
-            queue.append(name)
-    while queue:
-        node = queue.popleft()
-        d = distance[node] + 1
-        for pred in preds[node]:
-            if pred not in distance:
-                distance[pred] = d
-                queue.append(pred)
-    return Ending(distance, frozenset(enders))
+def ending(index: Index) -> Ending:
+    n = len(index)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    distance = [0] * n
+    starts: dict[int, list[int]] = {1: [], 2: []}
+    pos = index.pos
+    for i, agent in enumerate(index.agents):
+        forced = forced_tool(agent)
+        for edge in index.handoffs[i]:
+            if forced is None or forced == "*" or edge.tool_name == forced:
+                preds[pos[edge.target]].append(i)
+        calls = calls_to_end(agent)
+        if calls is not None:
+            starts[calls].append(i)
+    # Layered BFS: layer d holds the agents that end a run in d calls at best.
+    layer: list[int] = []
+    d = 0
+    while layer or d < 2:
+        d += 1
+        following: list[int] = []
+        for node in layer:
+            for pred in preds[node]:
+                if not distance[pred]:
+                    distance[pred] = d
+                    following.append(pred)
+        for i in starts.get(d, ()):
+            if not distance[i]:
+                distance[i] = d
+                following.append(i)
+        layer = following
+    return Ending(distance, pos)

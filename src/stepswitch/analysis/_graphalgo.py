@@ -1,54 +1,51 @@
-"""Linear-time graph passes the rules share: strongly connected components (Tarjan,
-iterative so deep graphs do not hit the recursion limit) and a shortest cycle through
-a node inside one component. Not API."""
+"""Linear-time graph passes the rules share, over agents numbered ``0..n-1``: strongly
+connected components (Tarjan, iterative so deep graphs do not hit the recursion limit)
+and shortest paths inside one component (BFS). Not API."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Sequence
 
-__all__ = ["cycle_through", "strongly_connected"]
+__all__ = ["path_within", "strongly_connected"]
+
+Adjacency = Sequence[Sequence[int]]
 
 
-def strongly_connected(
-    nodes: Sequence[str], succ: Mapping[str, Sequence[str]]
-) -> tuple[list[list[str]], dict[str, int]]:
+def strongly_connected(succ: Adjacency) -> tuple[list[list[int]], list[int]]:
     """Components in reverse topological order (every component comes after each
-    component it reaches: sinks first) and each node's component index.
-
-    O(V + E). Every node ``succ`` names must be in ``nodes`` (callers keep dangling
-    edges out).
-    """
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    comps: list[list[str]] = []
-    comp_of: dict[str, int] = {}
+    component it reaches: sinks first) and each node's component number. O(V + E)."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    comps: list[list[int]] = []
+    comp_of = [-1] * n
     counter = 0
-    empty: Sequence[str] = ()
-    for root in nodes:
-        if root in index:
+    for root in range(n):
+        if index[root] != -1:
             continue
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
-        on_stack.add(root)
-        work: list[tuple[str, int]] = [(root, 0)]
+        on_stack[root] = True
+        work = [(root, iter(succ[root]))]
         while work:
-            node, i = work[-1]
-            children = succ.get(node, empty)
-            if i < len(children):
-                work[-1] = (node, i + 1)
-                child = children[i]
-                if child not in index:
+            node, children = work[-1]
+            descended = False
+            for child in children:
+                if index[child] == -1:
                     index[child] = low[child] = counter
                     counter += 1
                     stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, 0))
-                elif child in on_stack and index[child] < low[node]:
+                    on_stack[child] = True
+                    work.append((child, iter(succ[child])))
+                    descended = True
+                    break
+                if on_stack[child] and index[child] < low[node]:
                     low[node] = index[child]
+            if descended:
                 continue
             work.pop()
             if work:
@@ -56,11 +53,12 @@ def strongly_connected(
                 if low[node] < low[parent]:
                     low[parent] = low[node]
             if low[node] == index[node]:
-                comp: list[str] = []
+                number = len(comps)
+                comp: list[int] = []
                 while True:
                     member = stack.pop()
-                    on_stack.discard(member)
-                    comp_of[member] = len(comps)
+                    on_stack[member] = False
+                    comp_of[member] = number
                     comp.append(member)
                     if member == node:
                         break
@@ -68,19 +66,18 @@ def strongly_connected(
     return comps, comp_of
 
 
-def cycle_through(
-    start: str, succ: Mapping[str, Sequence[str]], members: set[str] | frozenset[str]
-) -> list[str] | None:
-    """The shortest cycle ``[start, ..., last]`` (``last`` has an edge back to ``start``)
-    using only ``members``; None when there is none. BFS: O(size of the component)."""
-    parent: dict[str, str] = {}
-    queue: deque[str] = deque([start])
+def path_within(start: int, goal: int, succ: Adjacency, members: Container[int]) -> list[int]:
+    """A shortest path ``[start, ..., goal]`` using only ``members`` (BFS). When
+    ``start == goal`` it is a shortest cycle ``[start, ..., start]``. ``goal`` must be
+    reachable. O(size of the component's edges)."""
+    parent: dict[int, int] = {}
+    queue: deque[int] = deque([start])
     seen = {start}
     while queue:
         node = queue.popleft()
-        for child in succ.get(node, ()):
-            if child == start:
-                path = [node]
+        for child in succ[node]:
+            if child == goal:
+                path = [goal, node]
                 while path[-1] != start:
                     path.append(parent[path[-1]])
                 path.reverse()
@@ -89,4 +86,4 @@ def cycle_through(
                 seen.add(child)
                 parent[child] = node
                 queue.append(child)
-    return None
+    raise ValueError(f"{goal} is not reachable from {start}")

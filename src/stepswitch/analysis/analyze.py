@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Sequence
 
 from stepswitch.analysis._context import Ctx
@@ -29,6 +30,10 @@ def analyze(
     workflow's ``ignore`` nor, for findings inside an agent, that agent's ``ignore``.
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
     """
+    if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
+        select = [select]
+    if isinstance(ignore, str):
+        ignore = [ignore]
     for arg, prefixes in (("select", select), ("ignore", ignore)):
         bad = invalid_prefixes(prefixes or ())
         if bad:
@@ -37,8 +42,16 @@ def analyze(
     limit = max_model_calls if max_model_calls is not None else spec.max_model_calls
     ctx = Ctx(graph, limit)
     found: list[Diagnostic] = []
-    for rule in RULES:
-        found.extend(rule(ctx))
+    # The passes allocate many small, short-lived objects and no reference cycles; a
+    # full collection triggered midway would walk the whole (large) spec for nothing.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for rule in RULES:
+            found.extend(rule(ctx))
+    finally:
+        if collecting:
+            gc.enable()
     agent_ignores: dict[str, tuple[str, ...]] = {}
     for agent in spec.agents:  # the first agent of a name is the one the graph keeps
         agent_ignores.setdefault(agent.name, agent.ignore)

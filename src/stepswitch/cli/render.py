@@ -1,9 +1,14 @@
-"""``stepswitch render TARGET --format mermaid|dot|svg|png [-o FILE]``: draw a workflow."""
+"""``stepswitch render TARGET --format mermaid|dot|svg|png [-o FILE]``: draw a workflow.
+
+The analyzer runs first and its findings are drawn on the elements they concern
+(``--no-report`` leaves it out); a workflow with errors is still drawn, exit 0.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.render import FORMATS, render
@@ -17,14 +22,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(`dot`, or the graphviz-pure wheel from `pip install 'stepswitch[svg]'`).",
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
-    p.add_argument("--format", "-f", choices=FORMATS, default="mermaid",
-                   help="output format (default: mermaid)")
+    p.add_argument("--format", "-f", choices=FORMATS, default=None,
+                   help="output format (default: from the -o file's suffix, else mermaid)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--tools", action="store_true",
                    help="draw function tools as nodes instead of listing them in their agent")
     p.add_argument("--view", choices=("graph", "machine"), default="graph",
                    help="graph: agents and edges (default); machine: the compiled state machine")
+    p.add_argument("--no-report", dest="report", action="store_false",
+                   help="do not run the analyzer (by default its findings are highlighted)")
     p.set_defaults(func=run)
+
+
+_SUFFIXES = {".mmd": "mermaid", ".mermaid": "mermaid", ".dot": "dot", ".gv": "dot",
+             ".svg": "svg", ".png": "png"}
+
+
+def _format_for(output: str | None) -> str:
+    if output is None:
+        return "mermaid"
+    suffix = Path(output).suffix.lower()
+    return _SUFFIXES.get(suffix, "mermaid")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,10 +54,11 @@ def run(args: argparse.Namespace) -> int:
             "name it as FILE:NAME"
         )
     workflow = loaded[0].workflow
-    fmt: str = args.format
+    fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
-    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view)
+    report = workflow.check() if args.report else None
+    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)
     if args.output is None:
         if isinstance(content, bytes):
             sys.stdout.flush()

@@ -9,7 +9,7 @@ to the stages right of it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -163,21 +163,35 @@ class Workflow:
         if not report.ok:
             raise CompileError(report)
         return StateMachine(lower(built.spec), built.bindings.objects)
-    def to_mermaid(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+
+    def to_mermaid(
+        self,
+        *,
+        tools: bool = False,
+        report: ReportLike | None = None,
+        view: Literal["graph", "machine"] = "graph",
+    ) -> str:
         """The workflow as Mermaid flowchart text (GitHub renders it in Markdown).
 
         ``tools=True`` draws function tools as nodes; ``report`` (``wf.check()``)
-        highlights its diagnostics on the elements they concern.
+        highlights its diagnostics on the elements they concern; ``view="machine"``
+        draws the compiled state machine instead of the agent graph.
         """
         from stepswitch.render import to_mermaid
 
-        return to_mermaid(self, tools=tools, report=report)
+        return to_mermaid(self, tools=tools, report=report, view=view)
 
-    def to_dot(self, *, tools: bool = False, report: ReportLike | None = None) -> str:
+    def to_dot(
+        self,
+        *,
+        tools: bool = False,
+        report: ReportLike | None = None,
+        view: Literal["graph", "machine"] = "graph",
+    ) -> str:
         """The workflow as Graphviz DOT text; ``stepswitch.render`` makes SVG or PNG."""
         from stepswitch.render import to_dot
 
-        return to_dot(self, tools=tools, report=report)
+        return to_dot(self, tools=tools, report=report, view=view)
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"

@@ -10,17 +10,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
+from stepswitch.compiler.ir import MachineIR
+from stepswitch.compiler.lower import lower
 from stepswitch.errors import UserError
 from stepswitch.graph.build import BuiltWorkflow
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.render.dot import scene_to_dot
 from stepswitch.render.graphviz_bin import GraphvizNotFound, find_graphviz, run_graphviz
+from stepswitch.render.machine import build_machine_scene
 from stepswitch.render.mermaid import scene_to_mermaid
 from stepswitch.render.scene import ReportLike, Scene, build_scene
 
 if TYPE_CHECKING:
     from stepswitch.dsl.workflow import Workflow
+    from stepswitch.runtime.machine import StateMachine
 
 __all__ = [
     "FORMATS",
@@ -41,7 +45,9 @@ Format: TypeAlias = Literal["mermaid", "dot", "svg", "png"]
 View: TypeAlias = Literal["graph", "machine"]
 FORMATS: tuple[Format, ...] = ("mermaid", "dot", "svg", "png")
 
-Renderable: TypeAlias = "Workflow | WorkflowGraph | BuiltWorkflow | WorkflowSpec"
+Renderable: TypeAlias = (
+    "Workflow | WorkflowGraph | BuiltWorkflow | WorkflowSpec | StateMachine | MachineIR"
+)
 
 
 def _graph_of(wf: Renderable) -> WorkflowGraph:
@@ -51,6 +57,11 @@ def _graph_of(wf: Renderable) -> WorkflowGraph:
         return WorkflowGraph.from_built(wf)
     if isinstance(wf, WorkflowSpec):
         return WorkflowGraph(wf)
+    if isinstance(wf, MachineIR) or hasattr(wf, "ir"):
+        raise UserError(
+            "a compiled machine has only the machine view; draw the Workflow itself for "
+            "the graph view"
+        )
     graph = getattr(wf, "graph", None)
     if callable(graph):
         result = graph()
@@ -58,8 +69,17 @@ def _graph_of(wf: Renderable) -> WorkflowGraph:
             return result
     raise UserError(
         f"cannot draw a {type(wf).__name__}: expected a Workflow, WorkflowGraph, "
-        "BuiltWorkflow or WorkflowSpec"
+        "BuiltWorkflow, WorkflowSpec, StateMachine or MachineIR"
     )
+
+
+def _ir_of(wf: Renderable) -> MachineIR:
+    if isinstance(wf, MachineIR):
+        return wf
+    ir = getattr(wf, "ir", None)  # a compiled StateMachine
+    if isinstance(ir, MachineIR):
+        return ir
+    return lower(_graph_of(wf).spec)
 
 
 def scene_for(
@@ -67,14 +87,19 @@ def scene_for(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> Scene:
-    """The scene of ``wf`` for a view: what every format draws."""
+    """The scene of ``wf`` for a view: what every format draws.
+
+    ``view`` defaults to ``"graph"``, or ``"machine"`` for a compiled ``StateMachine``
+    or a ``MachineIR``. The machine view lowers the workflow (without the analyzer's
+    check) and draws its states; ``tools`` does not apply to it (tools are always
+    listed in their state).
+    """
+    if view is None:
+        view = "machine" if isinstance(wf, MachineIR) or hasattr(wf, "ir") else "graph"
     if view == "machine":
-        raise UserError(
-            "the machine view is not available in this build: it is drawn from the "
-            "compiler's state-machine IR; use the graph view"
-        )
+        return build_machine_scene(_ir_of(wf), report=report)
     if view != "graph":
         raise UserError(f"unknown view {view!r}: expected 'graph' or 'machine'")
     return build_scene(_graph_of(wf), tools=tools, report=report)
@@ -85,7 +110,7 @@ def to_mermaid(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> str:
     """Mermaid flowchart text of ``wf`` (GitHub renders it in Markdown)."""
     return scene_to_mermaid(scene_for(wf, tools=tools, report=report, view=view))
@@ -96,7 +121,7 @@ def to_dot(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> str:
     """Graphviz DOT text of ``wf``."""
     return scene_to_dot(scene_for(wf, tools=tools, report=report, view=view))
@@ -110,7 +135,7 @@ def render(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> str: ...
 
 
@@ -122,7 +147,7 @@ def render(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> bytes: ...
 
 
@@ -134,7 +159,7 @@ def render(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> str | bytes: ...
 
 
@@ -145,13 +170,15 @@ def render(
     *,
     tools: bool = False,
     report: ReportLike | None = None,
-    view: View = "graph",
+    view: View | None = None,
 ) -> str | bytes:
     """Draw ``wf`` as ``format`` (mermaid, dot, svg or png); write it to ``path`` if
     given, and return it (text for mermaid, dot and svg; bytes for png).
 
     SVG and PNG run Graphviz (see :func:`find_graphviz`). ``tools=True`` draws function
-    tools as nodes; ``report`` (e.g. ``wf.check()``) highlights its diagnostics.
+    tools as nodes; ``report`` (e.g. ``wf.check()``) highlights its diagnostics;
+    ``view="machine"`` draws the compiled state machine (the default for a
+    ``StateMachine`` or ``MachineIR``).
     """
     if format not in FORMATS:
         raise UserError(f"unknown format {format!r}: expected one of {', '.join(FORMATS)}")

@@ -8,11 +8,16 @@ reads ``&name;`` entities in labels) and line breaks written as DOT line escapes
 
 from __future__ import annotations
 
+import re
+
 from stepswitch.render.scene import Scene, SceneEdge, SceneNode, Severity
 
 __all__ = ["dot_escape", "scene_to_dot"]
 
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
+# One match per character to replace; "\r\n" counts as one line break.
+_SPECIAL = re.compile('\r\n|["&\\\\\x00-\x1f\x7f\x85\u2028\u2029]')
+_REPLACEMENTS = {"\\": "\\\\", '"': '\\"', "&": "&amp;"}
 _FONT = "Helvetica"
 
 _SEVERITY_NODE: dict[Severity, str] = {
@@ -34,27 +39,18 @@ def dot_escape(text: str, *, newline: str = "\\n") -> str:
     literal), ``&`` becomes ``&amp;``, a line break becomes ``newline`` (a DOT line
     escape) and other control characters become spaces.
     """
-    out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch in _LINE_BREAKS:
-            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            out.append(newline)
-        elif ch < " " or ch == "\x7f":
-            out.append(" ")
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    if _SPECIAL.search(text) is None:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        ch = match.group()
+        if ch in _REPLACEMENTS:
+            return _REPLACEMENTS[ch]
+        if ch[0] in _LINE_BREAKS:
+            return newline
+        return " "
+
+    return _SPECIAL.sub(replace, text)
 
 
 def _quote(text: str, *, newline: str = "\\n") -> str:
@@ -64,18 +60,24 @@ def _quote(text: str, *, newline: str = "\\n") -> str:
 def _node_label(node: SceneNode) -> str:
     if not node.lines:
         return _quote(node.title)
-    # Title centred, detail lines left-justified (each ends with \l).
-    body = "".join(dot_escape(line, newline="\\l") + "\\l" for line in node.lines)
-    return '"' + dot_escape(node.title) + "\\n" + body + '"'
+    # Title centred, detail lines left-justified (each ends with \l); one escaping pass
+    # over all lines, joined by U+2028 (a line break, so it becomes \l too).
+    body = dot_escape("\u2028".join(node.lines), newline="\\l")
+    return '"' + dot_escape(node.title) + "\\n" + body + '\\l"'
 
 
 def _node(node: SceneNode) -> str:
+    if node.kind == "agent" and not (node.entry or node.nested_only or node.marks):
+        return f'  {node.id} [label={_node_label(node)}, style="rounded,filled"];'
     attrs = [f"label={_node_label(node)}"]
     if node.kind in ("start", "end"):
         attrs.append('shape=box, style="rounded,filled", fillcolor="#37474f", '
                      'fontcolor="#ffffff", color="#37474f"')
     elif node.kind == "missing":
         attrs.append('style="dashed,filled", fillcolor="#ffebee", color="#c62828"')
+    elif node.kind == "paused":
+        attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
+                     "penwidth=2")
     elif node.kind == "tool":
         if node.pause:
             attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
@@ -96,16 +98,34 @@ def _node(node: SceneNode) -> str:
     return f"  {node.id} [{', '.join(attrs)}];"
 
 
+_PLAIN_EDGE_ATTRS = {
+    "start": "",
+    "handoff": "",
+    "agent_tool": ", style=dashed, dir=both",
+    "tool": ', dir=none, color="#689f38"',
+    "final": ', color="#37474f"',
+    "interrupt": ', color="#f57f17", fontcolor="#e65100", penwidth=2',
+    "resume": ', style=dotted, color="#f57f17", fontcolor="#e65100"',
+    "run_again": ', color="#78909c", fontcolor="#546e7a"',
+}
+
+
 def _edge(edge: SceneEdge) -> str:
+    if not edge.marks and not edge.pause:
+        # The common case, written directly: large workflows have tens of thousands.
+        extra = _PLAIN_EDGE_ATTRS[edge.kind]
+        if edge.label:
+            return f"  {edge.source} -> {edge.target} [label={_quote(edge.label)}{extra}];"
+        if extra:
+            return f"  {edge.source} -> {edge.target} [{extra[2:]}];"
+        return f"  {edge.source} -> {edge.target};"
     attrs: list[str] = []
     if edge.label:
         attrs.append(f"label={_quote(edge.label)}")
-    if edge.kind == "agent_tool":
-        attrs.append("style=dashed, dir=both")
-    elif edge.kind == "tool":
-        attrs.append('dir=none, color="#689f38"')
-    elif edge.kind == "final":
-        attrs.append('color="#37474f"')
+    extra = _PLAIN_EDGE_ATTRS[edge.kind]
+    if extra:
+        attrs.append(extra[2:])
+    # Later attributes win in DOT: highlights come after the kind's look.
     if edge.pause and edge.severity is None:
         attrs.append('color="#f57f17", penwidth=2')
     if edge.severity is not None:
@@ -119,9 +139,10 @@ def _edge(edge: SceneEdge) -> str:
 
 def scene_to_dot(scene: Scene, *, rankdir: str = "TB") -> str:
     """The scene as a DOT ``digraph``; ends with a newline."""
+    title = scene.title if scene.view == "graph" else f"{scene.title}: state machine"
     lines = [
         f"digraph {_quote(scene.title)} {{",
-        f'  graph [rankdir={rankdir}, fontname="{_FONT}", label={_quote(scene.title)}, '
+        f'  graph [rankdir={rankdir}, fontname="{_FONT}", label={_quote(title)}, '
         "labelloc=t];",
         f'  node [shape=box, fontname="{_FONT}", fontsize=11, fillcolor="#ffffff"];',
         f'  edge [fontname="{_FONT}", fontsize=10];',

@@ -8,6 +8,7 @@ or HTML would read as syntax replaced by Mermaid's ``#NN;`` entity codes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from stepswitch.render.scene import Scene, SceneEdge, SceneNode, Severity
@@ -18,6 +19,10 @@ __all__ = ["mermaid_escape", "scene_to_mermaid"]
 # Markdown, or be read as a link label delimiter: written as #<code>; entities.
 _ENTITY_CHARS = frozenset('"#%&<>\\`|')
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
+# One match per character to replace; "\r\n" counts as one line break.
+_SPECIAL = re.compile('\r\n|["#%&<>\\\\`|\x00-\x1f\x7f\x85\u2028\u2029]')
+
+_LINE_SEP = "\u2028"
 
 _CLASS_DEFS: dict[str, str] = {
     "terminal": "fill:#37474f,stroke:#37474f,color:#ffffff",
@@ -42,34 +47,31 @@ def mermaid_escape(text: str) -> str:
     """``text`` made safe inside a double-quoted Mermaid label.
 
     Line breaks become ``<br/>``; other control characters become spaces; quotes,
-    ``#``, ``&``, ``<``, ``>``, backslashes, backticks and pipes become ``#NN;``.
-    Everything else, unicode included, is kept as is.
+    ``#``, ``%``, ``&``, ``<``, ``>``, backslashes, backticks and pipes become
+    ``#NN;``. Everything else, unicode included, is kept as is.
     """
-    out: list[str] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch in _LINE_BREAKS:
-            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            out.append("<br/>")
-        elif ch in _ENTITY_CHARS:
-            out.append(f"#{ord(ch)};")
-        elif ch < " " or ch == "\x7f":
-            out.append(" ")
-        else:
-            out.append(ch)
-        i += 1
-    return "".join(out)
+    if _SPECIAL.search(text) is None:
+        return text
+    return _SPECIAL.sub(_replace, text)
+
+
+def _replace(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch[0] in _LINE_BREAKS:
+        return "<br/>"
+    if ch in _ENTITY_CHARS:
+        return f"#{ord(ch)};"
+    return " "
 
 
 def _label(node: SceneNode) -> str:
     title = mermaid_escape(node.title)
     if node.kind == "agent":
         title = f"<b>{title}</b>"
-    parts = [title, *(mermaid_escape(line) for line in node.lines)]
-    return '"' + "<br/>".join(parts) + '"'
+    if not node.lines:
+        return f'"{title}"'
+    # One escaping pass over all lines: U+2028 is a line break, so it becomes <br/>.
+    return f'"{title}<br/>{mermaid_escape(_LINE_SEP.join(node.lines))}"'
 
 
 def _node(node: SceneNode) -> str:
@@ -78,6 +80,8 @@ def _node(node: SceneNode) -> str:
         return f"{node.id}([{label}])"
     if node.kind == "tool":
         return f"{node.id}{{{{{label}}}}}" if node.pause else f"{node.id}[/{label}/]"
+    if node.kind == "paused":
+        return f"{node.id}{{{{{label}}}}}"
     return f"{node.id}[{label}]"
 
 
@@ -87,6 +91,9 @@ _ARROWS = {
     "handoff": "-->",
     "agent_tool": "<-.->",
     "tool": "---",
+    "interrupt": "==>",
+    "resume": "-.->",
+    "run_again": "-->",
 }
 
 
@@ -104,6 +111,8 @@ def _classes(node: SceneNode) -> Iterable[str]:
         yield "missing"
     if node.kind == "tool":
         yield "pause" if node.pause else "tool"
+    if node.kind == "paused":
+        yield "pause"
     if node.entry:
         yield "entry"
     if node.nested_only:
@@ -120,6 +129,8 @@ def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
 
     by_class: dict[str, list[str]] = {}
     for node in scene.nodes:
+        if node.kind == "agent" and not (node.entry or node.nested_only or node.marks):
+            continue  # a plain agent has no class; most agents of large workflows are
         for cls in _classes(node):
             by_class.setdefault(cls, []).append(node.id)
     for cls, style in _CLASS_DEFS.items():
@@ -134,7 +145,7 @@ def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
     for index, edge in enumerate(scene.edges):
         if edge.severity is not None:
             by_severity.setdefault(edge.severity, []).append(str(index))
-        elif edge.pause:
+        elif edge.pause or edge.kind in ("interrupt", "resume"):
             pauses.append(str(index))
     if pauses:
         lines.append(f"    linkStyle {','.join(pauses)} stroke:#f57f17,stroke-width:2px")

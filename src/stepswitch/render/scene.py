@@ -10,9 +10,9 @@ never taken from user text; user strings only ever reach a writer as label text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, ToolSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
@@ -23,6 +23,7 @@ __all__ = [
     "LocationLike",
     "Mark",
     "NodeKind",
+    "PlacedMarks",
     "ReportLike",
     "Scene",
     "SceneEdge",
@@ -30,12 +31,20 @@ __all__ = [
     "Severity",
     "build_scene",
     "can_finish",
+    "code_lines",
+    "finishes",
+    "sort_marks",
 ]
 
-NodeKind = Literal["start", "end", "agent", "missing", "tool"]
-"""``missing``: a handoff or agent-tool target that names no agent of the workflow."""
+NodeKind = Literal["start", "end", "agent", "missing", "tool", "paused"]
+"""``missing``: a handoff or agent-tool target that names no agent of the workflow;
+``paused``: where a run waits for a human's approval (machine view)."""
 
-EdgeKind = Literal["start", "final", "handoff", "agent_tool", "tool"]
+EdgeKind = Literal[
+    "start", "final", "handoff", "agent_tool", "tool", "interrupt", "resume", "run_again"
+]
+"""The last three belong to the machine view: Interruption, resuming after approval,
+and RunAgain (another model call in the same state)."""
 
 Severity = Literal["error", "warning", "info"]
 
@@ -43,6 +52,7 @@ _SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
 
 START_ID = "n_start"
 END_ID = "n_end"
+PAUSED_ID = "n_paused"
 
 
 class LocationLike(Protocol):
@@ -84,8 +94,10 @@ class Mark:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class SceneNode:
+class SceneNode(NamedTuple):
+    """One box of the diagram. (A named tuple: immutable and cheap to build, since a
+    10,000-agent workflow makes tens of thousands of them.)"""
+
     id: str
     kind: NodeKind
     title: str
@@ -103,8 +115,9 @@ class SceneNode:
         return _worst(self.marks)
 
 
-@dataclass(frozen=True, slots=True)
-class SceneEdge:
+class SceneEdge(NamedTuple):
+    """One arrow of the diagram."""
+
     source: str
     target: str
     kind: EdgeKind
@@ -128,7 +141,9 @@ class Scene:
     view: Literal["graph", "machine"] = "graph"
 
 
-def _worst(marks: Iterable[Mark]) -> Severity | None:
+def _worst(marks: Sequence[Mark]) -> Severity | None:
+    if not marks:
+        return None
     worst: Severity | None = None
     for mark in marks:
         if worst is None or _SEVERITY_RANK[mark.severity] > _SEVERITY_RANK[worst]:
@@ -141,18 +156,31 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
 
     An agent answers unless its model settings force a tool call every turn
     (``tool_choice`` "required" or a tool's name). A tool-use behaviour that stops
-    ends the run with a tool's output instead.
+    ends the run with the output of a function or agent tool (as the runtime does),
+    among the tools the model may call (only the forced one, when one is named).
     """
-    choice = agent.model_settings.get("tool_choice")
-    answers = choice is None or choice in ("auto", "none")
+    choice = agent.model_settings.get("tool_choice") if agent.model_settings else None
     behavior = agent.tool_use_behavior
-    if behavior.kind == "run_llm_again":
+    if behavior.kind == "run_llm_again":  # the common case: only an answer ends the run
+        return choice is None or choice in ("auto", "none"), False
+    callable_names = [t.name for t in agent.tools] + [t.tool_name for t in agent.agent_tools]
+    return finishes(choice, callable_names, behavior.kind, behavior.tool_names)
+
+
+def finishes(
+    choice: object, callable_names: list[str], tool_use: str, stop_at: Sequence[str]
+) -> tuple[bool, bool]:
+    answers = choice is None or choice in ("auto", "none")
+    if choice == "none":
+        callable_names = []
+    elif not answers and choice != "required":
+        callable_names = [name for name in callable_names if name == choice]
+    if tool_use == "run_llm_again":
         stops = False
-    elif behavior.kind == "stop_at_tools":
-        names = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
-        stops = any(name in names for name in behavior.tool_names)
+    elif tool_use == "stop_at_tools":
+        stops = any(name in callable_names for name in stop_at)
     else:  # stop_on_first_tool, or a function that may stop
-        stops = bool(agent.tools or agent.agent_tools)
+        stops = bool(callable_names)
     return answers, stops
 
 
@@ -160,7 +188,7 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
 
 
 @dataclass
-class _Marks:
+class PlacedMarks:
     """Diagnostics sorted by the element they concern."""
 
     workflow: list[Mark] = field(default_factory=list)
@@ -176,50 +204,76 @@ def _severity(value: object) -> Severity:
     return "info" if text in ("note", "notice", "hint") else "warning"
 
 
-def _sort_marks(graph: WorkflowGraph, report: ReportLike | None) -> _Marks:
-    marks = _Marks()
+def sort_marks(
+    names: Sequence[str],
+    report: ReportLike | None,
+    size_of: Callable[[str, str], int] | None = None,
+) -> PlacedMarks:
+    """The report's diagnostics sorted by the element (of agents ``names``) they concern.
+
+    ``size_of(agent, field)`` gives how many ``handoffs`` / ``agent_tools`` / ``tools``
+    an agent has; a path whose index is past the end goes on the agent instead.
+    """
+    marks = PlacedMarks()
     if report is None:
         return marks
-    names = graph.agent_names()
+    name_set = frozenset(names)
     for diag in report.diagnostics:
         mark = Mark(str(diag.code), _severity(diag.severity), str(diag.message))
         location = getattr(diag, "location", None)
         path = str(getattr(location, "path", "") or "")
-        _place(marks, mark, path, names)
+        _place(marks, mark, path, name_set, size_of)
     return marks
 
 
-def _place(marks: _Marks, mark: Mark, path: str, names: Sequence[str]) -> None:
+def _agent_in(rest: str, names: frozenset[str]) -> str | None:
+    """The longest agent name that ``rest`` starts with, followed by ``.``, ``[`` or
+    nothing (agent names may themselves hold dots and brackets)."""
+    if rest in names:
+        return rest
+    best: str | None = None
+    for i, ch in enumerate(rest):
+        if ch in ".[" and rest[:i] in names:
+            best = rest[:i]
+    return best
+
+
+def _place(
+    marks: PlacedMarks,
+    mark: Mark,
+    path: str,
+    names: frozenset[str],
+    size_of: Callable[[str, str], int] | None,
+) -> None:
     """Attach ``mark`` to the element ``path`` names; anything unplaceable goes on the
     workflow (the start node), so no diagnostic is ever dropped."""
-    if not path.startswith("agents."):
+    agent = _agent_in(path[len("agents."):], names) if path.startswith("agents.") else None
+    if agent is None:
         marks.workflow.append(mark)
         return
-    rest = path[len("agents."):]
-    # Agent names may contain dots: prefer the longest name that fits.
-    best: str | None = None
-    for name in names:
-        if (rest == name or rest.startswith(name + ".") or rest.startswith(name + "[")) and (
-            best is None or len(name) > len(best)
-        ):
-            best = name
-    if best is None:
-        marks.workflow.append(mark)
-        return
-    tail = rest[len(best):]
+    tail = path[len("agents.") + len(agent):]
     for field_name in ("handoffs", "agent_tools", "tools"):
         prefix = f".{field_name}["
         if tail.startswith(prefix):
             index_text, _, _ = tail[len(prefix):].partition("]")
-            if index_text.isdigit():
-                key = (best, field_name, int(index_text))
+            if index_text.isdigit() and (
+                size_of is None or int(index_text) < size_of(agent, field_name)
+            ):
+                key = (agent, field_name, int(index_text))
                 marks.edges.setdefault(key, []).append(mark)
                 return
-    marks.agents.setdefault(best, []).append(mark)
+    marks.agents.setdefault(agent, []).append(mark)
 
 
 def _handoff_label(spec: HandoffSpec) -> str:
-    return spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    label = spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    if spec.input_type is None and spec.input_filter is None:
+        return label
+    if spec.input_type is not None:
+        label += f" input: {spec.input_type.display or spec.input_type.path}"
+    if spec.input_filter is not None:
+        label += f" filter: {spec.input_filter.display or spec.input_filter.path}"
+    return label
 
 
 def _agent_tool_label(spec: AgentToolSpec) -> str:
@@ -228,6 +282,8 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
         parts.append(f"turns ≤{spec.max_turns}")
     if spec.max_depth is not None:
         parts.append(f"depth ≤{spec.max_depth}")
+    if spec.output_extractor is not None:
+        parts.append(f"extract: {spec.output_extractor.display or spec.output_extractor.path}")
     if spec.needs_approval != "never":
         parts.append("[approval]")
     return " ".join(parts)
@@ -241,7 +297,7 @@ def _tool_text(tool: ToolSpec) -> str:
     return tool.name
 
 
-def _code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
+def code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
     return tuple(f"{m.severity} {m.code}" for m in marks)
 
 
@@ -252,9 +308,10 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
         lines.append(f"output: {agent.output_type.ref.display or agent.output_type.ref.path}")
     if agent.model is not None:
         lines.append(f"model: {agent.model}")
-    choice = agent.model_settings.get("tool_choice")
-    if choice is not None and choice != "auto":
-        lines.append(f"tool_choice: {choice}")
+    if agent.model_settings:
+        choice = agent.model_settings.get("tool_choice")
+        if choice is not None and choice != "auto":
+            lines.append(f"tool_choice: {choice}")
     behavior = agent.tool_use_behavior
     if behavior.kind == "stop_on_first_tool":
         lines.append("stops on first tool")
@@ -269,25 +326,41 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
         lines.append(f"guard out: {guard.name}")
     if list_tools:
         for i, tool in enumerate(agent.tools):
-            codes = "".join(f" [{m.code}]" for m in tool_marks.get(i, ()))
+            found = tool_marks.get(i)
+            codes = "".join(f" [{m.code}]" for m in found) if found else ""
             lines.append(f"tool: {_tool_text(tool)}{codes}")
     return lines
 
 
-def _top_level(graph: WorkflowGraph) -> frozenset[str]:
-    """Agents that can be current in the top-level run: the entry and what handoffs
-    reach from it (an agent-tool call runs its target nested, and returns)."""
+def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
+    """``(top level, reachable)`` from the entry. Top level: the agents that can be
+    current in the top-level run, i.e. the entry and what handoffs reach from it (an
+    agent-tool call runs its target nested, and returns)."""
     entry = graph.entry
     if entry is None:
-        return frozenset()
-    seen = {entry}
+        return frozenset(), frozenset()
+    agents = {name: graph.agent(name) for name in graph.agent_names()}
+    top = {entry}
     stack = [entry]
     while stack:
-        for target in graph.successors(stack.pop(), "handoff"):
-            if target not in seen:
+        for h in agents[stack.pop()].handoffs:
+            if h.target not in top and h.target in agents:
+                top.add(h.target)
+                stack.append(h.target)
+    # Agent tools whose targets are all top-level add nothing: skip the second walk.
+    if all(t.target in top for a in agents.values() for t in a.agent_tools):
+        return frozenset(top), frozenset(top)
+    seen = set(top)
+    stack = list(top)
+    while stack:
+        agent = agents[stack.pop()]
+        targets = [h.target for h in agent.handoffs]
+        targets.extend(t.target for t in agent.agent_tools)
+        for target in targets:
+            if target not in seen and target in agents:
                 seen.add(target)
                 stack.append(target)
-    return frozenset(seen)
+    return frozenset(top), frozenset(seen)
 
 
 def build_scene(
@@ -299,11 +372,13 @@ def build_scene(
     by the agents that list it) instead of listing them inside their agent.
     ``report`` highlights each diagnostic on the element its path names.
     """
-    marks = _sort_marks(graph, report)
+    marks = sort_marks(
+        graph.agent_names(), report, lambda name, field: len(getattr(graph.agent(name), field))
+    )
     names = graph.agent_names()
     ids = {name: f"a{i}" for i, name in enumerate(names)}
-    top = _top_level(graph)
-    reachable = graph.reachable()
+    top, reachable = _closures(graph)
+    no_marks: list[Mark] = []
     entry = graph.entry
 
     nodes: list[SceneNode] = [
@@ -311,7 +386,7 @@ def build_scene(
             START_ID,
             "start",
             "start",
-            _code_lines(marks.workflow),
+            code_lines(marks.workflow),
             marks=tuple(marks.workflow),
         )
     ]
@@ -326,52 +401,52 @@ def build_scene(
     end_edges: list[SceneEdge] = []
     agent_nodes: list[SceneNode] = []
 
+    any_marks = bool(marks.agents or marks.edges)
     for name in names:
         agent = graph.agent(name)
         aid = ids[name]
-        own_tool_marks: dict[int, list[Mark]] = {
-            i: marks.edges.get((name, "tools", i), []) for i in range(len(agent.tools))
-        }
-        agent_marks = list(marks.agents.get(name, ()))
-        if not tools:
-            for i in range(len(agent.tools)):
-                agent_marks.extend(own_tool_marks[i])
         nested_only = name in reachable and name not in top
+        if any_marks:
+            own_tool_marks = {
+                i: found
+                for i in range(len(agent.tools))
+                if (found := marks.edges.get((name, "tools", i)))
+            }
+            agent_marks = list(marks.agents.get(name, no_marks))
+            if not tools:
+                for found in own_tool_marks.values():
+                    agent_marks.extend(found)
+        else:
+            own_tool_marks = {}
+            agent_marks = no_marks
         lines = _agent_lines(agent, list_tools=not tools, tool_marks=own_tool_marks)
         if nested_only:
             lines.append("nested run: returns to caller")
-        lines.extend(_code_lines(marks.agents.get(name, ())))
+        if any_marks:
+            lines.extend(code_lines(marks.agents.get(name, no_marks)))
+        # Positional arguments: this loop runs once per agent of very large workflows.
         agent_nodes.append(
-            SceneNode(
-                aid,
-                "agent",
-                name,
-                tuple(lines),
-                entry=name == entry,
-                nested_only=nested_only,
-                marks=tuple(agent_marks),
-            )
+            SceneNode(aid, "agent", name, tuple(lines), name == entry, False, nested_only,
+                      tuple(agent_marks) if agent_marks else ())
         )
         for i, h in enumerate(agent.handoffs):
-            edges.append(
-                SceneEdge(
-                    aid,
-                    _target_id(h.target, ids, missing),
-                    "handoff",
-                    _with_codes(_handoff_label(h), marks.edges.get((name, "handoffs", i), [])),
-                    marks=tuple(marks.edges.get((name, "handoffs", i), ())),
-                )
-            )
+            label = _handoff_label(h)
+            target = ids.get(h.target) or _missing_id(h.target, missing)
+            if any_marks and (found := marks.edges.get((name, "handoffs", i))):
+                edges.append(SceneEdge(aid, target, "handoff", _with_codes(label, found), False,
+                                       tuple(found)))
+            else:
+                edges.append(SceneEdge(aid, target, "handoff", label))
         for i, t in enumerate(agent.agent_tools):
-            found = marks.edges.get((name, "agent_tools", i), [])
+            found = marks.edges.get((name, "agent_tools", i), no_marks) if any_marks else no_marks
             edges.append(
                 SceneEdge(
                     aid,
-                    _target_id(t.target, ids, missing),
+                    ids.get(t.target) or _missing_id(t.target, missing),
                     "agent_tool",
                     _with_codes(_agent_tool_label(t), found),
-                    pause=t.needs_approval != "never",
-                    marks=tuple(found),
+                    t.needs_approval != "never",
+                    tuple(found),
                 )
             )
         if tools:
@@ -387,15 +462,16 @@ def build_scene(
                     )
                     tool_nodes[key] = node
                     tool_marks[node.id] = []
-                tool_marks[node.id].extend(own_tool_marks[i])
-                tool_edges.append(
-                    SceneEdge(aid, node.id, "tool", marks=tuple(own_tool_marks[i]))
-                )
+                found = own_tool_marks.get(i, no_marks)
+                tool_marks[node.id].extend(found)
+                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
         if not nested_only:
             answers, stops = can_finish(agent)
-            if answers or stops:
-                label = "" if not stops else ("tool output" if not answers else "or tool output")
-                end_edges.append(SceneEdge(aid, END_ID, "final", label))
+            if answers:
+                end_edges.append(SceneEdge(aid, END_ID, "final",
+                                           "or tool output" if stops else ""))
+            elif stops:
+                end_edges.append(SceneEdge(aid, END_ID, "final", "tool output"))
 
     nodes.extend(agent_nodes)
     nodes.extend(
@@ -406,7 +482,7 @@ def build_scene(
         found = tool_marks[node.id]
         nodes.append(
             SceneNode(
-                node.id, "tool", node.title, _code_lines(found), pause=node.pause,
+                node.id, "tool", node.title, code_lines(found), pause=node.pause,
                 marks=tuple(found),
             )
         )
@@ -417,12 +493,12 @@ def build_scene(
 
 
 def _with_codes(label: str, found: Sequence[Mark]) -> str:
+    if not found:
+        return label
     return label + "".join(f" [{m.code}]" for m in found)
 
 
-def _target_id(target: str, ids: dict[str, str], missing: dict[str, str]) -> str:
-    if target in ids:
-        return ids[target]
+def _missing_id(target: str, missing: dict[str, str]) -> str:
     if target not in missing:
         missing[target] = f"m{len(missing)}"
     return missing[target]

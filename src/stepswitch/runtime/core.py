@@ -54,6 +54,7 @@ class MachineCore:
             for s in ir.states
         }
         self._defs: dict[tuple[str, frozenset[str]], tuple[ToolDefinition, ...]] = {}
+        self._params: dict[str, tuple[str, ...]] = {}
         missing = [p for p in ir.refs() if p not in resolver]
         if missing:
             raise UserError(
@@ -68,6 +69,14 @@ class MachineCore:
                         f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "
                         "state in the machine"
                     )
+
+    def param_names(self, ref: str) -> tuple[str, ...]:
+        """The keyword parameters of the function tool bound at ``ref`` (cached)."""
+        names = self._params.get(ref)
+        if names is None:
+            names = tuple(self.resolver[ref].params_model.model_fields)  # type: ignore[attr-defined]
+            self._params[ref] = names
+        return names
 
     def obj(self, path: str) -> Any:
         """The live object bound at ``path``."""

@@ -1,7 +1,9 @@
 """What the run loop asks its driver to do, and what the driver sends back.
 
 The loop is a generator that yields these effects and receives their outcomes; it
-does no I/O itself. Every driver (``run``, ``run_sync``, ``run_streamed``) performs
+does no I/O itself. These values live for one step of the loop, so they are plain
+slots dataclasses: a frozen dataclass costs about five times as much to build, and a
+turn builds several. Every driver (``run``, ``run_sync``, ``run_streamed``) performs
 them with :func:`perform` except model calls while streaming and :class:`Emit`,
 which only the streaming driver turns into events.
 """
@@ -35,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallModel:
     """Call ``model``. ``alongside`` are thunks (input guardrails run in parallel)
     started with the call; then the outcome is ``(response, outcomes)``."""
@@ -45,7 +47,7 @@ class CallModel:
     alongside: tuple[Callable[[], Any], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallJob:
     """Call ``fn(*args, **kwargs)``; an async function is awaited, a sync one runs in a
     worker thread when other jobs run beside it."""
@@ -56,7 +58,7 @@ class CallJob:
     is_async: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NestedJob:
     """Drive a nested run loop (an agent tool) to its end."""
 
@@ -66,7 +68,7 @@ class NestedJob:
 Job: TypeAlias = CallJob | NestedJob
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunJobs:
     """Run ``jobs`` concurrently (at most ``limit`` at once); outcomes in job order."""
 
@@ -74,14 +76,14 @@ class RunJobs:
     limit: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Await:
     """Await a value user code returned (an async hook, guardrail, filter …)."""
 
     awaitable: Awaitable[Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Emit:
     """A stream event: ignored unless the run is streamed."""
 
@@ -91,13 +93,13 @@ class Emit:
 Effect: TypeAlias = CallModel | RunJobs | Await | Emit
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Ok:
     value: Any
     kind: Literal["ok"] = "ok"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Err:
     error: BaseException
     kind: Literal["err"] = "err"
@@ -117,10 +119,17 @@ async def drive(loop: Generator[Any, Any, Any]) -> Any:
             return stop.value
         error = None
         send = None
-        if type(effect) is Emit:
+        kind = type(effect)
+        if kind is Emit:
             continue
         try:
-            send = await perform(effect)
+            # the two effects of every turn, performed inline (no extra coroutine)
+            if kind is CallModel and not effect.alongside:
+                send = await effect.model.get_response(effect.request)
+            elif kind is RunJobs and len(effect.jobs) == 1 and type(effect.jobs[0]) is CallJob:
+                send = (await _job(effect.jobs[0], threaded=False),)
+            else:
+                send = await perform(effect)
         except Exception as exc:
             error = exc
 
@@ -187,7 +196,7 @@ async def _job(job: Job, *, threaded: bool) -> Outcome:
             value = await asyncio.to_thread(job.fn, *job.args, **job.kwargs)
         else:
             value = job.fn(*job.args, **job.kwargs)
-        if inspect.isawaitable(value):
+        if type(value) is not str and inspect.isawaitable(value):
             value = await value
         return Ok(value)
     except Exception as exc:

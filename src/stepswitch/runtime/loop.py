@@ -67,6 +67,7 @@ from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
     OutputFunctionCall,
+    OutputItem,
     OutputMessage,
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
@@ -78,6 +79,7 @@ from stepswitch.runtime.steps import (
     Handoff,
     Interruption,
     RunAgain,
+    StepDecision,
     ToolResult,
     TurnOutcome,
 )
@@ -148,6 +150,8 @@ class Run:
     emitted: int = 0
     model: Any = None
     """The run's model (never saved in a state)."""
+    emit: bool = False
+    """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
 
     @classmethod
     def start(
@@ -319,9 +323,13 @@ def _check_state(core: MachineCore, state: RunState) -> None:
             f"the state refers to agent(s) {', '.join(map(repr, missing))}, which workflow "
             f"{core.ir.name!r} does not have"
         )
+    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
+    for call_id in state.decisions:
+        if call_id not in approvals:
+            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
     if state.pending is None:
-        if state.decisions:
-            raise StateError("the state has decisions but no interrupted turn")
+        if state.nested:
+            raise StateError("the state has paused nested runs but no interrupted turn")
         return
     table = core.tables[state.pending.agent]
     calls: dict[str, OutputFunctionCall] = {}
@@ -342,10 +350,6 @@ def _check_state(core: MachineCore, state: RunState) -> None:
             raise StateError(
                 f"call id {call_id!r} of the interrupted turn does not match the state's items"
             )
-    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
-    for call_id in state.decisions:
-        if call_id not in approvals:
-            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
     for call_id in state.nested:
         entry = table.get(calls[call_id].name) if call_id in calls else None
         if entry is None or not isinstance(entry.action, RunAgent):
@@ -363,29 +367,39 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
     try:
         return (yield from _loop(core, run, config))
     except StepswitchError as exc:
-        if getattr(exc, "run_data", None) is None and hasattr(exc, "run_data"):
-            exc.run_data = run.error_details()
+        # Every error of ours carries the run so far (UserError too, as in the SDK).
+        if getattr(exc, "run_data", None) is None:
+            exc.run_data = run.error_details()  # type: ignore[attr-defined]
         raise
 
 
 def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
-    yield Emit(AgentUpdated(run.current))
+    if run.emit:
+        yield Emit(AgentUpdated(run.current))
     parallel: tuple[Any, ...] = ()
     if run.fresh:
         parallel = yield from _input_guardrails(core, run)
     if run.pending is not None:
         pending, run.pending = run.pending, None
         state = core.state(pending.agent)
-        turn = yield from _settle(core, run, config, state, pending, resume=True)
-        yield from _flush(run)
-        done = yield from _decide(core, run, config, state, turn, pending)
-        if done is not None:
-            return done
+        turn = yield from _settle(
+            core, run, config, state, pending.output, pending.start, resume=True
+        )
+        if (ev := _flush(run)) is not None:
+            yield ev
+        decision = core.steps[state.agent](state, turn)
+        if type(decision) is not RunAgain:
+            done = yield from _decide(core, run, config, state, turn, decision, pending)
+            if done is not None:
+                return done
     while True:
         if run.max_turns is not None and run.turn >= run.max_turns:
             return (yield from _max_turns(core, run, config))
         state = core.state(run.current)
-        request = yield from _request(core, run, config, state)
+        instructions = state.instructions
+        if state.instructions_fn is not None:
+            instructions = yield from _instructions(core, run, state)
+        request = _request(core, run, config, state, instructions)
         run.turn += 1
         agent_model = _model_for(core, state, run.model)
         if parallel:
@@ -396,19 +410,26 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
             response = yield CallModel(agent_model, request)
         run.responses.append(response)
         run.ctx.usage.add(response.usage)
-        pending = PendingTurn(state.agent, tuple(response.output), len(run.items))
-        turn = yield from _settle(core, run, config, state, pending, resume=False)
-        yield from _flush(run)
-        done = yield from _decide(core, run, config, state, turn, pending)
+        output, start = response.output, len(run.items)
+        turn = yield from _settle(core, run, config, state, output, start, resume=False)
+        if (ev := _flush(run)) is not None:
+            yield ev
+        decision = core.steps[state.agent](state, turn)
+        if type(decision) is RunAgain:
+            continue
+        here = PendingTurn(state.agent, tuple(output), start)
+        done = yield from _decide(core, run, config, state, turn, decision, here)
         if done is not None:
             return done
 
 
-def _flush(run: Run) -> Generator[Any, Any, None]:
-    if len(run.items) > run.emitted:
-        batch = tuple(run.items[run.emitted :])
-        run.emitted = len(run.items)
-        yield Emit(batch)
+def _flush(run: Run) -> Emit | None:
+    """The items made since the last flush, as a stream event (None: nothing to say)."""
+    if not run.emit or len(run.items) == run.emitted:
+        return None
+    batch = tuple(run.items[run.emitted :])
+    run.emitted = len(run.items)
+    return Emit(batch)
 
 
 def _call(value: Any) -> Generator[Any, Any, Any]:
@@ -430,18 +451,20 @@ def _model_for(core: MachineCore, state: StateIR, model: Model | None) -> Model:
     return model
 
 
+def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any, Any, str | None]:
+    fn = core.obj(state.instructions_fn or "")
+    instructions = yield from _call(fn(run.ctx, state))
+    if instructions is not None and not isinstance(instructions, str):
+        raise UserError(
+            f"agent {state.agent!r}: the instructions function returned "
+            f"{type(instructions).__name__}, not a string"
+        )
+    return instructions
+
+
 def _request(
-    core: MachineCore, run: Run, config: RunConfig, state: StateIR
-) -> Generator[Any, Any, ModelRequest]:
-    instructions = state.instructions
-    if state.instructions_fn is not None:
-        fn = core.obj(state.instructions_fn)
-        instructions = yield from _call(fn(run.ctx, state))
-        if instructions is not None and not isinstance(instructions, str):
-            raise UserError(
-                f"agent {state.agent!r}: the instructions function returned "
-                f"{type(instructions).__name__}, not a string"
-            )
+    core: MachineCore, run: Run, config: RunConfig, state: StateIR, instructions: str | None
+) -> ModelRequest:
     settings = core.settings[state.agent]
     if config.model_settings is not None:
         settings = settings.resolve(config.model_settings)
@@ -498,7 +521,8 @@ def _settle(
     run: Run,
     config: RunConfig,
     state: StateIR,
-    pending: PendingTurn,
+    output: tuple[OutputItem, ...],
+    start: int,
     *,
     resume: bool,
 ) -> Generator[Any, Any, TurnOutcome]:
@@ -507,31 +531,32 @@ def _settle(
     last_message: str | None = None
     had_calls = False
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]] = []
-    for out in pending.output:
+    made: list[RunItem] = []
+    for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
             entry = table.get(out.name)
             if entry is None and config.unknown_tool == "raise":
                 raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
             calls.append((out, entry))
+            if entry is not None and type(entry.action) is HandOff:
+                made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+            else:
+                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
         elif isinstance(out, OutputMessage):
             last_message = out.content
+            made.append(MessageOutputItem(agent, out.content, out.refusal))
     if not resume:
-        for out in pending.output:
-            if type(out) is OutputFunctionCall:
-                e = table.get(out.name)
-                if e is not None and type(e.action) is HandOff:
-                    run.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
-                else:
-                    run.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
-            elif isinstance(out, OutputMessage):
-                run.append(MessageOutputItem(agent, out.content, out.refusal))
-        yield from _flush(run)
+        # appended only once the whole response is known to be actionable
+        for item in made:
+            run.append(item)
+        if (ev := _flush(run)) is not None:
+            yield ev
 
     earlier: dict[str, ToolCallOutputItem] = {}
     approvals: set[str] = set()
     if resume:
-        for item in run.items[pending.start :]:
+        for item in run.items[start:]:
             if type(item) is ToolCallOutputItem:
                 earlier[item.call_id] = item
             elif type(item) is ToolApprovalItem:
@@ -547,13 +572,16 @@ def _settle(
         action = entry.action
         if call.call_id in run.nested:
             child = run.nested.pop(call.call_id)
-            child.decisions.update(run.decisions)
+            asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
+            child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
             child.always.update(run.always)
             slot.job = len(jobs)
             jobs.append(NestedJob(_nested_resume(core, run, config, child)))
             continue
         if resume:
             gated = call.call_id in approvals
+        elif not isinstance(action, HandOff) and action.approval == "never":
+            gated = False
         else:
             gated = yield from _needs_approval(core, run, action, call)
         if gated:
@@ -596,6 +624,11 @@ def _settle(
                 if paused:
                     interrupted = True
                     continue
+            elif type(outcome) is Ok:
+                slot.output = ToolCallOutputItem(
+                    agent, call.call_id, output_text(outcome.value), call.name, False,
+                    outcome.value,
+                )
             else:
                 yield from _function_outcome(core, run, slot, outcome)
         done = slot.output
@@ -614,7 +647,7 @@ def _settle(
 
     handoff: str | None = None
     if not interrupted:
-        handoff = yield from _handoffs(core, run, config, state, calls, pending)
+        handoff = yield from _handoffs(core, run, config, state, calls, start)
 
     ordered: list[ToolResult] = []
     for call, entry in calls:
@@ -669,7 +702,8 @@ def _prepare(
             slot.output = ToolCallOutputItem(state.agent, call.call_id, str(exc), call.name, True)
             return None
         args = (run.ctx,) if action.takes_context else ()
-        return CallJob(tool.fn, args, tool.arguments_of(params), action.is_async)
+        kwargs = {name: getattr(params, name) for name in core.param_names(action.ref)}
+        return CallJob(tool.fn, args, kwargs, action.is_async)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -708,7 +742,6 @@ def _prepare(
         run.workflow, action.target, nested_input, max_turns=max_turns, ctx=run.ctx,
         depth=run.depth + 1,
     )
-    child.decisions = dict(run.decisions)
     child.always = dict(run.always)
     child.model = run.model
     return NestedJob(run_loop(core, child, config))
@@ -726,7 +759,7 @@ def _function_outcome(
     call = slot.call
     action = slot.entry.action
     assert type(action) is RunFunction
-    agent = run.current
+    agent = run.current  # a turn never changes the agent before its tools settle
     if type(outcome) is Ok:
         slot.output = ToolCallOutputItem(
             agent, call.call_id, output_text(outcome.value), call.name, False, outcome.value
@@ -796,7 +829,7 @@ def _handoffs(
     config: RunConfig,
     state: StateIR,
     calls: list[tuple[OutputFunctionCall, ToolEntry | None]],
-    pending: PendingTurn,
+    start: int,
 ) -> Generator[Any, Any, str | None]:
     agent = state.agent
     winner: tuple[OutputFunctionCall, HandOff, Any] | None = None
@@ -835,7 +868,7 @@ def _handoffs(
     run.uses[key] = run.uses.get(key, 0) + 1
     run.append(
         HandoffOutputItem(
-            agent, call.call_id, json.dumps({"assistant": action.target}), agent, action.target
+            agent, call.call_id, _transfer_text(action.target), agent, action.target
         )
     )
     flt = core.obj(action.input_filter) if action.input_filter is not None else None
@@ -843,8 +876,8 @@ def _handoffs(
     if flt is not None:
         data = HandoffInputData(
             input_history=run.input,
-            pre_handoff_items=tuple(run.items[: pending.start]),
-            new_items=tuple(run.items[pending.start :]),
+            pre_handoff_items=tuple(run.items[:start]),
+            new_items=tuple(run.items[start:]),
             run_context=run.ctx,
         )
         filtered = yield from _call(flt(data))
@@ -862,6 +895,17 @@ def _handoffs(
     return action.target
 
 
+_TRANSFERS: dict[str, str] = {}
+
+
+def _transfer_text(target: str) -> str:
+    """The handoff output the model sees: ``{"assistant": "<target>"}`` (as the SDK)."""
+    text = _TRANSFERS.get(target)
+    if text is None:
+        text = _TRANSFERS.setdefault(target, json.dumps({"assistant": target}))
+    return text
+
+
 # -- the step switch -----------------------------------------------------------------------
 
 
@@ -871,9 +915,9 @@ def _decide(
     config: RunConfig,
     state: StateIR,
     turn: TurnOutcome,
+    decision: StepDecision,
     pending: PendingTurn,
 ) -> Generator[Any, Any, RunResult | None]:
-    decision = core.steps[state.agent](state, turn)
     if type(decision) is AskToolUse:
         fn = core.obj(state.step.function or "")
         verdict = yield from _call(fn(run.ctx, list(turn.tool_results)))
@@ -887,7 +931,8 @@ def _decide(
         return None
     if type(decision) is Handoff:
         run.current = decision.target
-        yield Emit(AgentUpdated(decision.target))
+        if run.emit:
+            yield Emit(AgentUpdated(decision.target))
         return None
     if type(decision) is Interruption:
         return run.result(None, interrupted=pending)
@@ -952,7 +997,8 @@ def _max_turns(core: MachineCore, run: Run, config: RunConfig) -> Generator[Any,
         raise error
     state = core.state(run.current)
     run.append(MessageOutputItem(run.current, output_text(value)))
-    yield from _flush(run)
+    if (ev := _flush(run)) is not None:
+        yield ev
     return (yield from _finish(core, run, state, value))
 
 

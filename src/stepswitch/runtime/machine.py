@@ -45,6 +45,7 @@ class _Unset:
 
 
 _UNSET: Any = _Unset()
+_DEFAULT_CONFIG = RunConfig()
 
 
 class StateMachine:
@@ -87,8 +88,10 @@ class StateMachine:
         context: Any,
         max_turns: int | None,
         run_config: RunConfig | None,
+        *,
+        emit: bool = False,
     ) -> Loop:
-        config = run_config or RunConfig()
+        config = run_config or _DEFAULT_CONFIG
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
@@ -102,6 +105,7 @@ class StateMachine:
             budget = self.ir.max_turns if max_turns is _UNSET else max_turns
             run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
         run.model = model
+        run.emit = emit
         return run_loop(self._core, run, config)
 
     async def run(
@@ -157,7 +161,9 @@ class StateMachine:
     ) -> RunResultStreaming:
         """A streamed run: iterate ``stream_events()``; afterwards the object carries the
         result's fields. The run advances as the events are consumed."""
-        return RunResultStreaming(self._start(input, model, context, max_turns, run_config))
+        return RunResultStreaming(
+            self._start(input, model, context, max_turns, run_config, emit=True)
+        )
 
 
 _LOCAL = threading.local()

@@ -6,6 +6,10 @@ A step function takes the agent's :class:`~stepswitch.compiler.ir.StateIR` and t
 returns a :data:`StepDecision`. :func:`interpret_step` reads the state's tables; a
 generated module passes its own explicit function per agent. Either way the loop
 does the same thing with the decision, so the items are the same.
+
+Outcomes and decisions live for one turn, so they are slots dataclasses, not frozen
+ones (several are built per turn; frozen construction costs about five times more).
+Treat them as read-only.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolResult:
     """A function or agent tool that ran this turn: its name and what it returned."""
 
@@ -40,7 +44,7 @@ class ToolResult:
     output: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TurnOutcome:
     """What one response amounted to once its tools ran."""
 
@@ -56,7 +60,7 @@ class TurnOutcome:
     """The text of the response's last message, if it had one."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Final:
     """The run ends with ``output`` (a tool's result, taken as is)."""
 
@@ -64,7 +68,7 @@ class Final:
     kind: Literal["final"] = "final"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FinalMessage:
     """The run ends with the last message, parsed by the state's output rule."""
 
@@ -72,7 +76,7 @@ class FinalMessage:
     kind: Literal["final_message"] = "final_message"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Handoff:
     """The current agent becomes ``target``; the loop goes on."""
 
@@ -80,21 +84,21 @@ class Handoff:
     kind: Literal["handoff"] = "handoff"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Interruption:
     """The run pauses until every pending approval is decided."""
 
     kind: Literal["interruption"] = "interruption"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RunAgain:
     """The model is called again (tool outputs feed back)."""
 
     kind: Literal["run_again"] = "run_again"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AskToolUse:
     """The agent's ``tool_use_behavior`` function decides between Final and RunAgain."""
 

@@ -70,6 +70,10 @@ def _loads(tool: str, raw: str) -> dict[str, Any]:
 
 def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
     """Validated parameters (lax, extra keys ignored, as the SDK), or ``ArgumentError``."""
+    try:  # the fast path: one pass in pydantic-core; errors are re-diagnosed below
+        return tool.params_model.model_validate_json(raw if raw.strip() else "{}")
+    except ValidationError:
+        pass
     data = _loads(tool.name, raw)
     try:
         return tool.params_model.model_validate(data)

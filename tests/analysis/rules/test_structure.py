@@ -33,30 +33,37 @@ def test_unreachable_needs_an_entry_and_follows_agent_tools() -> None:
 
 
 def test_traps_propagate_back_through_handoffs_only() -> None:
-    trap = a("trap", tools=[lookup], model_settings=FORCED)
+    trap = a("trap", model_settings=FORCED)  # forced, nothing to call, nowhere to go
     feeder = a("feeder", handoffs=[trap], model_settings=FORCED)
     free = a("free", handoffs=[trap])  # can answer in text: not a trap
-    helper_caller = a("caller", tools=[trap.as_tool("t", "T")], model_settings=FORCED)
-    w = wf(free, free, feeder, helper_caller)
-    trapped = {d.location.path for d in _codes(w, "SW108")}
-    assert trapped == {"agents.trap", "agents.feeder", "agents.caller"}
+    # Forced, but it has an agent tool: after calling it, tool_choice resets.
+    caller = a("caller", tools=[trap.as_tool("t", "T")], model_settings=FORCED)
+    w = wf(free, free, feeder, caller)
+    trapped = {d.location.path: d.message for d in _codes(w, "SW108")}
+    assert set(trapped) == {"agents.trap", "agents.feeder"}
+    assert "has no handoff either" in trapped["agents.trap"]
+    assert "no agent it can hand off to ('trap')" in trapped["agents.feeder"]
 
 
 def test_a_forced_agent_escapes_through_a_handoff_to_an_ender() -> None:
     out = a("out")
-    w = wf("a", a(tools=[lookup], handoffs=[out], model_settings=FORCED), out)
+    w = wf("a", a(handoffs=[out], model_settings=FORCED), out)
     assert not _codes(w, "SW108")
 
 
-def test_stop_at_tools_must_name_one_of_its_function_tools() -> None:
-    wrong = a(tools=[lookup], model_settings=FORCED, tool_use_behavior=ss.StopAtTools(["other"]))
-    right = a(tools=[lookup], model_settings=FORCED, tool_use_behavior=ss.StopAtTools(["lookup"]))
-    assert _codes(wf("a", wrong), "SW108")
-    assert not _codes(wf("a", right), "SW108")
+def test_a_forced_tool_call_is_followed_by_a_free_turn() -> None:
+    # The run loop resets tool_choice once the agent used a tool (as the Agents SDK).
+    assert not _codes(wf("a", a(tools=[lookup], model_settings=FORCED)), "SW108")
+
+
+def test_forcing_a_tool_the_agent_does_not_offer_is_a_trap() -> None:
+    typo = ss.ModelSettings(tool_choice="lookup_order")
+    (d,) = _codes(wf("a", a(tools=[lookup], model_settings=typo)), "SW108")
+    assert "'lookup_order'" in d.message and "does not offer" in d.message
 
 
 def test_forcing_one_handoff_tool_follows_only_that_handoff() -> None:
-    stuck = a("stuck", tools=[lookup], model_settings=FORCED)
+    stuck = a("stuck", model_settings=FORCED)
     out = a("out")
     forced_to_stuck = ss.ModelSettings(tool_choice="transfer_to_stuck")
     w = wf("a", a(handoffs=[stuck, out], model_settings=forced_to_stuck), stuck, out)

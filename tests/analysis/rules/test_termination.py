@@ -125,6 +125,16 @@ def test_huge_bounds_are_capped_not_computed_exactly() -> None:
     assert "more than 1e+15" in d.message
 
 
+def test_a_forced_tool_call_costs_a_second_call_before_the_answer() -> None:
+    from tests.analysis._cases import lookup
+
+    forced = ss.ModelSettings(tool_choice="required")
+    (d,) = _codes(wf("a", a(tools=[lookup], model_settings=forced), max_turns=1), "SW205")
+    assert "needs 2 model calls" in d.message
+    stops = a(tools=[lookup], model_settings=forced, tool_use_behavior="stop_on_first_tool")
+    assert not _codes(wf("a", stops, max_turns=1), "SW205")
+
+
 def test_shortest_run_needs_more_turns_than_allowed() -> None:
     forced = ss.ModelSettings(tool_choice="required")
     c = a("c")

@@ -8,64 +8,97 @@ from collections.abc import Iterator
 from stepswitch.analysis._context import Ctx, where
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation
 from stepswitch.dsl.names import valid_tool_name
+from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
 
-
-def _offered(ctx: Ctx, name: str) -> Iterator[tuple[str, str, DiagnosticLocation, str]]:
-    """(tool name, what it is, location, shared-key) for every tool an agent offers."""
-    agent = ctx.graph.agent(name)
-    base = f"agents.{name}"
-    for i, tool in enumerate(agent.tools):
-        yield (tool.name, f"function tool {tool.name!r}",
-               where(tool.location, f"{base}.tools[{i}]"), tool.ref.path)
-    for i, h in enumerate(agent.handoffs):
-        yield (h.tool_name, f"the handoff to {h.target!r}",
-               where(h.location, f"{base}.handoffs[{i}]"), "")
-    for i, t in enumerate(agent.agent_tools):
-        yield (t.tool_name, f"agent tool {t.tool_name!r} (runs {t.target!r})",
-               where(t.location, f"{base}.agent_tools[{i}]"), "")
+Offered = tuple[str, str, int, str]
+"""(tool name, field, index in the field, key of a shared function tool or "")."""
 
 
-def invalid_names(ctx: Ctx) -> Iterator[Diagnostic]:
+def _offered(agent: AgentSpec) -> list[Offered]:
+    out: list[Offered] = [(t.name, "tools", i, t.ref.path) for i, t in enumerate(agent.tools)]
+    out += [(h.tool_name, "handoffs", i, "") for i, h in enumerate(agent.handoffs)]
+    out += [(t.tool_name, "agent_tools", i, "") for i, t in enumerate(agent.agent_tools)]
+    return out
+
+
+def _what(agent: AgentSpec, field: str, i: int) -> str:
+    if field == "tools":
+        return f"function tool {agent.tools[i].name!r}"
+    if field == "handoffs":
+        return f"the handoff to {agent.handoffs[i].target!r}"
+    tool = agent.agent_tools[i]
+    return f"agent tool {tool.tool_name!r} (runs {tool.target!r})"
+
+
+def _loc(agent: AgentSpec, field: str, i: int) -> DiagnosticLocation:
+    element = (agent.tools if field == "tools" else
+               agent.handoffs if field == "handoffs" else agent.agent_tools)[i]
+    return where(element.location, f"agents.{agent.name}.{field}[{i}]")
+
+
+def tool_names(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW301 and SW302 in one pass over every tool every agent offers."""
     reported: set[str] = set()  # a function tool shared by many agents is reported once
-    for name in ctx.graph.agent_names():
-        for tool_name, what, loc, shared in _offered(ctx, name):
-            if valid_tool_name(tool_name):
+    valid: dict[str, bool] = {}  # names repeat (shared tools, default handoff names)
+    for agent in ctx.index().agents:
+        names = [t.name for t in agent.tools]
+        names += [h.tool_name for h in agent.handoffs]
+        names += [t.tool_name for t in agent.agent_tools]
+        bad = False
+        for name in names:
+            ok = valid.get(name)
+            if ok is None:
+                ok = valid[name] = valid_tool_name(name)
+            if not ok:
+                bad = True
+        clash = len(names) > 1 and len(set(names)) < len(names)
+        if not bad and not clash:
+            continue
+        offered = _offered(agent)
+        for tool_name, field, i, shared in offered:
+            if valid[tool_name] or (shared and shared in reported):
                 continue
             if shared:
-                if shared in reported:
-                    continue
                 reported.add(shared)
-            why = "is longer than 64 characters" if len(tool_name) > 64 else (
-                "is empty" if not tool_name else
-                "has characters outside a-z, A-Z, 0-9, _ and -"
-            )
-            yield ctx.diag(
-                "SW301",
-                f"{what} of agent {name!r}: the tool name {tool_name!r} {why}; the OpenAI API "
-                "rejects it",
-                loc,
-                help="pick a name matching ^[a-zA-Z0-9_-]{1,64}$ (tool_name=... on a handoff, "
-                "name=... on an agent tool, @function_tool(name=...))",
-            )
+            yield _invalid(ctx, agent, tool_name, field, i)
+        if clash:
+            yield from _collisions(ctx, agent, offered)
 
 
-def collisions(ctx: Ctx) -> Iterator[Diagnostic]:
-    for name in ctx.graph.agent_names():
-        first: dict[str, tuple[str, str]] = {}
-        for tool_name, what, loc, _ in _offered(ctx, name):
-            if tool_name not in first:
-                first[tool_name] = (what, loc.path)
-                continue
-            other, other_path = first[tool_name]
-            yield ctx.diag(
-                "SW302",
-                f"agent {name!r} offers two tools named {tool_name!r}: {other} "
-                f"({other_path}) and {what}; the model cannot tell them apart",
-                loc,
-                help="rename one (tool_name=... on a handoff, name=... on an agent tool)",
-            )
+def _invalid(ctx: Ctx, agent: AgentSpec, tool_name: str, field: str, i: int) -> Diagnostic:
+    if len(tool_name) > 64:
+        why = "is longer than 64 characters"
+    elif not tool_name:
+        why = "is empty"
+    else:
+        why = "has characters outside a-z, A-Z, 0-9, _ and -"
+    return ctx.diag(
+        "SW301",
+        f"{_what(agent, field, i)} of agent {agent.name!r}: the tool name {tool_name!r} "
+        f"{why}; the OpenAI API rejects it",
+        _loc(agent, field, i),
+        help="pick a name matching ^[a-zA-Z0-9_-]{1,64}$ (tool_name=... on a handoff, "
+        "name=... on an agent tool, @function_tool(name=...))",
+    )
 
 
-RULES = (invalid_names, collisions)
+def _collisions(ctx: Ctx, agent: AgentSpec, offered: list[Offered]) -> Iterator[Diagnostic]:
+    first: dict[str, tuple[str, int]] = {}
+    for tool_name, field, i, _ in offered:
+        if tool_name not in first:
+            first[tool_name] = (field, i)
+            continue
+        other_field, j = first[tool_name]
+        yield ctx.diag(
+            "SW302",
+            f"agent {agent.name!r} offers two tools named {tool_name!r}: "
+            f"{_what(agent, other_field, j)} (agents.{agent.name}.{other_field}[{j}]) and "
+            f"{_what(agent, field, i)}; the model cannot tell them apart",
+            _loc(agent, field, i),
+            help="rename one (tool_name=... on a handoff, name=... on an agent tool)",
+        )
+
+
+RULES = (tool_names,)

@@ -3,6 +3,7 @@ runs that cannot end, unknown codes in ignore lists."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx
@@ -10,6 +11,7 @@ from stepswitch.analysis._ending import forced_tool
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
+from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
 
@@ -54,26 +56,32 @@ def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def duplicates(ctx: Ctx) -> Iterator[Diagnostic]:
-    first: dict[str, str] = {}
-    for agent in ctx.graph.spec.agents:
-        where = f"{agent.location.file}:{agent.location.line}"
+    agents = ctx.graph.spec.agents
+    if len(agents) == len(ctx.graph):
+        return
+    first: dict[str, AgentSpec] = {}
+    for agent in agents:
         if agent.name in first:
+            earlier = first[agent.name].location
             yield ctx.diag(
                 "SW105",
                 f"agent name {agent.name!r} is already used by the agent declared at "
-                f"{first[agent.name]}",
+                f"{earlier.file}:{earlier.line}",
                 ctx.agent_loc(agent),
                 help="give every agent its own name: handoffs and agent tools find agents "
                 "by name",
             )
         else:
-            first[agent.name] = where
+            first[agent.name] = agent
 
 
 def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
     owner: dict[str, str] = {}
     for name in ctx.graph.agent_names():
-        tool = default_handoff_tool_name(name)
+        if name.isascii() and name.replace("_", "").isalnum() and name == name.lower():
+            tool = "transfer_to_" + name  # already normalised: skip the regexes
+        else:
+            tool = default_handoff_tool_name(name)
         other = owner.setdefault(tool, name)
         if other != name:
             yield ctx.diag(
@@ -88,43 +96,63 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
     if graph.entry is None:
         return
-    reached = graph.reachable()
-    for name in graph.agent_names():
-        if name not in reached:
+    index = ctx.index()
+    succ = index.adjacency("all")
+    seen = [False] * len(index)
+    start = index.pos[graph.entry]
+    seen[start] = True
+    queue = deque([start])
+    while queue:
+        for target in succ[queue.popleft()]:
+            if not seen[target]:
+                seen[target] = True
+                queue.append(target)
+    for i, reached in enumerate(seen):
+        if not reached:
             yield ctx.diag(
                 "SW107",
-                f"agent {name!r} is unreachable: no handoff or agent tool leads to it from "
-                f"the entry {graph.entry!r}",
-                ctx.agent_loc(graph.agent(name)),
+                f"agent {index.names[i]!r} is unreachable: no handoff or agent tool leads to "
+                f"it from the entry {graph.entry!r}",
+                ctx.agent_loc(index.agents[i]),
                 help="hand off to it or call it as a tool from a reachable agent, or remove it",
             )
 
 
 def traps(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
-    can_end = ctx.ending().distance
-    for name in graph.agent_names():
-        if name in can_end:
+    index = ctx.index()
+    for i, reach in enumerate(ctx.ending().distance):
+        if reach:
             continue
-        agent = graph.agent(name)
+        agent = index.agents[i]
+        name = agent.name
         forced = forced_tool(agent)
+        callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
         if forced == "*":
-            why = "its model settings force a tool call (tool_choice='required')"
+            why = ("its model settings force a tool call (tool_choice='required') and it "
+                   "has no function tool or agent tool, so every call must hand off")
+        elif forced in {h.tool_name for h in agent.handoffs}:
+            why = f"its model settings force the handoff {forced!r} (tool_choice)"
         else:
-            why = f"its model settings force the tool {forced!r} (tool_choice)"
-        stops = "no tool-use behaviour stops the run on one of its function tools"
+            offered = ", ".join(sorted(map(repr, callable_))[:5]) or "none"
+            why = (f"its model settings force the tool {forced!r} (tool_choice), which it "
+                   f"does not offer (its tools: {offered})")
         handoffs = graph.successors(name, "handoff")
-        if handoffs:
+        if forced != "*" and forced in {h.tool_name for h in agent.handoffs}:
+            tail = "and that agent cannot end the run either"
+        elif forced == "*" and handoffs:
             shown = ", ".join(repr(h) for h in handoffs[:5])
-            tail = f"and every agent it can hand off to ({shown}) is trapped as well"
+            tail = f"and no agent it can hand off to ({shown}) can end the run either"
+        elif forced == "*":
+            tail = "and it has no handoff either"
         else:
-            tail = "and it has no handoff to an agent that can end the run"
+            tail = "so no call of it can succeed"
         yield ctx.diag(
             "SW108",
-            f"no run that reaches agent {name!r} can end: {why}, {stops}, {tail}",
+            f"no run that reaches agent {name!r} can end: {why}, {tail}",
             ctx.agent_loc(agent),
-            help="let it answer (tool_choice='auto'), or stop on a tool with "
-            "tool_use_behavior='stop_on_first_tool' / StopAtTools([...])",
+            help="let it answer (tool_choice='auto'), give it a tool to call, or force a "
+            "tool it offers",
         )
 
 
@@ -138,6 +166,8 @@ def unknown_ignores(ctx: Ctx) -> Iterator[Diagnostic]:
             help="list codes or prefixes such as 'SW107' or 'SW5'; see `stepswitch explain`",
         )
     for agent in spec.agents:
+        if not agent.ignore:
+            continue
         for prefix in invalid_prefixes(agent.ignore):
             yield ctx.diag(
                 "SW109",

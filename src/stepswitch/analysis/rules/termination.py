@@ -8,121 +8,93 @@ from collections.abc import Iterator
 
 from stepswitch.analysis._budget import CAP, model_call_bound
 from stepswitch.analysis._context import Ctx
-from stepswitch.analysis._graphalgo import cycle_through, strongly_connected
+from stepswitch.analysis._graphalgo import path_within
 from stepswitch.analysis.diagnostic import Diagnostic
+from stepswitch.graph.spec import AgentToolSpec
 from stepswitch.graph.workflow_graph import Edge
 
 __all__ = ["RULES", "recursion_cycles"]
+
+Recursion = tuple[list[tuple[list[Edge], int]], bool]
 
 
 def handoff_cycles(ctx: Ctx) -> Iterator[Diagnostic]:
     """Components of the *unbudgeted* handoff edges: a cycle with a budgeted edge can
     only go round as often as that budget allows."""
-    graph = ctx.graph
-    names = graph.agent_names()
-    succ: dict[str, list[str]] = {n: [] for n in names}
-    first_edge: dict[tuple[str, str], Edge] = {}
-    for edge in graph.edges("handoff"):
-        if edge.max_uses is None:
-            succ[edge.source].append(edge.target)
-            first_edge.setdefault((edge.source, edge.target), edge)
-    comps, _ = strongly_connected(names, succ)
-    order = {n: i for i, n in enumerate(names)}
+    index = ctx.index()
+    succ = index.adjacency("unbudgeted")
+    comps, _ = index.components("unbudgeted")
+    names = index.names
     for comp in comps:
-        members = frozenset(comp)
-        start = min(comp, key=order.__getitem__)
+        start = min(comp)  # the first declared agent of the component
         if len(comp) == 1 and start not in succ[start]:
             continue
-        cycle = cycle_through(start, succ, members)
-        assert cycle is not None
-        nxt = cycle[1] if len(cycle) > 1 else start
-        edge = first_edge[(start, nxt)]
-        shown = " → ".join([*cycle, start])
-        internal = sum(1 for n in comp for t in succ[n] if t in members)
+        members = frozenset(comp)
+        cycle = path_within(start, start, succ, members)
+        nxt = cycle[1]
+        edge = next(e for e in index.handoffs[start]
+                    if e.max_uses is None and index.pos[e.target] == nxt)
+        shown = " → ".join(names[i] for i in cycle)
+        internal = sum(1 for i in comp for t in succ[i] if t in members)
         others = f" (one of several cycles among {len(comp)} agents)" if internal > len(
-            cycle) else ""
+            cycle) - 1 else ""
         yield ctx.diag(
             "SW201",
             f"handoff cycle {shown} has no max_uses on any handoff{others}: a run can pass "
             "control round it until max_turns runs out",
             ctx.edge_loc(edge),
-            help=f"give a handoff of the cycle a budget, e.g. handoff({nxt!r}, max_uses=2)",
+            help=f"give a handoff of the cycle a budget, e.g. handoff({names[nxt]!r}, "
+            "max_uses=2)",
         )
 
 
-def recursion_cycles(ctx: Ctx) -> tuple[list[tuple[list[Edge], int]], bool]:
+def recursion_cycles(ctx: Ctx) -> Recursion:
+    """Agent-tool recursion, computed once per analysis: one witness cycle (as edges)
+    per component of the nesting graph that holds an agent tool without ``max_depth``,
+    with the component's size; and whether any agent tool lies on a cycle at all."""
     cached = ctx.memo.get("recursion")
     if cached is None:
         cached = ctx.memo["recursion"] = _recursion_cycles(ctx)
-    result: tuple[list[tuple[list[Edge], int]], bool] = cached
+    result: Recursion = cached
     return result
 
 
-def _recursion_cycles(ctx: Ctx) -> tuple[list[tuple[list[Edge], int]], bool]:
-    """Agent-tool recursion: components of (every handoff + agent tools without
-    ``max_depth``) that hold an agent tool. Returns one witness cycle per component
-    (as edges) with the component's size, and whether any agent tool lies on a cycle
-    at all (bounded or not)."""
-    graph = ctx.graph
-    names = graph.agent_names()
-    succ: dict[str, list[str]] = {n: [] for n in names}
-    full: dict[str, list[str]] = {n: [] for n in names}
-    edge_of: dict[tuple[str, str], Edge] = {}
-    tool_edges: list[Edge] = []
-    for edge in graph.edges():
-        full[edge.source].append(edge.target)
-        if edge.kind == "handoff" or edge.spec.max_depth is None:  # type: ignore[union-attr]
-            succ[edge.source].append(edge.target)
-            key = (edge.source, edge.target)
-            # Prefer naming the agent-tool edge when both kinds join the same pair.
-            if key not in edge_of or (edge.kind == "agent_tool" and edge_of[key].kind != edge.kind):
-                edge_of[key] = edge
-        if edge.kind == "agent_tool":
-            tool_edges.append(edge)
-    comps, comp_of = strongly_connected(names, succ)
-    full_comps, full_comp_of = strongly_connected(names, full)
-    del full_comps
-    any_cycle = any(full_comp_of[e.source] == full_comp_of[e.target] for e in tool_edges)
+def _recursion_cycles(ctx: Ctx) -> Recursion:
+    index = ctx.index()
+    pos = index.pos
+    succ = index.adjacency("nesting")
+    comps, comp_of = index.components("nesting")
+    _, full_comp_of = index.components("all")
+    any_cycle = False
     found: list[tuple[list[Edge], int]] = []
     done: set[int] = set()
-    for edge in tool_edges:
-        k = comp_of[edge.source]
-        if k in done or edge.spec.max_depth is not None or comp_of[edge.target] != k:  # type: ignore[union-attr]
-            continue
-        done.add(k)
-        members = frozenset(comps[k])
-        if edge.source == edge.target:
-            found.append(([edge], len(members)))
-            continue
-        path = _path_within(edge.target, edge.source, succ, members)
-        cycle = [edge, *(edge_of[(a, b)] for a, b in itertools.pairwise(path))]
-        found.append((cycle, len(members)))
+    for i, edges in enumerate(index.tools):
+        for edge in edges:
+            j = pos[edge.target]
+            if full_comp_of[i] == full_comp_of[j]:
+                any_cycle = True
+            k = comp_of[i]
+            if k in done or comp_of[j] != k or _bounded(edge):
+                continue
+            done.add(k)
+            members = frozenset(comps[k])
+            path = path_within(j, i, succ, members) if i != j else [i]
+            cycle = [edge, *(_edge_between(ctx, a, b) for a, b in itertools.pairwise(path))]
+            found.append((cycle, len(members)))
     return found, any_cycle
 
 
-def _path_within(
-    start: str, goal: str, succ: dict[str, list[str]], members: frozenset[str]
-) -> list[str]:
-    """Shortest path start → goal inside one component (BFS)."""
-    from collections import deque
+def _bounded(edge: Edge) -> bool:
+    return isinstance(edge.spec, AgentToolSpec) and edge.spec.max_depth is not None
 
-    parent: dict[str, str] = {}
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if node == goal:
-            break
-        for child in succ[node]:
-            if child in members and child not in seen:
-                seen.add(child)
-                parent[child] = node
-                queue.append(child)
-    path = [goal]
-    while path[-1] != start:
-        path.append(parent[path[-1]])
-    path.reverse()
-    return path
+
+def _edge_between(ctx: Ctx, a: int, b: int) -> Edge:
+    """An edge a → b of the nesting graph, agent tools first (they make the recursion)."""
+    index = ctx.index()
+    for edge in index.tools[a]:
+        if index.pos[edge.target] == b and not _bounded(edge):
+            return edge
+    return next(e for e in index.handoffs[a] if index.pos[e.target] == b)
 
 
 def _describe(cycle: list[Edge]) -> str:
@@ -156,7 +128,7 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
     limit = ctx.max_model_calls
     if cycles:
         return  # unbounded recursion: SW202 says so; a number would mislead
-    bound = model_call_bound(graph, any_cycle)
+    bound = model_call_bound(ctx.index(), any_cycle)
     ctx.memo["model_call_bound"] = bound.calls
     loc = ctx.workflow_loc()
     if bound.calls is None:
@@ -176,10 +148,9 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
             )
         return
     shown = f"more than {CAP:.0e}" if bound.calls >= CAP else str(bound.calls)
-    spec = graph.spec
     detail = (
-        f"max_turns={spec.max_turns} top-level turns × up to {bound.per_turn} call(s) each, "
-        "nested agent-tool runs included"
+        f"max_turns={graph.spec.max_turns} top-level turns × up to {bound.per_turn} call(s) "
+        "each, nested agent-tool runs included"
     )
     yield ctx.diag(
         "SW203",
@@ -202,12 +173,13 @@ def shortest_run(ctx: Ctx) -> Iterator[Diagnostic]:
     turns = graph.spec.max_turns
     if graph.entry is None or turns is None:
         return
-    distance = ctx.ending().distance.get(graph.entry)
+    distance = ctx.ending().calls(graph.entry)
     if distance is not None and distance > turns:
         yield ctx.diag(
             "SW205",
             f"the shortest run that ends needs {distance} model calls (one per agent on "
-            f"the handoff path), more than max_turns={turns}: every run fails",
+            f"the handoff path, two where a forced tool call comes first), more than "
+            f"max_turns={turns}: every run fails",
             ctx.workflow_loc(),
             help=f"raise max_turns to at least {distance}, or shorten the handoff chain",
         )

@@ -46,41 +46,43 @@ def strict_schemas(ctx: Ctx) -> Iterator[Diagnostic]:
         seen.add(key)
         return True
 
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
-        base = f"agents.{name}"
+    for agent in ctx.index().agents:
         out = agent.output_type
         if out is not None and out.schema_problems and first("output", out.ref):
             yield from _problem_diags(
-                ctx, "SW401", f"output type {out.ref.display} of agent {name!r}",
-                out.schema_problems, where(agent.location, f"{base}.output_type"),
+                ctx, "SW401", f"output type {out.ref.display} of agent {agent.name!r}",
+                out.schema_problems, where(agent.location, f"agents.{agent.name}.output_type"),
             )
         for i, tool in enumerate(agent.tools):
             if tool.strict and tool.schema_problems and first("tool", tool.ref):
                 yield from _problem_diags(
                     ctx, "SW402", f"parameters of function tool {tool.name!r}",
-                    tool.schema_problems, where(tool.location, f"{base}.tools[{i}]"),
+                    tool.schema_problems, where(tool.location, f"agents.{agent.name}.tools[{i}]"),
                 )
         for i, h in enumerate(agent.handoffs):
             if h.schema_problems:
                 shown = h.input_type.display if h.input_type else "?"
                 yield from _problem_diags(
-                    ctx, "SW403", f"input type {shown} of the handoff {name!r} → {h.target!r}",
-                    h.schema_problems, where(h.location, f"{base}.handoffs[{i}]"),
+                    ctx, "SW403",
+                    f"input type {shown} of the handoff {agent.name!r} → {h.target!r}",
+                    h.schema_problems, where(h.location, f"agents.{agent.name}.handoffs[{i}]"),
                 )
         for i, t in enumerate(agent.agent_tools):
             if t.schema_problems:
                 shown = t.parameters_type.display if t.parameters_type else "?"
                 yield from _problem_diags(
                     ctx, "SW404", f"parameters type {shown} of agent tool {t.tool_name!r}",
-                    t.schema_problems, where(t.location, f"{base}.agent_tools[{i}]"),
+                    t.schema_problems,
+                    where(t.location, f"agents.{agent.name}.agent_tools[{i}]"),
                 )
 
 
 def guardrail_types(ctx: Ctx) -> Iterator[Diagnostic]:
     bindings = ctx.graph.bindings
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
+    for agent in ctx.index().agents:
+        if not agent.output_guardrails and not agent.input_guardrails:
+            continue
+        name = agent.name
         base = f"agents.{name}"
         if agent.output_type is None:
             output: Any = str
@@ -118,9 +120,11 @@ def _is_run_result(tp: Any) -> bool:
 
 def extractor_types(ctx: Ctx) -> Iterator[Diagnostic]:
     bindings = ctx.graph.bindings
-    for name in ctx.graph.agent_names():
-        agent = ctx.graph.agent(name)
+    for agent in ctx.index().agents:
+        name = agent.name
         for i, t in enumerate(agent.agent_tools):
+            if t.extractor_input_type is None:
+                continue
             declared = bindings.get(t.extractor_input_type)
             if declared is None or fits(object, declared) or _is_run_result(declared):
                 continue

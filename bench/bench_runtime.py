@@ -1,0 +1,209 @@
+"""Benchmark: the run loop, side by side with the OpenAI Agents SDK.
+
+Two workloads, both with scripted in-process models (no network), declared the same
+way on both sides (two function tools, ``triage`` handing off to ``refund``):
+
+* the support flow: lookup_order → transfer_to_refund → process_refund → message
+  (4 model calls, 7 items), time per run;
+* an N-turn tool loop (N = 20, 50, 100, 200 tool turns, then a message), time per
+  turn. A loop that re-scans its history each turn grows with N; ours must not.
+
+Targets (issue #5): support flow ≥ 100× faster than the SDK per run; our per-turn
+cost at N=200 within 1.3× of N=20.
+
+Run: ``.venv/bin/python bench/bench_runtime.py`` (``pip install -e '.[bench]'`` adds
+the SDK; without it only our figures are printed). ``--quick`` for a short run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import stepswitch as ss
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+SIZES = (20, 50, 100, 200)
+
+
+# -- stepswitch -----------------------------------------------------------------------------
+
+
+@ss.function_tool
+def lookup_order(order_id: int) -> str:
+    """Look up an order by id."""
+    return f"order {order_id} ok"
+
+
+@ss.function_tool
+def process_refund(order_id: int) -> str:
+    """Refund an order."""
+    return f"refunded {order_id}"
+
+
+def ours_machine() -> ss.StateMachine:
+    refund = ss.Agent("refund", instructions="Refunds.", tools=[process_refund])
+    triage = ss.Agent(
+        "triage", instructions="Triage.", tools=[lookup_order], handoffs=[refund]
+    )
+    return ss.Workflow("bench", entry=triage, agents=[triage, refund], max_turns=None).compile()
+
+
+def ours_support_steps() -> list[Any]:
+    return [
+        [function_call("lookup_order", {"order_id": 42}, call_id="c1")],
+        [function_call("transfer_to_refund", {}, call_id="c2")],
+        [function_call("process_refund", {"order_id": 42}, call_id="c3")],
+        [assistant_message("Refunded order 42.")],
+    ]
+
+
+def ours_loop_steps(n: int) -> list[Any]:
+    steps: list[Any] = [
+        [function_call("lookup_order", {"order_id": i}, call_id=f"c{i}")] for i in range(n)
+    ]
+    steps.append([assistant_message("done")])
+    return steps
+
+
+def ours_runner(steps: list[Any]) -> Callable[[], Awaitable[Any]]:
+    machine = ours_machine()
+
+    async def once() -> Any:
+        result = await machine.run("refund 42", model=ScriptedModel(steps))
+        assert result.final_output is not None
+        return result
+
+    return once
+
+
+# -- the OpenAI Agents SDK ------------------------------------------------------------------
+
+
+def sdk_runner(kind: str, n: int = 0) -> Callable[[], Awaitable[Any]] | None:
+    try:
+        from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
+        from agents.testing import ScriptedModel as SdkModel
+        from agents.testing import assistant_message as sdk_message
+        from agents.testing import function_call as sdk_call
+    except ImportError:
+        return None
+    set_tracing_disabled(True)
+
+    @function_tool
+    def lookup_order(order_id: int) -> str:
+        """Look up an order by id."""
+        return f"order {order_id} ok"
+
+    @function_tool
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        return f"refunded {order_id}"
+
+    refund = Agent(name="refund", instructions="Refunds.", tools=[process_refund])
+    triage = Agent(name="triage", instructions="Triage.", tools=[lookup_order], handoffs=[refund])
+    if kind == "support":
+        steps: list[Any] = [
+            [sdk_call("lookup_order", {"order_id": 42}, call_id="c1")],
+            [sdk_call("transfer_to_refund", {}, call_id="c2")],
+            [sdk_call("process_refund", {"order_id": 42}, call_id="c3")],
+            [sdk_message("Refunded order 42.")],
+        ]
+    else:
+        steps = [[sdk_call("lookup_order", {"order_id": i}, call_id=f"c{i}")] for i in range(n)]
+        steps.append([sdk_message("done")])
+
+    async def once() -> Any:
+        config = RunConfig(model=SdkModel(steps), tracing_disabled=True)
+        result = await Runner.run(triage, "refund 42", run_config=config, max_turns=n + 10)
+        assert result.final_output is not None
+        return result
+
+    return once
+
+
+# -- timing ---------------------------------------------------------------------------------
+
+
+def best_of(once: Callable[[], Awaitable[Any]], runs: int, batches: int) -> float:
+    """The best mean CPU seconds per run over ``batches`` batches of ``runs`` runs.
+
+    CPU time of this process (both libraries run all their work in it), and the best
+    batch, so other load on the machine distorts the comparison as little as it can."""
+    return best_of_each({0: once}, {0: runs}, batches)[0]
+
+
+def best_of_each(
+    onces: dict[int, Callable[[], Awaitable[Any]]], runs: dict[int, int], rounds: int
+) -> dict[int, float]:
+    """Like :func:`best_of` for several workloads, interleaved round by round so that
+    a burst of load hits them all alike (the per-turn growth compares them)."""
+
+    async def measure() -> dict[int, float]:
+        for once in onces.values():
+            await once()  # warm up
+        best = dict.fromkeys(onces, float("inf"))
+        for _ in range(rounds):
+            for key, once in onces.items():
+                gc.collect()
+                start = time.process_time()
+                for _ in range(runs[key]):
+                    await once()
+                best[key] = min(best[key], (time.process_time() - start) / runs[key])
+        return best
+
+    return asyncio.run(measure())
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} µs"
+    return f"{seconds * 1e3:8.2f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
+    quick = args.quick
+
+    have_sdk = sdk_runner("support") is not None
+    if not have_sdk:
+        print("openai-agents is not installed: showing stepswitch only "
+              "(pip install -e '.[bench]' for the comparison)")
+
+    print("support flow (4 model calls, 7 items), per run")
+    ours = best_of(ours_runner(ours_support_steps()), 100 if quick else 500, 3 if quick else 7)
+    line = f"  stepswitch   {fmt(ours)}"
+    sdk_once = sdk_runner("support")
+    if sdk_once is not None:
+        sdk = best_of(sdk_once, 5 if quick else 20, 2 if quick else 3)
+        line += f"   openai-agents {fmt(sdk)}   ratio {sdk / ours:7.1f}x"
+    print(line)
+
+    print("N-turn tool loop, per turn (N tool turns + 1 final message)")
+    onces = {n: ours_runner(ours_loop_steps(n)) for n in SIZES}
+    runs = {n: max(2, (400 if quick else 2000) // n) for n in SIZES}
+    best = best_of_each(onces, runs, 4 if quick else 9)
+    per_turn = {n: best[n] / (n + 1) for n in SIZES}
+    for n in SIZES:
+        t = per_turn[n]
+        line = f"  N={n:<4} stepswitch {fmt(t)}"
+        sdk_once = sdk_runner("loop", n)
+        if sdk_once is not None:
+            sdk_runs = 1 if n >= 100 or quick else 3
+            sdk = best_of(sdk_once, sdk_runs, 1 if n >= 100 or quick else 2) / (n + 1)
+            line += f"   openai-agents {fmt(sdk)}   ratio {sdk / t:7.1f}x"
+        print(line)
+    growth = per_turn[SIZES[-1]] / per_turn[SIZES[0]]
+    print(f"stepswitch per-turn growth N={SIZES[-1]} vs N={SIZES[0]}: {growth:.2f}x "
+          "(target <= 1.3x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

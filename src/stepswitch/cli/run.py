@@ -1,0 +1,385 @@
+"""``stepswitch run TARGET --input TEXT``: run a workflow against a real model (or a
+scripted transcript), showing progress as it happens.
+
+Exit codes: 0 the run finished, or paused with its state saved to ``--state``;
+1 the run failed (the model misbehaved or refused, its server failed, a run limit
+hit) or paused with nowhere to save its state; 2 a usage, target, key, file or state error.
+Progress (agent switches, tool calls, handoffs) goes to stderr, the final output to
+stdout, so ``stepswitch run ... > answer.txt`` keeps only the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
+
+from pydantic import BaseModel
+
+from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.context import Usage
+from stepswitch.errors import ModelBehaviorError, ModelProviderError, RunLimitError, UserError
+from stepswitch.runtime.events import (
+    AgentUpdatedStreamEvent,
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+)
+from stepswitch.runtime.items import (
+    HandoffOutputItem,
+    MessageOutputItem,
+    RunItem,
+    ToolApprovalItem,
+    ToolCallItem,
+    ToolCallOutputItem,
+)
+from stepswitch.runtime.model import Model, ModelRequest, ModelResponse
+from stepswitch.runtime.state import RunState
+
+if TYPE_CHECKING:
+    from stepswitch.models.provider import TranscriptModel
+
+__all__ = ["add_parser", "run"]
+
+DEFAULT_MODEL = "gpt-4.1"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SCRIPTED = "scripted:"
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a workflow against a model; pause for approvals; resume from saved state",
+        description="Run a workflow. Progress goes to stderr, the final output to stdout.",
+    )
+    p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
+    p.add_argument("--input", metavar="TEXT", help="the user's message (required unless --resume)")
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), or "
+        "scripted:FILE.json to replay a scripted transcript",
+    )
+    p.add_argument(
+        "--base-url", metavar="URL", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)"
+    )
+    p.add_argument(
+        "--api",
+        choices=("responses", "chat"),
+        default="responses",
+        help="wire API: responses (OpenAI) or chat (most compatible servers)",
+    )
+    p.add_argument("--state", metavar="FILE", help="save the run's state here when it pauses")
+    p.add_argument("--resume", metavar="FILE", help="resume a run from a saved state")
+    p.add_argument(
+        "--approve",
+        choices=("ask", "all", "none"),
+        help="approvals: ask on the terminal (default on a TTY), all, or none (pause)",
+    )
+    p.add_argument("--stream", action="store_true", help="stream the model's text as it comes")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        metavar="N",
+        help="model-call budget (default: the workflow's, or the saved run's on --resume)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume and args.input is not None:
+        raise UserError("--resume continues a saved run; drop --input")
+    if not args.resume and args.input is None:
+        raise UserError("--input TEXT is required (or --resume FILE to continue a saved run)")
+    if args.max_turns is not None and args.max_turns < 1:
+        raise UserError("--max-turns must be at least 1")
+    [loaded] = _one_workflow(args.target)
+    machine = loaded.workflow.compile()
+    model = _model(args)
+    policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
+    start: str | RunState = args.input
+    if args.resume:
+        start = _read_state(args.resume)
+        if _is_transcript(model):
+            # a transcript picks up after the model calls the saved run already made
+            model.skip(start.current_turn)
+    try:
+        return asyncio.run(_drive(machine, start, model, args, policy))
+    except KeyboardInterrupt:
+        print("\nstepswitch: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_workflow(target: str) -> list[Any]:
+    found = load_targets([target])
+    if len(found) != 1:
+        names = ", ".join(w.label for w in found)
+        raise TargetError(f"{target}: names {len(found)} workflows ({names}); pick one with :NAME")
+    return found
+
+
+def _is_transcript(model: Model) -> TypeGuard[TranscriptModel]:
+    from stepswitch.models.provider import TranscriptModel
+
+    return isinstance(model, TranscriptModel)
+
+
+def _model(args: argparse.Namespace) -> Model:
+    # imported here: the openai client is slow to import, and other commands never need it
+    from stepswitch.models.provider import OpenAIProvider, TranscriptModel
+
+    name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
+    if name.startswith(_SCRIPTED):
+        path = name[len(_SCRIPTED) :]
+        if not path:
+            raise UserError("--model scripted:FILE.json needs a file name")
+        return TranscriptModel.from_file(path)
+    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        where = "--base-url" if args.base_url else "OPENAI_BASE_URL"
+        raise UserError(
+            f"{where} {base_url!r} is not an http(s) URL; e.g. http://localhost:11434/v1"
+        )
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key and not base_url:
+        raise UserError(
+            "no OpenAI API key: set OPENAI_API_KEY, or pass --base-url to a server that "
+            "needs none, or --model scripted:FILE.json"
+        )
+    provider = OpenAIProvider(api=args.api, base_url=base_url, api_key=key or "unused")
+    model: Model = provider.get_model(name)
+    return model if args.stream else _Unstreamed(model)
+
+
+class _Unstreamed:
+    """A model seen without its streaming side: the run calls it once per turn."""
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        return await self._model.get_response(request)
+
+
+def _read_state(path: str) -> RunState:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
+    return RunState.from_json(text)
+
+
+def _write_state(path: str, state: RunState) -> None:
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(state.to_json(indent=2), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UserError(f"--state {path}: cannot write it: {exc.strerror or exc}") from None
+
+
+async def _drive(
+    machine: Any, start: str | RunState, model: Model, args: argparse.Namespace, policy: str
+) -> int:
+    out = _Progress(sys.stderr, stream_text=args.stream)
+    total = Usage()
+    next_input: str | RunState = start
+    if isinstance(start, RunState):
+        pending = start.interruptions
+        if pending and not _decide(start, pending, policy, out):
+            return _paused(start, pending, args, out)
+    while True:
+        options: dict[str, Any] = {"model": model}
+        if args.max_turns is not None:  # a resumed run takes a new budget too
+            options["max_turns"] = args.max_turns
+        streamed = machine.run_streamed(next_input, **options)
+        try:
+            async for event in streamed.stream_events():
+                out.event(event)
+        except (ModelBehaviorError, ModelProviderError, RunLimitError) as exc:
+            return _failed(str(exc), exc, args, out)
+        except UserError:
+            raise
+        except Exception as exc:  # raised by the user's own tool, hook or guardrail
+            return _failed(_user_code_error(exc), exc, args, out)
+        out.end_text()
+        total.add(streamed.usage)
+        if not streamed.interruptions:
+            out.done(streamed.last_agent, total)
+            refused = _refusal(streamed.new_items)
+            if refused is not None and not streamed.final_output:
+                print(f"stepswitch: the model refused: {refused}", file=sys.stderr)
+                return 1
+            _print_output(streamed.final_output)
+            return 0
+        state = streamed.to_state()
+        pending = state.interruptions
+        if not _decide(state, pending, policy, out):
+            return _paused(state, pending, args, out)
+        next_input = state
+
+
+def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress) -> bool:
+    """Apply the approval policy; False when the run must pause instead."""
+    if policy == "none":
+        return False
+    for item in pending:
+        if policy == "all":
+            out.line(f"  approved {item.name}({item.arguments}) (--approve all)")
+            state.approve(item)
+            continue
+        answer = _ask(
+            f"approve {item.name}({item.arguments}) for agent {item.agent}? [y/N/p(ause)] "
+        )
+        if answer is None or answer.startswith("p"):
+            return False
+        if answer in ("y", "yes"):
+            state.approve(item)
+        else:
+            state.reject(item)
+            out.line(f"  rejected {item.name}")
+    return True
+
+
+def _ask(prompt: str) -> str | None:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        print(file=sys.stderr)
+        return None
+    return line.strip().lower()
+
+
+def _paused(
+    state: RunState, pending: list[ToolApprovalItem], args: argparse.Namespace, out: _Progress
+) -> int:
+    out.line(f"paused: {len(pending)} call(s) wait for approval:")
+    for item in pending:
+        out.line(f"  {item.call_id}: {item.name}({item.arguments}) by {item.agent}")
+    if not args.state:
+        out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
+        return 1
+    _write_state(args.state, state)
+    out.line(
+        f"saved the run to {args.state}; continue with: stepswitch run {args.target} "
+        f"--resume {args.state} --approve all"
+    )
+    return 0
+
+
+def _user_code_error(exc: BaseException) -> str:
+    """``Type: message`` and where in the user's code it was raised (no traceback)."""
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(_PACKAGE_DIR) and "asyncio" not in f.filename
+    ]
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc} (raised in your code{where})"
+
+
+def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
+    out.end_text()
+    print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
+    data = getattr(exc, "run_data", None)
+    to_state = getattr(data, "to_state", None)
+    if args.state and callable(to_state):
+        try:
+            _write_state(args.state, to_state())
+            out.line(f"saved the run so far to {args.state}; retry with --resume {args.state}")
+        except (UserError, RuntimeError):
+            pass
+    return 1
+
+
+def _refusal(items: list[RunItem]) -> str | None:
+    """The refusal that ended the run, if its last message is one."""
+    for item in reversed(items):
+        if isinstance(item, MessageOutputItem):
+            return item.refusal
+    return None
+
+
+def _print_output(value: Any) -> None:
+    if isinstance(value, BaseModel):
+        print(value.model_dump_json(indent=2))
+    elif value is not None:
+        print(value)
+
+
+class _Progress:
+    """Writes one short line per event; with ``stream_text`` also the model's text."""
+
+    def __init__(self, file: TextIO, *, stream_text: bool) -> None:
+        self.file = file
+        self.stream_text = stream_text
+        self._mid_text = False
+        self.calls = 0
+
+    def line(self, text: str) -> None:
+        self.end_text()
+        print(text, file=self.file, flush=True)
+
+    def end_text(self) -> None:
+        if self._mid_text:
+            print(file=self.file, flush=True)
+            self._mid_text = False
+
+    def event(self, event: Any) -> None:
+        if isinstance(event, AgentUpdatedStreamEvent):
+            self.line(f"→ agent {event.new_agent}")
+        elif isinstance(event, RunItemStreamEvent):
+            self.item(event.item)
+        elif isinstance(event, RawResponsesStreamEvent) and self.stream_text:
+            delta = _text_delta(event.data)
+            if delta:
+                if not self._mid_text:
+                    print("  ", end="", file=self.file)
+                print(delta, end="", file=self.file, flush=True)
+                self._mid_text = True
+
+    def item(self, item: RunItem) -> None:
+        if isinstance(item, ToolCallItem):
+            self.calls += 1
+            self.line(f"  tool {item.name}({_short(item.arguments)})")
+        elif isinstance(item, ToolCallOutputItem):
+            mark = "error" if item.is_error else "→"
+            self.line(f"    {mark} {_short(item.output)}")
+        elif isinstance(item, HandoffOutputItem):
+            self.line(f"  handoff {item.source_agent} → {item.target_agent}")
+        elif isinstance(item, MessageOutputItem):
+            if item.refusal:
+                self.line(f"  {item.agent} refused: {item.refusal}")
+            elif self.stream_text:
+                self.end_text()
+            elif item.content:
+                self.line(f"  {item.agent}: {_short(item.content, 200)}")
+        elif isinstance(item, ToolApprovalItem):
+            self.line(f"  {item.name} needs approval")
+
+    def done(self, last_agent: str, usage: Usage) -> None:
+        self.line(
+            f"done: last agent {last_agent}, {usage.requests} model call(s), "
+            f"{usage.total_tokens} token(s)"
+        )
+
+
+def _text_delta(data: Any) -> str | None:
+    if getattr(data, "type", None) == "response.output_text.delta":
+        delta = getattr(data, "delta", None)
+        return delta if isinstance(delta, str) else None
+    choices = getattr(data, "choices", None)
+    if choices:
+        delta = getattr(choices[0], "delta", None)
+        content = getattr(delta, "content", None)
+        return content if isinstance(content, str) else None
+    return None
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

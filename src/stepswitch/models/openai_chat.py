@@ -1,0 +1,239 @@
+"""``OpenAIChatCompletionsModel``: a model on the Chat Completions API
+(``POST /chat/completions``), the API most OpenAI-compatible servers speak
+(vLLM, Ollama, LM Studio, Azure)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepswitch.errors import ModelBehaviorError
+from stepswitch.models._base import OpenAIModelBase
+from stepswitch.models._convert import (
+    Answered,
+    Said,
+    ToolResult,
+    as_dict,
+    as_str,
+    map_error,
+    plan_history,
+    tool_choice_name,
+    usage_from,
+    verbatim_kwargs,
+)
+from stepswitch.runtime.model import (
+    ModelRequest,
+    ModelResponse,
+    OutputFunctionCall,
+    OutputItem,
+    OutputMessage,
+    ResponseCompleted,
+)
+
+__all__ = ["OpenAIChatCompletionsModel", "chat_messages", "chat_params"]
+
+
+class OpenAIChatCompletionsModel(OpenAIModelBase):
+    """A model served through the Chat Completions API by the official ``openai`` client.
+
+    The constructor is the same as :class:`OpenAIResponsesModel`'s: ``model``, an
+    optional ``AsyncOpenAI`` ``client``, and ``api_key``/``base_url``/``max_retries``/
+    ``timeout`` for the client made when none is given.
+    """
+
+    api = "chat"
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        client = self.client
+        name = self._name(request)
+        try:
+            raw = await client.chat.completions.create(
+                **verbatim_kwargs(chat_params(request, name))
+            )
+            return parse_completion(as_dict(raw), raw)
+        except Exception as exc:
+            raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
+
+    async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
+        """The ``chat.completion.chunk`` objects as the client parses them, then
+        ``ResponseCompleted`` with the same ``ModelResponse`` ``get_response`` gives."""
+        client = self.client
+        name = self._name(request)
+        try:
+            stream = await client.chat.completions.create(
+                **verbatim_kwargs(chat_params(request, name)),
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            acc = _Accumulator()
+            async for chunk in stream:
+                yield chunk
+                acc.add(as_dict(chunk))
+            yield ResponseCompleted(acc.finish())
+        except Exception as exc:
+            raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
+
+
+def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The instructions and items as Chat Completions messages."""
+    out: list[dict[str, Any]] = []
+    if request.instructions:
+        out.append({"role": "system", "content": request.instructions})
+    for entry in plan_history(request.input):
+        if isinstance(entry, Said):
+            out.append({"role": entry.role, "content": entry.text})
+        elif isinstance(entry, Answered):
+            msg: dict[str, Any] = {"role": "assistant", "content": entry.text}
+            if entry.refusal is not None:
+                msg["refusal"] = entry.refusal
+            if entry.calls:
+                msg["tool_calls"] = [
+                    {
+                        "id": c.call_id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments},
+                    }
+                    for c in entry.calls
+                ]
+            out.append(msg)
+        elif isinstance(entry, ToolResult):
+            out.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.output})
+    return out
+
+
+def chat_params(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The keyword arguments of ``client.chat.completions.create`` for a request."""
+    s = request.settings
+    params: dict[str, Any] = {"model": model, "messages": chat_messages(request)}
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": t.strict,
+                },
+            }
+            for t in request.tools
+        ]
+        if s.parallel_tool_calls is not None:
+            params["parallel_tool_calls"] = s.parallel_tool_calls
+    mode, tool = tool_choice_name(s.tool_choice)
+    if mode is not None:
+        params["tool_choice"] = mode
+    elif tool is not None:
+        params["tool_choice"] = {"type": "function", "function": {"name": tool}}
+    if request.output_schema is not None:
+        o = request.output_schema
+        params["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": o.name, "schema": o.schema, "strict": o.strict},
+        }
+    simple = {
+        "temperature": s.temperature,
+        "top_p": s.top_p,
+        "max_tokens": s.max_tokens,
+        "reasoning_effort": s.reasoning_effort,
+        "frequency_penalty": s.frequency_penalty,
+        "presence_penalty": s.presence_penalty,
+        "seed": s.seed,
+    }
+    params.update({k: v for k, v in simple.items() if v is not None})
+    if s.extra_body:
+        params["extra_body"] = dict(s.extra_body)
+    return params
+
+
+def parse_completion(data: dict[str, Any], raw: Any = None) -> ModelResponse:
+    """A ``chat.completion`` (as a dict) as a ``ModelResponse``: the first choice's text
+    or refusal, then its tool calls. Anything else is a ``ModelBehaviorError``."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ModelBehaviorError("malformed response: it has no choices")
+    msg = choices[0].get("message")
+    if not isinstance(msg, dict):
+        raise ModelBehaviorError("malformed response: choices[0] has no message")
+    items: list[OutputItem] = []
+    content, refused = msg.get("content"), msg.get("refusal")
+    if isinstance(refused, str) and refused:
+        items.append(OutputMessage(content if isinstance(content, str) else "", refused))
+    elif isinstance(content, str) and content:
+        items.append(OutputMessage(content))
+    for n, tc in enumerate(msg.get("tool_calls") or []):
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not tc.get("id"):
+            raise ModelBehaviorError(f"malformed response: tool_calls[{n}] lacks id or name")
+        args = fn.get("arguments")
+        items.append(
+            OutputFunctionCall(fn["name"], args if isinstance(args, str) else "", str(tc["id"]))
+        )
+    return ModelResponse(
+        tuple(items),
+        usage_from(data.get("usage"), "prompt_tokens", "completion_tokens"),
+        as_str(data.get("id")),
+        raw,
+    )
+
+
+@dataclass(slots=True)
+class _ToolCallParts:
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Accumulator:
+    """Folds ``chat.completion.chunk`` deltas into the message a non-streamed call gives."""
+
+    text: list[str] = field(default_factory=list)
+    refusal: list[str] = field(default_factory=list)
+    calls: dict[int, _ToolCallParts] = field(default_factory=dict)
+    usage: Any = None
+    response_id: str | None = None
+    chunks: int = 0
+
+    def add(self, chunk: dict[str, Any]) -> None:
+        self.chunks += 1
+        self.response_id = self.response_id or as_str(chunk.get("id"))
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if isinstance(delta.get("content"), str):
+                self.text.append(delta["content"])
+            if isinstance(delta.get("refusal"), str):
+                self.refusal.append(delta["refusal"])
+            for tc in delta.get("tool_calls") or []:
+                index = tc.get("index", 0) if isinstance(tc, dict) else 0
+                parts = self.calls.setdefault(index, _ToolCallParts())
+                if tc.get("id"):
+                    parts.call_id = str(tc["id"])
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    parts.name = str(fn["name"])
+                if isinstance(fn.get("arguments"), str):
+                    parts.arguments.append(fn["arguments"])
+
+    def finish(self) -> ModelResponse:
+        if not self.chunks:
+            raise ModelBehaviorError("malformed response: the stream held no chunks")
+        message: dict[str, Any] = {
+            "content": "".join(self.text) or None,
+            "refusal": "".join(self.refusal) or None,
+            "tool_calls": [
+                {
+                    "id": p.call_id,
+                    "type": "function",
+                    "function": {"name": p.name, "arguments": "".join(p.arguments)},
+                }
+                for _, p in sorted(self.calls.items())
+            ],
+        }
+        data = {"id": self.response_id, "choices": [{"message": message}], "usage": self.usage}
+        return parse_completion(data)

@@ -1,0 +1,209 @@
+"""``OpenAIResponsesModel``: a model on OpenAI's Responses API (``POST /responses``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from stepswitch.errors import ModelBehaviorError, ModelProviderError
+from stepswitch.models._base import OpenAIModelBase
+from stepswitch.models._convert import (
+    Answered,
+    Said,
+    ToolResult,
+    as_dict,
+    as_str,
+    map_error,
+    plan_history,
+    tool_choice_name,
+    usage_from,
+    verbatim_kwargs,
+)
+from stepswitch.runtime.model import (
+    ModelRequest,
+    ModelResponse,
+    OutputFunctionCall,
+    OutputItem,
+    OutputMessage,
+    ResponseCompleted,
+)
+
+__all__ = ["OpenAIResponsesModel", "responses_input", "responses_params"]
+
+
+class OpenAIResponsesModel(OpenAIModelBase):
+    """A model served through the Responses API by the official ``openai`` client.
+
+    ``model`` is the model name (an agent's own ``model`` name, when the request
+    carries one, takes precedence). ``client`` is an ``openai.AsyncOpenAI``; without
+    one, a client is made on first use from ``api_key``/``base_url`` or the
+    ``OPENAI_API_KEY``/``OPENAI_BASE_URL`` environment. ``max_retries`` and
+    ``timeout`` set the client's own retry (429, 5xx, timeouts; with backoff and
+    ``retry-after``) and timeout settings; ``None`` keeps the client's.
+    """
+
+    api = "responses"
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        client = self.client
+        name = self._name(request)
+        try:
+            raw = await client.responses.create(**verbatim_kwargs(responses_params(request, name)))
+            return parse_response(as_dict(raw), raw)
+        except Exception as exc:
+            raise map_error(
+                exc, model=name, base_url=str(client.base_url), api="responses"
+            ) from exc
+
+    async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
+        """The Responses API's stream events as the client parses them, then
+        ``ResponseCompleted`` with the same ``ModelResponse`` ``get_response`` gives."""
+        client = self.client
+        name = self._name(request)
+        try:
+            stream = await client.responses.create(
+                **verbatim_kwargs(responses_params(request, name)), stream=True
+            )
+            final: Any = None
+            async for event in stream:
+                yield event
+                kind = getattr(event, "type", None)
+                if kind in ("response.completed", "response.incomplete", "response.failed"):
+                    final = event.response
+                elif kind == "error":
+                    raise ModelProviderError(
+                        f"model {name!r} at {client.base_url} failed mid-stream: "
+                        f"{getattr(event, 'message', None) or 'no reason given'}"
+                    )
+            if final is None:
+                raise ModelBehaviorError(
+                    f"model {name!r}: the stream ended before response.completed"
+                )
+            yield ResponseCompleted(parse_response(as_dict(final), final))
+        except Exception as exc:
+            raise map_error(
+                exc, model=name, base_url=str(client.base_url), api="responses"
+            ) from exc
+
+
+def responses_input(request: ModelRequest) -> list[dict[str, Any]]:
+    """The request's items as Responses API input items."""
+    out: list[dict[str, Any]] = []
+    for entry in plan_history(request.input):
+        if isinstance(entry, Said):
+            out.append({"role": entry.role, "content": entry.text})
+        elif isinstance(entry, Answered):
+            text = entry.text if entry.text else entry.refusal
+            if text:
+                out.append({"role": "assistant", "content": text})
+            for c in entry.calls:
+                out.append(
+                    {
+                        "type": "function_call",
+                        "call_id": c.call_id,
+                        "name": c.name,
+                        "arguments": c.arguments,
+                    }
+                )
+        elif isinstance(entry, ToolResult):
+            out.append(
+                {"type": "function_call_output", "call_id": entry.call_id, "output": entry.output}
+            )
+    return out
+
+
+def responses_params(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The keyword arguments of ``client.responses.create`` for a request."""
+    s = request.settings
+    params: dict[str, Any] = {"model": model, "input": responses_input(request)}
+    if request.instructions:
+        params["instructions"] = request.instructions
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "strict": t.strict,
+            }
+            for t in request.tools
+        ]
+        if s.parallel_tool_calls is not None:
+            params["parallel_tool_calls"] = s.parallel_tool_calls
+    mode, tool = tool_choice_name(s.tool_choice)
+    if mode is not None:
+        params["tool_choice"] = mode
+    elif tool is not None:
+        params["tool_choice"] = {"type": "function", "name": tool}
+    if request.output_schema is not None:
+        o = request.output_schema
+        params["text"] = {
+            "format": {
+                "type": "json_schema",
+                "name": o.name,
+                "schema": o.schema,
+                "strict": o.strict,
+            }
+        }
+    if s.temperature is not None:
+        params["temperature"] = s.temperature
+    if s.top_p is not None:
+        params["top_p"] = s.top_p
+    if s.max_tokens is not None:
+        params["max_output_tokens"] = s.max_tokens
+    if s.reasoning_effort is not None:
+        params["reasoning"] = {"effort": s.reasoning_effort}
+    if s.extra_body:
+        params["extra_body"] = dict(s.extra_body)
+    return params
+
+
+def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
+    """A Responses API ``Response`` (as a dict) as a ``ModelResponse``; anything that is
+    not the documented shape is a ``ModelBehaviorError``."""
+    status = data.get("status")
+    if status == "failed":
+        error = data.get("error") or {}
+        detail = error.get("message") if isinstance(error, dict) else error
+        raise ModelProviderError(f"the model's response failed: {detail or 'no reason given'}")
+    output = data.get("output")
+    if not isinstance(output, list):
+        raise ModelBehaviorError("malformed response: it has no output list")
+    items: list[OutputItem] = []
+    for n, item in enumerate(output):
+        if not isinstance(item, dict):
+            raise ModelBehaviorError(f"malformed response: output[{n}] is not an object")
+        kind = item.get("type")
+        if kind == "message":
+            items.append(_message(item, n))
+        elif kind == "function_call":
+            name, call_id, args = item.get("name"), item.get("call_id"), item.get("arguments")
+            if not isinstance(name, str) or not isinstance(call_id, str) or not call_id:
+                raise ModelBehaviorError(
+                    f"malformed response: output[{n}] is a function_call without name or call_id"
+                )
+            items.append(OutputFunctionCall(name, args if isinstance(args, str) else "", call_id))
+        # reasoning and hosted-tool items carry nothing the loop acts on
+    return ModelResponse(
+        tuple(items),
+        usage_from(data.get("usage"), "input_tokens", "output_tokens"),
+        as_str(data.get("id")),
+        raw,
+    )
+
+
+def _message(item: dict[str, Any], n: int) -> OutputMessage:
+    content = item.get("content")
+    if not isinstance(content, list):
+        raise ModelBehaviorError(f"malformed response: output[{n}] message has no content list")
+    texts: list[str] = []
+    refusals: list[str] = []
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+            refusals.append(part["refusal"])
+    return OutputMessage("".join(texts), "".join(refusals) if refusals else None)

@@ -1,0 +1,400 @@
+"""``OpenAIServer``: a scripted OpenAI-compatible HTTP server on 127.0.0.1.
+
+It speaks ``POST /v1/responses`` and ``POST /v1/chat/completions`` (JSON or SSE
+streams, in each API's real event shapes), answers every request with the next step
+of its script (see :mod:`stepswitch.models.script`: output items, an error status, or
+a raw body), and records every request. Point the real ``openai`` client at
+``server.url`` to test a workflow over real HTTP with no network::
+
+    from stepswitch.models.openai_server import OpenAIServer
+    from stepswitch.models.script import call, message
+
+    with OpenAIServer([[call("lookup_order", {"order_id": 42})], [message("Done.")]]) as server:
+        client = AsyncOpenAI(base_url=server.url, api_key="test")
+        ...
+        assert server.requests[1].body["input"][-1]["type"] == "function_call_output"
+
+The server binds only to 127.0.0.1, bounds request bodies and request counts, runs
+in a daemon thread, and stops itself after ``idle_timeout`` seconds without a request.
+A request the script has no step for gets a 400 naming the problem (so the client
+does not retry it) and is listed in ``unexpected``; ``assert_complete()`` fails then.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from stepswitch.models import _wire
+from stepswitch.models.script import ErrorReply, RawReply, Reply, fill_call_ids, normalize_step
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = ["OpenAIServer", "RecordedRequest"]
+
+_ROUTES = ("/v1/responses", "/v1/chat/completions")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names in lower case."""
+    body: Any
+    """The parsed JSON body, or ``None`` when there was none or it was not JSON."""
+    raw: bytes = field(repr=False)
+
+    @property
+    def api(self) -> str:
+        """``"responses"``, ``"chat"`` or ``"other"``."""
+        if self.path.endswith("/responses"):
+            return "responses"
+        if self.path.endswith("/chat/completions"):
+            return "chat"
+        return "other"
+
+    @property
+    def stream(self) -> bool:
+        return isinstance(self.body, dict) and self.body.get("stream") is True
+
+
+class OpenAIServer:
+    """A scripted OpenAI-compatible server. Use as a context manager, call
+    ``start()``/``close()``, or take the ``openai_server`` pytest fixture."""
+
+    def __init__(
+        self,
+        script: Iterable[Any] = (),
+        *,
+        api_key: str | None = None,
+        model_name: str | None = None,
+        chunk_size: int = 8,
+        max_requests: int = 10_000,
+        max_body_bytes: int = 8 * 1024 * 1024,
+        idle_timeout: float = 300.0,
+    ) -> None:
+        """``script``: the steps, one per model call, in order (more with :meth:`add`).
+        ``api_key``: when set, a request without ``Authorization: Bearer <api_key>``
+        gets a 401 (no step used). ``model_name``: the model named in responses
+        (default: the one the request asked for). ``chunk_size``: characters per
+        streamed delta."""
+        self._steps: list[Reply | ErrorReply | RawReply] = []
+        self._lock = threading.Lock()
+        self._served = 0
+        self.api_key = api_key
+        self.model_name = model_name
+        self.chunk_size = max(1, chunk_size)
+        self.max_requests = max_requests
+        self.max_body_bytes = max_body_bytes
+        self.idle_timeout = idle_timeout
+        self.requests: list[RecordedRequest] = []
+        self.unexpected: list[str] = []
+        self._httpd: ThreadingHTTPServer | None = None
+        self._port: int | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._last_activity = time.monotonic()
+        self.add(*script)
+
+    # ---- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> OpenAIServer:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread (again after a
+        stop: on a new port)."""
+        if self.running:
+            return self
+        self.close()
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._port = int(httpd.server_address[1])
+        httpd.daemon_threads = True
+        httpd.timeout = 0.05
+        self._httpd = httpd
+        self._stop.clear()
+        self._last_activity = time.monotonic()
+        self._thread = threading.Thread(target=self._serve, name="OpenAIServer", daemon=True)
+        self._thread.start()
+        return self
+
+    def _serve(self) -> None:
+        httpd = self._httpd
+        assert httpd is not None
+        try:
+            while not self._stop.is_set():
+                httpd.handle_request()
+                if time.monotonic() - self._last_activity > self.idle_timeout:
+                    break
+        finally:
+            httpd.server_close()
+            self._stop.set()
+
+    def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._httpd = None
+
+    def __enter__(self) -> OpenAIServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._stop.is_set()
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (or last listened on, once stopped)."""
+        if self._port is None:
+            raise RuntimeError("OpenAIServer is not started; use `with OpenAIServer(...)`")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the client: ``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def client(self, *, max_retries: int = 2, timeout: float = 30.0) -> openai.AsyncOpenAI:
+        """A real ``AsyncOpenAI`` pointed at this server (with its ``api_key``, if any)."""
+        import openai  # here: the server itself needs no client
+
+        return openai.AsyncOpenAI(
+            base_url=self.url,
+            api_key=self.api_key or "test",
+            max_retries=max_retries,
+            timeout=timeout,
+        )
+
+    # ---- the script ----------------------------------------------------------------
+
+    def add(self, *steps: Any) -> None:
+        """Append steps to the script."""
+        with self._lock:
+            start = len(self._steps)
+            for i, step in enumerate(steps):
+                self._steps.append(normalize_step(step, where=f"OpenAIServer step {start + i + 1}"))
+
+    @property
+    def remaining(self) -> int:
+        """How many steps have not been served yet."""
+        with self._lock:
+            return len(self._steps) - self._served
+
+    def assert_complete(self) -> None:
+        """Raise ``AssertionError`` if a step was not used or a request had no step."""
+        with self._lock:
+            left = len(self._steps) - self._served
+            problems = list(self.unexpected)
+        if left:
+            problems.append(f"{left} scripted step(s) were never requested")
+        if problems:
+            raise AssertionError("OpenAIServer: " + "; ".join(problems))
+
+    def model_requests(self, api: str | None = None) -> list[RecordedRequest]:
+        """The recorded requests to the model endpoints (of one ``api`` if given)."""
+        return [r for r in self.requests if r.api != "other" and (api is None or r.api == api)]
+
+    def _next_step(self, api: str) -> tuple[int, Reply | ErrorReply | RawReply] | None:
+        with self._lock:
+            if self._served >= len(self._steps):
+                return None
+            n = self._served
+            self._served += 1
+            return n, self._steps[n]
+
+    def _record(self, request: RecordedRequest) -> bool:
+        with self._lock:
+            self._last_activity = time.monotonic()
+            if len(self.requests) >= self.max_requests:
+                return False
+            self.requests.append(request)
+            return True
+
+
+def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(_Handler):
+        owner = server
+
+    return Handler
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: OpenAIServer
+    server_version = "stepswitch-OpenAIServer"
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+        return
+
+    def do_GET(self) -> None:
+        self._safely()
+
+    def do_POST(self) -> None:
+        self._safely()
+
+    def _safely(self) -> None:
+        try:
+            self._handle()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            # the client gave up (a timeout it was told to provoke); nothing to answer
+            self.close_connection = True
+
+    def _handle(self) -> None:
+        owner = self.owner
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > owner.max_body_bytes:
+            self._error(413, f"request body must be 0..{owner.max_body_bytes} bytes")
+            return
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        path = self.path.split("?", 1)[0]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        record = RecordedRequest(self.command, path, headers, body, raw)
+        if not owner._record(record):
+            self._error(429, f"OpenAIServer: more than {owner.max_requests} requests")
+            return
+        if owner.api_key is not None:
+            expected = f"Bearer {owner.api_key}"
+            if headers.get("authorization") != expected:
+                self._error(401, "Incorrect API key provided.", code="invalid_api_key")
+                return
+        if self.command == "GET" and path == "/v1/models":
+            name = owner.model_name or "scripted"
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": name, "object": "model", "created": 0, "owned_by": "stepswitch"}
+                    ],
+                },
+            )
+            return
+        if self.command != "POST" or path not in _ROUTES:
+            self._error(
+                404,
+                f"OpenAIServer serves POST {' and '.join(_ROUTES)}, not {self.command} {path}",
+                kind="invalid_request_error",
+            )
+            return
+        if not isinstance(body, dict):
+            self._error(400, "the request body is not a JSON object")
+            return
+        api = record.api
+        step = owner._next_step(api)
+        if step is None:
+            problem = f"request {len(owner.model_requests())} to {path} has no scripted step left"
+            with owner._lock:
+                owner.unexpected.append(problem)
+            self._error(400, f"OpenAIServer: script exhausted: {problem}", code="script_exhausted")
+            return
+        n, answer = step
+        if answer.delay and owner._stop.wait(answer.delay):
+            return  # closing: do not answer
+        if isinstance(answer, ErrorReply):
+            extra = {}
+            if answer.retry_after is not None:
+                extra["retry-after"] = f"{answer.retry_after:g}"
+                extra["retry-after-ms"] = f"{answer.retry_after * 1000:g}"
+            self._error(
+                answer.status, answer.message, kind=answer.type, code=answer.code, headers=extra
+            )
+            return
+        if isinstance(answer, RawReply):
+            self._send(answer.status, answer.body.encode(), answer.content_type)
+            return
+        reply = fill_call_ids(answer, n)
+        model = owner.model_name or str(body.get("model") or "scripted")
+        if api == "responses":
+            rid = f"resp_{n}"
+            if body.get("stream"):
+                self._stream(
+                    _wire.responses_events(
+                        reply, response_id=rid, model=model, request=body, chunk=owner.chunk_size
+                    )
+                )
+            else:
+                self._json(
+                    200, _wire.responses_body(reply, response_id=rid, model=model, request=body)
+                )
+        else:
+            cid = f"chatcmpl-{n}"
+            if body.get("stream"):
+                options = body.get("stream_options") or {}
+                self._stream(
+                    _wire.chat_chunks(
+                        reply,
+                        completion_id=cid,
+                        model=model,
+                        chunk=owner.chunk_size,
+                        include_usage=bool(
+                            isinstance(options, dict) and options.get("include_usage")
+                        ),
+                    )
+                )
+            else:
+                self._json(200, _wire.chat_body(reply, completion_id=cid, model=model))
+
+    # ---- writing -------------------------------------------------------------------
+
+    def _send(
+        self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json", headers)
+
+    def _error(
+        self,
+        status: int,
+        message: str,
+        *,
+        kind: str = "invalid_request_error",
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        self._json(status, body, headers)
+
+    def _stream(self, events: Iterator[bytes]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        try:
+            for event in events:
+                self.wfile.write(event)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return

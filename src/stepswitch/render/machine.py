@@ -1,0 +1,180 @@
+"""The machine view: the compiled step-switch state machine, drawn from its IR.
+
+One state per agent, from the same :class:`~stepswitch.compiler.ir.MachineIR` the
+runtime interprets and codegen emits, so the picture cannot show a transition the
+machine does not have. Transitions are the four steps a model turn can end in:
+
+- **Handoff** to another state, with the handoff's budget (``≤2``);
+- **Interruption** into the ``paused`` node when a tool needs approval, and *resume*
+  back once the state is approved or rejected;
+- **RunAgain**, a loop on the state: tools ran and the model is called again;
+- **Final** into ``end``: a text or typed answer, or a tool's output when the
+  state's tool-use rule stops.
+
+Agent tools are drawn as in the graph view (a nested run that returns). States that
+only ever run nested return their Final to the caller instead of ending the run.
+"""
+
+from __future__ import annotations
+
+from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.render.scene import (
+    END_ID,
+    PAUSED_ID,
+    START_ID,
+    Mark,
+    ReportLike,
+    Scene,
+    SceneEdge,
+    SceneNode,
+    code_lines,
+    finishes,
+    sort_marks,
+)
+
+__all__ = ["build_machine_scene", "state_can_finish"]
+
+
+def state_can_finish(state: StateIR) -> tuple[bool, bool]:
+    """``(by answering, by a tool that stops)`` for one state of the machine (see
+    :func:`~stepswitch.render.scene.can_finish`)."""
+    callable_names = [t.name for t in state.tools if not isinstance(t.action, HandOff)]
+    rule = state.step
+    return finishes(state.settings.get("tool_choice"), callable_names, rule.tool_use,
+                    rule.stop_at)
+
+
+def _closures(ir: MachineIR) -> tuple[set[str], set[str]]:
+    states = {s.agent: s for s in ir.states}
+
+    def walk(starts: set[str], nested: bool) -> set[str]:
+        seen = set(starts)
+        stack = list(starts)
+        while stack:
+            for row in states[stack.pop()].tools:
+                action = row.action
+                if isinstance(action, RunFunction) or (
+                    isinstance(action, RunAgent) and not nested
+                ):
+                    continue
+                if action.target in states and action.target not in seen:
+                    seen.add(action.target)
+                    stack.append(action.target)
+        return seen
+
+    if ir.entry not in states:
+        return set(), set()
+    top = walk({ir.entry}, False)
+    return top, walk(top, True)
+
+
+def _state_lines(state: StateIR) -> list[str]:
+    lines: list[str] = []
+    out = state.output
+    lines.append(f"output: {out.name or out.type_ref}" if out.kind == "typed" else "output: text")
+    if state.model is not None:
+        lines.append(f"model: {state.model}")
+    choice = state.settings.get("tool_choice")
+    if choice is not None and choice != "auto":
+        lines.append(f"tool_choice: {choice}")
+    for g in state.input_guardrails:
+        lines.append(f"guard in: {g.name}")
+    for g in state.output_guardrails:
+        lines.append(f"guard out: {g.name}")
+    for row in state.tools:
+        if isinstance(row.action, RunFunction):
+            mark = {"never": "", "always": " [approval]", "per_call": " [approval per call]"}
+            lines.append(f"tool: {row.name}{mark[row.action.approval]}")
+    rule = state.step
+    if rule.tool_use == "stop_on_first_tool":
+        lines.append("after tools: stop on first tool")
+    elif rule.tool_use == "stop_at_tools":
+        lines.append(f"after tools: stop at {', '.join(rule.stop_at)}")
+    elif rule.tool_use == "function":
+        lines.append(f"after tools: ask {rule.function}")
+    return lines
+
+
+def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> Scene:
+    """The machine view of ``ir``; ``report`` highlights diagnostics as in the graph view
+    (an agent's marks on its state, a handoff's or agent tool's on its transition)."""
+    names = [s.agent for s in ir.states]
+    by_name = {s.agent: s for s in ir.states}
+
+    def size_of(agent: str, field: str) -> int:
+        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandOff}[field]
+        return sum(isinstance(row.action, kind) for row in by_name[agent].tools)
+
+    marks = sort_marks(names, report, size_of)
+    ids = {name: f"a{i}" for i, name in enumerate(names)}
+    top, reachable = _closures(ir)
+    budget = [f"max_turns: {ir.max_turns}" if ir.max_turns is not None else "max_turns: none",
+              f"max_depth: {ir.max_depth}"]
+    nodes = [SceneNode(START_ID, "start", "start", (*budget, *code_lines(marks.workflow)),
+                       marks=tuple(marks.workflow))]
+    edges: list[SceneEdge] = []
+    if ir.entry in ids:
+        edges.append(SceneEdge(START_ID, ids[ir.entry], "start"))
+    pauses: list[SceneEdge] = []
+    finals: list[SceneEdge] = []
+    for state in ir.states:
+        sid = ids[state.agent]
+        nested_only = state.agent in reachable and state.agent not in top
+        own = list(marks.agents.get(state.agent, ()))
+        lines = _state_lines(state)
+        counters = {"tools": 0, "agent_tools": 0, "handoffs": 0}
+        gated: list[str] = []
+        for row in state.tools:
+            action = row.action
+            field = ("tools" if isinstance(action, RunFunction)
+                     else "agent_tools" if isinstance(action, RunAgent) else "handoffs")
+            found: list[Mark] = marks.edges.get((state.agent, field, counters[field]), [])
+            counters[field] += 1
+            codes = "".join(f" [{m.code}]" for m in found)
+            if isinstance(action, HandOff):
+                budget_text = f" ≤{action.max_uses}" if action.max_uses is not None else ""
+                edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "handoff",
+                                       f"Handoff: {row.name}{budget_text}{codes}",
+                                       marks=tuple(found)))
+            elif isinstance(action, RunAgent):
+                limits = "".join(
+                    f" {text}≤{value}" for text, value in
+                    (("turns ", action.max_turns), ("depth ", action.max_depth))
+                    if value is not None
+                )
+                edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "agent_tool",
+                                       f"{row.name}: nested run{limits}{codes}",
+                                       action.approval != "never", tuple(found)))
+                if action.approval != "never":
+                    gated.append(row.name)
+            else:
+                own.extend(found)
+                if action.approval != "never":
+                    gated.append(row.name)
+        if nested_only:
+            lines.append("nested run: Final returns to caller")
+        lines.extend(code_lines(marks.agents.get(state.agent, ())))
+        nodes.append(SceneNode(sid, "agent", state.agent, tuple(lines), state.agent == ir.entry,
+                               False, nested_only, tuple(own)))
+        # Any call (a tool that ran, a handoff refused for lack of budget) and a typed
+        # answer that did not parse both lead to another model call in this state.
+        if state.tools or state.output.kind == "typed":
+            edges.append(SceneEdge(sid, sid, "run_again", "RunAgain"))
+        if gated:
+            pauses.append(SceneEdge(sid, PAUSED_ID, "interrupt",
+                                    f"Interruption: {', '.join(gated)}"))
+            pauses.append(SceneEdge(PAUSED_ID, sid, "resume", "resume"))
+        if not nested_only:
+            answers, stops = state_can_finish(state)
+            if answers:
+                what = state.output.name if state.output.kind == "typed" else "text"
+                finals.append(SceneEdge(sid, END_ID, "final", f"Final: {what}"))
+            if stops:
+                finals.append(SceneEdge(sid, END_ID, "final", "Final: tool output"))
+    if pauses:
+        nodes.append(SceneNode(PAUSED_ID, "paused", "paused", ("waiting for approval",),
+                               pause=True))
+    nodes.append(SceneNode(END_ID, "end", "end"))
+    edges.extend(pauses)
+    edges.extend(finals)
+    return Scene(ir.name, tuple(nodes), tuple(edges), view="machine")

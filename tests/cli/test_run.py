@@ -1,0 +1,415 @@
+"""``stepswitch run``: scripted transcripts and the real client over HTTP, pausing,
+saving, resuming, approvals, and a clear message (never a traceback) for mistakes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepswitch.cli.main import main
+from stepswitch.models import OpenAIServer
+from stepswitch.models.script import call, error_reply, message, raw_reply, refusal
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = "graphs/support.py:support"
+SCRIPT = [
+    {"output": [{"type": "function_call", "name": "lookup_order", "arguments": {"order_id": 42}}]},
+    {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+    {
+        "output": [
+            {"type": "function_call", "name": "process_refund", "arguments": {"order_id": 42}}
+        ]
+    },
+    {"output": [{"type": "message", "text": "Refunded order 42."}]},
+]
+HTTP_SCRIPT = [
+    [call("lookup_order", {"order_id": 42})],
+    [message("Passing you to refunds."), call("transfer_to_refund", {})],
+    [call("process_refund", {"order_id": 42})],
+    [message("Refunded order 42.")],
+]
+
+
+@pytest.fixture(autouse=True)
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPSWITCH_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+
+
+@pytest.fixture()
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"steps": SCRIPT}))
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_scripted_run_with_every_approval_given(
+    script: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        [TARGET, "--input", "refund 42", "--model", f"scripted:{script}", "--approve", "all"],
+        capsys,
+    )
+    assert code == 0
+    assert out == "Refunded order 42.\n"
+    lines = err.splitlines()
+    assert lines[0] == "→ agent triage"
+    assert '  tool lookup_order({"order_id": 42})' in lines
+    assert "  handoff triage → refund" in lines
+    assert "→ agent refund" in lines
+    assert any(line.startswith("  approved process_refund") for line in lines)
+    assert lines[-1].startswith("done: last agent refund, 4 model call(s)")
+
+
+def test_pause_save_then_resume_in_another_invocation(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "run.json"
+    code, out, err = run(
+        [TARGET, "--input", "refund 42", "--model", f"scripted:{script}", "--state", str(state)],
+        capsys,
+    )
+    assert code == 0 and out == ""
+    assert "paused: 1 call(s) wait for approval:" in err
+    assert "process_refund" in err and f"--resume {state}" in err
+    assert json.loads(state.read_text())["body"]["current_agent"] == "refund"
+
+    code, out, err = run(
+        [TARGET, "--resume", str(state), "--model", f"scripted:{script}", "--approve", "all"],
+        capsys,
+    )
+    assert code == 0
+    assert out == "Refunded order 42.\n"
+    assert "→ refunded order 42 (customer request)" in err
+
+
+def test_pause_without_a_state_file_exits_1(
+    script: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(
+        [TARGET, "--input", "refund 42", "--model", f"scripted:{script}", "--approve", "none"],
+        capsys,
+    )
+    assert code == 1
+    assert "rerun with --state FILE" in err
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"), [("y\n", "refunded order 42"), ("n\n", "rejected process_refund")]
+)
+def test_ask_reads_the_answer_from_the_terminal(
+    answer: str,
+    expected: str,
+    script: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
+    code, out, err = run(
+        [TARGET, "--input", "refund 42", "--model", f"scripted:{script}", "--approve", "ask"],
+        capsys,
+    )
+    assert code == 0
+    assert 'approve process_refund({"order_id": 42}) for agent refund? [y/N/p(ause)]' in err
+    assert expected in err
+    assert out == "Refunded order 42.\n"
+
+
+def test_ask_at_end_of_input_pauses(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "s.json"
+    code, _, err = run(
+        [
+            TARGET,
+            "--input",
+            "x",
+            "--model",
+            f"scripted:{script}",
+            "--approve",
+            "ask",
+            "--state",
+            str(state),
+        ],
+        capsys,
+    )
+    assert code == 0 and state.exists() and "paused" in err
+
+
+def test_no_key_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([TARGET, "--input", "hi"], capsys)
+    assert code == 2
+    assert err.count("\n") == 1
+    assert err.startswith("stepswitch: error: no OpenAI API key: set OPENAI_API_KEY")
+
+
+@pytest.mark.parametrize(
+    ("argv", "phrase"),
+    [
+        ([TARGET], "--input TEXT is required"),
+        ([TARGET, "--input", "x", "--resume", "s.json"], "drop --input"),
+        ([TARGET, "--resume", "/nonexistent/s.json", "--model", "scripted:x.json"], "cannot read"),
+        ([TARGET, "--input", "x", "--model", "scripted:/nonexistent.json"], "cannot read"),
+        (["docs", "--input", "x"], "no Workflow found"),
+        ([TARGET, "--input", "x", "--max-turns", "0"], "--max-turns must be at least 1"),
+    ],
+)
+def test_usage_mistakes_exit_2(
+    argv: list[str], phrase: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(argv, capsys)
+    assert code == 2
+    assert phrase in err
+
+
+def test_a_bad_script_file_names_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"steps": [\n  {"output": [}\n]}')
+    code, _, err = run([TARGET, "--input", "x", "--model", f"scripted:{bad}"], capsys)
+    assert code == 2 and f"{bad}:2: not valid JSON" in err
+
+
+def test_a_tampered_state_is_refused(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "run.json"
+    run([TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys)
+    state.write_text(state.read_text().replace("process_refund", "lookup_order", 1))
+    code, _, err = run([TARGET, "--resume", str(state), "--model", f"scripted:{script}"], capsys)
+    assert code == 2 and "stepswitch: error:" in err
+
+
+def test_script_too_short_is_a_user_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(SCRIPT[:1]))
+    code, _, err = run([TARGET, "--input", "x", "--model", f"scripted:{short}"], capsys)
+    assert code == 2 and "the script has 1 step(s)" in err
+
+
+# ---- over real HTTP ------------------------------------------------------------------
+
+
+def http_args(server: OpenAIServer, *extra: str) -> list[str]:
+    return [TARGET, "--input", "refund 42", "--model", "gpt-test", "--base-url", server.url, *extra]
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_streamed_run_over_http_shows_the_text_as_it_comes(
+    api: str, openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openai_server.add(*HTTP_SCRIPT)
+    code, out, err = run(
+        http_args(openai_server, "--api", api, "--stream", "--approve", "all"), capsys
+    )
+    assert code == 0, err
+    assert out == "Refunded order 42.\n"
+    assert "  Passing you to refunds.\n" in err
+    assert all(r.stream and r.api == api for r in openai_server.requests)
+    assert openai_server.requests[0].headers["authorization"] == "Bearer unused"
+    openai_server.assert_complete()
+
+
+def test_unstreamed_run_over_http_uses_plain_requests(
+    openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    openai_server.add(*HTTP_SCRIPT)
+    code, _, err = run(http_args(openai_server, "--approve", "all"), capsys)
+    assert code == 0, err
+    assert "  triage: Passing you to refunds." in err
+    assert not any(r.stream for r in openai_server.requests)
+    assert openai_server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize(
+    ("step", "code", "phrase"),
+    [
+        (error_reply(401), 2, "rejected the API key"),
+        (error_reply(404), 2, "check the model name and the base URL"),
+        (raw_reply('{"id": "r", "output": [{"ty'), 1, "the run failed: "),
+    ],
+)
+def test_server_failures_are_one_clear_message(
+    step: Any,
+    code: int,
+    phrase: str,
+    openai_server: OpenAIServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    openai_server.add(step)
+    got, _, err = run(http_args(openai_server), capsys)
+    assert got == code
+    assert phrase in err
+    assert "stepswitch: error:" in err
+
+
+def test_rate_limit_is_retried(
+    openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openai_server.add(error_reply(429, retry_after=0.01), [message("Hello.")])
+    code, out, _ = run(http_args(openai_server), capsys)
+    assert code == 0 and out == "Hello.\n"
+
+
+def test_a_run_paused_here_resumes_in_a_subprocess_against_the_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OpenAIServer(HTTP_SCRIPT, api_key="sk-sub") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-sub")
+        state = tmp_path / "state.json"
+        code, _, err = run(http_args(server, "--api", "chat", "--state", str(state)), capsys)
+        assert code == 0 and "paused: 1 call(s)" in err
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("OPENAI_BASE_URL", None)
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stepswitch",
+                "run",
+                TARGET,
+                "--resume",
+                str(state),
+                "--model",
+                "gpt-test",
+                "--base-url",
+                server.url,
+                "--api",
+                "chat",
+                "--approve",
+                "all",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "Refunded order 42.\n"
+    assert "Traceback" not in second.stderr
+    assert "→ refunded order 42 (customer request)" in second.stderr
+    assert [r.api for r in server.requests] == ["chat"] * 4
+    assert {r.headers["authorization"] for r in server.requests} == {"Bearer sk-sub"}
+    server.assert_complete()
+
+
+def test_a_failed_run_is_saved_and_resumes_where_it_stopped(
+    openai_server: OpenAIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    down = error_reply(500, retry_after=0.01)
+    openai_server.add([call("lookup_order", {"order_id": 42})], down, down, down)
+    state = tmp_path / "failed.json"
+    code, _, err = run(http_args(openai_server, "--state", str(state)), capsys)
+    assert code == 1
+    assert (
+        "the run failed: model 'gpt-test'" in err and "HTTP 500 after the client's retries" in err
+    )
+    assert f"retry with --resume {state}" in err
+
+    openai_server.add([message("Order 42 has shipped.")])
+    code, out, _ = run(
+        [TARGET, "--resume", str(state), "--model", "gpt-test", "--base-url", openai_server.url],
+        capsys,
+    )
+    assert code == 0 and out == "Order 42 has shipped.\n"
+    last = openai_server.requests[-1].body["input"]
+    assert (
+        last[-1]["output"] == "order 42: shipped, 1 item, paid 30.00"
+    )  # the history carries it on
+    openai_server.assert_complete()
+
+
+def test_a_refusal_is_said_and_exits_1(
+    openai_server: OpenAIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    openai_server.add([refusal("I can't help with that.")])
+    code, out, err = run(http_args(openai_server), capsys)
+    assert code == 1 and out == ""
+    assert "  triage refused: I can't help with that." in err
+    assert "stepswitch: the model refused: I can't help with that." in err
+
+
+def test_a_base_url_that_is_not_a_url_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run([TARGET, "--input", "x", "--base-url", "localhost:8000"], capsys)
+    assert code == 2 and "--base-url 'localhost:8000' is not an http(s) URL" in err
+
+
+def test_max_turns_stops_the_run_and_a_larger_budget_resumes_it(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "limit.json"
+    code, _, err = run(
+        [
+            TARGET,
+            "--input",
+            "refund 42",
+            "--model",
+            f"scripted:{script}",
+            "--max-turns",
+            "1",
+            "--state",
+            str(state),
+        ],
+        capsys,
+    )
+    assert code == 1 and "the run failed: Max turns (1) exceeded" in err
+    assert state.exists()
+    code, out, _ = run(
+        [
+            TARGET,
+            "--resume",
+            str(state),
+            "--model",
+            f"scripted:{script}",
+            "--max-turns",
+            "10",
+            "--approve",
+            "all",
+        ],
+        capsys,
+    )
+    assert code == 0 and out == "Refunded order 42.\n"
+
+
+def test_an_exception_from_the_users_code_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "fragile_wf.py").write_text(
+        "import stepswitch as ss\n"
+        "\n"
+        "def instructions(ctx, agent):\n"
+        '    raise KeyError("no prompt")\n'
+        "\n"
+        'agent = ss.Agent(name="a", instructions=instructions)\n'
+        'wf = ss.Workflow(name="fragile", entry=agent)\n'
+    )
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "hi"}]]))
+    code, _, err = run(
+        [f"{tmp_path}/fragile_wf.py:wf", "--input", "x", "--model", f"scripted:{script}"], capsys
+    )
+    assert code == 1
+    assert "the run failed: KeyError: 'no prompt' (raised in your code at " in err
+    assert "fragile_wf.py:4)" in err

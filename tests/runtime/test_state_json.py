@@ -1,0 +1,155 @@
+"""RunState JSON: round trip, and every way a document can be wrong fails closed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+SCRIPT = [
+    [function_call("lookup_order", {"order_id": 42})],
+    [function_call("transfer_to_refund", {})],
+    [function_call("process_refund", {"order_id": 42})],
+]
+
+
+@pytest.fixture(scope="module")
+def machine() -> ss.StateMachine:
+    return support.compile()
+
+
+@pytest.fixture
+def paused(machine: ss.StateMachine) -> ss.RunResult:
+    return machine.run_sync("refund 42", model=ScriptedModel(SCRIPT))
+
+
+def test_round_trip_is_lossless(paused: ss.RunResult) -> None:
+    state = paused.to_state()
+    text = state.to_json()
+    back = ss.RunState.from_json(text)
+    assert back == state
+    assert back.to_json() == text
+    assert back.interruptions == paused.interruptions
+
+
+def test_the_document_is_plain_versioned_json(paused: ss.RunResult) -> None:
+    doc = json.loads(paused.to_state().to_json(indent=2))
+    assert doc["format"] == "stepswitch.run_state" and doc["version"] == 1
+    assert doc["digest"].startswith("sha256:")
+    body = doc["body"]
+    assert body["current_agent"] == "refund" and body["workflow"] == "support"
+    assert body["pending"]["output"][0]["name"] == "process_refund"
+
+
+def _edit(text: str, change: object) -> str:
+    doc = json.loads(text)
+    change(doc)  # type: ignore[operator]
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda t: t[: len(t) // 2], "not valid JSON"),
+        (lambda t: _edit(t, lambda d: d.update(version=99)), "unknown run state version 99"),
+        (lambda t: _edit(t, lambda d: d.update(format="x")), "not a stepswitch run state"),
+        (lambda t: _edit(t, lambda d: d.pop("digest")), "has no digest"),
+        (lambda t: _edit(t, lambda d: d["body"].update(current_turn=0)), "digest does not match"),
+        (lambda t: t.replace("refund 42", "refund 43"), "digest does not match"),
+    ],
+)
+def test_bad_documents_fail_closed(paused: ss.RunResult, mutate: object, message: str) -> None:
+    text = paused.to_state().to_json()
+    with pytest.raises(ss.StateError, match=message):
+        ss.RunState.from_json(mutate(text))  # type: ignore[operator]
+
+
+def _resign(doc: dict[str, object]) -> str:
+    from stepswitch.runtime.state_json import _digest
+
+    doc["digest"] = _digest(doc["body"], None)  # type: ignore[arg-type]
+    return json.dumps(doc)
+
+
+def test_a_consistent_document_naming_a_missing_agent_fails_on_resume(
+    machine: ss.StateMachine, paused: ss.RunResult
+) -> None:
+    doc = json.loads(paused.to_state().to_json())
+    doc["body"]["current_agent"] = "billing"
+    state = ss.RunState.from_json(_resign(doc))
+    with pytest.raises(ss.StateError, match="agent\\(s\\) 'billing'"):
+        machine.run_sync(state, model=ScriptedModel([]))
+
+
+def test_a_call_id_that_does_not_match_fails_on_resume(
+    machine: ss.StateMachine, paused: ss.RunResult
+) -> None:
+    doc = json.loads(paused.to_state().to_json())
+    doc["body"]["pending"]["output"][0]["call_id"] = "call_forged"
+    state = ss.RunState.from_json(_resign(doc))
+    with pytest.raises(ss.StateError, match="call id 'call_forged'"):
+        machine.run_sync(state, model=ScriptedModel([]))
+
+
+def test_a_state_of_another_workflow_is_refused(paused: ss.RunResult) -> None:
+    other = ss.Workflow("other", entry=ss.Agent("refund")).compile()
+    with pytest.raises(ss.StateError, match="belongs to workflow 'support'"):
+        other.run_sync(paused.to_state(), model=ScriptedModel([]))
+
+
+def test_wrong_field_types_are_named(paused: ss.RunResult) -> None:
+    doc = json.loads(paused.to_state().to_json())
+    doc["body"]["items"][0]["arguments"] = 5
+    with pytest.raises(ss.StateError, match=r"body.items\[0\].arguments has the wrong type"):
+        ss.RunState.from_json(_resign(doc))
+    doc = json.loads(paused.to_state().to_json())
+    doc["body"]["items"][0]["type"] = "pickle"
+    with pytest.raises(ss.StateError, match="unknown item type 'pickle'"):
+        ss.RunState.from_json(_resign(doc))
+
+
+def test_signed_states_need_the_key(paused: ss.RunResult) -> None:
+    text = paused.to_state().to_json(key=b"secret")
+    assert json.loads(text)["digest"].startswith("hmac-sha256:")
+    assert ss.RunState.from_json(text, key=b"secret") == paused.to_state()
+    with pytest.raises(ss.StateError, match="pass the key"):
+        ss.RunState.from_json(text)
+    with pytest.raises(ss.StateError, match="another key"):
+        ss.RunState.from_json(text, key=b"guess")
+    doc = json.loads(text)
+    doc["body"]["current_turn"] = 1
+    with pytest.raises(ss.StateError, match="digest does not match"):
+        ss.RunState.from_json(_resign(doc), key=b"secret")
+
+
+def test_approve_an_unknown_call_id(paused: ss.RunResult) -> None:
+    state = paused.to_state()
+    with pytest.raises(ss.StateError, match="no pending approval has call id 'nope'"):
+        state.approve("nope")
+
+
+def test_decisions_survive_the_round_trip(
+    machine: ss.StateMachine, paused: ss.RunResult
+) -> None:
+    state = paused.to_state()
+    state.reject(paused.interruptions[0], message="no")
+    back = ss.RunState.from_json(state.to_json())
+    assert back.interruptions == []
+    done = machine.run_sync(back, model=ScriptedModel([[assistant_message("ok")]]))
+    assert done.new_items[-2].output == "no"
+
+
+def test_resuming_a_state_twice_gives_two_runs_and_leaves_the_state_alone(
+    machine: ss.StateMachine, paused: ss.RunResult
+) -> None:
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    before = state.to_json()
+    one = machine.run_sync(state, model=ScriptedModel([[assistant_message("1")]]))
+    two = machine.run_sync(state, model=ScriptedModel([[assistant_message("2")]]))
+    assert state.to_json() == before
+    assert (one.final_output, two.final_output) == ("1", "2")
