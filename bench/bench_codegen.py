@@ -8,10 +8,8 @@
    workloads: the support flow (lookup → transfer → refund → message, per run) and an
    N-turn tool loop (per turn). Target: generated ≤ interpreter (ratio ≤ 1.0, within
    noise: the best of several interleaved repeats of CPU time is compared). The step
-   function alone is timed too, per kind of turn, for information: a tool turn returns
-   a shared ``_RUN_AGAIN`` where ``interpret_step`` builds a ``RunAgain``; a final or
-   handoff turn walks CPython's class patterns, a few hundred ns more than plain ifs,
-   once per run or handoff.
+   function alone is timed too, per kind of turn: the generated one checks only what
+   its state can need, so it should not be slower than ``interpret_step``.
 
 Tools come from ``graphs.support`` because a generated runner imports its objects by
 path (objects declared in a script's ``__main__`` cannot be).

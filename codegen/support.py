@@ -157,56 +157,47 @@ IR = MachineIR(
     version=1,
 )
 
-# Decisions that carry no data are made once: they are frozen.
-_INTERRUPTION = Interruption()
-_NO_TEXT = FinalMessage("")
-_RUN_AGAIN = RunAgain()
-
 
 # agent 'triage' (entry)
 def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """Tool results go back to the model; a message is the output."""
-    match turn:
-        case TurnOutcome(handoff=str() as target):  # a handoff took effect
-            return Handoff(target)
-        case TurnOutcome(tool_results=(_, *_)):  # tool results feed back
-            return _RUN_AGAIN
-        case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return _RUN_AGAIN
-        case TurnOutcome(last_message=str() as text):  # the text is the output
+    if turn.handoff is not None:  # a handoff took effect
+        return Handoff(turn.handoff)
+    if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again
+        return RunAgain()
+    match turn.last_message:
+        case None:  # no message: empty text
+            return FinalMessage("")
+        case text:  # the text is the output
             return FinalMessage(text)
-        case _:  # no message: the output is empty text
-            return _NO_TEXT
 
 
 # agent 'refund'
 def step_refund(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """Tool results go back to the model; a message is the output."""
-    match turn:
-        case TurnOutcome(interrupted=True):  # a call waits for approval
-            return _INTERRUPTION
-        case TurnOutcome(handoff=str() as target):  # a handoff took effect
-            return Handoff(target)
-        case TurnOutcome(tool_results=(_, *_)):  # tool results feed back
-            return _RUN_AGAIN
-        case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return _RUN_AGAIN
-        case TurnOutcome(last_message=str() as text):  # the text is the output
+    if turn.interrupted:  # a call waits for approval
+        return Interruption()
+    if turn.handoff is not None:  # a handoff took effect
+        return Handoff(turn.handoff)
+    if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again
+        return RunAgain()
+    match turn.last_message:
+        case None:  # no message: empty text
+            return FinalMessage("")
+        case text:  # the text is the output
             return FinalMessage(text)
-        case _:  # no message: the output is empty text
-            return _NO_TEXT
 
 
 # agent 'researcher'
 def step_researcher(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """A message is parsed as the typed output."""
-    match turn:
-        case TurnOutcome(had_calls=True):  # calls that ran nothing: ask again
-            return _RUN_AGAIN
-        case TurnOutcome(last_message=str() as text):  # parsed as the typed output
+    if turn.had_calls:  # calls that ran nothing: ask again
+        return RunAgain()
+    match turn.last_message:
+        case None:  # a typed output needs a message
+            return RunAgain()
+        case text:  # parsed as the typed output
             return FinalMessage(text)
-        case _:  # a typed output needs a message
-            return _RUN_AGAIN
 
 
 STEPS: dict[str, StepFunction] = {

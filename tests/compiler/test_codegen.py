@@ -105,10 +105,13 @@ def test_one_explicit_step_function_per_state_specialised_by_its_table() -> None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert list(functions) == ["step_triage", "step_refund", "step_researcher"]
     # only the refund state has an approval tool, so only it can be interrupted
-    assert "_INTERRUPTION" in ast.unparse(functions["step_refund"])
-    assert "_INTERRUPTION" not in ast.unparse(functions["step_triage"])
-    # the researcher has a typed output: no message runs it again
-    assert ast.unparse(functions["step_researcher"]).rstrip().endswith("return _RUN_AGAIN")
+    assert "Interruption()" in ast.unparse(functions["step_refund"])
+    assert "Interruption()" not in ast.unparse(functions["step_triage"])
+    # the researcher has no tools or handoffs, and a typed output: no message runs it again
+    researcher = ast.unparse(functions["step_researcher"])
+    assert "turn.handoff" not in researcher and "turn.tool_results" not in researcher
+    assert "case None:\n            return RunAgain()" in researcher
+    assert all(isinstance(f.body[-1], ast.Match) for f in functions.values())
     assert "interpret_step" not in source
 
 
@@ -200,9 +203,10 @@ def test_tracebacks_through_generated_code_show_its_lines() -> None:
     frames = [f for f in traceback.extract_tb(info.value.__traceback__)
               if f.filename == "<stepswitch-codegen gen_support>"]
     assert [f.name for f in frames] == ["step_triage"]
-    assert frames[0].line == "case TurnOutcome(tool_results=(_, *_)):  # tool results feed back"
+    line = "if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again"
+    assert frames[0].line == line
     shown = "".join(traceback.format_exception(info.value))
-    assert "case TurnOutcome(tool_results=(_, *_))" in shown
+    assert line in shown
 
 
 def test_a_runner_for_another_ir_version_is_refused() -> None:
@@ -290,7 +294,7 @@ def test_a_nested_runs_approval_pauses_the_caller_in_generated_code_too() -> Non
     outer = ss.Agent(name="outer", tools=[inner.as_tool("ask", "Ask the inner agent")])
     machine = _machine(ss.Workflow(name="nested", entry=outer, agents=[outer, inner]))
     source = codegen(machine)
-    assert source.count("return _INTERRUPTION") == 2  # outer pauses through its agent tool
+    assert source.count("return Interruption()") == 2  # outer pauses through its agent tool
     steps: list[Any] = [
         [function_call("ask", {"input": "refund 5"})],
         [function_call("process_refund", {"order_id": 5})],

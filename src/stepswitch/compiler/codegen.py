@@ -38,7 +38,6 @@ from stepswitch.runtime import generated as _generated
 from stepswitch.runtime.machine import StateMachine
 
 __all__ = [
-    "Case",
     "ModulePlan",
     "StepPlan",
     "check_importable",
@@ -197,25 +196,16 @@ def _display(path: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Case:
-    """One ``case`` of a step function's ``match``: its pattern, why, and its body."""
-
-    pattern: str
-    note: str
-    body: tuple[str, ...]
-    """Lines relative to the case's body indentation."""
-    needs: tuple[str, ...] = ()
-    """Runtime names and shared decisions (``_RUN_AGAIN``) the body uses."""
-
-
-@dataclass(frozen=True, slots=True)
 class StepPlan:
     """The explicit step function of one agent state."""
 
     function: str
     comment: str
     doc: str
-    cases: tuple[Case, ...]
+    body: tuple[str, ...]
+    """Lines relative to the function body's indentation."""
+    uses: tuple[str, ...]
+    """The runtime names the body uses."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +215,6 @@ class ModulePlan:
     doc: tuple[str, ...]
     imports: tuple[str, ...]
     ir_lines: tuple[str, ...]
-    shared: tuple[str, ...]
-    """``_RUN_AGAIN = RunAgain()`` ...: decisions without data, made once (they are frozen)."""
     steps: tuple[StepPlan, ...]
     step_table: tuple[str, ...]
     exports: tuple[str, ...]
@@ -254,10 +242,8 @@ def plan_module(
             f"cannot generate a runner for workflow {ir.name!r}: its tables hold a value "
             f"that has no Python literal ({exc}); model settings and schemas must be JSON data"
         ) from None
-    needed = {name for step in steps for case in step.cases for name in case.needs}
-    shared = sorted(name for name in needed if name in _SHARED)
-    used.update(name for name in needed if name not in _SHARED)
-    used.update(_SHARED[name][0] for name in shared)
+    for step in steps:
+        used.update(step.uses)
     unknown = used - set(_generated.__all__)
     if unknown:  # a bug in this module, not the user's: the runtime must declare each name
         raise AssertionError(f"generated code would import undeclared names {sorted(unknown)}")
@@ -268,25 +254,10 @@ def plan_module(
         doc=_module_doc(ir, module_name, source),
         imports=tuple(sorted(used, key=_isort_key)),
         ir_lines=tuple(ir_lines),
-        shared=tuple(
-            ["# Decisions that carry no data are made once: they are frozen."] * bool(shared)
-            + [f"{name} = {_SHARED[name][1]}" for name in shared]
-        ),
         steps=steps,
         step_table=tuple(table),
         exports=_EXPORTS,
     )
-
-
-_SHARED: dict[str, tuple[str, str]] = {
-    "_ASK_TOOL_USE": ("AskToolUse", "AskToolUse()"),
-    "_INTERRUPTION": ("Interruption", "Interruption()"),
-    "_NO_TEXT": ("FinalMessage", 'FinalMessage("")'),
-    "_RUN_AGAIN": ("RunAgain", "RunAgain()"),
-}
-"""Decisions that carry no data: one shared instance each (a turn builds none)."""
-
-_RUN_AGAIN = ("return _RUN_AGAIN",)
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -366,65 +337,73 @@ def _pausing(ir: MachineIR) -> frozenset[str]:
 
 
 def _step_plan(ir: MachineIR, state: StateIR, function: str, pausing: frozenset[str]) -> StepPlan:
-    cases: list[Case] = []
+    """The step function's body: the interpreter's order of checks, with only the checks
+    this state can need, and its tables written in (which tools stop the run, whether a
+    message is typed). Flags are plain ``if``s (cheaper than class patterns in a turn);
+    what the turn holds is dispatched with ``match``: the tool names that stop a run and
+    the final message."""
+    body: list[str] = []
+    uses: set[str] = set()
     if state.agent in pausing:
-        cases.append(Case("TurnOutcome(interrupted=True)", "a call waits for approval",
-                          ("return _INTERRUPTION",), ("_INTERRUPTION",)))
-    handoffs = [t for t in state.tools if isinstance(t.action, HandOff)]
-    runs = [t for t in state.tools if isinstance(t.action, RunFunction | RunAgent)]
-    if handoffs:
-        cases.append(Case("TurnOutcome(handoff=str() as target)", "a handoff took effect",
-                          ("return Handoff(target)",), ("Handoff",)))
-    if runs:
-        cases.append(_tool_case(state, {t.name for t in runs}))
-    cases.append(Case("TurnOutcome(had_calls=True)", "calls that ran nothing: ask again",
-                      _RUN_AGAIN, ("_RUN_AGAIN",)))
-    typed = state.output.kind == "typed"
-    cases.append(Case("TurnOutcome(last_message=str() as text)",
-                      "parsed as the typed output" if typed else "the text is the output",
-                      ("return FinalMessage(text)",), ("FinalMessage",)))
-    cases.append(
-        Case("_", "a typed output needs a message", _RUN_AGAIN, ("_RUN_AGAIN",))
-        if typed
-        else Case("_", "no message: the output is empty text", ("return _NO_TEXT",),
-                  ("_NO_TEXT",))
+        body += ["if turn.interrupted:  # a call waits for approval", "    return Interruption()"]
+        uses.add("Interruption")
+    if any(isinstance(t.action, HandOff) for t in state.tools):
+        body += ["if turn.handoff is not None:  # a handoff took effect",
+                 "    return Handoff(turn.handoff)"]
+        uses.add("Handoff")
+    runs = {t.name for t in state.tools if isinstance(t.action, RunFunction | RunAgent)}
+    rule = state.step
+    stops = [n for n in dict.fromkeys(rule.stop_at) if n in runs]
+    again = not runs or rule.tool_use == "run_llm_again" or (
+        rule.tool_use == "stop_at_tools" and not stops
     )
+    if again and runs:
+        body += ["if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again",
+                 "    return RunAgain()"]
+    else:
+        if runs:
+            body += _tool_phase(rule.tool_use, stops)
+            uses.add("AskToolUse" if rule.tool_use == "function" else "Final")
+        body += ["if turn.had_calls:  # calls that ran nothing: ask again", "    return RunAgain()"]
+    uses.update(("RunAgain", "FinalMessage"))
+    typed = state.output.kind == "typed"
+    if typed:
+        none = ["    case None:  # a typed output needs a message", "        return RunAgain()"]
+        text = ["    case text:  # parsed as the typed output"]
+    else:
+        none = ["    case None:  # no message: empty text", '        return FinalMessage("")']
+        text = ["    case text:  # the text is the output"]
+    body += ["match turn.last_message:", *none, *text, "        return FinalMessage(text)"]
     entry = " (entry)" if state.agent == ir.entry else ""
     return StepPlan(
         function=function,
         comment=f"# agent {_short_repr(state.agent)}{entry}",
         doc=_step_doc(state, bool(runs), typed),
-        cases=tuple(cases),
+        body=tuple(body),
+        uses=tuple(sorted(uses)),
     )
 
 
-def _tool_case(state: StateIR, ran: set[str]) -> Case:
-    rule = state.step
-    pattern = "TurnOutcome(tool_results=(first, *_))"
-    if rule.tool_use == "stop_on_first_tool":
-        return Case(pattern, "stop on the first tool", ("return Final(first.value)",),
-                    ("Final",))
-    pattern = "TurnOutcome(tool_results=(_, *_))"
-    if rule.tool_use == "function":
-        return Case(pattern, "tool_use_behavior decides", ("return _ASK_TOOL_USE",),
-                    ("_ASK_TOOL_USE",))
-    if rule.tool_use == "run_llm_again":
-        return Case(pattern, "tool results feed back", _RUN_AGAIN, ("_RUN_AGAIN",))
-    stops = [n for n in dict.fromkeys(rule.stop_at) if n in ran]
-    if not stops:
-        return Case(pattern, "no listed tool can run here", _RUN_AGAIN, ("_RUN_AGAIN",))
+def _tool_phase(tool_use: str, stops: list[str]) -> list[str]:
+    if tool_use == "stop_on_first_tool":
+        return ["if turn.tool_results:  # stop on the first tool",
+                "    return Final(turn.tool_results[0].value)"]
+    if tool_use == "function":
+        return ["if turn.tool_results:  # tool_use_behavior decides", "    return AskToolUse()"]
     one_line = " | ".join(repr(n) for n in stops)
-    body = ["for result in turn.tool_results:", "    match result.name:"]
-    if str_width(f"{' ' * 20}case {one_line}:") <= WIDTH:
-        body.append(f"        case {one_line}:")
+    body = ["if turn.tool_results:  # stop at the listed tools",
+            "    for result in turn.tool_results:",
+            "        match result.name:"]
+    if str_width(f"{' ' * 16}case {one_line}:") <= WIDTH:
+        body.append(f"            case {one_line}:")
     else:
-        body.append("        case (")
+        body.append("            case (")
         for i, name in enumerate(stops):
             lead = "" if i == 0 else "| "
-            body.extend(literal_lines(name, indent=3, prefix=lead, width=WIDTH - 16))
-        body.append("        ):")
-    body += ["            return Final(result.value)", "return _RUN_AGAIN"]
-    return Case(pattern, "stop at the listed tools", tuple(body), ("Final", "_RUN_AGAIN"))
+            body.extend(literal_lines(name, indent=4, prefix=lead, width=WIDTH - 4))
+        body.append("            ):")
+    body += ["                return Final(result.value)", "    return RunAgain()"]
+    return body
 
 
 def _step_doc(state: StateIR, runs: bool, typed: bool) -> str:
