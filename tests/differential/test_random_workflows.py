@@ -8,6 +8,7 @@ resumed after a random approve/reject, with the rest of the script.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings
@@ -33,7 +34,8 @@ def workflows(draw: st.DrawFn) -> ss.StateMachine:
             tools.append(parts.approve_me)  # pauses are the interesting part
         for target in draw(st.lists(st.sampled_from(names), unique=True, max_size=2)):
             tools.append(ss.agent_tool(target, f"ask_{target}", f"Ask {target}",
-                                       max_turns=draw(st.sampled_from([None, 2, 4]))))
+                                       max_turns=draw(st.sampled_from([None, 2, 4])),
+                                       needs_approval=draw(st.integers(0, 4)) == 0))
         handoffs = [
             ss.handoff(target, max_uses=draw(st.sampled_from([None, 1, 2])))
             for target in draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
@@ -94,7 +96,7 @@ def scripts(draw: st.DrawFn, names: list[str]) -> list[list[Any]]:
     return steps + [[assistant_message('{"value": 1}')]] * 4
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("DIFF_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_workflows_run_identically_on_generated_code(data: st.DataObject) -> None:
     machine = data.draw(workflows())
