@@ -6,7 +6,7 @@ Three passes, read top to bottom:
    (``module:qualname``) as the very object the machine runs; otherwise a
    ``UserError`` names each one, where it is used and where it was declared.
 2. :func:`plan_module` — a pure pass from the IR to a :class:`ModulePlan`: every
-   decision (identifiers, which cases each step function needs, the literal lines of
+   decision (identifiers, which checks each step function needs, the literal lines of
    the tables, the imports) is made here, in Python.
 3. :func:`render` — the jinja2 template loops over the plan and substitutes; it
    decides nothing.
