@@ -96,7 +96,10 @@ def scripts(draw: st.DrawFn, names: list[str]) -> list[list[Any]]:
     return steps + [[assistant_message('{"value": 1}')]] * 4
 
 
-@settings(max_examples=int(os.environ.get("DIFF_EXAMPLES", "100")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = int(os.environ.get("DIFF_EXAMPLES", "100"))  # more for a long local run
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_workflows_run_identically_on_generated_code(data: st.DataObject) -> None:
     machine = data.draw(workflows())
