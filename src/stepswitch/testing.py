@@ -11,6 +11,9 @@ of its script; ``assert_complete()`` checks that every step was used::
     ])
     result = machine.run_sync("where is 42?", model=model)
     model.assert_complete()
+
+``OpenAIServer`` (from :mod:`stepswitch.models.openai_server`) is the same idea over
+real HTTP: a scripted OpenAI-compatible server on 127.0.0.1 for the real client.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from stepswitch.context import Usage
 from stepswitch.runtime.model import (
@@ -33,7 +36,11 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.settings import ModelSettings
 
+if TYPE_CHECKING:
+    from stepswitch.models.openai_server import OpenAIServer
+
 __all__ = [
+    "OpenAIServer",
     "RecordedCall",
     "ScriptExhausted",
     "ScriptedModel",
@@ -175,3 +182,12 @@ class ScriptedModel:
                 f"(the run made {len(self.calls)} model call(s))"
             )
 
+
+def __getattr__(name: str) -> Any:
+    # The HTTP server pulls in the http and threading machinery: load it only when a
+    # test asks for it, so `import stepswitch` stays light.
+    if name == "OpenAIServer":
+        from stepswitch.models.openai_server import OpenAIServer
+
+        return OpenAIServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
