@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 OUT := out
 GALLERY := graphs examples/broken_workflow.py
 
-.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js clean
+.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: lint typecheck pytest
 demo: venv
 	@mkdir -p $(OUT)
 	$(BIN)/stepswitch show graphs/support.py:support
+	$(BIN)/stepswitch compile graphs/support.py:support -o $(OUT)/support_runner.py
+	cmp $(OUT)/support_runner.py codegen/support.py
+	$(BIN)/stepswitch compile graphs/support.py:support -o codegen/support.py --check
+	$(BIN)/python examples/generated_runner.py
 	$(BIN)/stepswitch check graphs/
 	-$(BIN)/stepswitch check examples/broken_workflow.py
 	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
@@ -40,6 +44,7 @@ demo: venv
 bench: venv
 	$(BIN)/python bench/bench_build.py
 	$(BIN)/python bench/bench_analysis.py
+	$(BIN)/python bench/bench_codegen.py
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_openai_http.py
@@ -71,6 +76,13 @@ mermaid-js: venv
 # Rewrite the renderer's golden Mermaid/DOT files; review the diff before committing.
 golden: venv
 	STEPSWITCH_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/render/test_mermaid.py tests/render/test_dot.py
+
+# One runner per workflow file: graphs/x.py -> codegen/x.py (tests fail when one is stale).
+codegen: venv
+	@for f in graphs/*.py; do \
+	  case $$f in */__init__.py) continue;; esac; \
+	  $(BIN)/stepswitch compile $$f -o codegen/$$(basename $$f) || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache

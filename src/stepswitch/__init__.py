@@ -10,6 +10,7 @@ import typing as _typing
 from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
 from stepswitch.analysis import Diagnostic, Report
+from stepswitch.compiler.codegen import codegen
 from stepswitch.context import RunContext, Usage
 from stepswitch.dsl import (
     Agent,
@@ -86,6 +87,7 @@ __all__ = [
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "codegen",
     "function_tool",
     "handoff",
     "input_guardrail",

@@ -11,6 +11,9 @@ of its script; ``assert_complete()`` checks that every step was used::
     ])
     result = machine.run_sync("where is 42?", model=model)
     model.assert_complete()
+
+``OpenAIServer`` (from :mod:`stepswitch.models.openai_server`) is the same idea over
+real HTTP: a scripted OpenAI-compatible server on 127.0.0.1 for the real client.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from stepswitch.context import Usage
 from stepswitch.runtime.model import (
@@ -33,7 +36,11 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.settings import ModelSettings
 
+if TYPE_CHECKING:
+    from stepswitch.models.openai_server import OpenAIServer
+
 __all__ = [
+    "OpenAIServer",
     "RecordedCall",
     "ScriptExhausted",
     "ScriptedModel",
@@ -97,20 +104,27 @@ class ScriptedModel:
         ids = 0
         self._script: list[ModelResponse | BaseException] = []
         for index, step in enumerate(self.steps):
-            if isinstance(step, BaseException | ModelResponse):
+            kind = type(step)
+            if kind is list or kind is tuple:
+                items: Sequence[Any] = step  # type: ignore[assignment]
+            elif kind is OutputMessage or kind is OutputFunctionCall:
+                items = (step,)
+            elif isinstance(step, BaseException | ModelResponse):
                 self._script.append(step)
                 continue
-            items = (step,) if isinstance(step, OutputMessage | OutputFunctionCall) else step
+            else:
+                items = list(step)  # type: ignore[arg-type]
             output: list[OutputItem] = []
             for item in items:
-                if not isinstance(item, OutputMessage | OutputFunctionCall):
+                if type(item) is OutputFunctionCall:
+                    if not item.call_id:
+                        ids += 1
+                        item = replace(item, call_id=f"call_{index + 1}_{ids}")
+                elif type(item) is not OutputMessage:
                     raise TypeError(
                         f"ScriptedModel step {index + 1}: expected output items made with "
                         f"function_call() or assistant_message(), got {type(item).__name__}"
                     )
-                if isinstance(item, OutputFunctionCall) and not item.call_id:
-                    ids += 1
-                    item = replace(item, call_id=f"call_{index + 1}_{ids}")
                 output.append(item)
             self._script.append(
                 ModelResponse(tuple(output), Usage(requests=1), response_id=f"resp_{index}")
@@ -168,3 +182,12 @@ class ScriptedModel:
                 f"(the run made {len(self.calls)} model call(s))"
             )
 
+
+def __getattr__(name: str) -> Any:
+    # The HTTP server pulls in the http and threading machinery: load it only when a
+    # test asks for it, so `import stepswitch` stays light.
+    if name == "OpenAIServer":
+        from stepswitch.models.openai_server import OpenAIServer
+
+        return OpenAIServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

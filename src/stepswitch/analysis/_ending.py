@@ -7,8 +7,8 @@ tool call. So an agent ends a run itself when
 * its model settings do not force a tool call: it may answer at once (1 call);
 * they force one, and it has a function tool or agent tool the forced choice allows:
   it calls that tool, then may answer (2 calls; 1 when its tool-use behaviour stops
-  on a function tool: ``stop_on_first_tool``, ``StopAtTools`` naming one, or a
-  behaviour function).
+  on a tool, function or agent tool alike: ``stop_on_first_tool``, ``StopAtTools``
+  naming one, or a behaviour function).
 
 An agent whose forced choice allows only handoffs (``tool_choice="required"`` with no
 tools, or a handoff's tool name) must hand off, and one whose forced tool does not
@@ -43,17 +43,16 @@ def calls_to_end(agent: AgentSpec) -> int | None:
     forced = forced_tool(agent)
     if forced is None:
         return 1
-    functions = {t.name for t in agent.tools}
-    callable_ = functions | {t.tool_name for t in agent.agent_tools}
+    callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
     if forced != "*":
-        functions &= {forced}
         callable_ &= {forced}
     if not callable_:
         return None
+    # An agent tool is a tool like any other to the tool-use behaviour (as in the SDK,
+    # where as_tool() makes a FunctionTool): the run loop stops on its output too.
     behavior = agent.tool_use_behavior
-    if functions and (
-        behavior.kind in ("stop_on_first_tool", "function")
-        or (behavior.kind == "stop_at_tools" and functions & set(behavior.tool_names))
+    if behavior.kind in ("stop_on_first_tool", "function") or (
+        behavior.kind == "stop_at_tools" and callable_ & set(behavior.tool_names)
     ):
         return 1
     return 2

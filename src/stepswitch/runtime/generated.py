@@ -32,7 +32,7 @@ generated machine and the interpreter produce the same items in the same order.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from stepswitch.compiler.ir import (
     IR_VERSION,
@@ -48,7 +48,6 @@ from stepswitch.compiler.ir import (
 )
 from stepswitch.errors import UserError
 from stepswitch.runtime.config import RunConfig
-from stepswitch.runtime.loop import ToolsToFinalOutputResult
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.result import RunResult
@@ -63,6 +62,7 @@ from stepswitch.runtime.steps import (
     StepDecision,
     StepFunction,
     ToolResult,
+    ToolsToFinalOutputResult,
     TurnOutcome,
     interpret_step,
 )
@@ -95,9 +95,26 @@ __all__ = [
     "ToolResult",
     "ToolsToFinalOutputResult",
     "TurnOutcome",
+    "check_ir_version",
     "import_objects",
     "interpret_step",
 ]
+
+
+def check_ir_version(ir: MachineIR) -> None:
+    """Refuse an IR literal written for another IR version than this runtime reads."""
+    if ir.version != IR_VERSION:
+        raise UserError(
+            f"the generated runner of workflow {ir.name!r} holds IR version {ir.version}, "
+            f"but this stepswitch reads version {IR_VERSION}: regenerate it with "
+            "`stepswitch compile TARGET -o FILE`"
+        )
+
+
+def bound_objects(machine: StateMachine) -> Mapping[str, object]:
+    """The objects ``machine`` runs, by import path. For codegen, which checks that each
+    imports by its path; not one of the names a generated module imports."""
+    return machine._core.resolver
 
 
 def import_objects(paths: Iterable[str]) -> dict[str, object]:

@@ -1,0 +1,90 @@
+"""``stepswitch compile TARGET -o FILE [--check]``: write a workflow's generated runner.
+
+With ``--check`` nothing is written: exit 1 (with a short diff) when FILE differs from
+what would be generated now, 0 when it is current — the CI gate for checked-in runners.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from stepswitch.cli.targets import TargetError, load_targets
+
+__all__ = ["add_parser", "run"]
+
+DIFF_LINES = 40
+"""At most this many diff lines are shown; the rest is counted."""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "compile",
+        help="generate a standalone runner module for one workflow",
+        description="Generate a standalone, typed Python runner module for one workflow.",
+    )
+    p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the module to write")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 with a diff when FILE is not what would be generated",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepswitch.compiler.codegen import codegen
+
+    loaded = load_targets([args.target])
+    if len(loaded) != 1:
+        names = ", ".join(w.label for w in loaded)
+        raise TargetError(
+            f"{args.target}: names {len(loaded)} workflows ({names}); compile one at a time "
+            "with file.py:NAME"
+        )
+    one = loaded[0]
+    source = codegen(one.workflow.compile(), source=f"{one.module}:{one.attribute}")
+    out = Path(args.output)
+    if args.check:
+        return _check(out, source)
+    try:
+        if out.exists() and out.read_text(encoding="utf-8") == source:
+            print(f"{args.output}: up to date")
+            return 0
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(source, encoding="utf-8")
+    except OSError as exc:
+        raise TargetError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+    print(f"{args.output}: wrote the runner of {one.label}")
+    return 0
+
+
+def _check(out: Path, source: str) -> int:
+    try:
+        current = out.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        print(f"{out}: missing; generate it with `stepswitch compile ... -o {out}`")
+        return 1
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TargetError(f"{out}: cannot read: {exc}") from None
+    if current == source:
+        print(f"{out}: up to date")
+        return 0
+    diff = list(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            source.splitlines(keepends=True),
+            fromfile=f"{out} (checked in)",
+            tofile=f"{out} (generated now)",
+            n=1,
+        )
+    )
+    shown = diff[:DIFF_LINES]
+    sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in shown)
+    if len(diff) > DIFF_LINES:
+        print(f"... {len(diff) - DIFF_LINES} more diff lines")
+    print(f"{out}: stale; regenerate it with `stepswitch compile` (or `make codegen`)")
+    return 1

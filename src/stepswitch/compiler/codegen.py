@@ -1,0 +1,448 @@
+"""Codegen: a compiled machine → the source of a standalone, typed runner module.
+
+Three passes, read top to bottom:
+
+1. :func:`check_importable` — every object the IR names must import by its path
+   (``module:qualname``) as the very object the machine runs; otherwise a
+   ``UserError`` names each one, where it is used and where it was declared.
+2. :func:`plan_module` — a pure pass from the IR to a :class:`ModulePlan`: every
+   decision (identifiers, which checks each step function needs, the literal lines of
+   the tables, the imports) is made here, in Python.
+3. :func:`render` — the jinja2 template loops over the plan and substitutes; it
+   decides nothing.
+
+The output is deterministic (no ids, times or paths: the same machine gives the same
+bytes), fits 100 columns, and passes ``ruff check`` and ``mypy --strict``. Every
+user string reaches it through ``repr()``; identifiers are derived, never pasted.
+:func:`load_source` runs generated source in memory with its lines registered in
+``linecache``, so tracebacks show them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from stepswitch._version import __version__
+from stepswitch.compiler._literal import literal_lines, str_width
+from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.errors import UserError
+from stepswitch.runtime import generated as _generated
+from stepswitch.runtime.machine import StateMachine
+
+__all__ = [
+    "ModulePlan",
+    "StepPlan",
+    "check_importable",
+    "codegen",
+    "load_source",
+    "plan_module",
+    "render",
+]
+
+WIDTH = 100
+"""Generated lines fit the project's ruff line length."""
+
+
+# -- the entry point ----------------------------------------------------------------------
+
+
+def codegen(
+    machine: StateMachine, *, module_name: str | None = None, source: str | None = None
+) -> str:
+    """The source of a standalone runner module for ``machine``.
+
+    ``module_name`` is the dotted name the module will be imported as (shown in its
+    header); ``source`` is what it was generated from (``package.module:attribute``).
+    Raises ``UserError`` naming every object that cannot be imported by path.
+    """
+    check_importable(machine.ir, _generated.bound_objects(machine))
+    return render(plan_module(machine.ir, module_name=module_name, source=source))
+
+
+def load_source(source: str, module_name: str = "stepswitch_generated") -> ModuleType:
+    """Run generated ``source`` as a fresh module (not put in ``sys.modules``).
+
+    Its lines are registered with ``linecache`` under a ``<stepswitch-codegen …>``
+    file name, so a traceback through a step function shows the real line.
+    """
+    filename = f"<stepswitch-codegen {module_name}>"
+    code = compile(source, filename, "exec", dont_inherit=True)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    module = ModuleType(module_name)
+    module.__file__ = filename
+    exec(code, module.__dict__)
+    return module
+
+
+# -- pass 1: every object imports by its path ----------------------------------------------
+
+
+def check_importable(ir: MachineIR, objects: Mapping[str, object]) -> None:
+    """Raise ``UserError`` listing every path of ``ir`` a generated module cannot import."""
+    problems: list[str] = []
+    uses = _uses(ir)
+    for path in ir.refs():
+        obj = objects.get(path)
+        reason = _why_not_importable(path, obj)
+        if reason is None:
+            continue
+        where = _declared_at(obj)
+        declared = f", declared at {where}" if where else ""
+        problems.append(f"  - {path!r} ({'; '.join(uses.get(path, []))}{declared}): {reason}")
+    if problems:
+        raise UserError(
+            f"cannot generate a runner for workflow {ir.name!r}: a generated module imports "
+            "user objects by path (module:qualname), and these cannot be imported:\n"
+            + "\n".join(problems)
+        )
+
+
+def _why_not_importable(path: str, obj: object) -> str | None:
+    module, _, qualname = path.partition(":")
+    if not module or module.startswith("<"):
+        return (
+            "it has no import path (a generic alias such as list[int], or an object "
+            "without __module__/__qualname__); declare a named type or function in a module"
+        )
+    if "#" in qualname:
+        return (
+            f"another object of the workflow already has the path {path.split('#')[0]!r}; "
+            "give each object its own module-level name"
+        )
+    if module == "__main__":
+        return "it is defined in __main__ (the script being run); move it into a module"
+    if "<lambda>" in qualname:
+        return "it is a lambda; define it with def at module level"
+    if "<locals>" in qualname:
+        return "it is defined inside a function; move it to module level"
+    try:
+        found = _generated.import_objects([path])[path]
+    except UserError as exc:
+        return str(exc)
+    if found is not obj:
+        return (
+            f"importing it gives {type(found).__name__} {found!r}, not the object the "
+            "workflow uses; keep the object at the module-level name its function has"
+        )
+    return None
+
+
+def _uses(ir: MachineIR) -> dict[str, list[str]]:
+    """For each path, where the IR uses it (``agent 'a' tool 'x'``), in IR order."""
+    out: dict[str, list[str]] = {}
+
+    def add(path: str | None, what: str) -> None:
+        if path is not None:
+            out.setdefault(path, []).append(what)
+
+    for s in ir.states:
+        agent = f"agent {s.agent!r}"
+        add(s.instructions_fn, f"{agent} instructions")
+        add(s.model_ref, f"{agent} model")
+        add(s.output.type_ref, f"{agent} output type")
+        add(s.step.function, f"{agent} tool_use_behavior")
+        for g in (*s.input_guardrails, *s.output_guardrails):
+            add(g.ref, f"{agent} {g.kind} guardrail {g.name!r}")
+        for t in s.tools:
+            a = t.action
+            tool = f"{agent} tool {t.name!r}"
+            if isinstance(a, RunFunction):
+                add(a.ref, tool)
+            elif isinstance(a, HandOff):
+                add(a.input_type, f"{tool} input type")
+                add(a.on_handoff, f"{tool} on_handoff")
+                add(a.input_filter, f"{tool} input_filter")
+            else:
+                add(a.output_extractor, f"{tool} output extractor")
+                add(a.parameters_type, f"{tool} parameters type")
+    return out
+
+
+def _declared_at(obj: object) -> str | None:
+    site = getattr(obj, "site", None)
+    if site is not None and isinstance(getattr(site, "line", None), int):
+        return str(site)
+    fn = getattr(obj, "fn", obj)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return f"{_display(code.co_filename)}:{code.co_firstlineno}"
+    if isinstance(obj, type):
+        try:
+            file = inspect.getsourcefile(obj)
+            line = inspect.getsourcelines(obj)[1]
+        except (OSError, TypeError):
+            return None
+        return f"{_display(file)}:{line}" if file else None
+    return None
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+# -- pass 2: the plan (every decision) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepPlan:
+    """The explicit step function of one agent state."""
+
+    function: str
+    comment: str
+    doc: str
+    body: tuple[str, ...]
+    """Lines relative to the function body's indentation."""
+    uses: tuple[str, ...]
+    """The runtime names the body uses."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModulePlan:
+    """Everything the template writes, decided."""
+
+    doc: tuple[str, ...]
+    imports: tuple[str, ...]
+    ir_lines: tuple[str, ...]
+    steps: tuple[StepPlan, ...]
+    step_table: tuple[str, ...]
+    exports: tuple[str, ...]
+
+
+_FIXED_IMPORTS = frozenset(
+    {"StateIR", "StateMachine", "StepDecision", "StepFunction", "TurnOutcome",
+     "check_ir_version", "import_objects"}
+)
+_EXPORTS = ("IR", "MACHINE", "STEPS", "run", "run_streamed", "run_sync")
+
+
+def plan_module(
+    ir: MachineIR, *, module_name: str | None = None, source: str | None = None
+) -> ModulePlan:
+    """The plan of the runner module of ``ir`` (pure: no I/O, no imports)."""
+    names = _function_names(ir)
+    pausing = _pausing(ir)
+    steps = tuple(_step_plan(ir, state, names[state.agent], pausing) for state in ir.states)
+    used = set(_FIXED_IMPORTS)
+    try:
+        ir_lines = literal_lines(ir, prefix="IR = ", width=WIDTH, classes=used)
+    except (TypeError, ValueError) as exc:
+        raise UserError(
+            f"cannot generate a runner for workflow {ir.name!r}: its tables hold a value "
+            f"that has no Python literal ({exc}); model settings and schemas must be JSON data"
+        ) from None
+    for step in steps:
+        used.update(step.uses)
+    unknown = used - set(_generated.__all__)
+    if unknown:  # a bug in this module, not the user's: the runtime must declare each name
+        raise AssertionError(f"generated code would import undeclared names {sorted(unknown)}")
+    table: list[str] = []
+    for state in ir.states:
+        table.extend(literal_lines(state.agent, indent=1, suffix=f": {names[state.agent]},"))
+    return ModulePlan(
+        doc=_module_doc(ir, module_name, source),
+        imports=tuple(sorted(used, key=_isort_key)),
+        ir_lines=tuple(ir_lines),
+        steps=steps,
+        step_table=tuple(table),
+        exports=_EXPORTS,
+    )
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    # ruff's isort order within one import: CONSTANTS, then Classes, then functions.
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+def _module_doc(ir: MachineIR, module_name: str | None, source: str | None) -> tuple[str, ...]:
+    title = "Step-switch runner of a stepswitch workflow"
+    if _dotted(module_name, allow_colon=False):
+        title += f" ({module_name})"
+    lines = [f"{title}, generated by stepswitch {__version__}.", ""]
+    if _dotted(source, allow_colon=True):
+        lines += [
+            f"Generated from {source}. Do not edit: regenerate with",
+            f"``stepswitch compile {source} -o FILE``; ``--check`` says whether it is current.",
+        ]
+    else:
+        lines += ["Do not edit: regenerate it with ``stepswitch compile TARGET -o FILE``."]
+    lines += [
+        "",
+        "``IR`` holds the workflow's tables (``IR.name`` is its name); each agent state has an",
+        "explicit step function mapping a turn's outcome to Final / Handoff / Interruption /",
+        "RunAgain; ``MACHINE`` runs them, with the user's objects imported by path.",
+        "``run``, ``run_sync`` and ``run_streamed`` are its three drivers.",
+    ]
+    if any(str_width(line) > WIDTH - 4 for line in lines):  # an absurdly long module name
+        return _module_doc(ir, None, None)
+    return tuple(lines)
+
+
+def _dotted(text: str | None, *, allow_colon: bool) -> bool:
+    """Only plain dotted ASCII identifiers reach a docstring; anything else is left out."""
+    if not text or not text.isascii():
+        return False
+    head, sep, attr = text.partition(":")
+    if sep and not allow_colon:
+        return False
+    parts = head.split(".") + ([attr] if sep else [])
+    return all(p.isidentifier() for p in parts)
+
+
+def _function_names(ir: MachineIR) -> dict[str, str]:
+    """``step_<agent>`` per state: ASCII, unique, derived from the name (never pasted)."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for state in ir.states:
+        stem = re.sub(r"[^0-9a-zA-Z]+", "_", state.agent)[:40].strip("_").lower() or "agent"
+        name, n = f"step_{stem}", 2
+        while name in taken:
+            name, n = f"step_{stem}_{n}", n + 1
+        taken.add(name)
+        names[state.agent] = name
+    return names
+
+
+def _pausing(ir: MachineIR) -> frozenset[str]:
+    """Agents whose turn can pause: an approval tool, or an agent tool whose nested run
+    can pause (its pending approvals surface in the caller's turn)."""
+    found = {
+        s.agent
+        for s in ir.states
+        if any(not isinstance(t.action, HandOff) and t.action.approval != "never"
+               for t in s.tools)
+    }
+    grew = True
+    while grew:
+        grew = False
+        for s in ir.states:
+            if s.agent not in found and any(
+                isinstance(t.action, RunAgent) and t.action.target in found for t in s.tools
+            ):
+                found.add(s.agent)
+                grew = True
+    return frozenset(found)
+
+
+def _step_plan(ir: MachineIR, state: StateIR, function: str, pausing: frozenset[str]) -> StepPlan:
+    """The step function's body: the interpreter's order of checks, with only the checks
+    this state can need, and its tables written in (which tools stop the run, whether a
+    message is typed). Flags are plain ``if``s (cheaper than class patterns in a turn);
+    what the turn holds is dispatched with ``match``: the tool names that stop a run and
+    the final message."""
+    body: list[str] = []
+    uses: set[str] = set()
+    if state.agent in pausing:
+        body += ["if turn.interrupted:  # a call waits for approval", "    return Interruption()"]
+        uses.add("Interruption")
+    if any(isinstance(t.action, HandOff) for t in state.tools):
+        body += ["if turn.handoff is not None:  # a handoff took effect",
+                 "    return Handoff(turn.handoff)"]
+        uses.add("Handoff")
+    runs = {t.name for t in state.tools if isinstance(t.action, RunFunction | RunAgent)}
+    rule = state.step
+    stops = [n for n in dict.fromkeys(rule.stop_at) if n in runs]
+    again = not runs or rule.tool_use == "run_llm_again" or (
+        rule.tool_use == "stop_at_tools" and not stops
+    )
+    if again and runs:
+        body += ["if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again",
+                 "    return RunAgain()"]
+    else:
+        if runs:
+            body += _tool_phase(rule.tool_use, stops)
+            uses.add("AskToolUse" if rule.tool_use == "function" else "Final")
+        body += ["if turn.had_calls:  # calls that ran nothing: ask again", "    return RunAgain()"]
+    uses.update(("RunAgain", "FinalMessage"))
+    typed = state.output.kind == "typed"
+    if typed:
+        none = ["    case None:  # a typed output needs a message", "        return RunAgain()"]
+        text = ["    case text:  # parsed as the typed output"]
+    else:
+        none = ["    case None:  # no message: empty text", '        return FinalMessage("")']
+        text = ["    case text:  # the text is the output"]
+    body += ["match turn.last_message:", *none, *text, "        return FinalMessage(text)"]
+    entry = " (entry)" if state.agent == ir.entry else ""
+    return StepPlan(
+        function=function,
+        comment=f"# agent {_short_repr(state.agent)}{entry}",
+        doc=_step_doc(state, bool(runs), typed),
+        body=tuple(body),
+        uses=tuple(sorted(uses)),
+    )
+
+
+def _tool_phase(tool_use: str, stops: list[str]) -> list[str]:
+    if tool_use == "stop_on_first_tool":
+        return ["if turn.tool_results:  # stop on the first tool",
+                "    return Final(turn.tool_results[0].value)"]
+    if tool_use == "function":
+        return ["if turn.tool_results:  # tool_use_behavior decides", "    return AskToolUse()"]
+    one_line = " | ".join(repr(n) for n in stops)
+    body = ["if turn.tool_results:  # stop at the listed tools",
+            "    for result in turn.tool_results:",
+            "        match result.name:"]
+    if str_width(f"{' ' * 16}case {one_line}:") <= WIDTH:
+        body.append(f"            case {one_line}:")
+    else:
+        body.append("            case (")
+        for i, name in enumerate(stops):
+            lead = "" if i == 0 else "| "
+            body.extend(literal_lines(name, indent=4, prefix=lead, width=WIDTH - 4))
+        body.append("            ):")
+    body += ["                return Final(result.value)", "    return RunAgain()"]
+    return body
+
+
+def _step_doc(state: StateIR, runs: bool, typed: bool) -> str:
+    rule = {
+        "run_llm_again": "Tool results go back to the model",
+        "stop_on_first_tool": "The first tool's result is final",
+        "stop_at_tools": "A listed tool's result is final",
+        "function": "After tools, tool_use_behavior decides",
+    }[state.step.tool_use]
+    output = "a message is parsed as the typed output" if typed else "a message is the output"
+    return f"{rule}; {output}." if runs else f"{output[0].upper()}{output[1:]}."
+
+
+def _short_repr(text: str) -> str:
+    shown = repr(text)
+    if str_width(shown) <= 60:
+        return shown
+    return repr(text[:40]) + "…"
+
+
+# -- pass 3: render ------------------------------------------------------------------------
+
+
+@cache
+def _template() -> Any:
+    import jinja2  # here, so `import stepswitch` does not pay for jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("stepswitch.compiler", "templates"),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    return env.get_template("module.py.j2")
+
+
+def render(plan: ModulePlan) -> str:
+    """The module's source: the template substitutes the plan's lines."""
+    text: str = _template().render(plan=plan)
+    return text
