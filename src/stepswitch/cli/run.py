@@ -22,7 +22,13 @@ from pydantic import BaseModel
 
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.context import Usage
-from stepswitch.errors import ModelBehaviorError, ModelProviderError, RunLimitError, UserError
+from stepswitch.errors import (
+    ModelBehaviorError,
+    ModelProviderError,
+    RunLimitError,
+    StateError,
+    UserError,
+)
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -102,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume)
+        start = _read_state(args.resume, machine)
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
@@ -164,12 +170,28 @@ class _Unstreamed:
         return await self._model.get_response(request)
 
 
-def _read_state(path: str) -> RunState:
+def _read_state(path: str, machine: Any) -> RunState:
+    """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
+
+    Checked here, not only when the run resumes: a state whose calls all await approval
+    may pause again before the machine ever sees it.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
-    return RunState.from_json(text)
+    except UnicodeDecodeError:
+        raise UserError(f"--resume {path}: not a saved run (not UTF-8 text)") from None
+    try:
+        state = RunState.from_json(text)
+    except StateError as exc:
+        raise UserError(f"--resume {path}: {exc}") from None
+    if state.workflow != machine.name:
+        raise UserError(
+            f"--resume {path}: the saved run is of workflow {state.workflow!r}, "
+            f"not {machine.name!r}"
+        )
+    return state
 
 
 def _write_state(path: str, state: RunState) -> None:
