@@ -116,6 +116,9 @@ def test_declaration_error_in_user_module_names_their_line(
     assert code == 2
     assert "bad_decl_x4.py:3" in err
     assert "tools[0]" in err
+    # the declaration's own message says what and where: one line, no traceback
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"stepswitch: error: {path}: Agent('a') at ")
 
 
 def test_module_entry_point_runs_as_a_subprocess() -> None:

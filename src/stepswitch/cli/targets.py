@@ -18,6 +18,7 @@ from types import ModuleType
 
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
+from stepswitch.errors import UserError
 
 __all__ = ["LoadedWorkflow", "TargetError", "load_targets"]
 
@@ -157,6 +158,8 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
     except SyntaxError as exc:
         where = f"{exc.filename}:{exc.lineno}" if exc.filename else shown
         raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
+    except UserError as exc:  # a declaration mistake: the message names its file:line
+        raise TargetError(f"{shown}: {exc}") from None
     except Exception as exc:
         raise TargetError(_user_traceback(shown, exc)) from None
 
