@@ -137,3 +137,20 @@ def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run([], capsys)
     assert code == 2
     assert "usage" in err.lower()
+
+
+def test_a_file_in_a_subfolder_is_not_shadowed_by_a_namesake_in_the_working_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flow = "import stepswitch as ss\nwf = ss.Workflow(name={!r}, entry=ss.Agent(name='a'))\n"
+    (tmp_path / "qa_shadow_x7.py").write_text(flow.format("outer"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "qa_shadow_x7.py").write_text(flow.format("inner"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = run(["show", "sub/qa_shadow_x7.py"], capsys)
+    finally:
+        sys.modules.pop("qa_shadow_x7", None)
+    assert code == 0, err
+    assert "workflow 'inner'" in out

@@ -131,9 +131,15 @@ def _import_file(path: Path) -> ModuleType:
     name, root = _module_name_for(path)
     if not name:
         raise TargetError(f"{path}: cannot tell the module name of this file")
-    root_text = str(root)
-    if root_text not in sys.path:
-        sys.path.insert(0, root_text)
+    # The file's own folder goes first, ahead of the working directory that
+    # _import_module adds: otherwise `check sub/flows.py` from a folder that also holds
+    # a flows.py would import that one instead.
+    cwd, root_text = os.getcwd(), str(root)
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    if root_text in sys.path:
+        sys.path.remove(root_text)
+    sys.path.insert(0, root_text)
     existing = sys.modules.get(name)
     if existing is not None:
         file = getattr(existing, "__file__", None)
@@ -141,7 +147,11 @@ def _import_file(path: Path) -> ModuleType:
             raise TargetError(
                 f"{path}: its module name {name!r} is already taken by {file}; rename one"
             )
-    return _import_module(name, shown=_display(path))
+    module = _import_module(name, shown=_display(path))
+    file = getattr(module, "__file__", None)
+    if file is not None and Path(file).resolve() != path.resolve():
+        raise TargetError(f"{path}: importing it as {name!r} found {file} instead; rename one")
+    return module
 
 
 def _import_module(name: str, shown: str | None = None) -> ModuleType:
