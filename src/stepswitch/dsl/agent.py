@@ -41,7 +41,15 @@ class StopAtTools:
     stop_at_tool_names: tuple[str, ...]
 
     def __init__(self, stop_at_tool_names: Sequence[str]) -> None:
-        object.__setattr__(self, "stop_at_tool_names", tuple(stop_at_tool_names))
+        # a bare string is a Sequence[str] too, and would become one name per letter
+        names = () if isinstance(stop_at_tool_names, str) else tuple(stop_at_tool_names)
+        if (not names and stop_at_tool_names) or not all(isinstance(n, str) for n in names):
+            raise UserError(
+                f"StopAtTools at {caller_site()}: expected a list of tool names, got "
+                f"{type(stop_at_tool_names).__name__} {stop_at_tool_names!r}; "
+                f"write StopAtTools([...])"
+            )
+        object.__setattr__(self, "stop_at_tool_names", names)
 
 
 ToolUseBehavior: TypeAlias = (
