@@ -104,20 +104,27 @@ class ScriptedModel:
         ids = 0
         self._script: list[ModelResponse | BaseException] = []
         for index, step in enumerate(self.steps):
-            if isinstance(step, BaseException | ModelResponse):
+            kind = type(step)
+            if kind is list or kind is tuple:
+                items: Sequence[Any] = step  # type: ignore[assignment]
+            elif kind is OutputMessage or kind is OutputFunctionCall:
+                items = (step,)
+            elif isinstance(step, BaseException | ModelResponse):
                 self._script.append(step)
                 continue
-            items = (step,) if isinstance(step, OutputMessage | OutputFunctionCall) else step
+            else:
+                items = list(step)  # type: ignore[arg-type]
             output: list[OutputItem] = []
             for item in items:
-                if not isinstance(item, OutputMessage | OutputFunctionCall):
+                if type(item) is OutputFunctionCall:
+                    if not item.call_id:
+                        ids += 1
+                        item = replace(item, call_id=f"call_{index + 1}_{ids}")
+                elif type(item) is not OutputMessage:
                     raise TypeError(
                         f"ScriptedModel step {index + 1}: expected output items made with "
                         f"function_call() or assistant_message(), got {type(item).__name__}"
                     )
-                if isinstance(item, OutputFunctionCall) and not item.call_id:
-                    ids += 1
-                    item = replace(item, call_id=f"call_{index + 1}_{ids}")
                 output.append(item)
             self._script.append(
                 ModelResponse(tuple(output), Usage(requests=1), response_id=f"resp_{index}")

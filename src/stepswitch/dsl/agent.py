@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,33 +57,29 @@ ToolUseBehavior: TypeAlias = (
 )
 
 
-class Handoff:
-    """A handoff edge to ``target``. Build it with :func:`handoff`."""
+@dataclass(repr=False, eq=False)
+class _EdgeDecl:
+    """What handoffs and agent tools share: a target by object or by name."""
 
-    def __init__(
-        self,
-        target: Agent | str,
-        *,
-        max_uses: int | None,
-        tool_name: str | None,
-        description: str | None,
-        input_type: Any,
-        on_handoff: Callable[..., Any] | None,
-        input_filter: Callable[..., Any] | None,
-        site: Site,
-    ) -> None:
-        self.target = target
-        self.max_uses = max_uses
-        self.tool_name = tool_name
-        self.description = description
-        self.input_type = input_type
-        self.on_handoff = on_handoff
-        self.input_filter = input_filter
-        self.site = site
+    target: Agent | str
 
     @property
     def target_name(self) -> str:
         return self.target if isinstance(self.target, str) else self.target.name
+
+
+@dataclass(repr=False, eq=False)
+class Handoff(_EdgeDecl):
+    """A handoff edge to ``target``. Build it with :func:`handoff`."""
+
+    _: KW_ONLY
+    max_uses: int | None
+    tool_name: str | None
+    description: str | None
+    input_type: Any
+    on_handoff: Callable[..., Any] | None
+    input_filter: Callable[..., Any] | None
+    site: Site
 
     def __repr__(self) -> str:
         return f"Handoff(target={self.target_name!r}, max_uses={self.max_uses!r})"
@@ -176,38 +172,22 @@ def _arity(fn: Callable[..., Any]) -> int | None:
         return None
 
 
-class AgentTool:
+@dataclass(repr=False, eq=False)
+class AgentTool(_EdgeDecl):
     """An agent called as a tool: a nested run of ``target`` that returns a value.
 
     Build it with ``agent.as_tool(...)`` or :func:`agent_tool` (by name, for recursion).
     """
 
-    def __init__(
-        self,
-        target: Agent | str,
-        *,
-        name: str | None,
-        description: str | None,
-        max_turns: int | None,
-        max_depth: int | None,
-        needs_approval: bool | Callable[..., Any],
-        output_extractor: Callable[..., Any] | None,
-        parameters: Any,
-        site: Site,
-    ) -> None:
-        self.target = target
-        self.name = name
-        self.description = description
-        self.max_turns = max_turns
-        self.max_depth = max_depth
-        self.needs_approval = needs_approval
-        self.output_extractor = output_extractor
-        self.parameters = parameters
-        self.site = site
-
-    @property
-    def target_name(self) -> str:
-        return self.target if isinstance(self.target, str) else self.target.name
+    _: KW_ONLY
+    name: str | None
+    description: str | None
+    max_turns: int | None
+    max_depth: int | None
+    needs_approval: bool | Callable[..., Any]
+    output_extractor: Callable[..., Any] | None
+    parameters: Any
+    site: Site
 
     def __repr__(self) -> str:
         return f"AgentTool(target={self.target_name!r}, name={self.name!r})"

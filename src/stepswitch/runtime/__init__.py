@@ -12,6 +12,7 @@ from stepswitch.runtime.events import (
     RunItemStreamEvent,
     StreamEvent,
 )
+from stepswitch.runtime.handoffs import HandoffInputData
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
@@ -22,7 +23,6 @@ from stepswitch.runtime.items import (
     ToolCallOutputItem,
     UserInputItem,
 )
-from stepswitch.runtime.loop import HandoffInputData, ToolsToFinalOutputResult
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import (
     Model,
@@ -37,7 +37,7 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
 from stepswitch.runtime.state import RunState
-from stepswitch.runtime.steps import ToolResult
+from stepswitch.runtime.steps import ToolResult, ToolsToFinalOutputResult
 
 __all__ = [
     "AgentUpdatedStreamEvent",

@@ -8,7 +8,7 @@ agents, tools or items there are.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.errors import UserError
@@ -16,7 +16,17 @@ from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
 from stepswitch.settings import ModelSettings
 
-__all__ = ["MachineCore"]
+__all__ = ["BoundFunction", "MachineCore"]
+
+
+class BoundFunction(NamedTuple):
+    """A function tool ready to call: the tool object, its function, the validator of
+    its parameters model and the parameter names."""
+
+    tool: Any
+    fn: Any
+    validator: Any
+    names: tuple[str, ...]
 
 
 class MachineCore:
@@ -54,7 +64,7 @@ class MachineCore:
             for s in ir.states
         }
         self._defs: dict[tuple[str, frozenset[str]], tuple[ToolDefinition, ...]] = {}
-        self._params: dict[str, tuple[str, ...]] = {}
+        self._functions: dict[str, BoundFunction] = {}
         missing = [p for p in ir.refs() if p not in resolver]
         if missing:
             raise UserError(
@@ -70,13 +80,17 @@ class MachineCore:
                         "state in the machine"
                     )
 
-    def param_names(self, ref: str) -> tuple[str, ...]:
-        """The keyword parameters of the function tool bound at ``ref`` (cached)."""
-        names = self._params.get(ref)
-        if names is None:
-            names = tuple(self.resolver[ref].params_model.model_fields)  # type: ignore[attr-defined]
-            self._params[ref] = names
-        return names
+    def function(self, ref: str) -> BoundFunction:
+        """The function tool bound at ``ref``, prepared for calls (cached)."""
+        bound = self._functions.get(ref)
+        if bound is None:
+            tool: Any = self.resolver[ref]
+            model = tool.params_model
+            bound = BoundFunction(
+                tool, tool.fn, model.__pydantic_validator__, tuple(model.model_fields)
+            )
+            self._functions[ref] = bound
+        return bound
 
     def obj(self, path: str) -> Any:
         """The live object bound at ``path``."""

@@ -48,7 +48,6 @@ from stepswitch.compiler.ir import (
 )
 from stepswitch.errors import UserError
 from stepswitch.runtime.config import RunConfig
-from stepswitch.runtime.loop import ToolsToFinalOutputResult
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.result import RunResult
@@ -63,6 +62,7 @@ from stepswitch.runtime.steps import (
     StepDecision,
     StepFunction,
     ToolResult,
+    ToolsToFinalOutputResult,
     TurnOutcome,
     interpret_step,
 )

@@ -30,9 +30,10 @@ from stepswitch.runtime.events import (
     item_event_name,
 )
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
-from stepswitch.runtime.loop import Loop, Run, run_loop
+from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
 from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
 

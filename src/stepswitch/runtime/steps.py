@@ -30,6 +30,7 @@ __all__ = [
     "StepDecision",
     "StepFunction",
     "ToolResult",
+    "ToolsToFinalOutputResult",
     "TurnOutcome",
     "interpret_step",
 ]
@@ -109,10 +110,14 @@ StepDecision: TypeAlias = Final | FinalMessage | Handoff | Interruption | RunAga
 StepFunction: TypeAlias = Callable[[StateIR, TurnOutcome], StepDecision]
 
 
+_RUN_AGAIN = RunAgain()
+_INTERRUPTION = Interruption()
+
+
 def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """The generic step function: reads ``state.step`` and ``state.output``."""
     if turn.interrupted:
-        return Interruption()
+        return _INTERRUPTION
     if turn.handoff is not None:
         return Handoff(turn.handoff)
     if turn.tool_results:
@@ -123,12 +128,20 @@ def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
             for result in turn.tool_results:
                 if result.name in rule.stop_at:
                     return Final(result.value)
-            return RunAgain()
+            return _RUN_AGAIN
         if rule.tool_use == "function":
             return AskToolUse()
-        return RunAgain()
+        return _RUN_AGAIN
     if turn.had_calls:
-        return RunAgain()
+        return _RUN_AGAIN
     if turn.last_message is None and state.output.kind == "typed":
-        return RunAgain()
+        return _RUN_AGAIN
     return FinalMessage(turn.last_message or "")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsToFinalOutputResult:
+    """What a ``tool_use_behavior`` function returns: stop with ``final_output``, or not."""
+
+    is_final_output: bool
+    final_output: Any = None

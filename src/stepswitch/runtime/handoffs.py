@@ -1,0 +1,147 @@
+"""Handoffs on the trusted side: budgets, the first valid handoff wins, ``on_handoff``,
+input filters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from stepswitch.compiler.ir import HandOff, StateIR, ToolEntry
+from stepswitch.context import RunContext
+from stepswitch.errors import (
+    UserError,
+)
+from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.items import (
+    HandoffOutputItem,
+    RunItem,
+    ToolCallOutputItem,
+)
+from stepswitch.runtime.model import (
+    InputItem,
+    OutputFunctionCall,
+)
+from stepswitch.runtime.run import Run, call_hook, visible
+from stepswitch.runtime.tools import (
+    MULTIPLE_HANDOFFS,
+    ArgumentError,
+    parse_typed,
+)
+
+__all__ = ["HandoffInputData", "spent_handoffs", "take_handoffs"]
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffInputData:
+    """What a handoff input filter gets and returns (the SDK's shape)."""
+
+    input_history: tuple[InputItem, ...]
+    pre_handoff_items: tuple[RunItem, ...]
+    new_items: tuple[RunItem, ...]
+    run_context: RunContext[Any] | None = None
+
+
+_NO_HIDDEN: frozenset[str] = frozenset()
+
+
+def spent_handoffs(core: MachineCore, run: Run, state: StateIR) -> frozenset[str]:
+    """The handoffs of ``state`` whose ``max_uses`` this run has used up."""
+    if not run.uses:
+        return _NO_HIDDEN
+    spent = [
+        name
+        for (agent, name), n in run.uses.items()
+        if agent == state.agent
+        and isinstance(a := core.tables[agent][name].action, HandOff)
+        and a.max_uses is not None
+        and n >= a.max_uses
+    ]
+    return frozenset(spent) if spent else _NO_HIDDEN
+
+
+def take_handoffs(
+    core: MachineCore,
+    run: Run,
+    config: RunConfig,
+    state: StateIR,
+    calls: list[tuple[OutputFunctionCall, ToolEntry | None]],
+    start: int,
+) -> Generator[Any, Any, str | None]:
+    agent = state.agent
+    winner: tuple[OutputFunctionCall, HandOff, Any] | None = None
+    for call, entry in calls:
+        if entry is None or type(entry.action) is not HandOff:
+            continue
+        action = entry.action
+        key = (agent, call.name)
+        used = run.uses.get(key, 0)
+        if action.max_uses is not None and used >= action.max_uses:
+            message = (
+                f"Handoff {call.name} is no longer available: it was already taken "
+                f"{used} time(s), its max_uses. Continue without it."
+            )
+        elif winner is not None:
+            message = MULTIPLE_HANDOFFS
+        else:
+            try:
+                value = None
+                if action.input_type is not None:
+                    value = parse_typed(
+                        f"handoff {call.name}", core.obj(action.input_type), call.arguments
+                    )
+                winner = (call, action, value)
+                continue
+            except ArgumentError as exc:
+                message = str(exc)
+        run.append(ToolCallOutputItem(agent, call.call_id, message, call.name, True))
+    if winner is None:
+        return None
+    call, action, value = winner
+    if action.on_handoff is not None:
+        hook = core.obj(action.on_handoff)
+        hooked = hook(run.ctx, value) if action.input_type is not None else hook(run.ctx)
+        yield from call_hook(hooked)
+    key = (agent, call.name)
+    run.uses[key] = run.uses.get(key, 0) + 1
+    run.append(
+        HandoffOutputItem(
+            agent, call.call_id, _transfer_text(action.target), agent, action.target
+        )
+    )
+    flt = core.obj(action.input_filter) if action.input_filter is not None else None
+    flt = flt or config.handoff_input_filter
+    if flt is not None:
+        data = HandoffInputData(
+            input_history=run.input,
+            pre_handoff_items=tuple(run.items[:start]),
+            new_items=tuple(run.items[start:]),
+            run_context=run.ctx,
+        )
+        filtered = yield from call_hook(flt(data))
+        if not isinstance(filtered, HandoffInputData):
+            raise UserError(
+                f"handoff {call.name}: the input filter returned {type(filtered).__name__}, "
+                "not HandoffInputData"
+            )
+        history: list[InputItem] = list(filtered.input_history)
+        history.extend(i for i in filtered.pre_handoff_items if visible(i))
+        history.extend(i for i in filtered.new_items if visible(i))
+        run.history = history
+        run.history_filtered = True
+        run.history_from = len(run.items)
+    return action.target
+
+
+_TRANSFERS: dict[str, str] = {}
+
+
+def _transfer_text(target: str) -> str:
+    """The handoff output the model sees: ``{"assistant": "<target>"}`` (as the SDK)."""
+    text = _TRANSFERS.get(target)
+    if text is None:
+        text = _TRANSFERS.setdefault(target, json.dumps({"assistant": target}))
+    return text

@@ -1,0 +1,302 @@
+"""The state of one run in progress, how it starts and resumes, and small helpers
+the loop's parts share.
+
+Only the loop touches a ``Run``; a ``RunState`` is its saved, inert form.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepswitch.compiler.ir import RunAgent
+from stepswitch.context import RunContext
+from stepswitch.errors import (
+    StateError,
+    UserError,
+)
+from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.effects import (
+    Await,
+    Emit,
+)
+from stepswitch.runtime.items import (
+    HandoffCallItem,
+    HandoffOutputItem,
+    RunItem,
+    ToolApprovalItem,
+    ToolCallItem,
+    ToolCallOutputItem,
+    UserInputItem,
+)
+from stepswitch.runtime.model import (
+    InputItem,
+    ModelResponse,
+    OutputFunctionCall,
+)
+from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
+from stepswitch.runtime.state import Decision, PendingTurn, RunState
+
+__all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "visible"]
+
+
+def visible(item: RunItem) -> bool:
+    return type(item) is not ToolApprovalItem
+
+
+@dataclass(slots=True)
+class Run:
+    """The mutable state of one run in progress. Only the loop touches it."""
+
+    workflow: str
+    input: tuple[InputItem, ...]
+    raw_input: Any
+    current: str
+    max_turns: int | None
+    ctx: RunContext[Any]
+    depth: int = 0
+    fresh: bool = True
+    items: list[RunItem] = field(default_factory=list)
+    history: list[InputItem] = field(default_factory=list)
+    history_filtered: bool = False
+    history_from: int = 0
+    turn: int = 0
+    responses: list[ModelResponse] = field(default_factory=list)
+    uses: dict[tuple[str, str], int] = field(default_factory=dict)
+    used_tools: set[str] = field(default_factory=set)
+    pending: PendingTurn | None = None
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    always: dict[str, bool] = field(default_factory=dict)
+    nested: dict[str, RunState] = field(default_factory=dict)
+    input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    emitted: int = 0
+    model: Any = None
+    """The run's model (never saved in a state)."""
+    emit: bool = False
+    """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
+
+    @classmethod
+    def start(
+        cls,
+        workflow: str,
+        entry: str,
+        input: str | list[Any] | tuple[Any, ...],
+        *,
+        max_turns: int | None,
+        ctx: RunContext[Any],
+        depth: int = 0,
+    ) -> Run:
+        items = input_items(input)
+        return cls(
+            workflow=workflow,
+            input=items,
+            raw_input=input,
+            current=entry,
+            max_turns=max_turns,
+            ctx=ctx,
+            depth=depth,
+            history=list(items),
+        )
+
+    @classmethod
+    def resume(
+        cls, core: MachineCore, state: RunState, *, max_turns: int | None, ctx: RunContext[Any]
+    ) -> Run:
+        check_state(core, state)
+        run = cls(
+            workflow=state.workflow,
+            input=tuple(state.input),
+            raw_input=list(state.input),
+            current=state.current_agent,
+            max_turns=max_turns,
+            ctx=ctx,
+            depth=state.depth,
+            fresh=False,
+            items=list(state.items),
+            turn=state.current_turn,
+            pending=state.pending,
+            decisions=dict(state.decisions),
+            always=dict(state.always),
+            nested={k: v.copy() for k, v in state.nested.items()},
+        )
+        if state.history is None:
+            run.history = list(run.input)
+            run.history.extend(i for i in run.items if visible(i))
+        else:
+            run.history = list(state.history)
+            run.history.extend(i for i in run.items[state.history_from :] if visible(i))
+            run.history_filtered = True
+            run.history_from = state.history_from
+        names: dict[str, tuple[str, str]] = {}
+        for item in run.items:
+            if type(item) is HandoffCallItem:
+                names[item.call_id] = (item.agent, item.name)
+            elif type(item) is HandoffOutputItem and item.call_id in names:
+                key = names[item.call_id]
+                run.uses[key] = run.uses.get(key, 0) + 1
+            elif type(item) is ToolCallItem:
+                run.used_tools.add(item.agent)
+        run.emitted = len(run.items)
+        return run
+
+    def append(self, item: RunItem) -> None:
+        self.items.append(item)
+        if type(item) is not ToolApprovalItem:
+            self.history.append(item)
+
+    def snapshot(self, *, pending: PendingTurn | None, status: str) -> RunState:
+        return RunState(
+            workflow=self.workflow,
+            input=self.input,
+            items=list(self.items),
+            current_agent=self.current,
+            current_turn=self.turn,
+            max_turns=self.max_turns,
+            pending=pending,
+            decisions=dict(self.decisions),
+            always=dict(self.always),
+            nested={k: v.copy() for k, v in self.nested.items()},
+            history=tuple(self.history[: self._history_prefix()]) if self.history_filtered
+            else None,
+            history_from=self.history_from,
+            depth=self.depth,
+            status="interrupted" if status == "interrupted" else "stopped",
+        )
+
+    def _history_prefix(self) -> int:
+        visible_since = sum(1 for i in self.items[self.history_from :] if visible(i))
+        return len(self.history) - visible_since
+
+    def error_details(self) -> RunErrorDetails:
+        return RunErrorDetails(
+            input=self.input,
+            new_items=self.items,
+            last_agent=self.current,
+            raw_responses=self.responses,
+            usage=self.ctx.usage,
+            input_guardrail_results=self.input_guardrail_results,
+            output_guardrail_results=self.output_guardrail_results,
+            _state=lambda: self.snapshot(pending=None, status="stopped"),
+        )
+
+    def result(self, final: Any, interrupted: PendingTurn | None = None) -> RunResult:
+        result = RunResult(
+            input=self.input,
+            new_items=self.items,
+            final_output=final,
+            last_agent=self.current,
+            interruptions=[],
+            raw_responses=self.responses,
+            usage=self.ctx.usage,
+            max_turns=self.max_turns,
+            input_guardrail_results=self.input_guardrail_results,
+            output_guardrail_results=self.output_guardrail_results,
+            _state=lambda: self.snapshot(
+                pending=interrupted, status="interrupted" if interrupted else "stopped"
+            ),
+        )
+        if interrupted is not None:
+            result.interruptions = self.snapshot(
+                pending=interrupted, status="interrupted"
+            ).interruptions
+        return result
+
+
+def input_items(value: Any) -> tuple[InputItem, ...]:
+    if isinstance(value, str):
+        return (UserInputItem(value),)
+    if not isinstance(value, list | tuple):
+        raise UserError(
+            f"run input: expected a string, a list of items or a RunState, got "
+            f"{type(value).__name__}"
+        )
+    out: list[InputItem] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            out.append(UserInputItem(item))
+        elif isinstance(item, dict) and isinstance(item.get("content"), str):
+            role = item.get("role", "user")
+            if role not in ("user", "system", "developer", "assistant"):
+                raise UserError(f"run input[{i}]: unknown role {role!r}")
+            out.append(UserInputItem(item["content"], role))
+        elif hasattr(item, "type") and hasattr(item, "__dataclass_fields__"):
+            out.append(item)
+        else:
+            raise UserError(
+                f"run input[{i}]: expected a string, a {{'role', 'content'}} dict or an item, "
+                f"got {type(item).__name__}"
+            )
+    return tuple(out)
+
+
+def check_state(core: MachineCore, state: RunState) -> None:
+    """A state resumes only on a machine that still has what it names."""
+    if state.workflow != core.ir.name:
+        raise StateError(
+            f"the state belongs to workflow {state.workflow!r}, not {core.ir.name!r}"
+        )
+    agents = {state.current_agent}
+    agents.update(i.agent for i in state.items)
+    if state.pending is not None:
+        agents.add(state.pending.agent)
+    missing = sorted(a for a in agents if a not in core.states)
+    if missing:
+        raise StateError(
+            f"the state refers to agent(s) {', '.join(map(repr, missing))}, which workflow "
+            f"{core.ir.name!r} does not have"
+        )
+    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
+    for call_id in state.decisions:
+        if call_id not in approvals:
+            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
+    if state.pending is None:
+        if state.nested:
+            raise StateError("the state has paused nested runs but no interrupted turn")
+        return
+    table = core.tables[state.pending.agent]
+    answered = {i.call_id for i in state.items[state.pending.start :]
+                if type(i) is ToolCallOutputItem}
+    calls: dict[str, OutputFunctionCall] = {}
+    for out in state.pending.output:
+        if type(out) is OutputFunctionCall:
+            calls[out.call_id] = out
+            entry = table.get(out.name)
+            if entry is None and out.call_id not in answered:
+                raise StateError(
+                    f"the interrupted turn calls {out.name!r}, which agent "
+                    f"{state.pending.agent!r} no longer has"
+                )
+    recorded = {
+        i.call_id: i.name for i in state.items if isinstance(i, ToolCallItem | HandoffCallItem)
+    }
+    for call_id, call in calls.items():
+        if recorded.get(call_id) != call.name:
+            raise StateError(
+                f"call id {call_id!r} of the interrupted turn does not match the state's items"
+            )
+    for call_id in state.nested:
+        entry = table.get(calls[call_id].name) if call_id in calls else None
+        if entry is None or not isinstance(entry.action, RunAgent):
+            raise StateError(
+                f"a paused nested run is filed under call id {call_id!r}, which is no agent-tool "
+                "call of the interrupted turn"
+            )
+
+
+def flush(run: Run) -> Emit | None:
+    """The items made since the last flush, as a stream event (None: nothing to say)."""
+    if not run.emit or len(run.items) == run.emitted:
+        return None
+    batch = tuple(run.items[run.emitted :])
+    run.emitted = len(run.items)
+    return Emit(batch)
+
+
+def call_hook(value: Any) -> Generator[Any, Any, Any]:
+    """The value of a user hook's return, awaited when it is awaitable."""
+    if inspect.isawaitable(value):
+        value = yield Await(value)
+    return value

@@ -1,0 +1,98 @@
+"""The StateMachine's drivers: what each surface promises beyond the shared loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.runtime import AgentUpdatedStreamEvent, RawResponsesStreamEvent, RunItemStreamEvent
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+FLOW = [
+    [function_call("lookup_order", {"order_id": 42})],
+    [function_call("transfer_to_refund", {})],
+    [function_call("process_refund", {"order_id": 42})],
+]
+
+
+def test_stream_event_sequence_matches_the_sdks_shape() -> None:
+    machine = support.compile()
+    streamed = machine.run_streamed("refund 42", model=ScriptedModel(FLOW))
+
+    async def names() -> list[str]:
+        out = []
+        async for event in streamed.stream_events():
+            if isinstance(event, AgentUpdatedStreamEvent):
+                out.append(f"agent:{event.new_agent}")
+            elif isinstance(event, RunItemStreamEvent):
+                out.append(event.name)
+            else:
+                assert isinstance(event, RawResponsesStreamEvent)
+                out.append("raw")
+        return out
+
+    assert asyncio.run(names()) == [
+        "agent:triage", "raw", "tool_called", "tool_output",
+        "raw", "handoff_requested", "handoff_occured",
+        "agent:refund", "raw", "tool_called",
+    ]
+    assert streamed.is_complete and streamed.current_agent == "refund"
+    assert streamed.interruptions[0].name == "process_refund"  # approvals are not streamed
+
+
+def test_streamed_result_fields_wait_for_the_stream() -> None:
+    streamed = support.compile().run_streamed("hi", model=ScriptedModel([[assistant_message("x")]]))
+    with pytest.raises(RuntimeError, match="consume stream_events"):
+        _ = streamed.final_output
+
+    async def drain() -> None:
+        async for _ in streamed.stream_events():
+            pass
+        with pytest.raises(RuntimeError, match="only once"):
+            async for _ in streamed.stream_events():
+                pass
+
+    asyncio.run(drain())
+    assert streamed.final_output == "x" and streamed.result().last_agent == "triage"
+
+
+def test_stream_errors_are_raised_from_the_iterator() -> None:
+    streamed = support.compile().run_streamed(
+        "hi", model=ScriptedModel([[function_call("nope")]])
+    )
+
+    async def drain() -> None:
+        async for _ in streamed.stream_events():
+            pass
+
+    with pytest.raises(ss.ModelBehaviorError, match="Tool nope not found in agent triage"):
+        asyncio.run(drain())
+
+
+def test_run_sync_refuses_a_running_loop() -> None:
+    machine = support.compile()
+
+    async def inside() -> None:
+        machine.run_sync("hi", model=ScriptedModel([[assistant_message("x")]]))
+
+    with pytest.raises(RuntimeError, match="event loop is already running"):
+        asyncio.run(inside())
+
+
+def test_a_run_needs_a_model() -> None:
+    with pytest.raises(ss.UserError, match=r"pass model=\.\.\. to run"):
+        support.compile().run_sync("hi")
+    with pytest.raises(ss.UserError, match="get_response"):
+        support.compile().run_sync("hi", model=object())  # type: ignore[arg-type]
+
+
+def test_input_forms() -> None:
+    machine = support.compile()
+    model = ScriptedModel([[assistant_message("x")]])
+    machine.run_sync([{"role": "user", "content": "a"}, "b"], model=model)
+    assert [i.content for i in model.calls[0].input] == ["a", "b"]
+    with pytest.raises(ss.UserError, match=r"run input\[0\]"):
+        machine.run_sync([3], model=model)  # type: ignore[list-item]
