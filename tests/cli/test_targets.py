@@ -154,3 +154,19 @@ def test_a_file_in_a_subfolder_is_not_shadowed_by_a_namesake_in_the_working_dir(
         sys.modules.pop("qa_shadow_x7", None)
     assert code == 0, err
     assert "workflow 'inner'" in out
+
+
+def test_a_file_whose_name_holds_a_colon_is_a_file_not_file_colon_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "qa_flows:v2.py").write_text(
+        "import stepswitch as ss\nwf = ss.Workflow(name='colon', entry=ss.Agent(name='a'))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = run(["show", "qa_flows:v2.py"], capsys)
+    finally:
+        sys.modules.pop("qa_flows:v2", None)
+    assert code == 0, err
+    assert "workflow 'colon'" in out

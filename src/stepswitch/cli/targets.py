@@ -97,6 +97,8 @@ def _split(target: str) -> tuple[str, str, str]:
     head, sep, name = target.rpartition(":")
     if not sep or (len(head) == 1 and head.isalpha()) or "/" in name or "\\" in name:
         return target, "", ""
+    if not name.isidentifier() and os.path.exists(target):  # a file named "a:b.py"
+        return target, "", ""
     return head, sep, name
 
 
