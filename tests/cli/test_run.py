@@ -485,3 +485,28 @@ def test_an_exception_from_the_users_code_is_one_located_line(
     assert code == 1
     assert "the run failed: KeyError: 'no prompt' (raised in your code at " in err
     assert "fragile_wf.py:4)" in err
+
+
+def test_a_state_file_in_a_new_folder_is_saved_there(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "runs" / "today" / "run.json"
+    code, _, err = run(
+        [TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys
+    )
+    assert code == 0 and f"saved the run to {state}" in err
+    assert json.loads(state.read_text())["body"]["current_agent"] == "refund"
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_a_state_path_it_cannot_save_to_is_refused_before_the_run_starts(
+    where: str, script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("x")
+    state = tmp_path if where == "folder" else blocker / "run.json"
+    code, _, err = run(
+        [TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys
+    )
+    assert code == 2 and err.startswith(f"stepswitch: error: --state {state}: ")
+    assert "→ agent" not in err  # nothing ran: no model call, no tool

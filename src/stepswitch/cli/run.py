@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--input TEXT is required (or --resume FILE to continue a saved run)")
     if args.max_turns is not None and args.max_turns < 1:
         raise UserError("--max-turns must be at least 1")
+    if args.state:
+        _check_state_path(args.state)
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
     model = _model(args)
@@ -194,10 +196,24 @@ def _read_state(path: str, machine: Any) -> RunState:
     return state
 
 
+def _check_state_path(path: str) -> None:
+    """Refuse a ``--state`` the run could not be saved to, before anything runs: a run
+    that pauses has already called the model and run tools, and would be lost."""
+    target = Path(path).absolute()
+    if target.is_dir():
+        raise UserError(f"--state {path}: is a folder; name a file to save the run to")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UserError(f"--state {path}: cannot write there ({folder} is not a writable folder)")
+
+
 def _write_state(path: str, state: RunState) -> None:
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(state.to_json(indent=2), encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
