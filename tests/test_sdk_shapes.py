@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import stepswitch as ss
 from stepswitch.testing import ScriptedModel, assistant_message
+from tests.differential.twin import generated_twin
 
 SEEN: list[tuple[str, str]] = []
 
@@ -42,10 +45,15 @@ helper = ss.Agent(
 wf = ss.Workflow(name="shapes", entry=helper)
 
 
-def test_callbacks_see_the_agent_name() -> None:
+@pytest.mark.parametrize("runner", ["interpreted", "generated"])
+def test_callbacks_see_the_agent_name(runner: str) -> None:
     SEEN.clear()
+    machine = wf.compile()
+    if runner == "generated":
+        machine, by_path = generated_twin(machine)
+        assert by_path
     model = ScriptedModel([[assistant_message("hi")]])
-    result = wf.compile().run_sync("hello", model=model)
+    result = machine.run_sync("hello", model=model)
     assert result.final_output == "hi"
     assert model.calls[0].instructions == "You are Helper Desk."
     assert sorted(SEEN) == [
