@@ -6,6 +6,7 @@ for the SDK reads ``agent.name``, so it must work here too, interpreted and gene
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -61,3 +62,14 @@ def test_callbacks_see_the_agent_name(runner: str) -> None:
         ("instructions", "Helper Desk"),
         ("output", "Helper Desk"),
     ]
+
+
+def test_model_settings_mistakes_are_user_errors_at_the_callers_line() -> None:
+    with pytest.raises(ss.UserError) as info:
+        ss.ModelSettings(temperature="hot")  # type: ignore[arg-type]
+    message = str(info.value)
+    assert re.match(r"ModelSettings at .*test_sdk_shapes\.py:\d+: temperature: ", message)
+    assert "\n" not in message
+    with pytest.raises(ss.UserError, match=r"tool_choice: .*\(got 3\)$"):
+        ss.ModelSettings(tool_choice=3)  # type: ignore[arg-type]
+    assert ss.ModelSettings(tool_choice="lookup_order").tool_choice == "lookup_order"
