@@ -139,34 +139,38 @@ def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage" in err.lower()
 
 
+FLOW = "import stepswitch as ss\nwf = ss.Workflow(name={!r}, entry=ss.Agent(name='a'))\n"
+
+
+def show_in(
+    folder: Path, target: str, module: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> str:
+    """``stepswitch show TARGET`` run from ``folder``; it must succeed. Leaves no trace
+    of ``module`` or of the folder in this process."""
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = run(["show", target], capsys)
+    finally:
+        sys.modules.pop(module, None)
+    assert code == 0, err
+    return out
+
+
 def test_a_file_in_a_subfolder_is_not_shadowed_by_a_namesake_in_the_working_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    flow = "import stepswitch as ss\nwf = ss.Workflow(name={!r}, entry=ss.Agent(name='a'))\n"
-    (tmp_path / "qa_shadow_x7.py").write_text(flow.format("outer"))
+    (tmp_path / "qa_shadow_x7.py").write_text(FLOW.format("outer"))
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "qa_shadow_x7.py").write_text(flow.format("inner"))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    try:
-        code, out, err = run(["show", "sub/qa_shadow_x7.py"], capsys)
-    finally:
-        sys.modules.pop("qa_shadow_x7", None)
-    assert code == 0, err
+    (tmp_path / "sub" / "qa_shadow_x7.py").write_text(FLOW.format("inner"))
+    out = show_in(tmp_path, "sub/qa_shadow_x7.py", "qa_shadow_x7", monkeypatch, capsys)
     assert "workflow 'inner'" in out
 
 
 def test_a_file_whose_name_holds_a_colon_is_a_file_not_file_colon_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "qa_flows:v2.py").write_text(
-        "import stepswitch as ss\nwf = ss.Workflow(name='colon', entry=ss.Agent(name='a'))\n"
-    )
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    try:
-        code, out, err = run(["show", "qa_flows:v2.py"], capsys)
-    finally:
-        sys.modules.pop("qa_flows:v2", None)
-    assert code == 0, err
+    (tmp_path / "qa_flows:v2.py").write_text(FLOW.format("colon"))
+    out = show_in(tmp_path, "qa_flows:v2.py", "qa_flows:v2", monkeypatch, capsys)
     assert "workflow 'colon'" in out
