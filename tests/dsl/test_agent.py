@@ -113,3 +113,8 @@ def test_stop_at_tools_refuses_a_bare_string_that_would_split_into_letters() -> 
     with pytest.raises(ss.UserError, match="expected a list of tool names"):
         ss.StopAtTools([1])  # type: ignore[list-item]
     assert ss.StopAtTools(name for name in ["a", "b"]).stop_at_tool_names == ("a", "b")
+
+
+def test_model_settings_must_be_a_model_settings_not_a_dict() -> None:
+    with pytest.raises(ss.UserError, match=r"model_settings: expected ss\.ModelSettings\(\.\.\.\)"):
+        ss.Agent(name="a", model_settings={"temperature": 0})  # type: ignore[arg-type]

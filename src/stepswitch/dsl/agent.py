@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from stepswitch.dsl._site import Site, caller_site
 from stepswitch.dsl._validate import require_name, validate_fields
@@ -291,7 +291,7 @@ class _AgentArgs(BaseModel):
     instructions: str | Callable[..., Any] | None = None
     tools: list[FunctionTool | AgentTool] = Field(default_factory=list)
     handoffs: list[Agent | Handoff | str] = Field(default_factory=list)
-    model_settings: ModelSettings | None = None
+    model_settings: InstanceOf[ModelSettings] | None = None  # a dict would not be stored
     handoff_description: str | None = None
     input_guardrails: list[InputGuardrail] = Field(default_factory=list)
     output_guardrails: list[OutputGuardrail] = Field(default_factory=list)
