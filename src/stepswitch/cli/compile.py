@@ -12,7 +12,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.errors import CompileError
 
 __all__ = ["add_parser", "run"]
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
             "with file.py:NAME"
         )
     one = loaded[0]
+    refuse_own_source(args.output, one)
     try:
         machine = one.workflow.compile()
     except CompileError as exc:  # findings, as `stepswitch check` counts them: exit 1

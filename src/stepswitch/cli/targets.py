@@ -40,6 +40,18 @@ class LoadedWorkflow:
     attribute: str
 
 
+def refuse_own_source(output: str | None, loaded: LoadedWorkflow) -> None:
+    """Refuse ``-o FILE`` when FILE is the module that declares the workflow: writing
+    a diagram or a runner there would destroy the user's source."""
+    if output is None:
+        return
+    source = getattr(sys.modules.get(loaded.module), "__file__", None)
+    if source is not None and os.path.realpath(output) == os.path.realpath(source):
+        raise TargetError(
+            f"-o {output}: that is the file {loaded.label} is declared in; write elsewhere"
+        )
+
+
 def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
     """Every workflow the targets name, in order, each once."""
     found: list[LoadedWorkflow] = []
