@@ -147,17 +147,3 @@ def test_a_workflow_with_errors_exits_1_listing_them_and_writes_nothing(
         assert err.startswith(f"stepswitch: error: {flow}:wf: workflow has 1 error(s)")
         assert f"{flow}:2:1: SW103" in err and "Traceback" not in err
         assert not out_file.exists()
-
-
-def test_output_onto_the_workflows_own_source_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    flow = tmp_path / "qa_own_compile.py"
-    source = "import stepswitch as ss\nwf = ss.Workflow(name='w', entry=ss.Agent(name='a'))\n"
-    flow.write_text(source)
-    try:
-        code, _, err = run(["compile", f"{flow}:wf", "-o", str(flow)], capsys)
-    finally:
-        sys.modules.pop("qa_own_compile", None)
-    assert code == 2 and f"-o {flow}: that is the file" in err
-    assert flow.read_text() == source  # the user's module is intact

@@ -117,18 +117,3 @@ def test_format_follows_the_output_suffix(tmp_path: Path) -> None:
     out = tmp_path / "forced.svg"
     assert main(["render", SUPPORT, "-f", "dot", "-o", str(out)]) == 0
     assert out.read_bytes().startswith(b"digraph")
-
-
-def test_output_onto_the_workflows_own_source_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    flow = tmp_path / "qa_own_render.py"
-    source = "import stepswitch as ss\nwf = ss.Workflow(name='w', entry=ss.Agent(name='a'))\n"
-    flow.write_text(source)
-    try:
-        code = main(["render", str(flow), "-o", str(flow)])
-    finally:
-        sys.modules.pop("qa_own_render", None)
-    err = capsys.readouterr().err
-    assert code == 2 and f"-o {flow}: that is the file" in err
-    assert flow.read_text() == source

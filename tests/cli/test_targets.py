@@ -174,3 +174,18 @@ def test_a_file_whose_name_holds_a_colon_is_a_file_not_file_colon_name(
     (tmp_path / "qa_flows:v2.py").write_text(FLOW.format("colon"))
     out = show_in(tmp_path, "qa_flows:v2.py", "qa_flows:v2", monkeypatch, capsys)
     assert "workflow 'colon'" in out
+
+
+@pytest.mark.parametrize("command", ["render", "compile"])
+def test_output_onto_the_workflows_own_source_is_refused(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flow = tmp_path / f"qa_own_{command}.py"
+    source = FLOW.format("w")
+    flow.write_text(source)
+    try:
+        code, _, err = run([command, f"{flow}:wf", "-o", str(flow)], capsys)
+    finally:
+        sys.modules.pop(flow.stem, None)
+    assert code == 2 and f"-o {flow}: that is the file" in err
+    assert flow.read_text() == source  # the user's module is intact
