@@ -176,16 +176,20 @@ def test_a_file_whose_name_holds_a_colon_is_a_file_not_file_colon_name(
     assert "workflow 'colon'" in out
 
 
-@pytest.mark.parametrize("command", ["render", "compile"])
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [("render", "-o"), ("compile", "-o"), ("run", "--state")],
+)
 def test_output_onto_the_workflows_own_source_is_refused(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: str, flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     flow = tmp_path / f"qa_own_{command}.py"
     source = FLOW.format("w")
     flow.write_text(source)
+    extra = ["--input", "x", "--model", "scripted:none.json"] if command == "run" else []
     try:
-        code, _, err = run([command, f"{flow}:wf", "-o", str(flow)], capsys)
+        code, _, err = run([command, f"{flow}:wf", flag, str(flow), *extra], capsys)
     finally:
         sys.modules.pop(flow.stem, None)
-    assert code == 2 and f"-o {flow}: that is the file" in err
+    assert code == 2 and f"{flag} {flow}: that is the file" in err
     assert flow.read_text() == source  # the user's module is intact

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
     ModelBehaviorError,
@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if args.state:
         _check_state_path(args.state)
     [loaded] = _one_workflow(args.target)
+    refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")

@@ -40,15 +40,15 @@ class LoadedWorkflow:
     attribute: str
 
 
-def refuse_own_source(output: str | None, loaded: LoadedWorkflow) -> None:
+def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-o") -> None:
     """Refuse ``-o FILE`` when FILE is the module that declares the workflow: writing
-    a diagram or a runner there would destroy the user's source."""
+    a diagram, a runner or a saved run there would destroy the user's source."""
     if output is None:
         return
     source = getattr(sys.modules.get(loaded.module), "__file__", None)
     if source is not None and os.path.realpath(output) == os.path.realpath(source):
         raise TargetError(
-            f"-o {output}: that is the file {loaded.label} is declared in; write elsewhere"
+            f"{flag} {output}: that is the file {loaded.label} is declared in; write elsewhere"
         )
 
 
