@@ -193,3 +193,17 @@ def test_output_onto_the_workflows_own_source_is_refused(
         sys.modules.pop(flow.stem, None)
     assert code == 2 and f"{flag} {flow}: that is the file" in err
     assert flow.read_text() == source  # the user's module is intact
+
+
+def test_a_folder_reports_every_module_that_does_not_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "flows_x5"
+    folder.mkdir()
+    write(folder, "one_bad_x5.py", "raise RuntimeError('first')\n")
+    write(folder, "two_bad_x5.py", "def f(:\n")
+    write(folder, "three_ok_x5.py", "X = 1\n")
+    code, _, err = run(["show", str(folder)], capsys)
+    assert code == 2
+    assert "one_bad_x5.py" in err and "RuntimeError: first" in err
+    assert "two_bad_x5.py" in err and "syntax error" in err

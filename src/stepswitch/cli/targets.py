@@ -74,8 +74,15 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
             if name:
                 raise TargetError(f"{target}: a folder cannot be combined with :NAME")
             results: list[LoadedWorkflow] = []
+            failures: list[str] = []
             for file in sorted(_python_files(path)):
-                results.extend(_workflows_in(_import_file(file), _display(file)))
+                # one module that does not import must not hide the others' problems
+                try:
+                    results.extend(_workflows_in(_import_file(file), _display(file)))
+                except TargetError as exc:
+                    failures.append(str(exc))
+            if failures:
+                raise TargetError("\n".join(failures))
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
