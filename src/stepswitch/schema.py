@@ -20,6 +20,7 @@ __all__ = [
     "json_schema_of",
     "output_schema_of",
     "strictify",
+    "unschematizable",
 ]
 
 _MAX_DEPTH = 100
@@ -64,6 +65,15 @@ def is_object_type(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__annotations__")
 
 
+def unschematizable(tp: Any, exc: Exception) -> SchemaProblem:
+    """The problem of a type with no JSON schema, in one line: the first sentence of
+    pydantic's error (the rest is advice on pydantic's own API, which would mislead
+    here and break a diagnostic's one-line message)."""
+    text = str(exc).strip()
+    reason = text.splitlines()[0].split(". ")[0].rstrip(".") if text else type(exc).__name__
+    return SchemaProblem("not-serializable", "#", f"no JSON schema for {tp!r}: {reason}")
+
+
 def output_schema_of(tp: Any) -> tuple[StrictSchema, bool]:
     """The strict schema sent for an ``output_type``, and whether it is wrapped.
 
@@ -73,8 +83,7 @@ def output_schema_of(tp: Any) -> tuple[StrictSchema, bool]:
     try:
         raw = json_schema_of(tp)
     except Exception as exc:  # pydantic raises several types for unschematizable types
-        problem = SchemaProblem("not-serializable", "#", f"no JSON schema for {tp!r}: {exc}")
-        return StrictSchema({}, (problem,)), False
+        return StrictSchema({}, (unschematizable(tp, exc),)), False
     wrapped = not is_object_type(tp)
     if wrapped:
         defs = raw.pop("$defs", None)

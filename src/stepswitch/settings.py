@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+import pydantic
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from stepswitch._site import caller_site
+from stepswitch.errors import UserError
 
 __all__ = ["ModelSettings"]
+
+_PYDANTIC_DIR = os.path.dirname(os.path.abspath(pydantic.__file__))
 
 
 class ModelSettings(BaseModel):
@@ -28,6 +35,21 @@ class ModelSettings(BaseModel):
     presence_penalty: float | None = None
     seed: int | None = None
     extra_body: dict[str, Any] | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _user_error(cls, data: Any, handler: Any) -> Any:
+        """A wrong field is a ``UserError`` naming it and the caller's line, as every
+        declaration mistake is (pydantic's own error names no line, in many lines)."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            first: dict[str, str] = {}  # a union field fails once per member: keep one
+            for e in exc.errors():
+                field = str(e["loc"][0]) if e["loc"] else "settings"
+                first.setdefault(field, f"{field}: {e['msg']} (got {e['input']!r})")
+            site = caller_site(skip=(_PYDANTIC_DIR,))
+            raise UserError(f"ModelSettings at {site}: {'; '.join(first.values())}") from None
 
     def resolve(self, override: ModelSettings | None) -> ModelSettings:
         """These settings with every field that ``override`` sets replaced."""

@@ -208,6 +208,10 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[lookup, lookup_again])),
         lambda: wf("a", a(tools=[lookup])),
     ),
+    "SW303": (
+        lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["look"]))),
+        lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["lookup"]))),
+    ),
     "SW401": (lambda: wf("a", a(output_type=Tally)), lambda: wf("a", a(output_type=Counts))),
     "SW402": (lambda: wf("a", a(tools=[tag])), lambda: wf("a", a(tools=[tag_ok]))),
     "SW403": (

@@ -129,3 +129,21 @@ def test_compile_as_a_subprocess(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True,
     )
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_workflow_with_errors_exits_1_listing_them_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flow = tmp_path / "dangling_qa.py"
+    flow.write_text(
+        "import stepswitch as ss\n"
+        "a = ss.Agent(name='a', instructions='x', handoffs=['nobody'])\n"
+        "wf = ss.Workflow(name='dangling', entry=a)\n"
+    )
+    out_file = tmp_path / "runner.py"
+    for extra in ([], ["--check"]):
+        code, _, err = run(["compile", f"{flow}:wf", "-o", str(out_file), *extra], capsys)
+        assert code == 1, extra  # findings, as `stepswitch check` exits on them
+        assert err.startswith(f"stepswitch: error: {flow}:wf: workflow has 1 error(s)")
+        assert f"{flow}:2:1: SW103" in err and "Traceback" not in err
+        assert not out_file.exists()

@@ -197,6 +197,78 @@ def test_a_tampered_state_is_refused(
     assert code == 2 and "stepswitch: error:" in err
 
 
+def _saved_paused_run(script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    state = tmp_path / "run.json"
+    code, _, _ = run(
+        [TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys
+    )
+    assert code == 0 and state.exists()
+    return state
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        (lambda text: text[: len(text) // 2], "not valid JSON"),
+        (lambda text: text.replace("process_refund", "lookup_order", 1), "digest"),
+        (lambda text: "{}", "not a stepswitch run state"),
+    ],
+    ids=["truncated", "tampered", "not-a-state"],
+)
+def test_a_damaged_state_file_is_refused_naming_the_file(
+    damage: Any,
+    says: str,
+    script: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    state = _saved_paused_run(script, tmp_path, capsys)
+    state.write_text(damage(state.read_text()))
+    code, _, err = run([TARGET, "--resume", str(state), "--model", f"scripted:{script}"], capsys)
+    assert code == 2
+    assert err.startswith(f"stepswitch: error: --resume {state}: ") and says in err
+
+
+def test_a_state_file_that_is_not_text_is_refused(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "run.json"
+    state.write_bytes(b"\xff\xfe\x00garbage")
+    code, _, err = run([TARGET, "--resume", str(state), "--model", f"scripted:{script}"], capsys)
+    assert code == 2 and f"--resume {state}: not a saved run" in err
+
+
+def test_a_state_of_another_workflow_is_refused_before_anything_runs(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # every call of this state awaits approval, so with --approve none it would pause
+    # again at once and be saved as if it belonged to the other workflow
+    state = _saved_paused_run(script, tmp_path, capsys)
+    other = tmp_path / "other.py"
+    other.write_text(
+        "import stepswitch as ss\n"
+        "wf = ss.Workflow(name='other', entry=ss.Agent(name='solo', instructions='x'))\n"
+    )
+    saved = tmp_path / "again.json"
+    code, _, err = run(
+        [
+            f"{other}:wf",
+            "--resume",
+            str(state),
+            "--model",
+            f"scripted:{script}",
+            "--approve",
+            "none",
+            "--state",
+            str(saved),
+        ],
+        capsys,
+    )
+    assert code == 2
+    assert f"--resume {state}: the saved run is of workflow 'support', not 'other'" in err
+    assert not saved.exists()
+
+
 def test_script_too_short_is_a_user_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -413,3 +485,28 @@ def test_an_exception_from_the_users_code_is_one_located_line(
     assert code == 1
     assert "the run failed: KeyError: 'no prompt' (raised in your code at " in err
     assert "fragile_wf.py:4)" in err
+
+
+def test_a_state_file_in_a_new_folder_is_saved_there(
+    script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "runs" / "today" / "run.json"
+    code, _, err = run(
+        [TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys
+    )
+    assert code == 0 and f"saved the run to {state}" in err
+    assert json.loads(state.read_text())["body"]["current_agent"] == "refund"
+
+
+@pytest.mark.parametrize("where", ["folder", "under-a-file"])
+def test_a_state_path_it_cannot_save_to_is_refused_before_the_run_starts(
+    where: str, script: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("x")
+    state = tmp_path if where == "folder" else blocker / "run.json"
+    code, _, err = run(
+        [TARGET, "--input", "x", "--model", f"scripted:{script}", "--state", str(state)], capsys
+    )
+    assert code == 2 and err.startswith(f"stepswitch: error: --state {state}: ")
+    assert "→ agent" not in err  # nothing ran: no model call, no tool

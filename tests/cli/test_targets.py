@@ -116,6 +116,9 @@ def test_declaration_error_in_user_module_names_their_line(
     assert code == 2
     assert "bad_decl_x4.py:3" in err
     assert "tools[0]" in err
+    # the declaration's own message says what and where: one line, no traceback
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith(f"stepswitch: error: {path}: Agent('a') at ")
 
 
 def test_module_entry_point_runs_as_a_subprocess() -> None:
@@ -134,3 +137,73 @@ def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run([], capsys)
     assert code == 2
     assert "usage" in err.lower()
+
+
+FLOW = "import stepswitch as ss\nwf = ss.Workflow(name={!r}, entry=ss.Agent(name='a'))\n"
+
+
+def show_in(
+    folder: Path, target: str, module: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> str:
+    """``stepswitch show TARGET`` run from ``folder``; it must succeed. Leaves no trace
+    of ``module`` or of the folder in this process."""
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        code, out, err = run(["show", target], capsys)
+    finally:
+        sys.modules.pop(module, None)
+    assert code == 0, err
+    return out
+
+
+def test_a_file_in_a_subfolder_is_not_shadowed_by_a_namesake_in_the_working_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "qa_shadow_x7.py").write_text(FLOW.format("outer"))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "qa_shadow_x7.py").write_text(FLOW.format("inner"))
+    out = show_in(tmp_path, "sub/qa_shadow_x7.py", "qa_shadow_x7", monkeypatch, capsys)
+    assert "workflow 'inner'" in out
+
+
+def test_a_file_whose_name_holds_a_colon_is_a_file_not_file_colon_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "qa_flows:v2.py").write_text(FLOW.format("colon"))
+    out = show_in(tmp_path, "qa_flows:v2.py", "qa_flows:v2", monkeypatch, capsys)
+    assert "workflow 'colon'" in out
+
+
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [("render", "-o"), ("compile", "-o"), ("run", "--state")],
+)
+def test_output_onto_the_workflows_own_source_is_refused(
+    command: str, flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flow = tmp_path / f"qa_own_{command}.py"
+    source = FLOW.format("w")
+    flow.write_text(source)
+    extra = ["--input", "x", "--model", "scripted:none.json"] if command == "run" else []
+    try:
+        code, _, err = run([command, f"{flow}:wf", flag, str(flow), *extra], capsys)
+    finally:
+        sys.modules.pop(flow.stem, None)
+    assert code == 2 and f"{flag} {flow}: that is the file" in err
+    assert flow.read_text() == source  # the user's module is intact
+
+
+def test_a_folder_reports_every_module_that_does_not_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "flows_x5"
+    folder.mkdir()
+    write(folder, "one_bad_x5.py", "raise RuntimeError('first')\n")
+    write(folder, "two_bad_x5.py", "def f(:\n")
+    write(folder, "three_ok_x5.py", "X = 1\n")
+    code, _, err = run(["show", str(folder)], capsys)
+    assert code == 2
+    assert "one_bad_x5.py" in err and "RuntimeError: first" in err
+    assert "two_bad_x5.py" in err and "syntax error" in err

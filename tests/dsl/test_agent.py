@@ -105,3 +105,16 @@ def test_guardrail_arity() -> None:
         @ss.input_guardrail
         def g(ctx: object) -> ss.GuardrailFunctionOutput:
             return ss.GuardrailFunctionOutput(None, False)
+
+
+def test_stop_at_tools_refuses_a_bare_string_that_would_split_into_letters() -> None:
+    with pytest.raises(ss.UserError, match=r"StopAtTools at .*test_agent\.py:\d+: expected a list"):
+        ss.StopAtTools("lookup_order")  # a str is a Sequence[str]: no type checker objects
+    with pytest.raises(ss.UserError, match="expected a list of tool names"):
+        ss.StopAtTools([1])  # type: ignore[list-item]
+    assert ss.StopAtTools(name for name in ["a", "b"]).stop_at_tool_names == ("a", "b")
+
+
+def test_model_settings_must_be_a_model_settings_not_a_dict() -> None:
+    with pytest.raises(ss.UserError, match=r"model_settings: expected ss\.ModelSettings\(\.\.\.\)"):
+        ss.Agent(name="a", model_settings={"temperature": 0})  # type: ignore[arg-type]

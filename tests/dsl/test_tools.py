@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from typing import Any, Literal
 
 import pytest
@@ -213,3 +214,20 @@ def test_context_parameter_must_come_first() -> None:
         @ss.function_tool
         def f(a: int, ctx: ss.RunContext[None]) -> str:
             return ""
+
+
+class Opaque:
+    """A plain class: pydantic has no schema for it."""
+
+
+def test_a_parameter_type_without_a_schema_is_named_in_one_line() -> None:
+    def lookup(order_id: int, handle: Opaque) -> str:
+        """Look."""
+        return ""
+
+    with pytest.raises(ss.UserError) as info:
+        ss.function_tool(lookup)
+    message = str(info.value)
+    assert "\n" not in message
+    assert re.search(r"function_tool 'lookup' at .*test_tools\.py:\d+: parameter 'handle'", message)
+    assert "(Opaque) has no JSON schema" in message

@@ -64,11 +64,12 @@ def test_final_edges_follow_tool_choice_and_tool_use_rules() -> None:
     wf = ss.Workflow(name="w", entry=entry, agents=[entry, looper, stopper, both])
     ir = lower(wf.to_spec())
     assert [state_can_finish(s) for s in ir.states] == [
-        (True, False), (False, False), (False, True), (True, True),
+        (True, False), (True, False), (False, True), (True, True),
     ]
     finals = {(e.source, e.label) for e in build_machine_scene(ir).edges if e.kind == "final"}
     assert finals == {
         ("a0", "Final: text"),
+        ("a1", "Final: text"),  # the forced call is the first only: then it may answer
         ("a2", "Final: tool output"),
         ("a3", "Final: text"),
         ("a3", "Final: tool output"),

@@ -132,6 +132,17 @@ def test_approve_an_unknown_call_id(paused: ss.RunResult) -> None:
         state.approve("nope")
 
 
+@pytest.mark.parametrize("wrong", [42, None, {"call_id": "x"}])
+def test_approve_or_reject_something_that_is_no_item_or_call_id(
+    paused: ss.RunResult, wrong: object
+) -> None:
+    state = paused.to_state()
+    for decide in (state.approve, state.reject):
+        with pytest.raises(ss.UserError, match=r"take an interruption item .* or its call id"):
+            decide(wrong)  # type: ignore[arg-type]
+    assert state.interruptions == paused.interruptions  # nothing was decided
+
+
 def test_decisions_survive_the_round_trip(
     machine: ss.StateMachine, paused: ss.RunResult
 ) -> None:

@@ -76,6 +76,8 @@ _ALL = (
          "a tool name the OpenAI API rejects (^[a-zA-Z0-9_-]{1,64}$)"),
     Code("SW302", "tool-name-collision", "error",
          "two tools of one agent (function, handoff or agent tools) share a name"),
+    Code("SW303", "unknown-stop-at-tool", "warning",
+         "StopAtTools names no function tool or agent tool of its agent"),
     Code("SW401", "output-type-not-strict", "error",
          "an output type that OpenAI strict structured output rejects"),
     Code("SW402", "tool-parameters-not-strict", "error",

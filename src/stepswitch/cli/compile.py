@@ -2,6 +2,7 @@
 
 With ``--check`` nothing is written: exit 1 (with a short diff) when FILE differs from
 what would be generated now, 0 when it is current — the CI gate for checked-in runners.
+A workflow the analyzer finds errors in exits 1 too, listing them, as ``check`` does.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import difflib
 import sys
 from pathlib import Path
 
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
+from stepswitch.errors import CompileError
 
 __all__ = ["add_parser", "run"]
 
@@ -46,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
             "with file.py:NAME"
         )
     one = loaded[0]
-    source = codegen(one.workflow.compile(), source=f"{one.module}:{one.attribute}")
+    refuse_own_source(args.output, one)
+    try:
+        machine = one.workflow.compile()
+    except CompileError as exc:  # findings, as `stepswitch check` counts them: exit 1
+        print(f"stepswitch: error: {one.label}: {exc}", file=sys.stderr)
+        return 1
+    source = codegen(machine, source=f"{one.module}:{one.attribute}")
     out = Path(args.output)
     if args.check:
         return _check(out, source)

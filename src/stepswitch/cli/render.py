@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.render import FORMATS, render
 
 
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
             "name it as FILE:NAME"
         )
     workflow = loaded[0].workflow
+    refuse_own_source(args.output, loaded[0])
     fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")

@@ -20,9 +20,15 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
-from stepswitch.errors import ModelBehaviorError, ModelProviderError, RunLimitError, UserError
+from stepswitch.errors import (
+    ModelBehaviorError,
+    ModelProviderError,
+    RunLimitError,
+    StateError,
+    UserError,
+)
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -96,13 +102,16 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--input TEXT is required (or --resume FILE to continue a saved run)")
     if args.max_turns is not None and args.max_turns < 1:
         raise UserError("--max-turns must be at least 1")
+    if args.state:
+        _check_state_path(args.state)
     [loaded] = _one_workflow(args.target)
+    refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume)
+        start = _read_state(args.resume, machine)
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
@@ -164,18 +173,48 @@ class _Unstreamed:
         return await self._model.get_response(request)
 
 
-def _read_state(path: str) -> RunState:
+def _read_state(path: str, machine: Any) -> RunState:
+    """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
+
+    Checked here, not only when the run resumes: a state whose calls all await approval
+    may pause again before the machine ever sees it.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
-    return RunState.from_json(text)
+    except UnicodeDecodeError:
+        raise UserError(f"--resume {path}: not a saved run (not UTF-8 text)") from None
+    try:
+        state = RunState.from_json(text)
+    except StateError as exc:
+        raise UserError(f"--resume {path}: {exc}") from None
+    if state.workflow != machine.name:
+        raise UserError(
+            f"--resume {path}: the saved run is of workflow {state.workflow!r}, "
+            f"not {machine.name!r}"
+        )
+    return state
+
+
+def _check_state_path(path: str) -> None:
+    """Refuse a ``--state`` the run could not be saved to, before anything runs: a run
+    that pauses has already called the model and run tools, and would be lost."""
+    target = Path(path).absolute()
+    if target.is_dir():
+        raise UserError(f"--state {path}: is a folder; name a file to save the run to")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UserError(f"--state {path}: cannot write there ({folder} is not a writable folder)")
 
 
 def _write_state(path: str, state: RunState) -> None:
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(state.to_json(indent=2), encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:

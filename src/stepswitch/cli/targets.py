@@ -18,6 +18,7 @@ from types import ModuleType
 
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
+from stepswitch.errors import UserError
 
 __all__ = ["LoadedWorkflow", "TargetError", "load_targets"]
 
@@ -37,6 +38,18 @@ class LoadedWorkflow:
     workflow: Workflow
     module: str
     attribute: str
+
+
+def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-o") -> None:
+    """Refuse ``-o FILE`` when FILE is the module that declares the workflow: writing
+    a diagram, a runner or a saved run there would destroy the user's source."""
+    if output is None:
+        return
+    source = getattr(sys.modules.get(loaded.module), "__file__", None)
+    if source is not None and os.path.realpath(output) == os.path.realpath(source):
+        raise TargetError(
+            f"{flag} {output}: that is the file {loaded.label} is declared in; write elsewhere"
+        )
 
 
 def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
@@ -61,8 +74,15 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
             if name:
                 raise TargetError(f"{target}: a folder cannot be combined with :NAME")
             results: list[LoadedWorkflow] = []
+            failures: list[str] = []
             for file in sorted(_python_files(path)):
-                results.extend(_workflows_in(_import_file(file), _display(file)))
+                # one module that does not import must not hide the others' problems
+                try:
+                    results.extend(_workflows_in(_import_file(file), _display(file)))
+                except TargetError as exc:
+                    failures.append(str(exc))
+            if failures:
+                raise TargetError("\n".join(failures))
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
@@ -95,6 +115,8 @@ def _split(target: str) -> tuple[str, str, str]:
     # A Windows drive letter ("C:\\x.py") is not a NAME separator.
     head, sep, name = target.rpartition(":")
     if not sep or (len(head) == 1 and head.isalpha()) or "/" in name or "\\" in name:
+        return target, "", ""
+    if not name.isidentifier() and os.path.exists(target):  # a file named "a:b.py"
         return target, "", ""
     return head, sep, name
 
@@ -130,9 +152,15 @@ def _import_file(path: Path) -> ModuleType:
     name, root = _module_name_for(path)
     if not name:
         raise TargetError(f"{path}: cannot tell the module name of this file")
-    root_text = str(root)
-    if root_text not in sys.path:
-        sys.path.insert(0, root_text)
+    # The file's own folder goes first, ahead of the working directory that
+    # _import_module adds: otherwise `check sub/flows.py` from a folder that also holds
+    # a flows.py would import that one instead.
+    cwd, root_text = os.getcwd(), str(root)
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    if root_text in sys.path:
+        sys.path.remove(root_text)
+    sys.path.insert(0, root_text)
     existing = sys.modules.get(name)
     if existing is not None:
         file = getattr(existing, "__file__", None)
@@ -140,7 +168,11 @@ def _import_file(path: Path) -> ModuleType:
             raise TargetError(
                 f"{path}: its module name {name!r} is already taken by {file}; rename one"
             )
-    return _import_module(name, shown=_display(path))
+    module = _import_module(name, shown=_display(path))
+    file = getattr(module, "__file__", None)
+    if file is not None and Path(file).resolve() != path.resolve():
+        raise TargetError(f"{path}: importing it as {name!r} found {file} instead; rename one")
+    return module
 
 
 def _import_module(name: str, shown: str | None = None) -> ModuleType:
@@ -157,6 +189,8 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
     except SyntaxError as exc:
         where = f"{exc.filename}:{exc.lineno}" if exc.filename else shown
         raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
+    except UserError as exc:  # a declaration mistake: the message names its file:line
+        raise TargetError(f"{shown}: {exc}") from None
     except Exception as exc:
         raise TargetError(_user_traceback(shown, exc)) from None
 

@@ -154,6 +154,14 @@ class StateIR:
     input_guardrails: tuple[GuardrailIR, ...] = ()
     output_guardrails: tuple[GuardrailIR, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """The agent's name, as ``agent.name`` reads in the SDK.
+
+        This state is the ``agent`` handed to instructions functions and guardrails.
+        """
+        return self.agent
+
     def tool(self, name: str) -> ToolEntry | None:
         """The table row for ``name``, or None when the agent has no such tool."""
         for entry in self.tools:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from stepswitch.dsl._site import Site, caller_site
 from stepswitch.dsl._validate import require_name, validate_fields
@@ -41,7 +41,15 @@ class StopAtTools:
     stop_at_tool_names: tuple[str, ...]
 
     def __init__(self, stop_at_tool_names: Sequence[str]) -> None:
-        object.__setattr__(self, "stop_at_tool_names", tuple(stop_at_tool_names))
+        # a bare string is a Sequence[str] too, and would become one name per letter
+        names = () if isinstance(stop_at_tool_names, str) else tuple(stop_at_tool_names)
+        if (not names and stop_at_tool_names) or not all(isinstance(n, str) for n in names):
+            raise UserError(
+                f"StopAtTools at {caller_site()}: expected a list of tool names, got "
+                f"{type(stop_at_tool_names).__name__} {stop_at_tool_names!r}; "
+                f"write StopAtTools([...])"
+            )
+        object.__setattr__(self, "stop_at_tool_names", names)
 
 
 ToolUseBehavior: TypeAlias = (
@@ -283,7 +291,7 @@ class _AgentArgs(BaseModel):
     instructions: str | Callable[..., Any] | None = None
     tools: list[FunctionTool | AgentTool] = Field(default_factory=list)
     handoffs: list[Agent | Handoff | str] = Field(default_factory=list)
-    model_settings: ModelSettings | None = None
+    model_settings: InstanceOf[ModelSettings] | None = None  # a dict would not be stored
     handoff_description: str | None = None
     input_guardrails: list[InputGuardrail] = Field(default_factory=list)
     output_guardrails: list[OutputGuardrail] = Field(default_factory=list)

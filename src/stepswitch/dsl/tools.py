@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, Literal, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
 from stepswitch.context import RunContext
 from stepswitch.dsl._site import Site, caller_site, function_site
@@ -284,9 +284,22 @@ def _params_model(
         model.model_json_schema()
     except Exception as exc:
         raise UserError(
-            f"function_tool {tool_name!r} at {site}: a parameter type has no JSON schema: {exc}"
+            f"function_tool {tool_name!r} at {site}: {_unschemable(fields, exc)}; use a "
+            "standard type, an enum, a pydantic model or a dataclass"
         ) from None
     return model, context_type
+
+
+def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
+    """Which parameter has no JSON schema, in one line (pydantic's own error is an essay)."""
+    for pname, (annotation, _) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except Exception:
+            shown = getattr(annotation, "__name__", None) or repr(annotation)
+            return f"parameter {pname!r} ({shown}) has no JSON schema"
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"a parameter type has no JSON schema: {first}"
 
 
 ApprovalLiteral = Literal["never", "always", "per_call"]

@@ -37,7 +37,13 @@ from stepswitch.graph.spec import (
     ToolUseBehaviorSpec,
     WorkflowSpec,
 )
-from stepswitch.schema import SchemaProblem, json_schema_of, output_schema_of, strictify
+from stepswitch.schema import (
+    SchemaProblem,
+    json_schema_of,
+    output_schema_of,
+    strictify,
+    unschematizable,
+)
 from stepswitch.settings import ModelSettings
 
 _RUN_LLM_AGAIN = ToolUseBehaviorSpec()
@@ -401,8 +407,7 @@ def _strict_for(tp: Any) -> Any:
     try:
         return strictify(json_schema_of(tp))
     except Exception as exc:
-        problem = SchemaProblem("not-serializable", "#", f"no JSON schema for {tp!r}: {exc}")
-        return _Unschematizable({}, (problem,))
+        return _Unschematizable({}, (unschematizable(tp, exc),))
 
 
 @dataclass(frozen=True, slots=True)

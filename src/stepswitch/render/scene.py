@@ -154,15 +154,17 @@ def _worst(marks: Sequence[Mark]) -> Severity | None:
 def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
     """Whether the agent can end its run: ``(by answering, by a tool that stops)``.
 
-    An agent answers unless its model settings force a tool call every turn
-    (``tool_choice`` "required" or a tool's name). A tool-use behaviour that stops
-    ends the run with the output of a function or agent tool (as the runtime does),
-    among the tools the model may call (only the forced one, when one is named).
+    As the run loop does by default (``RunConfig(reset_tool_choice=True)``, as in the
+    SDK), a forced tool call (``tool_choice`` "required" or a tool's name) forces only
+    the first call: once the agent has used a tool it may answer. So it answers unless
+    its forced choice allows no function or agent tool (only handoffs), or every tool
+    it may call stops the run. A tool-use behaviour that stops ends the run with the
+    output of a function or agent tool (as the runtime does), among the tools the model
+    may call (only the forced one, when one is named). The analyzer's rule
+    (``SW108``/``SW205``) is the same.
     """
     choice = agent.model_settings.get("tool_choice") if agent.model_settings else None
     behavior = agent.tool_use_behavior
-    if behavior.kind == "run_llm_again":  # the common case: only an answer ends the run
-        return choice is None or choice in ("auto", "none"), False
     callable_names = [t.name for t in agent.tools] + [t.tool_name for t in agent.agent_tools]
     return finishes(choice, callable_names, behavior.kind, behavior.tool_names)
 
@@ -170,18 +172,24 @@ def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
 def finishes(
     choice: object, callable_names: list[str], tool_use: str, stop_at: Sequence[str]
 ) -> tuple[bool, bool]:
-    answers = choice is None or choice in ("auto", "none")
+    forced = choice is not None and choice not in ("auto", "none")
     if choice == "none":
         callable_names = []
-    elif not answers and choice != "required":
+    elif forced and choice != "required":
         callable_names = [name for name in callable_names if name == choice]
     if tool_use == "run_llm_again":
-        stops = False
+        stopping: list[str] = []
     elif tool_use == "stop_at_tools":
-        stops = any(name in callable_names for name in stop_at)
+        stopping = [name for name in callable_names if name in stop_at]
     else:  # stop_on_first_tool, or a function that may stop
-        stops = bool(callable_names)
-    return answers, stops
+        stopping = list(callable_names)
+    if not forced:
+        answers = True
+    elif tool_use == "function":  # it may or may not stop after the forced call
+        answers = bool(callable_names)
+    else:  # it answers after a forced call to a tool that does not stop the run
+        answers = any(name not in stopping for name in callable_names)
+    return answers, bool(stopping)
 
 
 # -- building -----------------------------------------------------------------------------

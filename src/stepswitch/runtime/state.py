@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from stepswitch.errors import StateError
+from stepswitch.errors import StateError, UserError
 from stepswitch.runtime.items import RunItem, ToolApprovalItem, ToolCallOutputItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
@@ -99,7 +99,12 @@ class RunState:
         self._decide(item, Decision(False, message), always)
 
     def _decide(self, item: ToolApprovalItem | str, decision: Decision, always: bool) -> None:
-        call_id = item if isinstance(item, str) else item.call_id
+        call_id = item if isinstance(item, str) else getattr(item, "call_id", None)
+        if not isinstance(call_id, str):
+            raise UserError(
+                "approve/reject take an interruption item (result.interruptions[i]) or its "
+                f"call id, got {type(item).__name__} {item!r}"
+            )
         target = self._find(call_id)
         if target is None:
             pending = ", ".join(i.call_id for i in self.interruptions) or "none"

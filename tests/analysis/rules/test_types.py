@@ -73,3 +73,15 @@ def test_context_subclass_fits() -> None:
     w = wf("a", ss.Agent("a", instructions), context_type=Account)
     (d,) = _codes(w, "SW407")
     assert d.location.path == "agents.a"
+
+
+class _Opaque:
+    """A plain class: pydantic has no schema for it."""
+
+
+def test_an_output_type_with_no_schema_is_one_line_without_pydantic_advice() -> None:
+    agent = ss.Agent(name="a", output_type=_Opaque)
+    (found,) = [d for d in ss.Workflow(name="w", entry=agent).check() if d.code == "SW401"]
+    assert "\n" not in found.message
+    assert "no JSON schema for" in found.message and "_Opaque" in found.message
+    assert "arbitrary_types_allowed" not in found.message

@@ -1,5 +1,5 @@
-"""SW3xx names: tool names the OpenAI API rejects, and collisions among one agent's
-function tools, handoff tools and agent tools."""
+"""SW3xx names: tool names the OpenAI API rejects, collisions among one agent's
+function tools, handoff tools and agent tools, and StopAtTools names it does not have."""
 
 from __future__ import annotations
 
@@ -101,4 +101,34 @@ def _collisions(ctx: Ctx, agent: AgentSpec, offered: list[Offered]) -> Iterator[
         )
 
 
-RULES = (tool_names,)
+def stop_at_names(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW303: a ``StopAtTools`` name that no function or agent tool of the agent has.
+
+    The run loop stops only on the output of such a tool, so a typo (or a handoff's
+    name) there means the run silently never stops where the author meant it to.
+    """
+    for agent in ctx.index().agents:
+        behavior = agent.tool_use_behavior
+        if behavior.kind != "stop_at_tools":
+            continue
+        tools = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
+        handoffs = {h.tool_name for h in agent.handoffs}
+        for name in behavior.tool_names:
+            if name in tools:
+                continue
+            why = (
+                "is a handoff, and a handoff never stops a run"
+                if name in handoffs
+                else "is no function tool or agent tool of it"
+            )
+            yield ctx.diag(
+                "SW303",
+                f"agent {agent.name!r} stops at tool {name!r} (StopAtTools), which {why}; "
+                "the run never stops there",
+                where(agent.location, f"agents.{agent.name}.tool_use_behavior"),
+                help="name one of the agent's function tools or agent tools, as the model "
+                f"calls it: {', '.join(sorted(tools)) or '(it has none)'}",
+            )
+
+
+RULES = (tool_names, stop_at_names)

@@ -30,7 +30,7 @@ def _problem_diags(
     for p in problems:
         yield ctx.diag(
             code,
-            f"{what} breaks strict-mode rule {p.rule} at {p.path}: {p.message}",
+            f"{what}: strict-mode rule {p.rule} is broken at {p.path}: {p.message}",
             loc,
             help=_STRICT_HELP.format(code=code),
         )

@@ -1,0 +1,62 @@
+"""Where a declaration was written, found with one frame walk (no source reading).
+
+A shared leaf module (like ``errors.py``): the DSL and ``ModelSettings`` both name the
+user's line in their errors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NamedTuple
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class Site(NamedTuple):
+    """A declaration's file and 1-based line."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{display_path(self.file)}:{self.line}"
+
+
+def caller_site(*, skip: tuple[str, ...] = ()) -> Site:
+    """The first frame outside the stepswitch package: the user's declaration.
+
+    ``sys._getframe`` reads no source file, so declaring thousands of agents stays
+    cheap (``inspect.stack()`` would read every file on the stack each time).
+    """
+    frame = sys._getframe(1)
+    inside = (_PACKAGE_DIR, *skip)
+    while frame is not None and frame.f_code.co_filename.startswith(inside):
+        back = frame.f_back
+        if back is None:
+            break
+        frame = back
+    return Site(frame.f_code.co_filename, frame.f_lineno or 0)
+
+
+def function_site(fn: object) -> Site:
+    """The ``def`` line of a function, or the caller's site when it has no code object."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        code = getattr(getattr(fn, "__func__", None), "__code__", None)
+    if code is None:
+        return caller_site()
+    return Site(code.co_filename, code.co_firstlineno)
+
+
+def display_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies under it (posix style)."""
+    if not os.path.isabs(path):
+        return path.replace(os.sep, "/")
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    if rel.startswith(".."):
+        return path
+    return rel.replace(os.sep, "/")
