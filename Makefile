@@ -29,16 +29,22 @@ test: lint typecheck pytest
 
 demo: venv
 	@mkdir -p $(OUT)
+	@echo "== 1. the support workflow, as declared in graphs/support.py"
 	$(BIN)/stepswitch show graphs/support.py:support
+	@echo "== 2. static checks: graphs/ is clean; a deliberately broken example is not"
+	$(BIN)/stepswitch check graphs/
+	$(BIN)/stepswitch check examples/broken_workflow.py; test $$? -eq 1 && echo "(exit 1, as expected: this example is broken on purpose)"
+	@echo "== 3. diagrams: SVG through Graphviz, Mermaid for GitHub"
+	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
+	$(BIN)/stepswitch render graphs/support.py:support --format mermaid
+	@echo "== 4. compile and run on a scripted model: pause for approval, save, load, resume"
+	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
+	@echo "== 5. codegen: a standalone runner module, identical to the checked-in one"
 	$(BIN)/stepswitch compile graphs/support.py:support -o $(OUT)/support_runner.py
 	cmp $(OUT)/support_runner.py codegen/support.py
 	$(BIN)/stepswitch compile graphs/support.py:support -o codegen/support.py --check
 	$(BIN)/python examples/generated_runner.py
-	$(BIN)/stepswitch check graphs/
-	-$(BIN)/stepswitch check examples/broken_workflow.py
-	$(BIN)/stepswitch render graphs/support.py:support --format svg -o $(OUT)/support.svg
-	$(BIN)/stepswitch render graphs/support.py:support --format mermaid
-	$(BIN)/python examples/support_run.py --state $(OUT)/support_state.json
+	@echo "== 6. the real openai client over HTTP against the scripted server, both APIs"
 	$(BIN)/python examples/support_over_http.py
 
 bench: venv
