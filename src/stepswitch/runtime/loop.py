@@ -336,7 +336,9 @@ def _settle(
         done = slot.output
         assert done is not None
         run.append(done)
-        results[call.call_id] = ToolResult(call.name, done.value, done.output)
+        # an error or a rejection is its text, as the SDK's tool result
+        value = done.value if slot.job >= 0 and not done.is_error else done.output
+        results[call.call_id] = ToolResult(call.name, value, done.output)
 
     if unknown and not resume:
         for call, entry in calls:

@@ -1,0 +1,64 @@
+"""Run-loop cases found by comparing against the Agents SDK 0.24 side by side."""
+
+from __future__ import annotations
+
+import stepswitch as ss
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests.conformance.harness import run_all
+from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
+
+
+def test_stop_on_first_tool_with_invalid_arguments_stops_with_the_error_text() -> None:
+    ledger = Ledger()
+    machine = compile_agents(
+        ss.Agent("a", tools=[lookup_tool(ledger), refund_tool(ledger)],
+                 tool_use_behavior="stop_on_first_tool")
+    )
+    out = run_all(machine, "hi", [[function_call("lookup_order", "{bad"),
+                                   function_call("process_refund", {"order_id": 1})]],
+                  ledger=ledger)
+    first = out.result.new_items[2]
+    assert first.type == "tool_call_output_item" and first.is_error
+    assert out.result.final_output == first.output  # the SDK: the error string, not None
+    assert len(out.model.calls) == 1
+
+
+def test_stop_on_first_tool_with_a_raising_tool_stops_with_the_error_text() -> None:
+    @ss.function_tool
+    def boom() -> str:
+        """Fail."""
+        raise RuntimeError("kaput")
+
+    machine = compile_agents(ss.Agent("a", tools=[boom], tool_use_behavior="stop_on_first_tool"))
+    out = run_all(machine, "hi", [[function_call("boom", {})]])
+    assert out.result.final_output == out.result.new_items[-1].output
+    assert "kaput" in out.result.final_output
+
+
+def test_stop_on_first_tool_with_a_rejected_first_call_stops_with_the_rejection() -> None:
+    ledger = Ledger()
+    machine = compile_agents(
+        ss.Agent("a", tools=[lookup_tool(ledger), refund_tool(ledger, needs_approval=True)],
+                 tool_use_behavior="stop_on_first_tool")
+    )
+    paused = machine.run_sync("hi", model=ScriptedModel([[
+        function_call("process_refund", {"order_id": 1}),
+        function_call("lookup_order", {"order_id": 2}),
+    ]]))
+    state = paused.to_state()
+    state.reject(paused.interruptions[0])
+    out = run_all(machine, state, [[assistant_message("unused")]], ledger=ledger)
+    assert out.result.final_output == "Tool execution was not approved."
+    assert ledger.count("process_refund") == 0 and len(out.model.calls) == 0
+
+
+def test_stop_on_first_tool_with_a_none_result_is_its_text() -> None:
+    @ss.function_tool
+    def nothing() -> None:
+        """Do nothing."""
+
+    machine = compile_agents(
+        ss.Agent("a", tools=[nothing], tool_use_behavior="stop_on_first_tool")
+    )
+    out = run_all(machine, "hi", [[function_call("nothing", {})]])
+    assert out.result.final_output == "None"  # a text agent's output is str(), as the SDK
