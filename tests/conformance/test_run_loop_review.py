@@ -62,3 +62,28 @@ def test_stop_on_first_tool_with_a_none_result_is_its_text() -> None:
     )
     out = run_all(machine, "hi", [[function_call("nothing", {})]])
     assert out.result.final_output == "None"  # a text agent's output is str(), as the SDK
+
+
+def test_agent_tool_with_output_guardrails_never_returns_an_unvetted_earlier_item() -> None:
+    seen: list[object] = []
+
+    @ss.output_guardrail
+    def vet(ctx: ss.RunContext[None], agent: object, output: object) -> ss.GuardrailFunctionOutput:
+        seen.append(output)
+        return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+    ledger = Ledger()
+    inner = ss.Agent("inner", tools=[lookup_tool(ledger)], output_guardrails=[vet])
+    outer = ss.Agent("outer", tools=[inner.as_tool()])
+    machine = compile_agents(outer, inner)
+    out = run_all(machine, "hi", [
+        [function_call("inner", {"input": "check 1"})],
+        [function_call("lookup_order", {"order_id": 1})],
+        [assistant_message("")],
+        [assistant_message("outer done")],
+    ], ledger=ledger)
+    agent_output = [i for i in out.result.new_items
+                    if i.type == "tool_call_output_item" and i.agent == "outer"]
+    # the SDK returns the vetted final output (""), not the tool output the guardrail never saw
+    assert [i.output for i in agent_output] == [""]
+    assert "" in seen and out.result.final_output == "outer done"

@@ -526,6 +526,9 @@ def _nested_output(result: RunResult) -> tuple[Any, str]:
     final = result.final_output
     if final is not None and final != "":
         return final, output_text(final)
+    if result.output_guardrail_results:
+        # the guardrails passed the (empty) final output, not the run's earlier items
+        return final, "" if final is None else output_text(final)
     for item in reversed(result.new_items):
         if type(item) is MessageOutputItem and item.content:
             return item.content, item.content
