@@ -87,3 +87,39 @@ def test_agent_tool_with_output_guardrails_never_returns_an_unvetted_earlier_ite
     # the SDK returns the vetted final output (""), not the tool output the guardrail never saw
     assert [i.output for i in agent_output] == [""]
     assert "" in seen and out.result.final_output == "outer done"
+
+
+def _guarded(ledger: Ledger, *, parallel: bool) -> ss.StateMachine:
+    @ss.input_guardrail(run_in_parallel=parallel)
+    def block(ctx: ss.RunContext[None], agent: object, data: object) -> ss.GuardrailFunctionOutput:
+        return ss.GuardrailFunctionOutput(output_info=None,
+                                          tripwire_triggered="forbidden" in str(data))
+
+    return compile_agents(ss.Agent("a", tools=[lookup_tool(ledger)], input_guardrails=[block]))
+
+
+def test_a_state_saved_from_an_input_guardrail_tripwire_does_not_bypass_it() -> None:
+    for parallel in (False, True):
+        ledger = Ledger()
+        machine = _guarded(ledger, parallel=parallel)
+        tripped = run_all(machine, "forbidden request",
+                          [[function_call("lookup_order", {"order_id": 1})]], ledger=ledger)
+        assert isinstance(tripped.error, ss.InputGuardrailTripwireTriggered)
+        state = ss.RunState.from_json(tripped.error.run_data.to_state().to_json())
+        again = run_all(machine, state, [[function_call("lookup_order", {"order_id": 1})],
+                                         [assistant_message("leaked")]], ledger=ledger)
+        assert isinstance(again.error, ss.InputGuardrailTripwireTriggered)
+        assert ledger.ran == []
+        assert len(again.model.calls) == (1 if parallel else 0)
+
+
+def test_resuming_after_the_first_turn_does_not_rerun_input_guardrails() -> None:
+    ledger = Ledger()
+    machine = _guarded(ledger, parallel=False)
+    # the guardrail passes the first run; a resumed state must not be judged again
+    stopped = run_all(machine, "fine", [[function_call("lookup_order", {"order_id": 1})]],
+                      ledger=ledger, max_turns=1)
+    assert isinstance(stopped.error, ss.MaxTurnsExceeded)
+    state = stopped.error.run_data.to_state()
+    out = run_all(machine, state, [[assistant_message("done")]], max_turns=2)
+    assert out.result.final_output == "done" and out.result.input_guardrail_results == []

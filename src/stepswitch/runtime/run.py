@@ -114,7 +114,9 @@ class Run:
             max_turns=max_turns,
             ctx=ctx,
             depth=state.depth,
-            fresh=False,
+            # A state with nothing done yet (e.g. saved from an input-guardrail tripwire)
+            # has not passed the entry agent's input guardrails: they run on resume.
+            fresh=not state.items and state.pending is None,
             items=list(state.items),
             turn=state.current_turn,
             pending=state.pending,
