@@ -123,3 +123,32 @@ def test_resuming_after_the_first_turn_does_not_rerun_input_guardrails() -> None
     state = stopped.error.run_data.to_state()
     out = run_all(machine, state, [[assistant_message("done")]], max_turns=2)
     assert out.result.final_output == "done" and out.result.input_guardrail_results == []
+
+
+def test_a_reused_call_id_never_inherits_an_earlier_approval() -> None:
+    ledger = Ledger()
+    machine = compile_agents(ss.Agent("a", tools=[refund_tool(ledger, needs_approval=True)]))
+    paused = machine.run_sync("hi", model=ScriptedModel([
+        [function_call("process_refund", {"order_id": 1}, call_id="c0")],
+    ]))
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    out = run_all(machine, ss.RunState.from_json(state.to_json()), [
+        [function_call("process_refund", {"order_id": 999}, call_id="c0")],
+        [assistant_message("done")],
+    ], ledger=ledger)
+    # the SDK: "Model reused a completed tool call ID for a different invocation"
+    assert isinstance(out.error, ss.ModelBehaviorError) and "'c0'" in str(out.error)
+    assert ledger.ran == [("process_refund", 1)]  # 999 never ran unapproved
+
+
+def test_a_call_id_reused_in_a_later_turn_is_a_model_behavior_error() -> None:
+    ledger = Ledger()
+    machine = compile_agents(ss.Agent("a", tools=[lookup_tool(ledger)]))
+    out = run_all(machine, "hi", [
+        [function_call("lookup_order", {"order_id": 1}, call_id="same")],
+        [function_call("lookup_order", {"order_id": 2}, call_id="same")],
+    ], ledger=ledger)
+    assert isinstance(out.error, ss.ModelBehaviorError)
+    assert ledger.ran == [("lookup_order", 1)]
+    assert len(out.error.run_data.new_items) == 2  # the first turn's call and output

@@ -239,6 +239,12 @@ def _settle(
                         f"the model used call id {out.call_id!r} twice in one response "
                         f"(tool {out.name}, agent {agent})"
                     )
+                if out.call_id in run.call_ids:
+                    # an earlier call's id: its decision or output must not carry over
+                    raise ModelBehaviorError(
+                        f"the model reused call id {out.call_id!r} of an earlier call "
+                        f"(tool {out.name}, agent {agent}); every call needs a new id"
+                    )
             calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
                 handoffs = True
@@ -252,6 +258,7 @@ def _settle(
         # appended only once the whole response is known to be actionable
         for item in made:
             run.append(item)
+        run.call_ids.update(c.call_id for c, _ in calls)
         if (ev := flush(run)) is not None:
             yield ev
 

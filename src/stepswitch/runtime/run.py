@@ -70,6 +70,8 @@ class Run:
     decisions: dict[str, Decision] = field(default_factory=dict)
     always: dict[str, bool] = field(default_factory=dict)
     nested: dict[str, RunState] = field(default_factory=dict)
+    call_ids: set[str] = field(default_factory=set)
+    """Every call id the model has used in this run (a reuse is refused)."""
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     emitted: int = 0
@@ -135,11 +137,13 @@ class Run:
         names: dict[str, tuple[str, str]] = {}
         for item in run.items:
             if type(item) is HandoffCallItem:
+                run.call_ids.add(item.call_id)
                 names[item.call_id] = (item.agent, item.name)
             elif type(item) is HandoffOutputItem and item.call_id in names:
                 key = names[item.call_id]
                 run.uses[key] = run.uses.get(key, 0) + 1
             elif type(item) is ToolCallItem:
+                run.call_ids.add(item.call_id)
                 run.used_tools.add(item.agent)
         run.emitted = len(run.items)
         return run
