@@ -152,3 +152,23 @@ def test_a_call_id_reused_in_a_later_turn_is_a_model_behavior_error() -> None:
     assert isinstance(out.error, ss.ModelBehaviorError)
     assert ledger.ran == [("lookup_order", 1)]
     assert len(out.error.run_data.new_items) == 2  # the first turn's call and output
+
+
+def test_a_state_from_a_run_that_failed_mid_turn_is_refused_not_resumed_with_dangling_calls(
+) -> None:
+    @ss.function_tool(failure_error_function=None)
+    def boom() -> str:
+        """Fail loudly."""
+        raise RuntimeError("x")
+
+    ledger = Ledger()
+    machine = compile_agents(ss.Agent("a", tools=[boom, lookup_tool(ledger)]))
+    failed = run_all(machine, "hi", [[function_call("boom"),
+                                      function_call("lookup_order", {"order_id": 1})]],
+                     ledger=ledger)
+    assert isinstance(failed.error, ss.UserError)
+    state = failed.error.run_data.to_state()
+    out = run_all(machine, state, [[assistant_message("never sent")]])
+    # resuming would send the model two calls without outputs (a provider rejects that)
+    assert isinstance(out.error, ss.StateError) and "'boom'" in str(out.error)
+    assert len(out.model.calls) == 0

@@ -261,6 +261,7 @@ def check_state(core: MachineCore, state: RunState) -> None:
     if state.pending is None:
         if state.nested:
             raise StateError("the state has paused nested runs but no interrupted turn")
+        _check_settled(state)
         return
     table = core.tables[state.pending.agent]
     answered = {i.call_id for i in state.items[state.pending.start :]
@@ -289,6 +290,22 @@ def check_state(core: MachineCore, state: RunState) -> None:
             raise StateError(
                 f"a paused nested run is filed under call id {call_id!r}, which is no agent-tool "
                 "call of the interrupted turn"
+            )
+
+
+def _check_settled(state: RunState) -> None:
+    """Without an interrupted turn, every call must have its output: a run that failed in
+    the middle of a turn (a tool declared to raise) left calls the model would be sent
+    without outputs, and tools that ran without their outputs recorded."""
+    answered = {
+        i.call_id for i in state.items if isinstance(i, ToolCallOutputItem | HandoffOutputItem)
+    }
+    for item in state.items:
+        if isinstance(item, ToolCallItem | HandoffCallItem) and item.call_id not in answered:
+            raise StateError(
+                f"the state stopped in the middle of a turn: call {item.name!r} "
+                f"({item.call_id!r}) of agent {item.agent!r} has no output, so it cannot be "
+                "resumed; resume a state saved before the error or start a new run"
             )
 
 
