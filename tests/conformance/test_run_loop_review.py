@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 import stepswitch as ss
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests.conformance.harness import run_all
@@ -172,3 +174,31 @@ def test_a_state_from_a_run_that_failed_mid_turn_is_refused_not_resumed_with_dan
     # resuming would send the model two calls without outputs (a provider rejects that)
     assert isinstance(out.error, ss.StateError) and "'boom'" in str(out.error)
     assert len(out.model.calls) == 0
+
+
+class Ticket(BaseModel):
+    order_id: int
+
+
+def test_non_object_arguments_name_the_tool_or_handoff_once_and_the_json_kind() -> None:
+    async def took(ctx: ss.RunContext[None], ticket: Ticket) -> None:
+        return None
+
+    done = ss.Agent("done")
+    inner = ss.Agent("inner")
+    agent = ss.Agent(
+        "a",
+        tools=[inner.as_tool(parameters=Ticket)],
+        handoffs=[ss.handoff(done, input_type=Ticket, on_handoff=took)],
+    )
+    machine = compile_agents(agent, done, inner)
+    out = run_all(machine, "hi", [
+        [function_call("inner", "[1]"), function_call("transfer_to_done", "null")],
+        [assistant_message("fine")],
+    ])
+    outputs = [i.output for i in out.result.new_items if i.type == "tool_call_output_item"]
+    assert outputs == [
+        "Invalid JSON input for tool inner: expected a JSON object, got an array [1].",
+        "Invalid JSON input for handoff transfer_to_done: expected a JSON object, got null.",
+    ]
+    assert out.result.last_agent == "a"
