@@ -32,6 +32,17 @@ def test_calls_are_numbered_and_recorded() -> None:
     model.assert_complete()
 
 
+def test_made_up_call_ids_never_repeat_one_in_the_history() -> None:
+    from stepswitch.runtime.items import ToolCallItem
+
+    history = (ToolCallItem("a", "t", "call_1_1", "{}"), ToolCallItem("a", "t", "call_1_1_2", "{}"))
+    request = ModelRequest(agent="a", instructions=None, input=history, tools=(),
+                           output_schema=None)
+    model = ScriptedModel([[function_call("t"), function_call("t", call_id="mine")]])
+    response = asyncio.run(model.get_response(request))
+    assert [o.call_id for o in response.output] == ["call_1_1_3", "mine"]  # type: ignore[union-attr]
+
+
 def test_an_extra_call_fails_loudly() -> None:
     model = ScriptedModel([])
     with pytest.raises(ScriptExhausted, match="unexpected model call #1 \\(agent 'a'\\)"):

@@ -103,6 +103,7 @@ class ScriptedModel:
         # Steps are played in order, so calls can be numbered (and responses built) now.
         ids = 0
         self._script: list[ModelResponse | BaseException] = []
+        self._numbered: set[int] = set()  # steps whose call ids the model made up
         for index, step in enumerate(self.steps):
             kind = type(step)
             if kind is list or kind is tuple:
@@ -118,6 +119,7 @@ class ScriptedModel:
             for item in items:
                 if type(item) is OutputFunctionCall:
                     if not item.call_id:
+                        self._numbered.add(index)
                         ids += 1
                         item = replace(item, call_id=f"call_{index + 1}_{ids}")
                 elif type(item) is not OutputMessage:
@@ -156,6 +158,8 @@ class ScriptedModel:
         step = self._script[index]
         if isinstance(step, BaseException):
             raise step
+        if index in self._numbered:
+            step = _fresh_ids(step, request.input)
         return step
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
@@ -181,6 +185,33 @@ class ScriptedModel:
                 f"ScriptedModel: {self.remaining} of {len(self.steps)} step(s) were never used "
                 f"(the run made {len(self.calls)} model call(s))"
             )
+
+
+def _fresh_ids(response: ModelResponse, history: Sequence[InputItem]) -> ModelResponse:
+    """``response`` with made-up call ids renamed where the history already has them.
+
+    A resumed run is often driven by a new ``ScriptedModel`` whose numbering starts
+    over; a real model never reuses an id (the loop refuses a reused one), so neither
+    does this one. Deterministic: the same history gives the same ids."""
+    used: set[str] = set()
+    for i in history:
+        call_id = getattr(i, "call_id", None)
+        if isinstance(call_id, str):
+            used.add(call_id)
+    if not used:
+        return response
+    output: list[OutputItem] = []
+    changed = False
+    for item in response.output:
+        if type(item) is OutputFunctionCall and item.call_id in used:
+            n = 2
+            while f"{item.call_id}_{n}" in used:
+                n += 1
+            item = replace(item, call_id=f"{item.call_id}_{n}")
+            used.add(item.call_id)
+            changed = True
+        output.append(item)
+    return replace(response, output=tuple(output)) if changed else response
 
 
 def __getattr__(name: str) -> Any:

@@ -256,3 +256,25 @@ def test_a_refusal_arrives_as_a_refusal_item(
     [item] = result.new_items
     assert item.type == "message_output_item"
     assert (item.content, item.refusal) == ("", "I can't help with that.")
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_fresh_server_can_drive_a_resumed_run(machine: ss.StateMachine, api: str) -> None:
+    # the second server numbers its calls from 0 again; an id the conversation already
+    # holds would be a reused call id, which the loop refuses
+    with OpenAIServer(PAUSE_SCRIPT) as first:
+        paused = machine.run_sync("refund order 42", model=model_for(api, first))
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    again = [
+        [call("transfer_to_triage", {})],
+        [call("lookup_order", {"order_id": 42})],
+        [message("Refunded order 42.")],
+    ]
+    with OpenAIServer(again) as second:
+        result = machine.run_sync(state, model=model_for(api, second))
+        sent = second.model_requests(api)
+    assert result.final_output == "Refunded order 42."
+    calls = [i for i in result.new_items if i.type == "tool_call_item"]
+    assert len({c.call_id for c in calls}) == len(calls)
+    assert len(sent) == 3

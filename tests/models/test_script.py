@@ -13,6 +13,7 @@ from stepswitch.models.script import (
     RawReply,
     Reply,
     call,
+    fill_call_ids,
     load_script,
     message,
     normalize_step,
@@ -113,3 +114,11 @@ def test_the_example_support_script_parses() -> None:
     path = Path(__file__).resolve().parents[2] / "examples" / "support_script.json"
     steps = load_script(path)
     assert [type(s).__name__ for s in steps] == ["Reply"] * 4
+
+
+def test_filled_call_ids_skip_ids_the_conversation_already_holds() -> None:
+    reply = Reply((OutputFunctionCall("t", "{}", ""), OutputFunctionCall("u", "{}", "mine")))
+    assert [o.call_id for o in fill_call_ids(reply, 0).output] == ["call_0_0", "mine"]
+    held = {"call_0_0", "call_0_0_2"}
+    filled = fill_call_ids(reply, 0, held.__contains__)
+    assert [o.call_id for o in filled.output] == ["call_0_0_3", "mine"]

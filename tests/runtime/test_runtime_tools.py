@@ -32,7 +32,7 @@ def test_parse_arguments_is_lax_and_ignores_extras() -> None:
     ("raw", "fragment"),
     [
         ("{", "Invalid JSON input for tool add: Expecting property name"),
-        ('"a"', "expected a JSON object, got str"),
+        ('"a"', "expected a JSON object, got a string"),
         ("{}", "a: Field required"),
         ('{"a": []}', "a: Input should be a valid integer (got [])"),
     ],

@@ -341,7 +341,7 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(answer, RawReply):
             self._send(answer.status, answer.body.encode(), answer.content_type)
             return
-        reply = fill_call_ids(answer, n)
+        reply = fill_call_ids(answer, n, lambda call_id: f'"{call_id}"'.encode() in raw)
         model = owner.model_name or str(body.get("model") or "scripted")
         if api == "responses":
             rid = f"resp_{n}"

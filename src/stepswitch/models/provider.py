@@ -4,7 +4,7 @@ which replays a script (``--model scripted:FILE.json``) in process."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -131,14 +131,15 @@ class TranscriptModel:
             raise ModelProviderError(message, status=step.status)
         if isinstance(step, RawReply):
             return _parse_raw(step, where)
-        return _reply_response(step, n)
+        used = {c for i in request.input if isinstance(c := getattr(i, "call_id", None), str)}
+        return _reply_response(step, n, used.__contains__)
 
     async def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]:
         yield ResponseCompleted(await self.get_response(request))
 
 
-def _reply_response(reply: Reply, n: int) -> ModelResponse:
-    filled = fill_call_ids(reply, n)
+def _reply_response(reply: Reply, n: int, taken: Callable[[str], bool]) -> ModelResponse:
+    filled = fill_call_ids(reply, n, taken)
     return ModelResponse(filled.output, reply_usage(filled), f"transcript_{n}")
 
 

@@ -17,7 +17,7 @@ The JSON form (a list of steps, or ``{"steps": [...]}``) is documented in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -167,15 +167,26 @@ def normalize_step(step: Any, where: str = "step") -> Reply | ErrorReply | RawRe
     )
 
 
-def fill_call_ids(reply: Reply, step: int) -> Reply:
-    """``reply`` with every empty call id set to ``call_<step>_<index>`` (deterministic)."""
-    items = tuple(
-        replace(item, call_id=f"call_{step}_{i}")
-        if isinstance(item, OutputFunctionCall) and not item.call_id
-        else item
-        for i, item in enumerate(reply.output)
-    )
-    return replace(reply, output=items)
+def fill_call_ids(
+    reply: Reply, step: int, taken: Callable[[str], bool] | None = None
+) -> Reply:
+    """``reply`` with every empty call id set to ``call_<step>_<index>`` (deterministic).
+
+    ``taken(id)`` says whether the conversation already holds an id (a resumed run is
+    often driven by a fresh script whose numbering starts over); such an id gets a
+    ``_2``, ``_3``… suffix, since a real model never reuses one and the loop refuses it."""
+    items = []
+    for i, item in enumerate(reply.output):
+        if isinstance(item, OutputFunctionCall) and not item.call_id:
+            call_id = f"call_{step}_{i}"
+            if taken is not None and taken(call_id):
+                n = 2
+                while taken(f"{call_id}_{n}"):
+                    n += 1
+                call_id = f"{call_id}_{n}"
+            item = replace(item, call_id=call_id)
+        items.append(item)
+    return replace(reply, output=tuple(items))
 
 
 def reply_usage(reply: Reply) -> Usage:

@@ -74,7 +74,7 @@ def apply_decision(
         return run.result(None, interrupted=pending)
     if type(decision) is Final:
         output = decision.output
-        if state.output.kind == "text" and output is not None and not isinstance(output, str):
+        if state.output.kind == "text" and not isinstance(output, str):
             output = str(output)
         return (yield from _finish(core, run, state, output))
     if type(decision) is FinalMessage:

@@ -239,6 +239,12 @@ def _settle(
                         f"the model used call id {out.call_id!r} twice in one response "
                         f"(tool {out.name}, agent {agent})"
                     )
+                if out.call_id in run.call_ids:
+                    # an earlier call's id: its decision or output must not carry over
+                    raise ModelBehaviorError(
+                        f"the model reused call id {out.call_id!r} of an earlier call "
+                        f"(tool {out.name}, agent {agent}); every call needs a new id"
+                    )
             calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
                 handoffs = True
@@ -252,6 +258,7 @@ def _settle(
         # appended only once the whole response is known to be actionable
         for item in made:
             run.append(item)
+        run.call_ids.update(c.call_id for c, _ in calls)
         if (ev := flush(run)) is not None:
             yield ev
 
@@ -336,7 +343,9 @@ def _settle(
         done = slot.output
         assert done is not None
         run.append(done)
-        results[call.call_id] = ToolResult(call.name, done.value, done.output)
+        # an error or a rejection is its text, as the SDK's tool result
+        value = done.value if slot.job >= 0 and not done.is_error else done.output
+        results[call.call_id] = ToolResult(call.name, value, done.output)
 
     if unknown and not resume:
         for call, entry in calls:
@@ -524,6 +533,9 @@ def _nested_output(result: RunResult) -> tuple[Any, str]:
     final = result.final_output
     if final is not None and final != "":
         return final, output_text(final)
+    if result.output_guardrail_results:
+        # the guardrails passed the (empty) final output, not the run's earlier items
+        return final, "" if final is None else output_text(final)
     for item in reversed(result.new_items):
         if type(item) is MessageOutputItem and item.content:
             return item.content, item.content

@@ -70,6 +70,8 @@ class Run:
     decisions: dict[str, Decision] = field(default_factory=dict)
     always: dict[str, bool] = field(default_factory=dict)
     nested: dict[str, RunState] = field(default_factory=dict)
+    call_ids: set[str] = field(default_factory=set)
+    """Every call id the model has used in this run (a reuse is refused)."""
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     emitted: int = 0
@@ -114,7 +116,9 @@ class Run:
             max_turns=max_turns,
             ctx=ctx,
             depth=state.depth,
-            fresh=False,
+            # A state with nothing done yet (e.g. saved from an input-guardrail tripwire)
+            # has not passed the entry agent's input guardrails: they run on resume.
+            fresh=not state.items and state.pending is None,
             items=list(state.items),
             turn=state.current_turn,
             pending=state.pending,
@@ -133,11 +137,13 @@ class Run:
         names: dict[str, tuple[str, str]] = {}
         for item in run.items:
             if type(item) is HandoffCallItem:
+                run.call_ids.add(item.call_id)
                 names[item.call_id] = (item.agent, item.name)
             elif type(item) is HandoffOutputItem and item.call_id in names:
                 key = names[item.call_id]
                 run.uses[key] = run.uses.get(key, 0) + 1
             elif type(item) is ToolCallItem:
+                run.call_ids.add(item.call_id)
                 run.used_tools.add(item.agent)
         run.emitted = len(run.items)
         return run
@@ -255,6 +261,7 @@ def check_state(core: MachineCore, state: RunState) -> None:
     if state.pending is None:
         if state.nested:
             raise StateError("the state has paused nested runs but no interrupted turn")
+        _check_settled(state)
         return
     table = core.tables[state.pending.agent]
     answered = {i.call_id for i in state.items[state.pending.start :]
@@ -283,6 +290,22 @@ def check_state(core: MachineCore, state: RunState) -> None:
             raise StateError(
                 f"a paused nested run is filed under call id {call_id!r}, which is no agent-tool "
                 "call of the interrupted turn"
+            )
+
+
+def _check_settled(state: RunState) -> None:
+    """Without an interrupted turn, every call must have its output: a run that failed in
+    the middle of a turn (a tool declared to raise) left calls the model would be sent
+    without outputs, and tools that ran without their outputs recorded."""
+    answered = {
+        i.call_id for i in state.items if isinstance(i, ToolCallOutputItem | HandoffOutputItem)
+    }
+    for item in state.items:
+        if isinstance(item, ToolCallItem | HandoffCallItem) and item.call_id not in answered:
+            raise StateError(
+                f"the state stopped in the middle of a turn: call {item.name!r} "
+                f"({item.call_id!r}) of agent {item.agent!r} has no output, so it cannot be "
+                "resumed; resume a state saved before the error or start a new run"
             )
 
 

@@ -46,24 +46,30 @@ class BoundTool(Protocol):
     def arguments_of(self, params: BaseModel) -> dict[str, Any]: ...
 
 
+_JSON_KINDS: dict[type, str] = {
+    list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"
+}
+
+
 class ArgumentError(Exception):
     """The model's arguments for a call cannot be used; the message says why."""
 
 
-def _loads(tool: str, raw: str) -> dict[str, Any]:
+def _loads(what: str, raw: str) -> dict[str, Any]:
+    """``what`` names the subject: ``tool <name>`` or ``handoff <name>``."""
     if not raw.strip():
         return {}
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ArgumentError(
-            f"Invalid JSON input for tool {tool}: {exc.msg} at position {exc.pos} "
+            f"Invalid JSON input for {what}: {exc.msg} at position {exc.pos} "
             f"in {_clip(raw)}. Send the arguments as a JSON object."
         ) from None
     if not isinstance(data, dict):
+        got = "null" if data is None else f"{_JSON_KINDS.get(type(data), 'a value')} {_clip(raw)}"
         raise ArgumentError(
-            f"Invalid JSON input for tool {tool}: expected a JSON object, "
-            f"got {type(data).__name__} {_clip(raw)}."
+            f"Invalid JSON input for {what}: expected a JSON object, got {got}."
         )
     return data
 
@@ -74,7 +80,7 @@ def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
         return tool.params_model.model_validate_json(raw if raw.strip() else "{}")
     except ValidationError:
         pass
-    data = _loads(tool.name, raw)
+    data = _loads(f"tool {tool.name}", raw)
     try:
         return tool.params_model.model_validate(data)
     except ValidationError as exc:
