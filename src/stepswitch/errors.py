@@ -94,10 +94,16 @@ class ModelProviderError(StepswitchError):
 
 
 class RunLimitError(StepswitchError):
-    """A run stopped at a limit. ``run_data`` keeps everything the run produced so far."""
+    """A run stopped at a limit. ``run_data`` keeps everything the run produced so far.
 
-    def __init__(self, message: str, *, run_data: Any = None) -> None:
-        super().__init__(message)
+    ``summary`` is what happened, without the advice to the developer that the full
+    message adds (``hint``): it is what a calling model sees when a nested agent-tool
+    run stops at its limit.
+    """
+
+    def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.summary = message
         self.run_data = run_data
 
 

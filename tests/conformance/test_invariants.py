@@ -225,6 +225,8 @@ def test_7_agent_tool_budget_defaults_to_the_workflows_and_failure_is_an_output(
     failure = out.result.new_items[1]
     assert failure.type == "tool_call_output_item" and failure.is_error
     assert "Max turns (4) exceeded" in failure.output
+    # the calling model sees what happened, not advice meant for the developer
+    assert "to_state()" not in failure.output and "RunConfig" not in failure.output
     assert out.result.final_output == "inner failed"
 
 

@@ -124,8 +124,9 @@ def stop_at_max_turns(
 ) -> Generator[Any, Any, RunResult]:
     error = MaxTurnsExceeded(
         f"Max turns ({run.max_turns}) exceeded: the run made {run.turn} model call(s) "
-        f"and agent {run.current!r} had not finished; resume exc.run_data.to_state() with a "
-        "larger max_turns, or set RunConfig(on_max_turns=...)",
+        f"and agent {run.current!r} had not finished",
+        hint="resume exc.run_data.to_state() with a larger max_turns, or set "
+        "RunConfig(on_max_turns=...)",
         run_data=run.error_details(),
     )
     if config.on_max_turns is None:

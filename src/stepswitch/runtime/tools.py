@@ -141,7 +141,9 @@ def output_text(value: Any) -> str:
 
 def error_output(exc: BaseException) -> str:
     """The default error output of a tool that raised (the SDK's text plus the error)."""
-    return f"An error occurred while running the tool. Please try again. Error: {exc}"
+    # a run limit's summary: the model needs what happened, not the developer's hint
+    text = getattr(exc, "summary", None) or exc
+    return f"An error occurred while running the tool. Please try again. Error: {text}"
 
 
 def parse_typed_output(tp: Any, wrapped: bool, text: str) -> Any:
