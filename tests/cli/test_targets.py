@@ -55,6 +55,7 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
         ("graphs/support.py:triage", "is an Agent, not a Workflow"),
         ("graphs/support.py:lookup_order", "is a FunctionTool, not a Workflow"),
         ("no_such_pkg.mod:wf", "no module named 'no_such_pkg.mod'"),
+        ("graphs/support.py:support:extra", "a TARGET names one workflow at most"),
     ],
 )
 def test_bad_targets_exit_2_with_one_line(

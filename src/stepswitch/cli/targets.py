@@ -67,6 +67,11 @@ def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
 def _load_one(target: str) -> list[LoadedWorkflow]:
     path_part, _, name = _split(target)
     path = Path(path_part)
+    if name and ":" in path_part and not path.exists() and not _drive_only(path_part):
+        raise TargetError(
+            f"{target}: a TARGET names one workflow at most: FILE.py[:NAME] or "
+            "package.module[:NAME]"
+        )
     if path.suffix == ".py" or path.exists():
         if not path.exists():
             raise TargetError(f"{target}: no such file or folder: {path_part}")
@@ -109,6 +114,11 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
             f"Workflow(name=..., entry={name}) and name that"
         )
     raise TargetError(f"{target}: {name!r} is a {type(obj).__name__}, not a Workflow")
+
+
+def _drive_only(text: str) -> bool:
+    """True for a Windows path whose only colon is its drive (``C:\\x.py``)."""
+    return text.count(":") == 1 and len(text) > 1 and text[0].isalpha() and text[1] == ":"
 
 
 def _split(target: str) -> tuple[str, str, str]:
