@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import inspect
 import json
+import typing
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from stepswitch.graph.spec import (
 )
 from stepswitch.schema import (
     SchemaProblem,
+    StrictSchema,
     json_schema_of,
     output_schema_of,
     strictify,
@@ -403,17 +405,11 @@ def _problems(problems: tuple[SchemaProblem, ...]) -> tuple[SchemaProblemSpec, .
     return tuple(SchemaProblemSpec(rule=p.rule, path=p.path, message=p.message) for p in problems)
 
 
-def _strict_for(tp: Any) -> Any:
+def _strict_for(tp: Any) -> StrictSchema:
     try:
         return strictify(json_schema_of(tp))
     except Exception as exc:
-        return _Unschematizable({}, (unschematizable(tp, exc),))
-
-
-@dataclass(frozen=True, slots=True)
-class _Unschematizable:
-    schema: dict[str, Any]
-    problems: tuple[SchemaProblem, ...]
+        return StrictSchema({}, (unschematizable(tp, exc),))
 
 
 def _first_param_annotation(fn: Callable[..., Any]) -> Any:
@@ -428,8 +424,6 @@ def _first_param_annotation(fn: Callable[..., Any]) -> Any:
 
 def _is_alias(obj: object) -> bool:
     """Generic aliases (``list[int]``, ``Optional[X]``) have no importable qualname."""
-    import typing
-
     return typing.get_origin(obj) is not None
 
 
