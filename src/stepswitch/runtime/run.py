@@ -17,6 +17,7 @@ from stepswitch.errors import (
     StateError,
     UserError,
 )
+from stepswitch.runtime.approvals import own_approvals
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Await,
@@ -68,7 +69,7 @@ class Run:
     used_tools: set[str] = field(default_factory=set)
     pending: PendingTurn | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
-    always: dict[str, bool] = field(default_factory=dict)
+    always: dict[tuple[str, str], bool] = field(default_factory=dict)
     nested: dict[str, RunState] = field(default_factory=dict)
     call_ids: set[str] = field(default_factory=set)
     """Every call id the model has used in this run (a reuse is refused)."""
@@ -254,7 +255,7 @@ def check_state(core: MachineCore, state: RunState) -> None:
             f"the state refers to agent(s) {', '.join(map(repr, missing))}, which workflow "
             f"{core.ir.name!r} does not have"
         )
-    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
+    approvals = own_approvals(state.items)
     for call_id in state.decisions:
         if call_id not in approvals:
             raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
