@@ -63,7 +63,7 @@ def test_approving_the_outer_call_does_not_run_the_nested_one() -> None:
     machine = _nested_machine(ledger)
     first = machine.run_sync("refund and wire", model=ScriptedModel(_FIRST))
     state = ss.RunState.from_json(first.to_state().to_json())
-    refund, wire = state.interruptions
+    refund, _wire = state.interruptions
     state.approve(refund)
     out = run_all(machine, state, [], ledger=ledger)
     assert ledger.ran == [("process_refund", 1)]

@@ -78,12 +78,14 @@ def find_approval(
     An interruption item names its call exactly; a bare call id must name one pending
     call only (else ``UserError``: pass the item instead).
     """
+    path: tuple[str, ...] | None = None
     if isinstance(item, str):
-        call_id, path = item, None
+        call_id = item
     else:
-        call_id = getattr(item, "call_id", None)
-        path = getattr(item, "run_path", ())
-        if not isinstance(call_id, str) or not isinstance(path, tuple):
+        given, path = getattr(item, "call_id", None), getattr(item, "run_path", ())
+        if isinstance(given, str) and isinstance(path, tuple):
+            call_id = given
+        else:
             raise UserError(
                 "approve/reject take an interruption item (result.interruptions[i]) or its "
                 f"call id, got {type(item).__name__} {item!r}"

@@ -39,6 +39,7 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "visible"]
 
@@ -240,7 +241,9 @@ def input_items(value: Any) -> tuple[InputItem, ...]:
 
 
 def check_state(core: MachineCore, state: RunState) -> None:
-    """A state resumes only on a machine that still has what it names."""
+    """A state resumes only on a machine that still has what it names, and only when
+    its indices and references are in range (:mod:`.state_check`)."""
+    check_structure(state)
     if state.workflow != core.ir.name:
         raise StateError(
             f"the state belongs to workflow {state.workflow!r}, not {core.ir.name!r}"

@@ -27,6 +27,7 @@ from stepswitch.runtime.items import (
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
 
@@ -94,7 +95,9 @@ def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
             "the saved state's digest does not match its content: it was modified, "
             "truncated or signed with another key"
         )
-    return _state(body, "body")
+    state = _state(body, "body")
+    check_structure(state)
+    return state
 
 
 def _digest(body: dict[str, Any], key: bytes | None) -> str:
