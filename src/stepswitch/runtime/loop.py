@@ -285,7 +285,10 @@ def _settle(
             child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
             child.always.update(run.always)
             slot.job = len(jobs)
-            jobs.append(NestedJob(_nested_resume(core, run, config, child)))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
             continue
         if resume:
             gated = call.call_id in approvals
@@ -422,7 +425,7 @@ def _prepare(
                 return None
         args = (run.ctx,) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -463,7 +466,7 @@ def _prepare(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config))
+    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:
