@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from stepswitch.compiler.ir import MachineIR
 from stepswitch.context import RunContext, Usage
@@ -33,13 +33,15 @@ from stepswitch.runtime.events import (
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
-from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
 from stepswitch.runtime.tracing import tracer_for
 
 __all__ = ["RunResultStreaming", "StateMachine"]
+
+T = TypeVar("T")
 
 
 class _Unset:
@@ -286,11 +288,27 @@ class RunResultStreaming:
     def input(self) -> tuple[InputItem, ...]:
         return self._done().input
 
+    @property
+    def max_turns(self) -> int | None:
+        return self._done().max_turns
+
+    @property
+    def input_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().input_guardrail_results
+
+    @property
+    def output_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().output_guardrail_results
+
     def to_state(self) -> RunState:
         return self._done().to_state()
 
     def to_input_list(self) -> list[InputItem]:
         return self._done().to_input_list()
+
+    def final_output_as(self, cls: type[T], raise_if_incorrect_type: bool = False) -> T:
+        """The final output typed as ``cls`` (checked when asked), as on ``RunResult``."""
+        return self._done().final_output_as(cls, raise_if_incorrect_type)
 
     def result(self) -> RunResult:
         """The finished run as a plain ``RunResult``."""
