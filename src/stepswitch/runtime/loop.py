@@ -284,7 +284,10 @@ def _settle(
             child = run.nested.pop(call.call_id)  # its decisions are in its own state
             child.always.update(run.always)
             slot.job = len(jobs)
-            jobs.append(NestedJob(_nested_resume(core, run, config, child)))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
             continue
         if resume:
             gated = call.call_id in approvals
@@ -421,7 +424,7 @@ def _prepare(
                 return None
         args = (run.ctx,) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -462,7 +465,7 @@ def _prepare(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config))
+    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:

@@ -81,6 +81,9 @@ class Run:
     """The run's model (never saved in a state)."""
     emit: bool = False
     """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
+    trace_context: str | None = None
+    """The W3C traceparent of the run's first workflow span, kept in its states so a
+    resumed run continues the same trace."""
 
     @classmethod
     def start(
@@ -127,6 +130,7 @@ class Run:
             decisions=dict(state.decisions),
             always=dict(state.always),
             nested={k: v.copy() for k, v in state.nested.items()},
+            trace_context=state.trace_context,
         )
         if state.history is None:
             run.history = list(run.input)
@@ -172,6 +176,7 @@ class Run:
             history_from=self.history_from,
             depth=self.depth,
             status="interrupted" if status == "interrupted" else "stopped",
+            trace_context=self.trace_context,
         )
 
     def _history_prefix(self) -> int:

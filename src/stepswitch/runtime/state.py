@@ -66,6 +66,8 @@ class RunState:
     """Items from this index on follow ``history`` in the model's input."""
     depth: int = 0
     status: Literal["interrupted", "stopped"] = "interrupted"
+    trace_context: str | None = None
+    """The traceparent of the run's trace, when it was traced (a resume continues it)."""
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:

@@ -112,7 +112,7 @@ def _digest(body: dict[str, Any], key: bytes | None) -> str:
 
 
 def _body(state: RunState) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "workflow": state.workflow,
         "status": state.status,
         "input": [_item(i) for i in state.input],
@@ -135,6 +135,9 @@ def _body(state: RunState) -> dict[str, Any]:
         "history_from": state.history_from,
         "depth": state.depth,
     }
+    if state.trace_context is not None:  # only traced runs carry one
+        body["trace_context"] = state.trace_context
+    return body
 
 
 def _always(always: dict[tuple[str, str], bool]) -> dict[str, dict[str, bool]]:
@@ -231,6 +234,9 @@ def _state(body: Any, where: str) -> RunState:
     for i, item in enumerate(items):
         if type(item) is UserInputItem:
             raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    trace_context = body.get("trace_context")
+    if trace_context is not None and not isinstance(trace_context, str):
+        raise StateError(f"the saved state's {where}.trace_context has the wrong type")
     return RunState(
         workflow=_get(body, "workflow", str, where),
         input=tuple(
@@ -249,6 +255,7 @@ def _state(body: Any, where: str) -> RunState:
         history_from=_get(body, "history_from", int, where),
         depth=_get(body, "depth", int, where),
         status="interrupted" if status == "interrupted" else "stopped",
+        trace_context=trace_context,
     )
 
 
