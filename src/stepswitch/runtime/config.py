@@ -39,3 +39,7 @@ class RunConfig:
     tracer_provider: Any = None
     """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
     one (when ``opentelemetry`` is set up), else the run is not traced."""
+    on_conflict: Literal["raise", "reload"] = "raise"
+    """A session another writer changed while this run was going: ``SessionConflict``
+    (default), or load its new version and append this turn after it (the turn stays
+    whole; the model did not see the other writer's items)."""
