@@ -40,6 +40,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.graph import WorkflowGraph, WorkflowSpec
+from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
 from stepswitch.render import render
 from stepswitch.runtime import (
     HandoffInputData,
@@ -50,6 +51,7 @@ from stepswitch.runtime import (
     StateMachine,
     ToolsToFinalOutputResult,
 )
+from stepswitch.runtime.item_helpers import ItemHelpers
 from stepswitch.settings import ModelSettings
 
 __all__ = [
@@ -63,12 +65,14 @@ __all__ = [
     "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
+    "ItemHelpers",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
@@ -92,6 +96,7 @@ __all__ = [
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "prompt_with_handoff_instructions",
     "render",
 ]
 
