@@ -55,6 +55,7 @@ from stepswitch.runtime.item_helpers import ItemHelpers
 from stepswitch.settings import ModelSettings
 
 __all__ = [
+    "RECOMMENDED_PROMPT_PREFIX",
     "Agent",
     "AgentTool",
     "CompileError",
@@ -72,7 +73,6 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
-    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
@@ -92,6 +92,7 @@ __all__ = [
     "__version__",
     "agent_tool",
     "codegen",
+    "from_sdk",
     "function_tool",
     "handoff",
     "input_guardrail",
@@ -99,6 +100,15 @@ __all__ = [
     "prompt_with_handoff_instructions",
     "render",
 ]
+
+
+def from_sdk(agent: _typing.Any, **options: _typing.Any) -> Workflow:
+    """The workflow an OpenAI Agents SDK ``agents.Agent`` describes (needs the extra
+    ``stepswitch[sdk]``); see :func:`stepswitch.interop.sdk.from_sdk` for the options.
+    The reader loads on first use: ``import stepswitch`` never imports the SDK."""
+    from stepswitch.interop.sdk import from_sdk as read
+
+    return read(agent, **options)
 
 
 def __getattr__(name: str) -> _typing.Any:

@@ -125,7 +125,8 @@ def test_model_settings_reasoning_maps_to_reasoning_effort() -> None:
 
 
 def test_model_settings_reasoning_we_cannot_send_names_the_alternative() -> None:
-    with pytest.raises(ss.UserError, match=r"summary cannot be sent.*reasoning_effort=.*extra_body"):
+    with pytest.raises(ss.UserError,
+                       match=r"summary cannot be sent.*reasoning_effort=.*extra_body"):
         ss.ModelSettings(reasoning=Reasoning(effort="low", summary="auto"))
     with pytest.raises(ss.UserError, match="disagree"):
         ss.ModelSettings(reasoning={"effort": "low"}, reasoning_effort="high")

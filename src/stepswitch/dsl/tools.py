@@ -32,6 +32,10 @@ class FunctionTool:
     lax like the Agents SDK: ``"5"`` becomes ``5``) before the function runs.
     """
 
+    opaque: str | None = None
+    """Set on a tool stepswitch cannot run, read from another framework (what it stands
+    for, e.g. ``"WebSearchTool 'web_search'"``); the analyzer reports it (SW601)."""
+
     def __init__(
         self,
         fn: Callable[..., Any],
