@@ -29,6 +29,7 @@ from stepswitch.errors import (
     StepswitchError,
     UserError,
 )
+from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -268,7 +269,7 @@ def _settle(
         for item in run.items[start:]:
             if type(item) is ToolCallOutputItem:
                 earlier[item.call_id] = item
-            elif type(item) is ToolApprovalItem:
+            elif type(item) is ToolApprovalItem and not item.run_path:
                 approvals.add(item.call_id)
 
     slots: list[_Slot] = []
@@ -280,12 +281,13 @@ def _settle(
         slots.append(slot)
         action = entry.action
         if call.call_id in run.nested:
-            child = run.nested.pop(call.call_id)
-            asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
-            child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
+            child = run.nested.pop(call.call_id)  # its decisions are in its own state
             child.always.update(run.always)
             slot.job = len(jobs)
-            jobs.append(NestedJob(_nested_resume(core, run, config, child)))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
             continue
         if resume:
             gated = call.call_id in approvals
@@ -295,8 +297,8 @@ def _settle(
             gated = yield from _needs_approval(core, run, action, call)
         if gated:
             decision = run.decisions.get(call.call_id)
-            if decision is None and call.name in run.always:
-                decision = Decision(run.always[call.name])
+            if decision is None and (agent, call.name) in run.always:
+                decision = Decision(run.always[(agent, call.name)])
             if decision is None:
                 slot.approval = True
                 continue
@@ -422,7 +424,7 @@ def _prepare(
                 return None
         args = (run.ctx,) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -463,7 +465,7 @@ def _prepare(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config))
+    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:
@@ -515,10 +517,11 @@ def _agent_outcome(
     result: RunResult = outcome.value
     if result.interruptions:
         run.nested[call.call_id] = result.to_state()
-        known = {i.call_id for i in run.items if type(i) is ToolApprovalItem}
+        known = {(i.run_path, i.call_id) for i in run.items if type(i) is ToolApprovalItem}
         for item in result.interruptions:
-            if item.call_id not in known:
-                run.append(item)
+            lifted = lift(item, call.call_id)
+            if (lifted.run_path, lifted.call_id) not in known:
+                run.append(lifted)
         return True
     if action.output_extractor is not None:
         value = yield from call_hook(core.obj(action.output_extractor)(result))

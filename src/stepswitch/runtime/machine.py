@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from stepswitch.compiler.ir import MachineIR
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelBehaviorError, UserError
+from stepswitch.runtime import tracing
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, start_alongside
@@ -36,6 +37,7 @@ from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
+from stepswitch.runtime.tracing import tracer_for
 
 __all__ = ["RunResultStreaming", "StateMachine"]
 
@@ -109,7 +111,17 @@ class StateMachine:
             run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
         run.model = model
         run.emit = emit
-        return run_loop(self._core, run, config)
+        loop = run_loop(self._core, run, config)
+        tracer = tracer_for(config.tracer_provider)
+        if tracer is not None:
+            loop, run.trace_context = tracing.start(
+                tracer, loop, workflow=self.ir.name, agent=run.current,
+                content=config.trace_content, conversation_id=None,
+                saved_context=run.trace_context,
+                decisions=input.decisions if isinstance(input, RunState) else None,
+                turn=run.turn,
+            )
+        return loop
 
     async def run(
         self,
