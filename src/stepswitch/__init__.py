@@ -54,8 +54,7 @@ from stepswitch.runtime import (
 from stepswitch.runtime.item_helpers import ItemHelpers
 from stepswitch.settings import ModelSettings
 
-__all__ = [
-    "RECOMMENDED_PROMPT_PREFIX",
+__all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
     "AgentTool",
     "CompileError",
@@ -73,6 +72,7 @@ __all__ = [
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
