@@ -23,12 +23,12 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from stepswitch.compiler.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
 from stepswitch.errors import (
     ModelBehaviorError,
     StepswitchError,
     UserError,
 )
+from stepswitch.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
