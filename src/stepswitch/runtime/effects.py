@@ -184,7 +184,17 @@ class Pump:
                         and len(effect.jobs) == 1
                         and type(effect.jobs[0]) is CallJob
                     ):
-                        send = (await _job(effect.jobs[0], threaded=False),)
+                        job = effect.jobs[0]
+                        if job.is_async:
+                            send = (await _job(job, threaded=False),)
+                        else:  # one sync call: run it right here
+                            try:
+                                value = job.fn(*job.args, **job.kwargs)
+                                if type(value) is not str and inspect.isawaitable(value):
+                                    value = await value
+                                send = (Ok(value),)
+                            except Exception as exc:
+                                send = (Err(exc),)
                     else:
                         send = await perform(effect)
                 except Exception as exc:
