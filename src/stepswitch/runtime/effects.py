@@ -66,6 +66,9 @@ class CallJob:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     is_async: bool
+    name: str = ""
+    """The tool's name and the model's call id (for tracing; empty for hooks)."""
+    call_id: str = ""
 
 
 @dataclass(slots=True)
@@ -73,6 +76,10 @@ class NestedJob:
     """Drive a nested run loop (an agent tool) to its end."""
 
     loop: Generator[Any, Any, Any]
+    name: str = ""
+    """The agent tool's name, the model's call id and the nested agent (for tracing)."""
+    call_id: str = ""
+    agent: str = ""
 
 
 Job: TypeAlias = CallJob | NestedJob

@@ -29,6 +29,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
+from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -356,7 +357,7 @@ def _read_earlier(run: Run, start: int) -> _Earlier:
     for item in run.items[start:]:
         if type(item) is ToolCallOutputItem:
             earlier.outputs[item.call_id] = item
-        elif type(item) is ToolApprovalItem:
+        elif type(item) is ToolApprovalItem and not item.run_path:
             earlier.approvals.add(item.call_id)
     return earlier
 
@@ -384,8 +385,12 @@ def _plan(
         slot = _Slot(call, entry)
         slots.append(slot)
         if call.call_id in run.nested:
+            child = run.nested.pop(call.call_id)  # its decisions are in its own state
             slot.job = len(jobs)
-            jobs.append(NestedJob(_nested_resume(core, run, config, run.nested.pop(call.call_id))))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
             continue
         if resume:
             gated = call.call_id in earlier.approvals
@@ -407,8 +412,8 @@ def _decide(run: Run, state: StateIR, slot: _Slot) -> bool:
     (``slot.approval``) or holds its rejection as its output."""
     call = slot.call
     decision = run.decisions.get(call.call_id)
-    if decision is None and call.name in run.always:
-        decision = Decision(run.always[call.name])
+    if decision is None and (state.agent, call.name) in run.always:
+        decision = Decision(run.always[(state.agent, call.name)])
     if decision is None:
         slot.approval = True
         return False
@@ -532,7 +537,7 @@ def _prepare(
                 return None
         args = (run.ctx,) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -573,13 +578,12 @@ def _prepare(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config))
+    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:
-    """Resume a paused nested run with the caller's decisions on what it asked."""
-    asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
-    child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
+    """Resume a paused nested run (its decisions are in its own state) with the
+    caller's standing 'always' decisions."""
     child.always.update(run.always)
     child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx)
     child_run.model = run.model
@@ -629,10 +633,11 @@ def _agent_outcome(
     result: RunResult = outcome.value
     if result.interruptions:
         run.nested[call.call_id] = result.to_state()
-        known = {i.call_id for i in run.items if type(i) is ToolApprovalItem}
+        known = {(i.run_path, i.call_id) for i in run.items if type(i) is ToolApprovalItem}
         for item in result.interruptions:
-            if item.call_id not in known:
-                run.append(item)
+            lifted = lift(item, call.call_id)
+            if (lifted.run_path, lifted.call_id) not in known:
+                run.append(lifted)
         return True
     if action.output_extractor is not None:
         value = yield from call_hook(core.obj(action.output_extractor)(result))

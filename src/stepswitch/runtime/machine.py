@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
 from stepswitch.ir import MachineIR
+from stepswitch.runtime import tracing
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
@@ -25,12 +26,15 @@ from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
-from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
+from stepswitch.runtime.tracing import tracer_for
 
 __all__ = ["RunResultStreaming", "StateMachine"]
+
+T = TypeVar("T")
 
 
 class _Unset:
@@ -100,7 +104,17 @@ class StateMachine:
             run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
         run.model = model
         run.emit = emit
-        return run_loop(self._core, run, config)
+        loop = run_loop(self._core, run, config)
+        tracer = tracer_for(config.tracer_provider)
+        if tracer is not None:
+            loop, run.trace_context = tracing.start(
+                tracer, loop, workflow=self.ir.name, agent=run.current,
+                content=config.trace_content, conversation_id=None,
+                saved_context=run.trace_context,
+                decisions=input.decisions if isinstance(input, RunState) else None,
+                turn=run.turn,
+            )
+        return loop
 
     async def run(
         self,
@@ -229,11 +243,27 @@ class RunResultStreaming:
     def input(self) -> tuple[InputItem, ...]:
         return self._done().input
 
+    @property
+    def max_turns(self) -> int | None:
+        return self._done().max_turns
+
+    @property
+    def input_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().input_guardrail_results
+
+    @property
+    def output_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().output_guardrail_results
+
     def to_state(self) -> RunState:
         return self._done().to_state()
 
     def to_input_list(self) -> list[InputItem]:
         return self._done().to_input_list()
+
+    def final_output_as(self, cls: type[T], raise_if_incorrect_type: bool = False) -> T:
+        """The final output typed as ``cls`` (checked when asked), as on ``RunResult``."""
+        return self._done().final_output_as(cls, raise_if_incorrect_type)
 
     def result(self) -> RunResult:
         """The finished run as a plain ``RunResult``."""
