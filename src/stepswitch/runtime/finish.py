@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OutputGuardrailTripwireTriggered,
     UserError,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
