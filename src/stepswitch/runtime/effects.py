@@ -30,6 +30,7 @@ __all__ = [
     "Ok",
     "Outcome",
     "RunJobs",
+    "discard",
     "drive",
     "perform",
     "settle",
@@ -175,6 +176,15 @@ async def _thunk(t: Callable[[], Any]) -> Any:
 def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Future[Any]]:
     """Start the thunks of a ``CallModel`` as tasks."""
     return [asyncio.ensure_future(_thunk(t)) for t in thunks]
+
+
+async def discard(tasks: list[asyncio.Future[Any]]) -> None:
+    """Cancel the tasks and wait for them, keeping none of their outcomes: nothing is
+    left pending, and no exception is left unretrieved for asyncio to print."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:

@@ -18,9 +18,17 @@ from typing import Any
 from stepswitch.compiler.ir import MachineIR
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelBehaviorError, UserError
-from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
-from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, start_alongside
+from stepswitch.runtime.effects import (
+    CallModel,
+    Emit,
+    discard,
+    drive,
+    perform,
+    settle,
+    start_alongside,
+)
 from stepswitch.runtime.events import (
     AgentUpdated,
     AgentUpdatedStreamEvent,
@@ -92,7 +100,11 @@ class StateMachine:
         *,
         emit: bool = False,
     ) -> Loop:
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise UserError(f"run_config: expected a RunConfig, got {type(run_config).__name__}")
         config = run_config or _DEFAULT_CONFIG
+        if max_turns is not _UNSET and max_turns is not None:
+            check_max_turns(max_turns, "max_turns")
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
@@ -218,6 +230,7 @@ class RunResultStreaming:
                             yield RunItemStreamEvent(name, item)
                 continue
             if type(effect) is CallModel and hasattr(effect.model, "stream_response"):
+                guards: list[Any] = []
                 try:
                     guards = start_alongside(effect.alongside)
                     response: ModelResponse | None = None
@@ -235,6 +248,7 @@ class RunResultStreaming:
                     send = (response, outcomes) if effect.alongside else response
                 except Exception as exc:
                     error = exc
+                    await discard(guards)  # a failed call leaves no task behind to warn
                 continue
             try:
                 send = await perform(effect)
