@@ -8,6 +8,6 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from stepswitch.cli.main import entry  # noqa: E402
+from stepswitch.cli.main import entry
 
 entry()

@@ -34,6 +34,12 @@ class RunConfig:
     on_invalid_output: Callable[..., Any] | None = None
     handoff_input_filter: Callable[..., Any] | None = None
     """Applied to handoffs that declare no ``input_filter`` of their own."""
+    trace_content: bool = False
+    """Record message content, tool arguments and tool results on the run's
+    OpenTelemetry spans (off by default: they may hold personal data)."""
+    tracer_provider: Any = None
+    """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
+    one (when ``opentelemetry`` is set up), else the run is not traced."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
@@ -44,8 +50,9 @@ class RunConfig:
         limit = self.max_tool_concurrency
         if limit is not None and (type(limit) is not int or limit < 1):
             _bad("max_tool_concurrency", "a positive integer or None", limit)
-        if type(self.reset_tool_choice) is not bool:
-            _bad("reset_tool_choice", "True or False", self.reset_tool_choice)
+        for flag in ("reset_tool_choice", "trace_content"):
+            if type(getattr(self, flag)) is not bool:
+                _bad(flag, "True or False", getattr(self, flag))
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):
@@ -69,3 +76,4 @@ def check_max_turns(value: Any, where: str) -> int:
     if type(value) is not int or value < 1:
         raise UserError(f"{where} must be a positive integer, got {_shown(value)}")
     return value
+
