@@ -142,6 +142,13 @@ def resume(
 
 def _synced(inner: Loop, run: Run, link: SessionLink, config: RunConfig) -> Loop:
     """Pump ``inner``, appending the settled items at each turn boundary."""
+    try:
+        return (yield from _pump(inner, run, link, config))
+    finally:
+        inner.close()  # however this ends, the loop's own cleanup runs now
+
+
+def _pump(inner: Loop, run: Run, link: SessionLink, config: RunConfig) -> Loop:
     send: Any = None
     error: BaseException | None = None
     turn_start = len(run.items)
