@@ -50,6 +50,8 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         UserError,
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
+    from stepswitch.interop.sdk import from_sdk
+    from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
     from stepswitch.render import render
     from stepswitch.runtime import (
         HandoffInputData,
@@ -60,6 +62,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         StateMachine,
         ToolsToFinalOutputResult,
     )
+    from stepswitch.runtime.item_helpers import ItemHelpers
     from stepswitch.settings import ModelSettings
 
 # public name -> the module that defines it
@@ -74,12 +77,14 @@ _WHERE: dict[str, str] = {
     "HandoffInputData": "stepswitch.runtime",
     "InputGuardrail": "stepswitch.dsl",
     "InputGuardrailTripwireTriggered": "stepswitch.errors",
+    "ItemHelpers": "stepswitch.runtime.item_helpers",
     "MaxTurnsExceeded": "stepswitch.errors",
     "ModelBehaviorError": "stepswitch.errors",
     "ModelProviderError": "stepswitch.errors",
     "ModelSettings": "stepswitch.settings",
     "OutputGuardrail": "stepswitch.dsl",
     "OutputGuardrailTripwireTriggered": "stepswitch.errors",
+    "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
     "RunConfig": "stepswitch.runtime",
     "RunContext": "stepswitch.context",
@@ -98,17 +103,19 @@ _WHERE: dict[str, str] = {
     "WorkflowSpec": "stepswitch.graph",
     "agent_tool": "stepswitch.dsl",
     "codegen": "stepswitch.compiler.codegen",
+    "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
     "function_tool": "stepswitch.dsl",
     "handoff": "stepswitch.dsl",
     "input_guardrail": "stepswitch.dsl",
     "output_guardrail": "stepswitch.dsl",
+    "prompt_with_handoff_instructions": "stepswitch.prompts",
     "render": "stepswitch.render",
 }
 
 # public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
 _SUBMODULES = frozenset({"testing", "models"})
 
-__all__ = [
+__all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
     "AgentTool",
     "CompileError",
@@ -119,12 +126,14 @@ __all__ = [
     "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
+    "ItemHelpers",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
@@ -144,10 +153,12 @@ __all__ = [
     "__version__",
     "agent_tool",
     "codegen",
+    "from_sdk",
     "function_tool",
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "prompt_with_handoff_instructions",
     "render",
 ]
 
