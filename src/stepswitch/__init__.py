@@ -28,6 +28,7 @@ from stepswitch.dsl import (
     input_guardrail,
     output_guardrail,
 )
+from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
 from stepswitch.errors import (
     CompileError,
     InputGuardrailTripwireTriggered,
@@ -57,6 +58,7 @@ __all__ = [
     "AgentTool",
     "CompileError",
     "Diagnostic",
+    "END",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -77,6 +79,7 @@ __all__ = [
     "RunState",
     "StateError",
     "StateMachine",
+    "Step",
     "StepswitchError",
     "StopAtTools",
     "ToolsToFinalOutputResult",
@@ -87,12 +90,17 @@ __all__ = [
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "branch",
     "codegen",
+    "fan_out",
     "function_tool",
     "handoff",
     "input_guardrail",
     "output_guardrail",
     "render",
+    "route",
+    "step",
+    "then",
 ]
 
 

@@ -24,12 +24,14 @@ from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, 
 from stepswitch.runtime.events import (
     AgentUpdated,
     AgentUpdatedStreamEvent,
+    FlowNodeStreamEvent,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
     StreamEvent,
     item_event_name,
 )
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
+from stepswitch.runtime.flow import FlowCore, start_flow
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
 from stepswitch.runtime.result import RunResult
@@ -66,6 +68,7 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
+        self._flow = FlowCore(self._core) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
@@ -99,6 +102,11 @@ class StateMachine:
                 f"{type(model).__name__}"
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
+        if self._flow is not None:
+            if max_turns is _UNSET:
+                max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
+            return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                              config=config, emit=emit)
         if isinstance(input, RunState):
             budget = input.max_turns if max_turns is _UNSET else max_turns
             run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)
@@ -211,6 +219,8 @@ class RunResultStreaming:
                 if type(event) is AgentUpdated:
                     self.current_agent = event.agent
                     yield AgentUpdatedStreamEvent(event.agent)
+                elif type(event) is FlowNodeStreamEvent:
+                    yield event
                 else:
                     for item in event:
                         name = item_event_name(item)

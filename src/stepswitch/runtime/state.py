@@ -9,13 +9,13 @@ machine that resumes it. JSON crosses processes (see :mod:`.state_json`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from stepswitch.errors import StateError, UserError
 from stepswitch.runtime.items import RunItem, ToolApprovalItem, ToolCallOutputItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
-__all__ = ["Decision", "PendingTurn", "RunState"]
+__all__ = ["Decision", "FanState", "FlowState", "PendingTurn", "RunState"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,44 @@ class PendingTurn:
     output: tuple[OutputItem, ...]
     start: int
     """Index in the run's items where the turn's items begin."""
+
+
+@dataclass(slots=True)
+class FanState:
+    """A fan-out in progress: its elements, the finished branches' outputs (kept, never
+    run again) and the paused branches' runs. Values are JSON (see ``runtime.flow``)."""
+
+    source: str
+    """The node whose output is fanned out."""
+    elements: list[Any]
+    results: dict[int, Any] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
+    """How many items each finished branch made (they follow the flow's items)."""
+    paused: dict[int, RunState] = field(default_factory=dict)
+
+    def copy(self) -> FanState:
+        return replace(self, elements=list(self.elements), results=dict(self.results),
+                       counts=dict(self.counts),
+                       paused={k: v.copy() for k, v in self.paused.items()})
+
+
+@dataclass(slots=True)
+class FlowState:
+    """Where a flow stopped: the node, its input (JSON), the edge budgets used, and a
+    paused agent node's run or a fan-out in progress."""
+
+    node: str
+    value: Any
+    uses: dict[str, int] = field(default_factory=dict)
+    done: int = 0
+    """``items[:done]`` belong to finished nodes; the rest to the paused run(s)."""
+    child: RunState | None = None
+    fan: FanState | None = None
+
+    def copy(self) -> FlowState:
+        return replace(self, uses=dict(self.uses),
+                       child=None if self.child is None else self.child.copy(),
+                       fan=None if self.fan is None else self.fan.copy())
 
 
 @dataclass(slots=True)
@@ -64,12 +102,14 @@ class RunState:
     """Items from this index on follow ``history`` in the model's input."""
     depth: int = 0
     status: Literal["interrupted", "stopped"] = "interrupted"
+    flow: FlowState | None = None
+    """Where a flow stopped (None for a run that is not a flow)."""
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:
         """Every call still waiting for a decision, nested runs' calls included (their
         approval items are copied into this run's items)."""
-        if self.pending is None:
+        if self.pending is None and (self.flow is None or self.status != "interrupted"):
             return []
         done = {i.call_id for i in self.items if type(i) is ToolCallOutputItem}
         out: list[ToolApprovalItem] = []
@@ -130,6 +170,7 @@ class RunState:
             decisions=dict(self.decisions),
             always=dict(self.always),
             nested={k: v.copy() for k, v in self.nested.items()},
+            flow=None if self.flow is None else self.flow.copy(),
         )
 
     def to_json(self, *, key: bytes | None = None, indent: int | None = None) -> str:

@@ -26,7 +26,7 @@ from stepswitch.runtime.items import (
     UserInputItem,
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
-from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state import Decision, FanState, FlowState, PendingTurn, RunState
 
 __all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
 
@@ -105,6 +105,31 @@ def _digest(body: dict[str, Any], key: bytes | None) -> str:
 
 
 def _body(state: RunState) -> dict[str, Any]:
+    body = _plain_body(state)
+    if state.flow is not None:  # only a flow's state has the key: others read as before
+        body["flow"] = _flow(state.flow)
+    return body
+
+
+def _flow(flow: FlowState) -> dict[str, Any]:
+    fan = flow.fan
+    return {
+        "node": flow.node,
+        "value": flow.value,
+        "uses": dict(sorted(flow.uses.items())),
+        "done": flow.done,
+        "child": None if flow.child is None else _body(flow.child),
+        "fan": None if fan is None else {
+            "source": fan.source,
+            "elements": list(fan.elements),
+            "results": {str(i): v for i, v in sorted(fan.results.items())},
+            "counts": {str(i): n for i, n in sorted(fan.counts.items())},
+            "paused": {str(i): _body(v) for i, v in sorted(fan.paused.items())},
+        },
+    }
+
+
+def _plain_body(state: RunState) -> dict[str, Any]:
     return {
         "workflow": state.workflow,
         "status": state.status,
@@ -208,7 +233,10 @@ def _state(body: Any, where: str) -> RunState:
     for i, item in enumerate(items):
         if type(item) is UserInputItem:
             raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    flow_raw = body.get("flow")
+    flow = None if flow_raw is None else _read_flow(flow_raw, f"{where}.flow")
     return RunState(
+        flow=flow,
         workflow=_get(body, "workflow", str, where),
         input=tuple(
             _read_item(x, f"{where}.input[{i}]")
@@ -227,6 +255,53 @@ def _state(body: Any, where: str) -> RunState:
         depth=_get(body, "depth", int, where),
         status="interrupted" if status == "interrupted" else "stopped",
     )
+
+
+def _read_flow(raw: Any, where: str) -> FlowState:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    uses = _get(raw, "uses", dict, where)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+               for v in uses.values()):
+        raise StateError(f"the saved state's {where}.uses has the wrong type")
+    done = _get(raw, "done", int, where)
+    if done < 0:
+        raise StateError(f"the saved state's {where}.done is negative")
+    child_raw = raw.get("child")
+    fan_raw = raw.get("fan")
+    fan = None
+    if fan_raw is not None:
+        w = f"{where}.fan"
+        if not isinstance(fan_raw, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        counts = {_index(k, w): v for k, v in _get(fan_raw, "counts", dict, w).items()}
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                   for v in counts.values()):
+            raise StateError(f"the saved state's {w}.counts has the wrong type")
+        fan = FanState(
+            source=_get(fan_raw, "source", str, w),
+            elements=list(_get(fan_raw, "elements", list, w)),
+            results={_index(k, w): v for k, v in _get(fan_raw, "results", dict, w).items()},
+            counts=counts,
+            paused={_index(k, w): _state(v, f"{w}.paused[{k!r}]")
+                    for k, v in _get(fan_raw, "paused", dict, w).items()},
+        )
+    if "value" not in raw:
+        raise StateError(f"the saved state lacks {where}.value")
+    return FlowState(
+        node=_get(raw, "node", str, where),
+        value=raw["value"],
+        uses=dict(uses),
+        done=done,
+        child=None if child_raw is None else _state(child_raw, f"{where}.child"),
+        fan=fan,
+    )
+
+
+def _index(key: str, where: str) -> int:
+    if not key.isdigit():
+        raise StateError(f"the saved state's {where} has a branch index {key!r}")
+    return int(key)
 
 
 def _read_item(raw: Any, where: str) -> InputItem:
