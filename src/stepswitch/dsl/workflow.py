@@ -41,7 +41,7 @@ class _WorkflowArgs(BaseModel):
 
 
 _WORKFLOW_EXPECT = {
-    "entry": "the entry Agent or its name",
+    "entry": "the entry Agent, @step or its name",
     "agents": "an Agent",
     "max_turns": "a positive int (model calls per run, across handoffs) or None",
     "max_depth": "a positive int (how deep agent tools may nest)",
@@ -89,7 +89,7 @@ class Workflow:
         validate_fields(
             _WorkflowArgs,
             {
-                "entry": entry,
+                "entry": entry.name if isinstance(entry, Step) else entry,
                 "agents": list(agents),
                 "max_turns": max_turns,
                 "max_depth": max_depth,
