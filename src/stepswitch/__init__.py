@@ -54,11 +54,11 @@ from stepswitch.runtime import (
 from stepswitch.settings import ModelSettings
 
 __all__ = [
+    "END",
     "Agent",
     "AgentTool",
     "CompileError",
     "Diagnostic",
-    "END",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",

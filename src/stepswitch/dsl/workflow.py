@@ -56,9 +56,10 @@ class Workflow:
 
     Agents reachable from ``entry`` or from a listed agent through handoffs and agent
     tools are included even when not listed. ``flow`` chains agents and ``@step``
-    functions with edges (``then``, ``branch``, ``route``, ``fan_out``) from
-    ``entry`` to ``END``; the agents it names are included too. ``max_turns`` counts model calls across
-    handoffs (one shared budget); ``max_depth`` bounds agent-tool nesting;
+    functions with edges (``then``, ``branch``, ``route``, ``fan_out``) from ``entry``
+    to ``END``; the agents it names are included too. ``max_turns`` counts model calls
+    across handoffs (one shared budget; in a flow, per agent node's run); ``max_depth``
+    bounds agent-tool nesting;
     ``max_model_calls`` makes the analyzer fail when the worst case exceeds it.
     """
 

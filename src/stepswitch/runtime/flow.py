@@ -16,6 +16,7 @@ paused run(s); finished fan-out branches keep their outputs and are not run agai
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 from collections.abc import Callable, Generator, Mapping
@@ -142,7 +143,6 @@ class _Fan:
     source: str
     elements: list[Any]
     results: dict[int, Any] = field(default_factory=dict)
-    items: dict[int, list[RunItem]] = field(default_factory=dict)
     paused: dict[int, RunState] = field(default_factory=dict)
 
 
@@ -175,8 +175,6 @@ class FlowRun:
         items = list(self.items)
         fan = self.fan
         if fan is not None:
-            for i in sorted(fan.items):
-                items.extend(fan.items[i])
             for i in sorted(fan.paused):
                 items.extend(fan.paused[i].items)
         elif self.child is not None:
@@ -194,7 +192,6 @@ class FlowRun:
                 source=fan.source,
                 elements=[to_jsonable_python(e) for e in fan.elements],
                 results={i: to_jsonable_python(v) for i, v in fan.results.items()},
-                counts={i: len(v) for i, v in fan.items.items()},
                 paused={i: s.copy() for i, s in fan.paused.items()},
             )
         value = self.raw_input if self.fresh else self.value
@@ -319,20 +316,20 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
                              "which is no agent node")
         fr.child = fs.child
     if fs.fan is not None:
-        fr.fan = _read_fan(fc, fs.fan, state.items[fs.done:], fs.node)
+        fr.fan = _read_fan(fc, fs.fan, fs.node)
     return fr
 
 
-def _read_fan(fc: FlowCore, fan: FanState, rest: list[RunItem], node_name: str) -> _Fan:
+def _read_fan(fc: FlowCore, fan: FanState, node_name: str) -> _Fan:
     source = fc.nodes.get(fan.source)
     ex = source.exit if source is not None else None
     if ex is None or ex.kind != "fan_out" or ex.each != node_name:
         raise StateError(f"the state's fan-out from {fan.source!r} is no fan-out of the flow")
     each = fc.nodes[node_name]
     n = len(fan.elements)
-    if any(not 0 <= i < n for i in (*fan.results, *fan.paused, *fan.counts)):
+    if any(not 0 <= i < n for i in (*fan.results, *fan.paused)):
         raise StateError("the state's fan-out names a branch it does not have")
-    if set(fan.counts) != set(fan.results) or set(fan.results) & set(fan.paused):
+    if set(fan.results) & set(fan.paused):
         raise StateError("the state's fan-out branches do not line up")
     try:
         in_adapter = fc.adapter(fc.input_ref(each))
@@ -343,13 +340,6 @@ def _read_fan(fc: FlowCore, fan: FanState, rest: list[RunItem], node_name: str) 
     except ValueError as exc:
         raise StateError(f"the state's fan-out values do not fit: {exc}") from None
     live = _Fan(fan.source, elements, results)
-    at = 0
-    for i in sorted(fan.counts):
-        count = fan.counts[i]
-        if at + count > len(rest):
-            raise StateError("the state's fan-out items are truncated")
-        live.items[i] = list(rest[at: at + count])
-        at += count
     for i, child in fan.paused.items():
         if each.kind != "agent" or child.current_agent not in fc.core.states:
             raise StateError("the state's paused fan-out branch is no agent run")
@@ -366,10 +356,8 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
         return (yield from _flow(fc, fr, config))
     except Exception as exc:
         if isinstance(exc, StepswitchError) or not hasattr(exc, "run_data"):
-            try:
+            with contextlib.suppress(AttributeError):  # a type that refuses attributes
                 exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
-            except AttributeError:  # an exception type that refuses attributes
-                pass
         raise
 
 
@@ -546,6 +534,7 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
         jobs.append(NestedJob(run_loop(fc.core, run, config)))
     outcomes = (yield RunJobs(tuple(jobs), ex.concurrency)) if jobs else ()
     error: BaseException | None = None
+    made: list[RunItem] = []
     for i, outcome in zip(todo, outcomes, strict=True):
         if type(outcome) is Err:
             if i in runs:  # what the branch did so far stays resumable
@@ -555,7 +544,6 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
         value = outcome.value
         if each.kind == "step":
             fan.results[i] = value
-            fan.items[i] = []
             continue
         result: RunResult = value
         fr.responses.extend(result.raw_responses)
@@ -563,16 +551,16 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
             fan.paused[i] = result.to_state()
         else:
             fan.results[i] = result.final_output
-            fan.items[i] = list(result.new_items)
+            made.extend(result.new_items)
+    # Finished branches' items join the run now, in element order; a branch that paused
+    # adds its items when it finishes, so the items of a paused run stay a prefix.
+    fr.items.extend(made)
+    if fr.emit and made:
+        yield Emit(tuple(made))
     if error is not None:
         raise error
     if fan.paused:
         return None
-    start = len(fr.items)
-    for i in range(len(fan.elements)):
-        fr.items.extend(fan.items.get(i, ()))
-    if fr.emit and len(fr.items) > start:
-        yield Emit(tuple(fr.items[start:]))
     joined = [fan.results[i] for i in range(len(fan.elements))]
     fr.fan = None
     fr.node = source.name

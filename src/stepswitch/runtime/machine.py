@@ -30,8 +30,8 @@ from stepswitch.runtime.events import (
     StreamEvent,
     item_event_name,
 )
-from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.flow import FlowCore, start_flow
+from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
 from stepswitch.runtime.result import RunResult

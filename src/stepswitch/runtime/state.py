@@ -46,13 +46,10 @@ class FanState:
     """The node whose output is fanned out."""
     elements: list[Any]
     results: dict[int, Any] = field(default_factory=dict)
-    counts: dict[int, int] = field(default_factory=dict)
-    """How many items each finished branch made (they follow the flow's items)."""
     paused: dict[int, RunState] = field(default_factory=dict)
 
     def copy(self) -> FanState:
         return replace(self, elements=list(self.elements), results=dict(self.results),
-                       counts=dict(self.counts),
                        paused={k: v.copy() for k, v in self.paused.items()})
 
 

@@ -123,7 +123,6 @@ def _flow(flow: FlowState) -> dict[str, Any]:
             "source": fan.source,
             "elements": list(fan.elements),
             "results": {str(i): v for i, v in sorted(fan.results.items())},
-            "counts": {str(i): n for i, n in sorted(fan.counts.items())},
             "paused": {str(i): _body(v) for i, v in sorted(fan.paused.items())},
         },
     }
@@ -274,15 +273,10 @@ def _read_flow(raw: Any, where: str) -> FlowState:
         w = f"{where}.fan"
         if not isinstance(fan_raw, dict):
             raise StateError(f"the saved state's {w} is not an object")
-        counts = {_index(k, w): v for k, v in _get(fan_raw, "counts", dict, w).items()}
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                   for v in counts.values()):
-            raise StateError(f"the saved state's {w}.counts has the wrong type")
         fan = FanState(
             source=_get(fan_raw, "source", str, w),
             elements=list(_get(fan_raw, "elements", list, w)),
             results={_index(k, w): v for k, v in _get(fan_raw, "results", dict, w).items()},
-            counts=counts,
             paused={_index(k, w): _state(v, f"{w}.paused[{k!r}]")
                     for k, v in _get(fan_raw, "paused", dict, w).items()},
         )

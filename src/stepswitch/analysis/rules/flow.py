@@ -263,12 +263,13 @@ def types(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def _mismatch(ctx: Ctx, loc: DiagnosticLocation, src: str, out: Any, target: str,
-              what: str = "") -> Iterator[Diagnostic]:
+              what: str = "", shown: str | None = None) -> Iterator[Diagnostic]:
     declared = _input_type(ctx, target)
     if not _fits(out, declared):
         yield ctx.diag(
             "SW602",
-            f"flow edge {src} → {target}: {what or src + ' gives'} {show_type(out)}, but step "
+            f"flow edge {src} → {target}: {what or src + ' gives'} {shown or show_type(out)}, "
+            f"but step "
             f"{target!r} takes {show_type(declared)}",
             loc,
             help=f"change {target!r}'s parameter type, or put a step between them that "
@@ -389,7 +390,27 @@ def _fan_types(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
         each_out = _output_type(ctx, each)
         joined = list[each_out] if each_out is not _NO_TYPE else _NO_TYPE  # type: ignore[valid-type]
         yield from _mismatch(ctx, loc, each, joined, edge.target,
-                             what=f"the fan-out joins the outputs of {each} as")
+                             what=f"the fan-out joins the outputs of {each} as",
+                             shown=f"list[{show_type(each_out)}]")
+
+
+def _unbudgeted_cycles(ctx: Ctx) -> list[list[int]]:
+    """Components of the unbudgeted flow edges that hold a cycle (memoized)."""
+    cached = ctx.memo.get("flow_cycles")
+    if cached is None:
+        fx = flow_index(ctx)
+        n = len(fx.names)
+        unbudgeted: list[list[int]] = [[] for _ in range(n)]
+        for i, exits in enumerate(fx.exits):
+            for edge, _ in exits[:1]:
+                if edge.max_uses is None:
+                    unbudgeted[i] = [fx.pos[t] for t in edge.targets() if t is not None]
+        comps, _ = strongly_connected(unbudgeted)
+        cached = [c for c in comps if len(c) > 1 or c[0] in unbudgeted[c[0]]]
+        ctx.memo["flow_cycles"] = cached
+        ctx.memo["flow_unbudgeted"] = unbudgeted
+    result: list[list[int]] = cached
+    return result
 
 
 def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
@@ -397,17 +418,10 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
     if not _active(ctx):
         return
     fx = flow_index(ctx)
-    n = len(fx.names)
-    unbudgeted: list[list[int]] = [[] for _ in range(n)]
-    for i, exits in enumerate(fx.exits):
-        for edge, _ in exits[:1]:
-            if edge.max_uses is None:
-                unbudgeted[i] = [fx.pos[t] for t in edge.targets() if t is not None]
-    comps, _ = strongly_connected(unbudgeted)
+    comps = _unbudgeted_cycles(ctx)
+    unbudgeted: list[list[int]] = ctx.memo["flow_unbudgeted"]
     for comp in comps:
         start = min(comp)
-        if len(comp) == 1 and start not in unbudgeted[start]:
-            continue
         cycle = path_within(start, start, unbudgeted, frozenset(comp))
         shown = " → ".join(fx.names[i] for i in cycle)
         edge, k = fx.exits[start][0]
@@ -532,8 +546,8 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
     if not _active(ctx):
         return
     cycles, any_cycle = recursion_cycles(ctx)
-    if cycles:
-        return  # SW202 says the nested runs are unbounded
+    if cycles or _unbudgeted_cycles(ctx):
+        return  # SW202 / SW605 say it is unbounded; a number would mislead
     fx = flow_index(ctx)
     spec = ctx.graph.spec
     n = len(fx.names)
@@ -560,7 +574,7 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
     # loops: a strongly connected set of nodes runs at most (1 + its budgets) rounds
     comps, comp_of = strongly_connected(fx.succ)
     weight: list[float] = []
-    for c, comp in enumerate(comps):
+    for comp in comps:
         members = set(comp)
         total = sum(cost[i] for i in comp)
         looping = len(comp) > 1 or comp[0] in fx.succ[comp[0]]
@@ -569,13 +583,9 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
             for i in comp:
                 for edge, _ in fx.exits[i][:1]:
                     inside = [t for t in edge.targets() if t is not None and fx.pos[t] in members]
-                    if inside:
-                        if edge.max_uses is None:
-                            rounds = math.inf
-                        else:
-                            rounds += edge.max_uses * len(inside)
-            if rounds == math.inf:
-                return  # SW605 reports the unbudgeted loop; a number would mislead
+                    # every cycle passes a budgeted edge (no SW605): only they add rounds
+                    if inside and edge.max_uses is not None:
+                        rounds += edge.max_uses * len(inside)
             total = capped(total * rounds)
         weight.append(total)
     best = [0.0] * len(comps)
