@@ -7,7 +7,7 @@ analyzer reports these first, with codes, so ``compile()`` never gets here with 
 
 from __future__ import annotations
 
-from stepswitch.compiler.flow_ir import FlowExit, FlowIR, FlowNode
+from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
 from stepswitch.errors import UserError
 from stepswitch.graph.spec import FlowEdgeSpec, WorkflowSpec
 

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from stepswitch.compiler.flow_ir import FlowExit, FlowIR, FlowNode, edge_key
+from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode, edge_key
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     MaxTurnsExceeded,
@@ -39,12 +39,13 @@ from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, Emit, Err, NestedJob, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
+from stepswitch.runtime.approvals import AlwaysKey, lift
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.model import InputItem, ModelResponse
 from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Run, input_items
-from stepswitch.runtime.state import FanState, FlowState, RunState
+from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
 
 __all__ = ["FlowCore", "FlowStep", "next_node", "start_flow", "to_text"]
 
@@ -136,6 +137,16 @@ def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
     return cases[key]
 
 
+def run_key(node: str, branch: int | None = None) -> str:
+    """Where a paused run of ``node`` (or of its fan-out branch) sits in ``nested``."""
+    return f"{FLOW_KEY}{node}" if branch is None else f"{FLOW_KEY}{node}#{branch}"
+
+
+def lifted(items: list[RunItem], key: str) -> list[RunItem]:
+    """A node run's items as the flow lists them: approvals under the run's key."""
+    return [lift(i, key) if type(i) is ToolApprovalItem else i for i in items]
+
+
 @dataclass(slots=True)
 class _Fan:
     """A fan-out in progress (live values)."""
@@ -160,8 +171,7 @@ class FlowRun:
     items: list[RunItem] = field(default_factory=list)
     uses: dict[str, int] = field(default_factory=dict)
     responses: list[ModelResponse] = field(default_factory=list)
-    decisions: dict[str, Any] = field(default_factory=dict)
-    always: dict[str, bool] = field(default_factory=dict)
+    always: dict[AlwaysKey, bool] = field(default_factory=dict)
     child: RunState | None = None
     fan: _Fan | None = None
     fresh: bool = True
@@ -176,12 +186,19 @@ class FlowRun:
         fan = self.fan
         if fan is not None:
             for i in sorted(fan.paused):
-                items.extend(fan.paused[i].items)
+                items.extend(lifted(fan.paused[i].items, run_key(self.node, i)))
         elif self.child is not None:
-            items.extend(self.child.items)
+            items.extend(lifted(self.child.items, run_key(self.node)))
         else:
             items.extend(self.live)
         return items
+
+    def paused_runs(self) -> dict[str, RunState]:
+        if self.fan is not None:
+            return {run_key(self.node, i): s.copy() for i, s in self.fan.paused.items()}
+        if self.child is not None:
+            return {run_key(self.node): self.child.copy()}
+        return {}
 
     def snapshot(self, fc: FlowCore, *, status: str) -> RunState:
         items = self.all_items()
@@ -192,7 +209,6 @@ class FlowRun:
                 source=fan.source,
                 elements=[to_jsonable_python(e) for e in fan.elements],
                 results={i: to_jsonable_python(v) for i, v in fan.results.items()},
-                paused={i: s.copy() for i, s in fan.paused.items()},
             )
         value = self.raw_input if self.fresh else self.value
         flow = FlowState(
@@ -200,7 +216,6 @@ class FlowRun:
             value=to_jsonable_python(value),
             uses=dict(self.uses),
             done=len(self.items),
-            child=None if self.child is None else self.child.copy(),
             fan=fan_state,
         )
         return RunState(
@@ -210,8 +225,8 @@ class FlowRun:
             current_agent=self.node,
             current_turn=0,
             max_turns=self.max_turns,
-            decisions=dict(self.decisions),
             always=dict(self.always),
+            nested=self.paused_runs(),
             status="interrupted" if status == "interrupted" else "stopped",
             flow=flow,
         )
@@ -286,19 +301,23 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         raise StateError(f"the state stopped at flow node {fs.node!r}, which the flow lacks")
     if not 0 <= fs.done <= len(state.items):
         raise StateError("the state's flow.done does not fit its items")
-    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
-    for call_id in state.decisions:
-        if call_id not in approvals:
-            raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")
+    if state.decisions or state.pending is not None:
+        raise StateError("a flow's state pauses in its nodes' runs, not at the top")
+    keys = {run_key(fs.node)} if fs.fan is None else {
+        run_key(fs.node, i) for i in range(len(fs.fan.elements))}
+    for key in state.nested:
+        if key not in keys:
+            raise StateError(f"the state has a paused run {key!r} the flow does not wait on")
     for key in fs.uses:
         source = key.split("->", 1)[0]
         if source not in fc.nodes:
             raise StateError(f"the state counts uses of edge {key!r}, which the flow lacks")
-    fresh = not state.items and fs.child is None and fs.fan is None and fs.node == fc.flow.entry
+    child = state.nested.get(run_key(fs.node)) if fs.fan is None else None
+    fresh = not state.items and child is None and fs.fan is None and fs.node == fc.flow.entry
     try:
         if fresh:
             value: Any = fs.value
-        elif fs.child is not None or fs.fan is not None:
+        elif child is not None or fs.fan is not None:
             value = None
         else:
             value = fc.adapter(fc.input_ref(node)).validate_python(fs.value)
@@ -308,28 +327,29 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
     fr = FlowRun(
         state.workflow, tuple(state.input), list(state.input), ctx, max_turns, fs.node, value,
         items=list(state.items[: fs.done]), uses=dict(fs.uses),
-        decisions=dict(state.decisions), always=dict(state.always), fresh=fresh,
+        always=dict(state.always), fresh=fresh,
     )
-    if fs.child is not None:
-        if node.kind != "agent" or fs.child.current_agent not in fc.core.states:
+    if child is not None:
+        if node.kind != "agent" or child.current_agent not in fc.core.states:
             raise StateError(f"the state has a paused run in flow node {fs.node!r}, "
                              "which is no agent node")
-        fr.child = fs.child
+        fr.child = child
     if fs.fan is not None:
-        fr.fan = _read_fan(fc, fs.fan, fs.node)
+        fr.fan = _read_fan(fc, fs.fan, fs.node, state.nested)
     return fr
 
 
-def _read_fan(fc: FlowCore, fan: FanState, node_name: str) -> _Fan:
+def _read_fan(fc: FlowCore, fan: FanState, node_name: str, nested: dict[str, RunState]
+              ) -> _Fan:
     source = fc.nodes.get(fan.source)
     ex = source.exit if source is not None else None
     if ex is None or ex.kind != "fan_out" or ex.each != node_name:
         raise StateError(f"the state's fan-out from {fan.source!r} is no fan-out of the flow")
     each = fc.nodes[node_name]
     n = len(fan.elements)
-    if any(not 0 <= i < n for i in (*fan.results, *fan.paused)):
-        raise StateError("the state's fan-out names a branch it does not have")
-    if set(fan.results) & set(fan.paused):
+    paused = {i: nested[run_key(node_name, i)] for i in range(n)
+              if run_key(node_name, i) in nested}
+    if any(not 0 <= i < n for i in fan.results) or set(fan.results) & set(paused):
         raise StateError("the state's fan-out branches do not line up")
     try:
         in_adapter = fc.adapter(fc.input_ref(each))
@@ -340,7 +360,7 @@ def _read_fan(fc: FlowCore, fan: FanState, node_name: str) -> _Fan:
     except ValueError as exc:
         raise StateError(f"the state's fan-out values do not fit: {exc}") from None
     live = _Fan(fan.source, elements, results)
-    for i, child in fan.paused.items():
+    for i, child in paused.items():
         if each.kind != "agent" or child.current_agent not in fc.core.states:
             raise StateError("the state's paused fan-out branch is no agent run")
         live.paused[i] = child
@@ -393,7 +413,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 if result.interruptions:
                     fr.child = result.to_state()
                     return fr.result(fc, None, paused=True)
-                fr.items.extend(result.new_items)
+                fr.items.extend(lifted(result.new_items, run_key(node.name)))
                 fr.live = []
                 out = result.final_output
             ex = node.exit
@@ -489,8 +509,8 @@ def _agent_node(fc: FlowCore, fr: FlowRun, config: RunConfig, node: FlowNode
 
 
 def _resumed_child(fc: FlowCore, fr: FlowRun, child: RunState) -> Run:
-    asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
-    child.decisions.update((k, d) for k, d in fr.decisions.items() if k in asked)
+    """Resume a node's paused run (its decisions are in its own state) with the flow's
+    standing 'always' decisions."""
     child.always.update(fr.always)
     budget = fr.max_turns if fr.max_turns is not None else child.max_turns
     return Run.resume(fc.core, child, max_turns=budget, ctx=fr.ctx)
@@ -551,7 +571,7 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
             fan.paused[i] = result.to_state()
         else:
             fan.results[i] = result.final_output
-            made.extend(result.new_items)
+            made.extend(lifted(result.new_items, run_key(each.name, i)))
     # Finished branches' items join the run now, in element order; a branch that paused
     # adds its items when it finishes, so the items of a paused run stay a prefix.
     fr.items.extend(made)

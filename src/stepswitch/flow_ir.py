@@ -4,7 +4,7 @@ A flow node is an agent (its state in ``MachineIR.states`` runs the agent loop) 
 step (a function bound at ``ref``). Every node but a fan-out's ``each`` has exactly
 one :class:`FlowExit`: the rule that maps the node's output to the next node, the
 flow's version of the step switch (a move to the next node is a Handoff, ``END`` is
-Final). Like :mod:`.ir`, this module imports nothing from stepswitch, and ``repr``
+Final). Like :mod:`stepswitch.ir`, this leaf module imports nothing from stepswitch, and ``repr``
 of every value is a Python literal that rebuilds it.
 """
 
