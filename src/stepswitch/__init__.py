@@ -116,7 +116,7 @@ _WHERE: dict[str, str] = {
 # public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
 _SUBMODULES = frozenset({"testing", "models"})
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py pins
     "Agent",
     "AgentTool",
     "CompileError",

@@ -7,8 +7,8 @@ analyzer reports these first, with codes, so ``compile()`` never gets here with 
 
 from __future__ import annotations
 
-from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
 from stepswitch.errors import UserError
+from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
 from stepswitch.graph.spec import FlowEdgeSpec, WorkflowSpec
 
 __all__ = ["lower_flow"]

@@ -26,7 +26,6 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode, edge_key
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     MaxTurnsExceeded,
@@ -35,11 +34,12 @@ from stepswitch.errors import (
     StepswitchError,
     UserError,
 )
+from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode, edge_key
+from stepswitch.runtime.approvals import AlwaysKey, lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, Emit, Err, NestedJob, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
-from stepswitch.runtime.approvals import AlwaysKey, lift
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.model import InputItem, ModelResponse

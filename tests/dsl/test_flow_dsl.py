@@ -12,7 +12,7 @@ from pydantic import BaseModel
 import stepswitch as ss
 from stepswitch.graph.spec import WorkflowSpec
 
-HERE = "tests/dsl/test_flow.py"
+HERE = "tests/dsl/test_flow_dsl.py"
 
 
 class Draft(BaseModel):
