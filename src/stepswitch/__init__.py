@@ -51,6 +51,8 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         UserError,
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
+    from stepswitch.interop.sdk import from_sdk
+    from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
     from stepswitch.render import render
     from stepswitch.runtime import (
         HandoffInputData,
@@ -61,6 +63,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         StateMachine,
         ToolsToFinalOutputResult,
     )
+    from stepswitch.runtime.item_helpers import ItemHelpers
     from stepswitch.settings import ModelSettings
 
 # public name -> the module that defines it
@@ -76,12 +79,14 @@ _WHERE: dict[str, str] = {
     "HandoffInputData": "stepswitch.runtime",
     "InputGuardrail": "stepswitch.dsl",
     "InputGuardrailTripwireTriggered": "stepswitch.errors",
+    "ItemHelpers": "stepswitch.runtime.item_helpers",
     "MaxTurnsExceeded": "stepswitch.errors",
     "ModelBehaviorError": "stepswitch.errors",
     "ModelProviderError": "stepswitch.errors",
     "ModelSettings": "stepswitch.settings",
     "OutputGuardrail": "stepswitch.dsl",
     "OutputGuardrailTripwireTriggered": "stepswitch.errors",
+    "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
     "RunConfig": "stepswitch.runtime",
     "RunContext": "stepswitch.context",
@@ -103,10 +108,12 @@ _WHERE: dict[str, str] = {
     "branch": "stepswitch.dsl.flow",
     "codegen": "stepswitch.compiler.codegen",
     "fan_out": "stepswitch.dsl.flow",
+    "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
     "function_tool": "stepswitch.dsl",
     "handoff": "stepswitch.dsl",
     "input_guardrail": "stepswitch.dsl",
     "output_guardrail": "stepswitch.dsl",
+    "prompt_with_handoff_instructions": "stepswitch.prompts",
     "render": "stepswitch.render",
     "route": "stepswitch.dsl.flow",
     "step": "stepswitch.dsl.flow",
@@ -116,7 +123,7 @@ _WHERE: dict[str, str] = {
 # public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
 _SUBMODULES = frozenset({"testing", "models"})
 
-__all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py pins
+__all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
     "AgentTool",
     "CompileError",
@@ -128,12 +135,14 @@ __all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py pi
     "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
+    "ItemHelpers",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
@@ -156,10 +165,12 @@ __all__ = [  # noqa: RUF022 - plain sorted order, as tests/test_public_api.py pi
     "branch",
     "codegen",
     "fan_out",
+    "from_sdk",
     "function_tool",
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "prompt_with_handoff_instructions",
     "render",
     "route",
     "step",

@@ -309,54 +309,74 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[account_balance]), context_type=Account),
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
-    "SW601": (
+    "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
+    "SW602": (
+        lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
+        lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),
+    ),
+    "SW701": (
         lambda: fwf(read_text, ss.then(read_text, "nobody"), ss.then("nobody", ss.END)),
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.then(check_outline, ss.END)),
     ),
-    "SW602": (
+    "SW702": (
         lambda: fwf(read_text, ss.then(read_text, shout), ss.then(shout, ss.END)),
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.then(check_outline, ss.END)),
     ),
-    "SW603": (
+    "SW703": (
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.route(check_outline, on="score", cases={"pass": ss.END})),
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.route(check_outline, on="score",
                              cases={"pass": ss.END, "needs_improvement": ss.END})),
     ),
-    "SW604": (
+    "SW704": (
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.route(check_outline, on="grade", cases={"pass": ss.END})),
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.route(check_outline, on="score",
                              cases={"pass": ss.END, "needs_improvement": ss.END})),
     ),
-    "SW605": (_judge(None), _judge(3)),
-    "SW606": (
+    "SW705": (_judge(None), _judge(3)),
+    "SW706": (
         lambda: fwf(plan_of, ss.fan_out(plan_of, over="searches", each=shout, then=join_all),
                     ss.then(join_all, ss.END)),
         lambda: fwf(plan_of, ss.fan_out(plan_of, over="searches", each=shout, then=join_all,
                                         max_items=5),
                     ss.then(join_all, ss.END)),
     ),
-    "SW607": (
+    "SW707": (
         lambda: fwf(shout, ss.then(shout, ss.END), ss.then(read_text, ss.END)),
         lambda: fwf(shout, ss.then(shout, ss.END)),
     ),
-    "SW608": (
+    "SW708": (
         lambda: fwf(read_text, ss.then(read_text, check_outline)),
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.then(check_outline, ss.END)),
     ),
-    "SW609": (
+    "SW709": (
         _nested_step,
         lambda: fwf(read_text, ss.then(read_text, check_outline),
                     ss.branch(check_outline, when=passed, then=ss.END, otherwise=ss.END)),
     ),
-    "SW610": (
+    "SW710": (
         lambda: fwf(shout, ss.then(shout, ss.END), ss.then(shout, ss.END)),
         lambda: fwf(shout, ss.then(shout, ss.END)),
     ),
 }
+
+
+def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
+    """An Agents SDK agent read with from_sdk: the only way to an opaque tool."""
+    import agents
+
+    from stepswitch.interop.sdk import from_sdk
+
+    @agents.function_tool
+    def search(query: str) -> str:
+        """Search our own index."""
+        return query
+
+    tools: list[object] = [agents.WebSearchTool()] if hosted else [search]
+    return from_sdk(agents.Agent(name="researcher", tools=tools))

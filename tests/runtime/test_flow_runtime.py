@@ -273,7 +273,7 @@ def test_a_failing_step_keeps_the_run() -> None:
 
     outline = ss.Agent("outline", "x", output_type=Outline)
     machine = ss.Workflow("boom", outline, flow=[
-        ss.then(outline, explode), ss.then(explode, ss.END)], ignore=["SW609"]).compile()
+        ss.then(outline, explode), ss.then(explode, ss.END)], ignore=["SW709"]).compile()
     with pytest.raises(RuntimeError, match="boom") as info:
         machine.run_sync("x", model=ScriptedModel([[assistant_message('{"text": "t"}')]]))
     data = info.value.run_data  # type: ignore[attr-defined]

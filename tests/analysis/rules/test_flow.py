@@ -48,7 +48,7 @@ def test_lambda_predicate_and_predicate_type_are_checked() -> None:
         ss.then(read_text, check_outline),
         ss.branch(check_outline, when=lambda v: True, then=ss.END, otherwise=ss.END),
     ])
-    assert "SW609" in wf.check().codes()
+    assert "SW709" in wf.check().codes()
 
     def wants_plan(p: Plan) -> bool:
         return True
@@ -57,18 +57,18 @@ def test_lambda_predicate_and_predicate_type_are_checked() -> None:
         ss.then(read_text, check_outline),
         ss.branch(check_outline, when=wants_plan, then=ss.END, otherwise=ss.END),
     ])
-    lines = [d.format_line() for d in wf2.check().diagnostics if d.code == "SW602"]
+    lines = [d.format_line() for d in wf2.check().diagnostics if d.code == "SW702"]
     assert lines and "takes Plan, but 'check_outline' gives Verdict" in lines[0]
 
 
 def test_fan_out_over_a_non_list_and_join_types() -> None:
     wf = ss.Workflow("w", plan_of, flow=[
         ss.fan_out(plan_of, over="summary", each=read_text, then=ss.END, max_items=2)])
-    found = [d.message for d in wf.check().diagnostics if d.code == "SW604"]
+    found = [d.message for d in wf.check().diagnostics if d.code == "SW704"]
     assert found == ["fan-out from 'plan_of' over 'summary': the field is str, not a list"]
     wf2 = ss.Workflow("w", plan_of, flow=[
         ss.fan_out(plan_of, over="searches", each=read_text, then=read_text, max_items=2)])
-    found = [d.message for d in wf2.check().diagnostics if d.code == "SW602"]
+    found = [d.message for d in wf2.check().diagnostics if d.code == "SW702"]
     assert found and "joins the outputs of read_text as list[Outline]" in found[0]
 
 

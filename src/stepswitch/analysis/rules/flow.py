@@ -1,4 +1,4 @@
-"""SW6xx flows: nodes, types along edges, routes, budgets, fan-outs, endings, and the
+"""SW7xx flows: nodes, types along edges, routes, budgets, fan-outs, endings, and the
 worst-case model calls of a whole flow (reported as SW203/SW204).
 
 Every rule runs in time linear in nodes plus edges (type checks cost one ``fits`` per
@@ -187,7 +187,7 @@ def _element_type(tp: Any) -> Any:
 
 
 def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW601 unknown nodes; SW610 conflicts (two exits, a name shared, a fan-out's
+    """SW701 unknown nodes; SW710 conflicts (two exits, a name shared, a fan-out's
     ``each`` with an exit of its own)."""
     if not _active(ctx):
         return
@@ -197,7 +197,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
         if fx.kinds[i] == "unknown":
             loc, path = fx.first_seen[i]
             yield ctx.diag(
-                "SW601",
+                "SW701",
                 f"flow node {name!r} names no agent or step of workflow {spec.name!r}",
                 where(loc, path),
                 help="pass the Agent or @ss.step object itself, or fix the name",
@@ -207,7 +207,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
         other = seen.get(s.name)
         if other is not None:
             yield ctx.diag(
-                "SW610",
+                "SW710",
                 f"two steps are named {s.name!r} (the other at {other.location})",
                 where(s.location, f"steps.{s.name}"),
                 help="give each step its own name: @ss.step(name='...')",
@@ -216,7 +216,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
         seen[s.name] = s
         if s.name in ctx.graph:
             yield ctx.diag(
-                "SW610",
+                "SW710",
                 f"step {s.name!r} has the name of an agent: the flow could not tell them apart",
                 where(s.location, f"steps.{s.name}"),
                 help="rename the step: @ss.step(name='...')",
@@ -224,7 +224,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
     for i, exits in enumerate(fx.exits):
         for edge, k in exits[1:]:
             yield ctx.diag(
-                "SW610",
+                "SW710",
                 f"flow node {fx.names[i]!r} has a second exit ({edge.kind}); the first is "
                 f"at {exits[0][0].location}",
                 _edge_loc(edge, k),
@@ -233,7 +233,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
         if i in fx.each_of and exits:
             edge, k = exits[0]
             yield ctx.diag(
-                "SW610",
+                "SW710",
                 f"flow node {fx.names[i]!r} runs per element of a fan-out, so its outputs go "
                 "to the fan-out's join; it cannot have an exit of its own",
                 _edge_loc(edge, k),
@@ -242,7 +242,7 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def types(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW602 edge types; SW603 route cases; SW604 route/fan-out fields."""
+    """SW702 edge types; SW703 route cases; SW704 route/fan-out fields."""
     if not _active(ctx):
         return
     for k, edge in enumerate(ctx.graph.spec.flow or ()):
@@ -267,7 +267,7 @@ def _mismatch(ctx: Ctx, loc: DiagnosticLocation, src: str, out: Any, target: str
     declared = _input_type(ctx, target)
     if not _fits(out, declared):
         yield ctx.diag(
-            "SW602",
+            "SW702",
             f"flow edge {src} → {target}: {what or src + ' gives'} {shown or show_type(out)}, "
             f"but step "
             f"{target!r} takes {show_type(declared)}",
@@ -292,7 +292,7 @@ def _predicate(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
         return
     if not params:
         yield ctx.diag(
-            "SW602",
+            "SW702",
             f"branch from {edge.source!r}: predicate {edge.predicate.display!r} takes no "
             "parameter; it is called with the node's output",
             loc,
@@ -302,7 +302,7 @@ def _predicate(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     declared = resolved_hints(pred).get(params[0], _NO_TYPE)
     if not _fits(out, declared):
         yield ctx.diag(
-            "SW602",
+            "SW702",
             f"branch from {edge.source!r}: predicate {edge.predicate.display!r} takes "
             f"{show_type(declared)}, but {edge.source!r} gives {show_type(out)}",
             loc,
@@ -316,7 +316,7 @@ def _route(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     ftype = _field_type(out, name)
     if ftype is None:
         yield ctx.diag(
-            "SW604",
+            "SW704",
             f"route from {edge.source!r} on {name!r}: {show_type(out)} has no field {name!r}",
             loc,
             help="route on a Literal or Enum field of the node's output type",
@@ -330,7 +330,7 @@ def _route(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     values = _values_of(ftype)
     if values is None:
         yield ctx.diag(
-            "SW604",
+            "SW704",
             f"route from {edge.source!r} on {name!r}: the field is {show_type(ftype)}, not a "
             "Literal or Enum, so its cases cannot be checked",
             loc,
@@ -342,7 +342,7 @@ def _route(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     extra = [v for v in keys if v not in values]
     if missing:
         yield ctx.diag(
-            "SW603",
+            "SW703",
             f"route from {edge.source!r} on {name!r} has no case for "
             f"{', '.join(map(repr, missing))}: a run with that value would have nowhere to go",
             loc,
@@ -350,7 +350,7 @@ def _route(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
         )
     if extra:
         yield ctx.diag(
-            "SW603",
+            "SW703",
             f"route from {edge.source!r} on {name!r} has case(s) "
             f"{', '.join(map(repr, extra))}, which the field {show_type(ftype)} never takes",
             loc,
@@ -364,7 +364,7 @@ def _fan_types(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     ftype = _field_type(out, name)
     if ftype is None:
         yield ctx.diag(
-            "SW604",
+            "SW704",
             f"fan-out from {edge.source!r} over {name!r}: {show_type(out)} has no field "
             f"{name!r}",
             loc,
@@ -376,7 +376,7 @@ def _fan_types(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     element = _element_type(ftype)
     if element is None:
         yield ctx.diag(
-            "SW604",
+            "SW704",
             f"fan-out from {edge.source!r} over {name!r}: the field is {show_type(ftype)}, "
             "not a list",
             loc,
@@ -414,7 +414,7 @@ def _unbudgeted_cycles(ctx: Ctx) -> list[list[int]]:
 
 
 def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW605 cycles of flow edges with no max_uses; SW606 fan-outs with no max_items."""
+    """SW705 cycles of flow edges with no max_uses; SW706 fan-outs with no max_items."""
     if not _active(ctx):
         return
     fx = flow_index(ctx)
@@ -426,7 +426,7 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
         shown = " → ".join(fx.names[i] for i in cycle)
         edge, k = fx.exits[start][0]
         yield ctx.diag(
-            "SW605",
+            "SW705",
             f"flow cycle {shown} has no max_uses on any edge: a run could go round it forever",
             _edge_loc(edge, k),
             help="give the edge that goes back a budget, e.g. ss.route(..., max_uses=3)",
@@ -434,7 +434,7 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
     for k, edge in enumerate(ctx.graph.spec.flow or ()):
         if edge.kind == "fan_out" and edge.max_items is None:
             yield ctx.diag(
-                "SW606",
+                "SW706",
                 f"fan-out from {edge.source!r} over {edge.field!r} has no max_items: one "
                 "output could start any number of branches",
                 _edge_loc(edge, k),
@@ -443,7 +443,7 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def endings(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW607 nodes the entry does not lead to; SW608 nodes from which no run ends."""
+    """SW707 nodes the entry does not lead to; SW708 nodes from which no run ends."""
     if not _active(ctx):
         return
     fx = flow_index(ctx)
@@ -470,7 +470,7 @@ def endings(ctx: Ctx) -> Iterator[Diagnostic]:
             if not reach[i] and fx.kinds[i] != "unknown":
                 loc, path = fx.first_seen[i]
                 yield ctx.diag(
-                    "SW607",
+                    "SW707",
                     f"flow node {fx.names[i]!r} is unreachable: no edge leads to it from the "
                     f"entry {entry!r}",
                     where(loc, path),
@@ -502,7 +502,7 @@ def endings(ctx: Ctx) -> Iterator[Diagnostic]:
             why = "every path from it leads to a node with no way on"
             help = "give the nodes it leads to exits that reach ss.END"
         yield ctx.diag(
-            "SW608",
+            "SW708",
             f"no run that reaches flow node {fx.names[i]!r} can end: {why}",
             where(loc, path),
             help=help,
@@ -510,14 +510,14 @@ def endings(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def importable(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW609: predicates and steps generated code could not import by name."""
+    """SW709: predicates and steps generated code could not import by name."""
     if not _active(ctx):
         return
     for k, edge in enumerate(ctx.graph.spec.flow or ()):
         ref = edge.predicate
         if ref is not None and _nested(ref):
             yield ctx.diag(
-                "SW609",
+                "SW709",
                 f"branch from {edge.source!r}: predicate {ref.display or ref.path!r} is a "
                 "lambda or a function defined inside a function, so a generated runner "
                 "cannot import it",
@@ -527,7 +527,7 @@ def importable(ctx: Ctx) -> Iterator[Diagnostic]:
     for s in ctx.graph.spec.steps:
         if _nested(s.ref):
             yield ctx.diag(
-                "SW609",
+                "SW709",
                 f"step {s.name!r} is defined inside a function, so a generated runner cannot "
                 "import it",
                 where(s.location, f"steps.{s.name}"),
@@ -547,7 +547,7 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
         return
     cycles, any_cycle = recursion_cycles(ctx)
     if cycles or _unbudgeted_cycles(ctx):
-        return  # SW202 / SW605 say it is unbounded; a number would mislead
+        return  # SW202 / SW705 say it is unbounded; a number would mislead
     fx = flow_index(ctx)
     spec = ctx.graph.spec
     n = len(fx.names)
@@ -583,7 +583,7 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
             for i in comp:
                 for edge, _ in fx.exits[i][:1]:
                     inside = [t for t in edge.targets() if t is not None and fx.pos[t] in members]
-                    # every cycle passes a budgeted edge (no SW605): only they add rounds
+                    # every cycle passes a budgeted edge (no SW705): only they add rounds
                     if inside and edge.max_uses is not None:
                         rounds += edge.max_uses * len(inside)
             total = capped(total * rounds)
