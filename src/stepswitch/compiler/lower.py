@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
 from stepswitch.graph.build import gc_paused
 from stepswitch.graph.facts import machine_facts
@@ -46,7 +47,8 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
     if spec.entry is None:
         raise UserError(f"workflow {spec.name!r} at {spec.location}: it has no entry agent")
     names: set[str] = {a.name for a in spec.agents}
-    if spec.entry not in names:
+    flow = lower_flow(spec, names) if spec.flow is not None else None
+    if flow is None and spec.entry not in names:
         raise UserError(
             f"workflow {spec.name!r} at {spec.location}: entry {spec.entry!r} names no agent"
         )
@@ -69,6 +71,7 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
         states=tuple(states),
         max_turns=spec.max_turns,
         max_depth=spec.max_depth,
+        flow=flow,
     )
 
 
