@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         input_guardrail,
         output_guardrail,
     )
+    from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.errors import (
         CompileError,
         InputGuardrailTripwireTriggered,
@@ -73,6 +74,7 @@ _WHERE: dict[str, str] = {
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
     "Diagnostic": "stepswitch.analysis",
+    "END": "stepswitch.dsl.flow",
     "FunctionTool": "stepswitch.dsl",
     "GuardrailFunctionOutput": "stepswitch.dsl",
     "Handoff": "stepswitch.dsl",
@@ -97,6 +99,7 @@ _WHERE: dict[str, str] = {
     "SessionError": "stepswitch.errors",
     "StateError": "stepswitch.errors",
     "StateMachine": "stepswitch.runtime",
+    "Step": "stepswitch.dsl.flow",
     "StepswitchError": "stepswitch.errors",
     "StopAtTools": "stepswitch.dsl",
     "ToolsToFinalOutputResult": "stepswitch.runtime",
@@ -106,7 +109,9 @@ _WHERE: dict[str, str] = {
     "WorkflowGraph": "stepswitch.graph",
     "WorkflowSpec": "stepswitch.graph",
     "agent_tool": "stepswitch.dsl",
+    "branch": "stepswitch.dsl.flow",
     "codegen": "stepswitch.compiler.codegen",
+    "fan_out": "stepswitch.dsl.flow",
     "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
     "function_tool": "stepswitch.dsl",
     "handoff": "stepswitch.dsl",
@@ -114,6 +119,9 @@ _WHERE: dict[str, str] = {
     "output_guardrail": "stepswitch.dsl",
     "prompt_with_handoff_instructions": "stepswitch.prompts",
     "render": "stepswitch.render",
+    "route": "stepswitch.dsl.flow",
+    "step": "stepswitch.dsl.flow",
+    "then": "stepswitch.dsl.flow",
 }
 
 # public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
@@ -124,6 +132,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "AgentTool",
     "CompileError",
     "Diagnostic",
+    "END",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -148,6 +157,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "SessionError",
     "StateError",
     "StateMachine",
+    "Step",
     "StepswitchError",
     "StopAtTools",
     "ToolsToFinalOutputResult",
@@ -158,7 +168,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "branch",
     "codegen",
+    "fan_out",
     "from_sdk",
     "function_tool",
     "handoff",
@@ -166,6 +178,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "output_guardrail",
     "prompt_with_handoff_instructions",
     "render",
+    "route",
+    "step",
+    "then",
 ]
 
 

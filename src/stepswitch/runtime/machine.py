@@ -23,6 +23,7 @@ from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
+from stepswitch.runtime.flow import FlowCore, start_flow
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -63,6 +64,7 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
+        self._flow = FlowCore(self._core) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
@@ -102,6 +104,17 @@ class StateMachine:
                 f"{type(model).__name__}"
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
+        if self._flow is not None:
+            if session is not None or starting_agent is not None:
+                raise UserError(
+                    f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
+                    "for handoff workflows (a flow starts at its first node)"
+                )
+            if max_turns is _UNSET:
+                max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
+            return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                              config=config, emit=emit)
+
         if starting_agent is not None and starting_agent not in self._core.states:
             raise UserError(
                 f"starting_agent {starting_agent!r} is not an agent of workflow "

@@ -27,7 +27,15 @@ from stepswitch.runtime.items import (
     UserInputItem,
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
-from stepswitch.runtime.state import Decision, PendingAppend, PendingTurn, RunState, SessionPin
+from stepswitch.runtime.state import (
+    Decision,
+    FanState,
+    FlowState,
+    PendingAppend,
+    PendingTurn,
+    RunState,
+    SessionPin,
+)
 from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["FORMAT", "STATE_VERSION", "dump_state", "item_from_json", "item_to_json", "load_state"]
@@ -142,6 +150,8 @@ def _body(state: RunState) -> dict[str, Any]:
         body["run_id"] = state.run_id
     if state.session is not None:  # only runs taken with a session carry a pin
         body["session"] = _pin(state.session)
+    if state.flow is not None:  # only a flow's state has the key: others read as before
+        body["flow"] = _flow(state.flow)
     return body
 
 
@@ -241,6 +251,58 @@ def _get(d: dict[str, Any], name: str, tp: type | tuple[type, ...], where: str) 
     return value
 
 
+def _flow(flow: FlowState) -> dict[str, Any]:
+    fan = flow.fan
+    return {
+        "node": flow.node,
+        "value": flow.value,
+        "uses": dict(sorted(flow.uses.items())),
+        "done": flow.done,
+        "fan": None if fan is None else {
+            "source": fan.source,
+            "elements": list(fan.elements),
+            "results": {str(i): v for i, v in sorted(fan.results.items())},
+        },
+    }
+
+
+def _read_flow(raw: Any, where: str) -> FlowState:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    uses = _get(raw, "uses", dict, where)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+               for v in uses.values()):
+        raise StateError(f"the saved state's {where}.uses has the wrong type")
+    done = _get(raw, "done", int, where)
+    if done < 0:
+        raise StateError(f"the saved state's {where}.done is negative")
+    fan_raw = raw.get("fan")
+    fan = None
+    if fan_raw is not None:
+        w = f"{where}.fan"
+        if not isinstance(fan_raw, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        results: dict[int, Any] = {}
+        for k, v in _get(fan_raw, "results", dict, w).items():
+            if not k.isdigit():
+                raise StateError(f"the saved state's {w}.results has a branch index {k!r}")
+            results[int(k)] = v
+        fan = FanState(
+            source=_get(fan_raw, "source", str, w),
+            elements=list(_get(fan_raw, "elements", list, w)),
+            results=results,
+        )
+    if "value" not in raw:
+        raise StateError(f"the saved state lacks {where}.value")
+    return FlowState(
+        node=_get(raw, "node", str, where),
+        value=raw["value"],
+        uses=dict(uses),
+        done=done,
+        fan=fan,
+    )
+
+
 def _state(body: Any, where: str) -> RunState:
     if not isinstance(body, dict):
         raise StateError(f"the saved state's {where} is not an object")
@@ -304,6 +366,8 @@ def _state(body: Any, where: str) -> RunState:
     pin = None
     if body.get("session") is not None:
         pin = _read_pin(body["session"], f"{where}.session", len(items))
+    flow_raw = body.get("flow")
+    flow = None if flow_raw is None else _read_flow(flow_raw, f"{where}.flow")
     trace_context = body.get("trace_context")
     if trace_context is not None and not isinstance(trace_context, str):
         raise StateError(f"the saved state's {where}.trace_context has the wrong type")
@@ -328,6 +392,7 @@ def _state(body: Any, where: str) -> RunState:
         trace_context=trace_context,
         run_id=run_id,
         session=pin,
+        flow=flow,
     )
 
 
