@@ -29,6 +29,7 @@ from stepswitch.errors import (
     StateError,
     UserError,
 )
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -87,6 +88,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--stream", action="store_true", help="stream the model's text as it comes")
     p.add_argument(
+        "--trace", metavar="FILE.jsonl",
+        help="write the run's OpenTelemetry spans to FILE as JSON lines "
+        "(print them with `stepswitch trace FILE`)",
+    )
+    p.add_argument(
         "--max-turns",
         type=int,
         metavar="N",
@@ -115,11 +121,21 @@ def run(args: argparse.Namespace) -> int:
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
+    args.run_config = None
+    provider = None
+    if args.trace:
+        from stepswitch.otel import file_provider
+
+        provider = file_provider(args.trace)
+        args.run_config = RunConfig(tracer_provider=provider)
     try:
         return asyncio.run(_drive(machine, start, model, args, policy))
     except KeyboardInterrupt:
         print("\nstepswitch: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if provider is not None:
+            provider.shutdown()
 
 
 def _one_workflow(target: str) -> list[Any]:
@@ -168,6 +184,9 @@ class _Unstreamed:
 
     def __init__(self, model: Model) -> None:
         self._model = model
+        # what spans name the model by (see stepswitch.runtime.tracing)
+        self.model = getattr(model, "model", None)
+        self.provider_name = getattr(model, "provider_name", None)
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
         return await self._model.get_response(request)
@@ -233,6 +252,8 @@ async def _drive(
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
+        if args.run_config is not None:
+            options["run_config"] = args.run_config
         if args.max_turns is not None:  # a resumed run takes a new budget too
             options["max_turns"] = args.max_turns
         streamed = machine.run_streamed(next_input, **options)

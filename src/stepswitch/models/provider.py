@@ -91,8 +91,12 @@ class TranscriptModel:
     ``UserError`` naming the script.
     """
 
+    provider_name = "stepswitch.transcript"
+    """``gen_ai.provider.name`` on this model's spans."""
+
     def __init__(self, steps: Iterable[Any], *, name: str = "transcript") -> None:
         self.name = name
+        self.model = "transcript"
         self.steps = [normalize_step(s, where=f"{name}: step {i + 1}") for i, s in enumerate(steps)]
         self.requests: list[ModelRequest] = []
         self._used = 0

@@ -33,3 +33,9 @@ class RunConfig:
     on_invalid_output: Callable[..., Any] | None = None
     handoff_input_filter: Callable[..., Any] | None = None
     """Applied to handoffs that declare no ``input_filter`` of their own."""
+    trace_content: bool = False
+    """Record message content, tool arguments and tool results on the run's
+    OpenTelemetry spans (off by default: they may hold personal data)."""
+    tracer_provider: Any = None
+    """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
+    one (when ``opentelemetry`` is set up), else the run is not traced."""

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OutputGuardrailTripwireTriggered,
     UserError,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -73,10 +73,9 @@ def apply_decision(
     if type(decision) is Interruption:
         return run.result(None, interrupted=pending)
     if type(decision) is Final:
-        output = decision.output
-        if state.output.kind == "text" and not isinstance(output, str):
-            output = str(output)
-        return (yield from _finish(core, run, state, output))
+        # the tool's own value, as docs/codegen.md promises: a dict stays a dict
+        # (the Agents SDK would hand back its str(); docs/migrating.md lists it)
+        return (yield from _finish(core, run, state, decision.output))
     if type(decision) is FinalMessage:
         output = yield from _parse_final(core, run, config, state, decision.text)
         return (yield from _finish(core, run, state, output))

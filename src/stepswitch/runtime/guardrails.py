@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     InputGuardrailTripwireTriggered,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Err,

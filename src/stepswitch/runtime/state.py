@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from stepswitch.errors import StateError, UserError
-from stepswitch.runtime.items import RunItem, ToolApprovalItem, ToolCallOutputItem
+from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approvals
+from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
 __all__ = ["Decision", "PendingTurn", "RunState"]
@@ -53,8 +53,10 @@ class RunState:
     max_turns: int | None
     pending: PendingTurn | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
-    always: dict[str, bool] = field(default_factory=dict)
-    """Tool name → approve (True) or reject (False) every call of it from now on."""
+    """This run's own calls' decisions, by call id (a nested run's are in its state)."""
+    always: dict[AlwaysKey, bool] = field(default_factory=dict)
+    """(agent, tool name) → approve (True) or reject (False) every call of that agent's
+    tool from now on."""
     nested: dict[str, RunState] = field(default_factory=dict)
     """Paused nested runs of agent tools, by the outer call id."""
     history: tuple[InputItem, ...] | None = None
@@ -64,24 +66,14 @@ class RunState:
     """Items from this index on follow ``history`` in the model's input."""
     depth: int = 0
     status: Literal["interrupted", "stopped"] = "interrupted"
+    trace_context: str | None = None
+    """The traceparent of the run's trace, when it was traced (a resume continues it)."""
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:
         """Every call still waiting for a decision, nested runs' calls included (their
-        approval items are copied into this run's items)."""
-        if self.pending is None:
-            return []
-        done = {i.call_id for i in self.items if type(i) is ToolCallOutputItem}
-        out: list[ToolApprovalItem] = []
-        for item in self.items:
-            if (
-                type(item) is ToolApprovalItem
-                and item.call_id not in done
-                and item.call_id not in self.decisions
-                and item.name not in self.always
-            ):
-                out.append(item)
-        return out
+        approval items are copied into this run's items, with ``run_path`` set)."""
+        return open_approvals(self)
 
     def get_interruptions(self) -> list[ToolApprovalItem]:
         """The SDK's spelling of :attr:`interruptions`."""
@@ -89,7 +81,7 @@ class RunState:
 
     def approve(self, item: ToolApprovalItem | str, always: bool = False) -> None:
         """Let the call run when the state resumes (``always``: every later call of that
-        tool in this run too)."""
+        agent's tool in this run too, nested runs included)."""
         self._decide(item, Decision(True), always)
 
     def reject(
@@ -99,28 +91,10 @@ class RunState:
         self._decide(item, Decision(False, message), always)
 
     def _decide(self, item: ToolApprovalItem | str, decision: Decision, always: bool) -> None:
-        call_id = item if isinstance(item, str) else getattr(item, "call_id", None)
-        if not isinstance(call_id, str):
-            raise UserError(
-                "approve/reject take an interruption item (result.interruptions[i]) or its "
-                f"call id, got {type(item).__name__} {item!r}"
-            )
-        target = self._find(call_id)
-        if target is None:
-            pending = ", ".join(i.call_id for i in self.interruptions) or "none"
-            raise StateError(
-                f"no pending approval has call id {call_id!r} (pending: {pending})"
-            )
-        owner, approval = target
-        owner.decisions[call_id] = decision
+        owner, approval = find_approval(self, item)
+        owner.decisions[approval.call_id] = decision
         if always:
-            owner.always[approval.name] = decision.approved
-
-    def _find(self, call_id: str) -> tuple[RunState, ToolApprovalItem] | None:
-        for item in self.items:
-            if type(item) is ToolApprovalItem and item.call_id == call_id:
-                return self, item
-        return None
+            self.always[(approval.agent, approval.name)] = decision.approved
 
     def copy(self) -> RunState:
         """A deep-enough copy: resuming it never changes this state."""
