@@ -296,8 +296,11 @@ def test_git_refs_give_the_same_diff_without_touching_the_work_tree(
 def test_git_ref_against_the_work_tree_and_from_a_subfolder(
     history: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import graphs.support  # this repo's own: the sides must not pick it up
+
     monkeypatch.chdir(history)
     doc = _json(["git:v1:graphs/support.py", "graphs/support.py"], capsys)
+    assert sys.modules["graphs.support"] is graphs.support
     assert _found(doc) == EXPECTED[(1, 2)]
     monkeypatch.chdir(history / "graphs")
     doc = _json(["git:v2:support.py", "git:v3:support.py"], capsys)

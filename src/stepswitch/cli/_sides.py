@@ -157,12 +157,11 @@ def _isolated(folder: Path | None) -> Iterator[None]:
     path = list(sys.path)
     cwd = os.getcwd()
     shared = _shared_roots()
-    # A git side must not find the work tree's copy of its modules already imported.
-    hidden = {}
-    if folder is not None:
-        hidden = {n: m for n, m in list(sys.modules.items()) if _users_module(n, m, shared)}
-        for name in hidden:
-            del sys.modules[name]
+    # A side must not find another copy of its modules already imported (the work
+    # tree's, when it is a git side; a caller's, in-process): they are set aside.
+    hidden = {n: m for n, m in list(sys.modules.items()) if _users_module(n, m, shared)}
+    for name in hidden:
+        del sys.modules[name]
     try:
         if folder is not None:
             os.chdir(folder)
