@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 import traceback
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._visible import visible
+from stepswitch.cli._context import build_context
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
@@ -93,6 +96,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(print them with `stepswitch trace FILE`)",
     )
     p.add_argument(
+        "--context", metavar="MODULE:FACTORY",
+        help="build the run context (ctx.context of tools and guardrails) by calling "
+        "FACTORY() (default: the workflow's context_type(), when it takes no arguments)",
+    )
+    p.add_argument(
         "--max-turns",
         type=int,
         metavar="N",
@@ -110,9 +118,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-turns must be at least 1")
     if args.state:
         _check_state_path(args.state)
+    # the model layer (openai and the http modules under it) loads before the target's
+    # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
+    importlib.import_module("stepswitch.models.provider")
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    args.context_object = build_context(args.context, loaded.workflow)
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
@@ -252,6 +264,8 @@ async def _drive(
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
+        if args.context_object is not None:
+            options["context"] = args.context_object
         if args.run_config is not None:
             options["run_config"] = args.run_config
         if args.max_turns is not None:  # a resumed run takes a new budget too
@@ -289,11 +303,11 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
         return False
     for item in pending:
         if policy == "all":
-            out.line(f"  approved {item.name}({item.arguments}) (--approve all)")
+            out.line(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
         answer = _ask(
-            f"approve {item.name}({item.arguments}) for agent {item.agent}? [y/N/p(ause)] "
+            f"approve {_call(item)} for agent {visible(item.agent)}? [y/N/p(ause)] "
         )
         if answer is None or answer.startswith("p"):
             return False
@@ -301,7 +315,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             state.approve(item)
         else:
             state.reject(item)
-            out.line(f"  rejected {item.name}")
+            out.line(f"  rejected {visible(item.name)}")
     return True
 
 
@@ -319,7 +333,7 @@ def _paused(
 ) -> int:
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
-        out.line(f"  {item.call_id}: {item.name}({item.arguments}) by {item.agent}")
+        out.line(f"  {visible(item.call_id)}: {_call(item)} by {visible(item.agent)}")
     if not args.state:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
@@ -405,21 +419,23 @@ class _Progress:
     def item(self, item: RunItem) -> None:
         if isinstance(item, ToolCallItem):
             self.calls += 1
-            self.line(f"  tool {item.name}({_short(item.arguments)})")
+            self.line(f"  tool {visible(item.name)}({_short(item.arguments)})")
         elif isinstance(item, ToolCallOutputItem):
             mark = "error" if item.is_error else "→"
             self.line(f"    {mark} {_short(item.output)}")
         elif isinstance(item, HandoffOutputItem):
-            self.line(f"  handoff {item.source_agent} → {item.target_agent}")
+            self.line(
+                f"  handoff {visible(item.source_agent)} → {visible(item.target_agent)}"
+            )
         elif isinstance(item, MessageOutputItem):
             if item.refusal:
-                self.line(f"  {item.agent} refused: {item.refusal}")
+                self.line(f"  {visible(item.agent)} refused: {_short(item.refusal, 200)}")
             elif self.stream_text:
                 self.end_text()
             elif item.content:
-                self.line(f"  {item.agent}: {_short(item.content, 200)}")
+                self.line(f"  {visible(item.agent)}: {_short(item.content, 200)}")
         elif isinstance(item, ToolApprovalItem):
-            self.line(f"  {item.name} needs approval")
+            self.line(f"  {visible(item.name)} needs approval")
 
     def done(self, last_agent: str, usage: Usage) -> None:
         self.line(
@@ -441,5 +457,11 @@ def _text_delta(data: Any) -> str | None:
 
 
 def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(item: ToolApprovalItem) -> str:
+    """``name(arguments)`` exactly as the model sent them, every hidden character
+    escaped: what a person approves is what runs (never shortened)."""
+    return f"{visible(item.name)}({visible(item.arguments)})"

@@ -40,6 +40,7 @@ __all__ = [
     "Outcome",
     "Pump",
     "RunJobs",
+    "discard",
     "drive",
     "perform",
     "settle",
@@ -167,6 +168,7 @@ class Pump:
                         for event in _stream_events(effect):
                             yield event
                     continue
+                guards: list[asyncio.Future[Any]] = []
                 try:
                     # the two effects of every turn, performed inline (no extra coroutine)
                     if kind is CallModel and stream and hasattr(effect.model, "stream_response"):
@@ -206,6 +208,8 @@ class Pump:
                         send = await perform(effect)
                 except Exception as exc:
                     error = exc
+                    if guards:  # a failed call leaves no task behind for asyncio to warn of
+                        await discard(guards)
         finally:
             loop.close()
 
@@ -260,6 +264,15 @@ async def _thunk(t: Callable[[], Any]) -> Any:
 def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Future[Any]]:
     """Start the thunks of a ``CallModel`` as tasks."""
     return [asyncio.ensure_future(_thunk(t)) for t in thunks]
+
+
+async def discard(tasks: list[asyncio.Future[Any]]) -> None:
+    """Cancel the tasks and wait for them, keeping none of their outcomes: nothing is
+    left pending, and no exception is left unretrieved for asyncio to print."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:

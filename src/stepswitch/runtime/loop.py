@@ -23,6 +23,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,
     StepswitchError,
@@ -78,6 +79,7 @@ from stepswitch.runtime.tools import (
     output_text,
     parse_arguments,
     parse_typed,
+    result_text,
 )
 
 __all__ = ['run_loop']
@@ -453,9 +455,10 @@ def _collect(
                     interrupted = True
                     continue
             elif type(outcome) is Ok:
+                text, failed = result_text(call.name, outcome.value)
                 slot.output = ToolCallOutputItem(
-                    agent, call.call_id, output_text(outcome.value), call.name, False,
-                    outcome.value,
+                    agent, call.call_id, text, call.name, failed,
+                    None if failed else outcome.value,
                 )
             else:
                 yield from _function_outcome(core, run, slot, outcome)
@@ -506,7 +509,7 @@ def _needs_approval(
         return True
     tool = core.obj(action.ref)
     try:
-        params = json.loads(call.arguments or "{}")
+        params = loads(call.arguments or "{}")
     except json.JSONDecodeError:
         return False  # invalid arguments never run; the validation error is the output
     if not isinstance(params, dict):
@@ -553,7 +556,7 @@ def _prepare(
         return None
     try:
         if action.parameters_type is None:
-            data = json.loads(call.arguments or "{}") if call.arguments.strip() else {}
+            data = loads(call.arguments) if call.arguments.strip() else {}
             if not isinstance(data, dict) or not isinstance(data.get("input"), str):
                 raise ArgumentError(
                     f"Invalid arguments for tool {call.name}: expected an object "
@@ -598,8 +601,9 @@ def _function_outcome(
     assert type(action) is RunFunction
     agent = run.current  # a turn never changes the agent before its tools settle
     if type(outcome) is Ok:
+        text, failed = result_text(call.name, outcome.value)
         slot.output = ToolCallOutputItem(
-            agent, call.call_id, output_text(outcome.value), call.name, False, outcome.value
+            agent, call.call_id, text, call.name, failed, None if failed else outcome.value
         )
         return
     assert type(outcome) is Err
@@ -641,7 +645,10 @@ def _agent_outcome(
         return True
     if action.output_extractor is not None:
         value = yield from call_hook(core.obj(action.output_extractor)(result))
-        text = output_text(value)
+        text, failed = result_text(call.name, value)
+        if failed:
+            slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, True)
+            return False
     else:
         value, text = _nested_output(result)
     slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, False, value)

@@ -19,7 +19,7 @@ from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
 from stepswitch.ir import MachineIR
 from stepswitch.runtime import tracing
-from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
@@ -89,7 +89,11 @@ class StateMachine:
         *,
         emit: bool = False,
     ) -> Loop:
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise UserError(f"run_config: expected a RunConfig, got {type(run_config).__name__}")
         config = run_config or _DEFAULT_CONFIG
+        if max_turns is not _UNSET and max_turns is not None:
+            check_max_turns(max_turns, "max_turns")
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
