@@ -147,7 +147,9 @@ async def drive(loop: Generator[Any, Any, Any]) -> Any:
                         send = (Err(exc),)
             else:
                 send = await perform(effect)
-        except Exception as exc:
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # Ctrl-C and cancellation too: the loop keeps the run
             error = exc
 
 

@@ -247,12 +247,14 @@ class RunResultStreaming:
                             "without a completed response"
                         )
                     send = (response, outcomes) if effect.alongside else response
-                except Exception as exc:
+                except GeneratorExit:
+                    raise
+                except BaseException as exc:  # cancellation too: the loop keeps the run
                     error = exc
                 continue
             try:
                 send = await perform(effect)
-            except Exception as exc:
+            except BaseException as exc:  # cancellation too: the loop keeps the run
                 error = exc
 
     def _done(self) -> RunResult:
