@@ -241,4 +241,24 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[account_balance]), context_type=Account),
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
+    "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
+    "SW602": (
+        lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
+        lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),
+    ),
 }
+
+
+def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
+    """An Agents SDK agent read with from_sdk: the only way to an opaque tool."""
+    import agents
+
+    from stepswitch.interop.sdk import from_sdk
+
+    @agents.function_tool
+    def search(query: str) -> str:
+        """Search our own index."""
+        return query
+
+    tools: list[object] = [agents.WebSearchTool()] if hosted else [search]
+    return from_sdk(agents.Agent(name="researcher", tools=tools))

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.compiler.codegen import codegen, load_source, plan_module, render
-from stepswitch.compiler.ir import (
+from stepswitch.compiler.lower import lower
+from stepswitch.ir import (
     HandOff,
     MachineIR,
     OutputRule,
@@ -28,7 +29,6 @@ from stepswitch.compiler.ir import (
     StepRule,
     ToolEntry,
 )
-from stepswitch.compiler.lower import lower
 from stepswitch.runtime import generated
 from stepswitch.runtime.steps import ToolResult, TurnOutcome, interpret_step
 from stepswitch.testing import assistant_message, function_call

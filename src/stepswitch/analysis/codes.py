@@ -1,10 +1,10 @@
 """The one registry of diagnostic codes.
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
-termination, SW3xx names, SW4xx types, SW5xx human in the loop. A code never changes
-meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has a
-documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain``
-prints.
+termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
+will not run as written). A code never changes meaning; a retired code is listed in
+``RETIRED`` and never reused. Every code has a documentation page (``docs/<CODE>.md``
+inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ GROUPS: dict[str, str] = {
     "SW3": "names",
     "SW4": "types",
     "SW5": "human in the loop",
+    "SW6": "reach",
 }
 
 _ALL = (
@@ -94,6 +95,10 @@ _ALL = (
          "a RunContext[X] parameter that does not fit Workflow(context_type=...)"),
     Code("SW501", "pause-points", "info",
          "the tools and agent tools that can pause a run for a human's approval"),
+    Code("SW601", "opaque-tool", "warning",
+         "a tool read from an SDK app that stepswitch cannot run (hosted, MCP, computer)"),
+    Code("SW602", "input-guardrail-never-runs", "warning",
+         "an input guardrail on an agent that never starts a run"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _ALL}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 import traceback
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._visible import visible
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
@@ -118,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-turns must be at least 1")
     for path in _save_paths(args):
         _check_state_path(path, "--state" if path == args.state else "--resume")
+    # the model layer (openai and the http modules under it) loads before the target's
+    # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
+    importlib.import_module("stepswitch.models.provider")
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
@@ -300,9 +305,8 @@ async def _drive(
             return _failed(_user_code_error(exc), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
             out.end_text()
-            print("\nstepswitch: interrupted", file=sys.stderr)
             _keep(exc, args, out)
-            raise KeyboardInterrupt from None
+            raise KeyboardInterrupt from None  # run() says so and exits 130
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
@@ -329,11 +333,11 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
         return False
     for item in pending:
         if policy == "all":
-            out.line(f"  approved {item.name}({item.arguments}) (--approve all)")
+            out.line(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
         answer = _ask(
-            f"approve {item.name}({item.arguments}) for agent {item.agent}? [y/N/p(ause)] "
+            f"approve {_call(item)} for agent {visible(item.agent)}? [y/N/p(ause)] "
         )
         if answer is None or answer.startswith("p"):
             return False
@@ -341,7 +345,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             state.approve(item)
         else:
             state.reject(item)
-            out.line(f"  rejected {item.name}")
+            out.line(f"  rejected {visible(item.name)}")
     return True
 
 
@@ -359,7 +363,7 @@ def _paused(
 ) -> int:
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
-        out.line(f"  {item.call_id}: {item.name}({item.arguments}) by {item.agent}")
+        out.line(f"  {visible(item.call_id)}: {_call(item)} by {visible(item.agent)}")
     saved = _save(args, state)
     if not saved:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
@@ -453,21 +457,23 @@ class _Progress:
     def item(self, item: RunItem) -> None:
         if isinstance(item, ToolCallItem):
             self.calls += 1
-            self.line(f"  tool {item.name}({_short(item.arguments)})")
+            self.line(f"  tool {visible(item.name)}({_short(item.arguments)})")
         elif isinstance(item, ToolCallOutputItem):
             mark = "error" if item.is_error else "→"
             self.line(f"    {mark} {_short(item.output)}")
         elif isinstance(item, HandoffOutputItem):
-            self.line(f"  handoff {item.source_agent} → {item.target_agent}")
+            self.line(
+                f"  handoff {visible(item.source_agent)} → {visible(item.target_agent)}"
+            )
         elif isinstance(item, MessageOutputItem):
             if item.refusal:
-                self.line(f"  {item.agent} refused: {item.refusal}")
+                self.line(f"  {visible(item.agent)} refused: {_short(item.refusal, 200)}")
             elif self.stream_text:
                 self.end_text()
             elif item.content:
-                self.line(f"  {item.agent}: {_short(item.content, 200)}")
+                self.line(f"  {visible(item.agent)}: {_short(item.content, 200)}")
         elif isinstance(item, ToolApprovalItem):
-            self.line(f"  {item.name} needs approval")
+            self.line(f"  {visible(item.name)} needs approval")
 
     def done(self, last_agent: str, usage: Usage) -> None:
         self.line(
@@ -489,5 +495,11 @@ def _text_delta(data: Any) -> str | None:
 
 
 def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(item: ToolApprovalItem) -> str:
+    """``name(arguments)`` exactly as the model sent them, every hidden character
+    escaped: what a person approves is what runs (never shortened)."""
+    return f"{visible(item.name)}({visible(item.arguments)})"

@@ -8,6 +8,7 @@ its own short traceback, marked as theirs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from stepswitch.cli._shadow import shadowed
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
@@ -52,19 +54,25 @@ def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-
         )
 
 
-def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
-    """Every workflow the targets name, in order, each once."""
+def load_targets(
+    targets: list[str], *, failures: list[str] | None = None
+) -> list[LoadedWorkflow]:
+    """Every workflow the targets name, in order, each once.
+
+    With ``failures``, a module of a folder that does not import is listed there and
+    the folder's other modules are still returned; without it, that is a
+    :class:`TargetError`."""
     found: list[LoadedWorkflow] = []
     seen: set[int] = set()
     for target in targets:
-        for loaded in _load_one(target):
+        for loaded in _load_one(target, failures):
             if id(loaded.workflow) not in seen:
                 seen.add(id(loaded.workflow))
                 found.append(loaded)
     return found
 
 
-def _load_one(target: str) -> list[LoadedWorkflow]:
+def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWorkflow]:
     path_part, _, name = _split(target)
     path = Path(path_part)
     if name and ":" in path_part and not path.exists() and not _drive_only(path_part):
@@ -86,8 +94,12 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
                     results.extend(_workflows_in(_import_file(file), _display(file)))
                 except TargetError as exc:
                     failures.append(str(exc))
-            if failures:
+            if failures and collected is None:
                 raise TargetError("\n".join(failures))
+            if failures and collected is not None:
+                collected.extend(failures)
+                if not results:
+                    return []
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
@@ -178,11 +190,22 @@ def _import_file(path: Path) -> ModuleType:
             raise TargetError(
                 f"{path}: its module name {name!r} is already taken by {file}; rename one"
             )
-    module = _import_module(name, shown=_display(path))
+    try:
+        module = _import_module(name, shown=_display(path))
+    except TargetError:
+        _refuse_shadows(root)  # the likelier cause of a failed import, if there is one
+        raise
+    _refuse_shadows(root)
     file = getattr(module, "__file__", None)
     if file is not None and Path(file).resolve() != path.resolve():
         raise TargetError(f"{path}: importing it as {name!r} found {file} instead; rename one")
     return module
+
+
+def _refuse_shadows(root: Path) -> None:
+    problems = shadowed(root)
+    if problems:
+        raise TargetError("\n".join(problems))
 
 
 def _import_module(name: str, shown: str | None = None) -> ModuleType:
@@ -191,7 +214,16 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         sys.path.insert(0, cwd)
     shown = shown or name
     try:
-        return importlib.import_module(name)
+        # what a module prints while it loads goes to stderr: stdout carries the
+        # command's own output (JSON, SARIF, a runner), which it would corrupt
+        with contextlib.redirect_stdout(sys.stderr):
+            return importlib.import_module(name)
+    except SystemExit as exc:
+        raise TargetError(
+            f"{shown}: exited while being imported (SystemExit({exc.code!r})); a module "
+            "stepswitch reads must not exit at import: put that code under "
+            "`if __name__ == \"__main__\":`"
+        ) from None
     except ModuleNotFoundError as exc:
         if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
             raise TargetError(f"{shown}: no module named {name!r}") from None

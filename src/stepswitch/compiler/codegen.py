@@ -32,8 +32,8 @@ from typing import Any
 
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.errors import UserError
+from stepswitch.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.runtime import generated as _generated
 from stepswitch.runtime.machine import StateMachine
 

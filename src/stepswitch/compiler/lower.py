@@ -8,7 +8,9 @@ everything else the analyzer judges before lowering runs.
 
 from __future__ import annotations
 
-from stepswitch.compiler.ir import (
+from stepswitch.errors import UserError
+from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
+from stepswitch.ir import (
     Action,
     GuardrailIR,
     HandOff,
@@ -20,8 +22,6 @@ from stepswitch.compiler.ir import (
     StepRule,
     ToolEntry,
 )
-from stepswitch.errors import UserError
-from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 
 __all__ = ["lower"]
 

@@ -93,6 +93,9 @@ class ToolSpec(_Frozen):
     context_type: Ref | None = None
     """The ``T`` of a ``RunContext[T]`` first parameter, if the tool declares one."""
     failure_mode: Literal["default", "raise", "custom"] = "default"
+    opaque: str | None = None
+    """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
+    from an SDK app); None for every tool it runs."""
     location: Location
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
-
-import networkx
-from networkx import DiGraph, MultiDiGraph
+from typing import TYPE_CHECKING, Literal
 
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+
+if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
+    from networkx import DiGraph, MultiDiGraph
 
 __all__ = ["Edge", "EdgeKind", "WorkflowGraph"]
 
@@ -81,7 +81,9 @@ class WorkflowGraph:
         are agent names with ``spec`` and ``entry`` attributes; edges carry ``kind``,
         ``tool_name``, ``max_uses`` and the ``edge`` itself, keyed ``"<kind>:<index>"``."""
         if self._nx is None:
-            graph: MultiDiGraph[str] = MultiDiGraph()
+            import networkx
+
+            graph: MultiDiGraph[str] = networkx.MultiDiGraph()
             entry = self.spec.entry
             for name, agent in self._agents.items():
                 graph.add_node(name, spec=agent, entry=name == entry)
@@ -168,7 +170,9 @@ class WorkflowGraph:
 
     def subgraph(self, kind: EdgeKind) -> DiGraph[str]:
         """A simple directed graph of one edge kind over all agents."""
-        graph: DiGraph[str] = DiGraph()
+        import networkx
+
+        graph: DiGraph[str] = networkx.DiGraph()
         graph.add_nodes_from(self._agents)
         graph.add_edges_from((e.source, e.target) for e in self.edges(kind))
         return graph

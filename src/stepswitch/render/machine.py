@@ -1,6 +1,6 @@
 """The machine view: the compiled step-switch state machine, drawn from its IR.
 
-One state per agent, from the same :class:`~stepswitch.compiler.ir.MachineIR` the
+One state per agent, from the same :class:`~stepswitch.ir.MachineIR` the
 runtime interprets and codegen emits, so the picture cannot show a transition the
 machine does not have. Transitions are the four steps a model turn can end in:
 
@@ -17,7 +17,7 @@ only ever run nested return their Final to the caller instead of ending the run.
 
 from __future__ import annotations
 
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.errors import UserError
+from stepswitch.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
 from stepswitch.settings import ModelSettings

@@ -7,19 +7,20 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OutputGuardrailTripwireTriggered,
     UserError,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Emit,
 )
 from stepswitch.runtime.events import AgentUpdated
+from stepswitch.runtime.guardrails import checked_verdict
 from stepswitch.runtime.items import (
     MessageOutputItem,
 )
@@ -107,6 +108,7 @@ def _finish(
 ) -> Generator[Any, Any, RunResult]:
     for g in state.output_guardrails:
         verdict = yield from call_hook(core.obj(g.ref)(run.ctx, state, output))
+        verdict = checked_verdict("output", g.name, state.agent, verdict)
         result = GuardrailResult(g.name, state.agent, verdict.output_info,
                                  bool(verdict.tripwire_triggered))
         run.output_guardrail_results.append(result)

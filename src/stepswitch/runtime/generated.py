@@ -34,7 +34,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 
-from stepswitch.compiler.ir import (
+from stepswitch.errors import UserError
+from stepswitch.ir import (
     IR_VERSION,
     GuardrailIR,
     HandOff,
@@ -46,7 +47,6 @@ from stepswitch.compiler.ir import (
     StepRule,
     ToolEntry,
 )
-from stepswitch.errors import UserError
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import Model

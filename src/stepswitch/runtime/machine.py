@@ -3,9 +3,9 @@
 ``await machine.run(...)`` drives the loop with :func:`~.effects.drive`;
 ``machine.run_sync(...)`` runs that on a per-thread event loop; and
 ``machine.run_streamed(...)`` returns a :class:`RunResultStreaming` whose
-``stream_events()`` drives the same loop, turning its ``Emit`` effects (and a
-streaming model's raw events) into stream events. No behaviour lives in a driver:
-the three differ only in how effects are performed and whether events surface.
+``stream_events()`` drives the same loop with the same :class:`~.effects.Pump`, asking
+it for stream events (the loop's ``Emit`` effects and a streaming model's raw
+events). No behaviour lives in a driver: they differ only in whether events surface.
 """
 
 from __future__ import annotations
@@ -15,24 +15,17 @@ import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
-from stepswitch.compiler.ir import MachineIR
 from stepswitch.context import RunContext, Usage
-from stepswitch.errors import ModelBehaviorError, UserError
+from stepswitch.errors import UserError
+from stepswitch.ir import MachineIR
 from stepswitch.runtime import tracing
-from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
-from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, start_alongside
-from stepswitch.runtime.events import (
-    AgentUpdated,
-    AgentUpdatedStreamEvent,
-    RawResponsesStreamEvent,
-    RunItemStreamEvent,
-    StreamEvent,
-    item_event_name,
-)
+from stepswitch.runtime.effects import Pump, drive
+from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
-from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
+from stepswitch.runtime.model import InputItem, Model, ModelResponse
 from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
@@ -96,7 +89,11 @@ class StateMachine:
         *,
         emit: bool = False,
     ) -> Loop:
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise UserError(f"run_config: expected a RunConfig, got {type(run_config).__name__}")
         config = run_config or _DEFAULT_CONFIG
+        if max_turns is not _UNSET and max_turns is not None:
+            check_max_turns(max_turns, "max_turns")
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
@@ -209,53 +206,13 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        loop = self._loop
-        send: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = loop.throw(error) if error is not None else loop.send(send)
-            except StopIteration as stop:
-                self._result = stop.value
-                self.is_complete = True
-                return
-            send, error = None, None
-            if type(effect) is Emit:
-                event = effect.event
-                if type(event) is AgentUpdated:
-                    self.current_agent = event.agent
-                    yield AgentUpdatedStreamEvent(event.agent)
-                else:
-                    for item in event:
-                        name = item_event_name(item)
-                        if name is not None:
-                            yield RunItemStreamEvent(name, item)
-                continue
-            if type(effect) is CallModel and hasattr(effect.model, "stream_response"):
-                try:
-                    guards = start_alongside(effect.alongside)
-                    response: ModelResponse | None = None
-                    async for raw in effect.model.stream_response(effect.request):
-                        if isinstance(raw, ResponseCompleted):
-                            response = raw.response
-                        else:
-                            yield RawResponsesStreamEvent(raw)
-                    outcomes = await settle(guards)
-                    if response is None:
-                        raise ModelBehaviorError(
-                            f"the model's stream for agent {effect.request.agent!r} ended "
-                            "without a completed response"
-                        )
-                    send = (response, outcomes) if effect.alongside else response
-                except GeneratorExit:
-                    raise
-                except BaseException as exc:  # cancellation too: the loop keeps the run
-                    error = exc
-                continue
-            try:
-                send = await perform(effect)
-            except BaseException as exc:  # cancellation too: the loop keeps the run
-                error = exc
+        pump = Pump(self._loop, stream=True)
+        async for event in pump.events():
+            if type(event) is AgentUpdatedStreamEvent:
+                self.current_agent = event.new_agent
+            yield event
+        self._result = pump.result
+        self.is_complete = True
 
     def _done(self) -> RunResult:
         if self._result is None:

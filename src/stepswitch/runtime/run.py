@@ -12,12 +12,12 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from stepswitch.compiler.ir import RunAgent
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     StateError,
     UserError,
 )
+from stepswitch.ir import RunAgent
 from stepswitch.runtime.approvals import own_approvals
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (

@@ -15,6 +15,7 @@ import hmac
 import json
 from typing import Any
 
+from stepswitch._json import loads
 from stepswitch.errors import StateError
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -69,7 +70,7 @@ def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None 
 
 def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # limits: a hand-edited file may nest deep or hold huge numbers
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StateError(
             f"the saved state is not valid JSON (truncated or corrupted?): {exc}"

@@ -1,7 +1,7 @@
 """The step switch: how one turn's outcome maps to Final / Handoff / Interruption /
 RunAgain.
 
-A step function takes the agent's :class:`~stepswitch.compiler.ir.StateIR` and the
+A step function takes the agent's :class:`~stepswitch.ir.StateIR` and the
 :class:`TurnOutcome` (what the response asked for and what its tools produced) and
 returns a :data:`StepDecision`. :func:`interpret_step` reads the state's tables; a
 generated module passes its own explicit function per agent. Either way the loop
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from stepswitch.compiler.ir import StateIR
+from stepswitch.ir import StateIR
 
 __all__ = [
     "AskToolUse",
