@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 from pydantic import BaseModel
 
 from stepswitch._visible import visible
+from stepswitch.cli._context import build_context
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
@@ -103,6 +104,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(print them with `stepswitch trace FILE`)",
     )
     p.add_argument(
+        "--context", metavar="MODULE:FACTORY",
+        help="build the run context (ctx.context of tools and guardrails) by calling "
+        "FACTORY() (default: the workflow's context_type(), when it takes no arguments)",
+    )
+    p.add_argument(
         "--max-turns",
         type=int,
         metavar="N",
@@ -126,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    args.context_object = build_context(args.context, loaded.workflow)
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
@@ -288,6 +295,8 @@ async def _drive(
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
+        if args.context_object is not None:
+            options["context"] = args.context_object
         if args.run_config is not None:
             options["run_config"] = args.run_config
         if args.max_turns is not None:  # a resumed run takes a new budget too

@@ -1,9 +1,10 @@
 """Resolve CLI TARGETs to workflows.
 
-A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow, or
-a file or folder (every workflow in it). Every failure is a :class:`TargetError` with
-a one-line cause (exit 2); an exception raised by the user's own module is shown as
-its own short traceback, marked as theirs.
+A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow or an
+OpenAI Agents SDK agent (read with ``from_sdk``), or a file or folder (every workflow in
+it, and every SDK agent declared there that no other agent of its module reaches).
+Every failure is a :class:`TargetError` with a one-line cause (exit 2); an exception
+raised by the user's own module is shown as its own short traceback, marked as theirs.
 """
 
 from __future__ import annotations
@@ -120,12 +121,31 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
     obj = getattr(module, name)
     if isinstance(obj, Workflow):
         return [LoadedWorkflow(f"{label}:{name}", obj, module.__name__, name)]
+    if _is_sdk_agent(obj):
+        return [_from_sdk(target, obj, module, name, label)]
     if isinstance(obj, Agent):
         raise TargetError(
             f"{target}: {name!r} is an Agent, not a Workflow; declare "
             f"Workflow(name=..., entry={name}) and name that"
         )
     raise TargetError(f"{target}: {name!r} is a {type(obj).__name__}, not a Workflow")
+
+
+def import_target(spec: str, *, what: str) -> tuple[object, str]:
+    """The object ``file.py:NAME`` or ``module:NAME`` names, and its label."""
+    path_part, sep, name = _split(spec)
+    if not sep or not name:
+        raise TargetError(f"{what} {spec}: expected module:NAME or file.py:NAME")
+    path = Path(path_part)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise TargetError(f"{what} {spec}: no such file: {path_part}")
+        module, label = _import_file(path), _display(path)
+    else:
+        module, label = _import_module(path_part), path_part
+    if not hasattr(module, name):
+        raise TargetError(f"{what} {spec}: {label} has no attribute {name!r}")
+    return getattr(module, name), f"{label}:{name}"
 
 
 def _drive_only(text: str) -> bool:
@@ -256,4 +276,44 @@ def _workflows_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:
     for attr, value in vars(module).items():
         if isinstance(value, Workflow) and not attr.startswith("_"):
             found.append(LoadedWorkflow(f"{label}:{attr}", value, module.__name__, attr))
+    if "agents" in sys.modules:  # no SDK loaded: no SDK agent can be here
+        found.extend(_sdk_roots_in(module, label))
     return found
+
+
+def _is_sdk_agent(obj: object) -> bool:
+    if "agents" not in sys.modules:
+        return False
+    from stepswitch.interop.sdk import is_sdk_agent
+
+    return is_sdk_agent(obj)
+
+
+def _from_sdk(
+    target: str, agent: object, module: ModuleType, attr: str, label: str
+) -> LoadedWorkflow:
+    from stepswitch.interop.sdk import from_sdk
+
+    try:
+        workflow = from_sdk(agent, name=attr)
+    except UserError as exc:
+        raise TargetError(f"{target}: {exc}") from None
+    return LoadedWorkflow(f"{label}:{attr}", workflow, module.__name__, attr)
+
+
+def _sdk_roots_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:
+    """SDK agents declared in this module's own source (not imported into it) that no
+    other agent of the module reaches: the entries of the apps it declares."""
+    from stepswitch.interop._sites import sites_in
+    from stepswitch.interop.sdk import sdk_roots
+
+    file = getattr(module, "__file__", None)
+    if not file:
+        return []
+    declared = sites_in(file).by_variable
+    namespace = {k: v for k, v in vars(module).items() if k in declared}
+    try:
+        roots = sdk_roots(namespace)
+    except UserError as exc:
+        raise TargetError(f"{label}: {exc}") from None
+    return [_from_sdk(f"{label}:{attr}", agent, module, attr, label) for attr, agent in roots]

@@ -58,9 +58,10 @@ def from_sdk(
     """The workflow an OpenAI Agents SDK agent describes, with ``agent`` as its entry.
 
     Every agent reached through handoffs and agent tools is included. ``max_turns``
-    defaults to the SDK's 10. Raises ``UserError`` (one line, naming the object and
-    its file:line) for what cannot be read: not an SDK agent, an unsupported SDK
-    version, an ``as_tool`` cycle, a tool that fails when read.
+    defaults to the SDK's 10; ``context_type`` to the ``Ctx`` of ``Agent[Ctx](...)``.
+    Raises ``UserError`` (one line, naming the object and its file:line) for what cannot
+    be read: not an SDK agent, an unsupported SDK version, an ``as_tool`` cycle, a tool
+    that fails when read.
     """
     site = caller_site()
     private.check_version()
@@ -69,9 +70,12 @@ def from_sdk(
             f"from_sdk at {site}: expected an OpenAI Agents SDK agent (agents.Agent), got "
             f"{type(agent).__name__} {_short(agent)}"
         )
+    if context_type is None:  # Agent[Account](...) keeps Account on the instance
+        args = typing.get_args(getattr(agent, "__orig_class__", None))
+        context_type = args[0] if args and isinstance(args[0], type) else None
     reader = _Reader(site)
     entry = reader.read(agent)
-    return Workflow(
+    workflow = Workflow(
         name or agent.name,
         entry=entry,
         agents=list(reader.converted.values()),
@@ -79,6 +83,8 @@ def from_sdk(
         max_depth=max_depth,
         context_type=context_type,
     )
+    workflow.site = entry.site  # workflow-level findings point at the entry agent
+    return workflow
 
 
 def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -334,7 +340,7 @@ class _Reader:
                 if edge is not None:
                     tools.append(self._agent_tool(t, edge.target, site))
                 else:
-                    tools.append(self._tool(t))
+                    tools.append(self._tool(t, site))
             except UserError as exc:
                 raise self._error(sdk, str(exc)) from None
             except Exception as exc:
@@ -358,15 +364,14 @@ class _Reader:
         agent.output_guardrails = [self._guardrail(g, OutputGuardrail) for g in
                                    sdk.output_guardrails]
 
-    def _tool(self, sdk_tool: Any) -> FunctionTool:
+    def _tool(self, sdk_tool: Any, site: Site) -> FunctionTool:
         cached = self.tools.get(id(sdk_tool))
         if cached is not None:
             return cached
         if type(sdk_tool).__name__ != "FunctionTool":
             tool_name = getattr(sdk_tool, "name", None) or function_style(type(sdk_tool).__name__)
             kind = type(sdk_tool).__name__
-            converted = _opaque(str(tool_name), f"{kind} {tool_name!r}",
-                                function_site(type(sdk_tool)))
+            converted = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
         else:
             converted = _function_tool(sdk_tool)
         self.tools[id(sdk_tool)] = converted
