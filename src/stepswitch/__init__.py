@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         input_guardrail,
         output_guardrail,
     )
+    from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.errors import (
         CompileError,
         InputGuardrailTripwireTriggered,
@@ -71,6 +72,7 @@ _WHERE: dict[str, str] = {
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
     "Diagnostic": "stepswitch.analysis",
+    "END": "stepswitch.dsl.flow",
     "FunctionTool": "stepswitch.dsl",
     "GuardrailFunctionOutput": "stepswitch.dsl",
     "Handoff": "stepswitch.dsl",
@@ -93,6 +95,7 @@ _WHERE: dict[str, str] = {
     "RunState": "stepswitch.runtime",
     "StateError": "stepswitch.errors",
     "StateMachine": "stepswitch.runtime",
+    "Step": "stepswitch.dsl.flow",
     "StepswitchError": "stepswitch.errors",
     "StopAtTools": "stepswitch.dsl",
     "ToolsToFinalOutputResult": "stepswitch.runtime",
@@ -102,7 +105,9 @@ _WHERE: dict[str, str] = {
     "WorkflowGraph": "stepswitch.graph",
     "WorkflowSpec": "stepswitch.graph",
     "agent_tool": "stepswitch.dsl",
+    "branch": "stepswitch.dsl.flow",
     "codegen": "stepswitch.compiler.codegen",
+    "fan_out": "stepswitch.dsl.flow",
     "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
     "function_tool": "stepswitch.dsl",
     "handoff": "stepswitch.dsl",
@@ -110,6 +115,9 @@ _WHERE: dict[str, str] = {
     "output_guardrail": "stepswitch.dsl",
     "prompt_with_handoff_instructions": "stepswitch.prompts",
     "render": "stepswitch.render",
+    "route": "stepswitch.dsl.flow",
+    "step": "stepswitch.dsl.flow",
+    "then": "stepswitch.dsl.flow",
 }
 
 # public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
@@ -120,6 +128,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "AgentTool",
     "CompileError",
     "Diagnostic",
+    "END",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
@@ -142,6 +151,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "RunState",
     "StateError",
     "StateMachine",
+    "Step",
     "StepswitchError",
     "StopAtTools",
     "ToolsToFinalOutputResult",
@@ -152,7 +162,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "branch",
     "codegen",
+    "fan_out",
     "from_sdk",
     "function_tool",
     "handoff",
@@ -160,6 +172,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "output_guardrail",
     "prompt_with_handoff_instructions",
     "render",
+    "route",
+    "step",
+    "then",
 ]
 
 

@@ -10,7 +10,8 @@ JSON values, so ``repr(ir)`` is a Python literal that rebuilds it (generated mod
 embed it that way). User code is never held here: it is named by import path
 (``module:qualname``) and resolved through the machine's resolver at run time.
 
-This module imports nothing from stepswitch: codegen, the runtime and the diagram
+This module imports nothing from stepswitch but its flow part (:mod:`stepswitch.flow_ir`,
+another leaf): codegen, the runtime and the diagram
 code all read it. It sits at the top of the package, not in ``compiler/``, so a
 deployed runner reads it without loading the compiler (``stepswitch.compiler.ir``
 re-exports it).
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
+
+from stepswitch.flow_ir import FlowIR
 
 __all__ = [
     "IR_VERSION",
@@ -182,6 +185,9 @@ class MachineIR:
     max_turns: int | None = 10
     max_depth: int = 8
     version: int = IR_VERSION
+    flow: FlowIR | None = None
+    """The flow of agents and steps, when the workflow has one (``entry`` is then the
+    flow's entry node); None: a run is the entry agent's loop."""
 
     def state(self, agent: str) -> StateIR | None:
         """The state of ``agent``, or None."""
@@ -207,4 +213,6 @@ class MachineIR:
                     paths.update(p for p in (a.input_type, a.on_handoff, a.input_filter) if p)
                 else:
                     paths.update(p for p in (a.output_extractor, a.parameters_type) if p)
+        if self.flow is not None:
+            paths.update(self.flow.refs())
         return tuple(sorted(paths))

@@ -8,6 +8,7 @@ everything else the analyzer judges before lowering runs.
 
 from __future__ import annotations
 
+from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
 from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 from stepswitch.ir import (
@@ -31,7 +32,8 @@ def lower(spec: WorkflowSpec) -> MachineIR:
     if spec.entry is None:
         raise UserError(f"workflow {spec.name!r} at {spec.location}: it has no entry agent")
     names: set[str] = {a.name for a in spec.agents}
-    if spec.entry not in names:
+    flow = lower_flow(spec, names) if spec.flow is not None else None
+    if flow is None and spec.entry not in names:
         raise UserError(
             f"workflow {spec.name!r} at {spec.location}: entry {spec.entry!r} names no agent"
         )
@@ -50,6 +52,7 @@ def lower(spec: WorkflowSpec) -> MachineIR:
         states=tuple(states),
         max_turns=spec.max_turns,
         max_depth=spec.max_depth,
+        flow=flow,
     )
 
 

@@ -45,8 +45,8 @@ def _answered(state: RunState) -> set[str]:
 
 def open_approvals(state: RunState) -> list[ToolApprovalItem]:
     """Approval items of ``state`` (nested runs' included) that still await a decision."""
-    if state.pending is None:
-        return []
+    if state.pending is None and (state.flow is None or not state.nested):
+        return []  # a flow pauses in its nested runs (agent nodes, fan-out branches)
     done: dict[tuple[str, ...], set[str]] = {}
     out: list[ToolApprovalItem] = []
     for item in state.items:

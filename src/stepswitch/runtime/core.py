@@ -41,7 +41,7 @@ class MachineCore:
         self.ir = ir
         self.resolver = resolver
         self.states: dict[str, StateIR] = {s.agent: s for s in ir.states}
-        if ir.entry not in self.states:
+        if ir.flow is None and ir.entry not in self.states:
             raise UserError(f"machine {ir.name!r}: entry {ir.entry!r} has no state")
         self.tables: dict[str, dict[str, ToolEntry]] = {
             s.agent: {t.name: t for t in s.tools} for s in ir.states

@@ -20,6 +20,7 @@ from stepswitch.errors import ModelBehaviorError
 from stepswitch.runtime.events import (
     AgentUpdated,
     AgentUpdatedStreamEvent,
+    FlowNodeStreamEvent,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
     StreamEvent,
@@ -220,6 +221,9 @@ def _stream_events(effect: Emit) -> Iterator[StreamEvent]:
     event = effect.event
     if type(event) is AgentUpdated:
         yield AgentUpdatedStreamEvent(event.agent)
+        return
+    if type(event) is FlowNodeStreamEvent:  # a flow moved to a node: passed as is
+        yield event
         return
     for item in event:
         name = item_event_name(item)

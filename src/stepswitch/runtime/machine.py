@@ -23,6 +23,7 @@ from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
+from stepswitch.runtime.flow import FlowCore, start_flow
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -63,6 +64,7 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
+        self._flow = FlowCore(self._core) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
@@ -100,6 +102,11 @@ class StateMachine:
                 f"{type(model).__name__}"
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
+        if self._flow is not None:
+            if max_turns is _UNSET:
+                max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
+            return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                              config=config, emit=emit)
         if isinstance(input, RunState):
             budget = input.max_turns if max_turns is _UNSET else max_turns
             run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)

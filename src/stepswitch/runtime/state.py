@@ -9,13 +9,13 @@ machine that resumes it. JSON crosses processes (see :mod:`.state_json`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approvals
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
-__all__ = ["Decision", "PendingTurn", "RunState"]
+__all__ = ["Decision", "FanState", "FlowState", "PendingTurn", "RunState"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,44 @@ class PendingTurn:
     output: tuple[OutputItem, ...]
     start: int
     """Index in the run's items where the turn's items begin."""
+
+
+FLOW_KEY = "flow:"
+"""Paused runs of a flow sit in ``RunState.nested`` under ``flow:<node>`` (an agent
+node) or ``flow:<node>#<i>`` (branch ``i`` of a fan-out), so approvals find them as
+they find paused agent-tool runs."""
+
+
+@dataclass(slots=True)
+class FanState:
+    """A fan-out in progress: its elements and the finished branches' outputs (kept,
+    never run again); paused branches' runs are in ``RunState.nested``. Values are
+    JSON (see ``runtime.flow``)."""
+
+    source: str
+    """The node whose output is fanned out."""
+    elements: list[Any]
+    results: dict[int, Any] = field(default_factory=dict)
+
+    def copy(self) -> FanState:
+        return replace(self, elements=list(self.elements), results=dict(self.results))
+
+
+@dataclass(slots=True)
+class FlowState:
+    """Where a flow stopped: the node, its input (JSON), the edge budgets used, and a
+    fan-out in progress. A paused agent node's run is in ``RunState.nested``."""
+
+    node: str
+    value: Any
+    uses: dict[str, int] = field(default_factory=dict)
+    done: int = 0
+    """``items[:done]`` belong to finished nodes; the rest to the paused run(s)."""
+    fan: FanState | None = None
+
+    def copy(self) -> FlowState:
+        return replace(self, uses=dict(self.uses),
+                       fan=None if self.fan is None else self.fan.copy())
 
 
 @dataclass(slots=True)
@@ -70,6 +108,8 @@ class RunState:
     ``finished``: ended with a final output (``stepswitch run --resume`` refuses it)."""
     trace_context: str | None = None
     """The traceparent of the run's trace, when it was traced (a resume continues it)."""
+    flow: FlowState | None = None
+    """Where a flow stopped (None for a run that is not a flow)."""
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:
@@ -106,6 +146,7 @@ class RunState:
             decisions=dict(self.decisions),
             always=dict(self.always),
             nested={k: v.copy() for k, v in self.nested.items()},
+            flow=None if self.flow is None else self.flow.copy(),
         )
 
     def to_json(self, *, key: bytes | None = None, indent: int | None = None) -> str:

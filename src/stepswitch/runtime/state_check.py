@@ -36,6 +36,9 @@ def check_structure(state: RunState, *, where: str = "body", depth: int | None =
     """Raise ``StateError`` naming the first index or reference of ``state`` (nested runs
     included) that is out of range. ``depth``: what the state's depth must be (a nested
     run's is its caller's plus one); None for a top state, whose depth is at least 0."""
+    if state.flow is not None:
+        _check_flow(state, where)
+        return
     n = len(state.items)
     if depth is not None and state.depth != depth:
         raise _fail(where, f".depth {state.depth} is wrong: a run nested here has depth {depth}")
@@ -72,6 +75,30 @@ def check_structure(state: RunState, *, where: str = "body", depth: int | None =
         if child.pending is None:
             raise _fail(w, " is no paused run")
         check_structure(child, where=w, depth=state.depth + 1)
+
+
+def _check_flow(state: RunState, where: str) -> None:
+    """A flow's state: its items are several node runs' (call ids may repeat across
+    them), its paused runs are nested under ``flow:`` keys, each checked as a run."""
+    flow = state.flow
+    assert flow is not None
+    if not 0 <= flow.done <= len(state.items):
+        raise _fail(where, f".flow.done {flow.done} is out of range (the state has "
+                           f"{len(state.items)} items)")
+    if state.pending is not None or state.decisions:
+        raise _fail(where, " is a flow's, which pauses in its nodes' runs, not at the top")
+    paused = False
+    for key, child in state.nested.items():
+        w = f"{where}.nested[{key!r}]"
+        if not key.startswith("flow:"):
+            raise _fail(w, " is no run of a flow node")
+        if child.workflow != state.workflow:
+            raise _fail(w, f".workflow {child.workflow!r} is not {state.workflow!r}")
+        check_structure(child, where=w, depth=0)
+        paused = paused or child.pending is not None
+    if (state.status == "interrupted") != paused:
+        has = "a paused node run" if paused else "no paused node run"
+        raise _fail(where, f".status {state.status!r} does not fit a state with {has}")
 
 
 def _check_items(items: list[RunItem], where: str) -> dict[str, int]:

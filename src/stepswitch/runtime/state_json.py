@@ -27,7 +27,7 @@ from stepswitch.runtime.items import (
     UserInputItem,
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
-from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state import Decision, FanState, FlowState, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
@@ -138,6 +138,8 @@ def _body(state: RunState) -> dict[str, Any]:
     }
     if state.trace_context is not None:  # only traced runs carry one
         body["trace_context"] = state.trace_context
+    if state.flow is not None:  # only a flow's state has the key: others read as before
+        body["flow"] = _flow(state.flow)
     return body
 
 
@@ -176,6 +178,58 @@ def _get(d: dict[str, Any], name: str, tp: type | tuple[type, ...], where: str) 
     if not isinstance(value, tp) or (isinstance(value, bool) and tp is int):
         raise StateError(f"the saved state's {where}.{name} has the wrong type")
     return value
+
+
+def _flow(flow: FlowState) -> dict[str, Any]:
+    fan = flow.fan
+    return {
+        "node": flow.node,
+        "value": flow.value,
+        "uses": dict(sorted(flow.uses.items())),
+        "done": flow.done,
+        "fan": None if fan is None else {
+            "source": fan.source,
+            "elements": list(fan.elements),
+            "results": {str(i): v for i, v in sorted(fan.results.items())},
+        },
+    }
+
+
+def _read_flow(raw: Any, where: str) -> FlowState:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    uses = _get(raw, "uses", dict, where)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+               for v in uses.values()):
+        raise StateError(f"the saved state's {where}.uses has the wrong type")
+    done = _get(raw, "done", int, where)
+    if done < 0:
+        raise StateError(f"the saved state's {where}.done is negative")
+    fan_raw = raw.get("fan")
+    fan = None
+    if fan_raw is not None:
+        w = f"{where}.fan"
+        if not isinstance(fan_raw, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        results: dict[int, Any] = {}
+        for k, v in _get(fan_raw, "results", dict, w).items():
+            if not k.isdigit():
+                raise StateError(f"the saved state's {w}.results has a branch index {k!r}")
+            results[int(k)] = v
+        fan = FanState(
+            source=_get(fan_raw, "source", str, w),
+            elements=list(_get(fan_raw, "elements", list, w)),
+            results=results,
+        )
+    if "value" not in raw:
+        raise StateError(f"the saved state lacks {where}.value")
+    return FlowState(
+        node=_get(raw, "node", str, where),
+        value=raw["value"],
+        uses=dict(uses),
+        done=done,
+        fan=fan,
+    )
 
 
 def _state(body: Any, where: str) -> RunState:
@@ -235,6 +289,8 @@ def _state(body: Any, where: str) -> RunState:
     for i, item in enumerate(items):
         if type(item) is UserInputItem:
             raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    flow_raw = body.get("flow")
+    flow = None if flow_raw is None else _read_flow(flow_raw, f"{where}.flow")
     trace_context = body.get("trace_context")
     if trace_context is not None and not isinstance(trace_context, str):
         raise StateError(f"the saved state's {where}.trace_context has the wrong type")
@@ -257,6 +313,7 @@ def _state(body: Any, where: str) -> RunState:
         depth=_get(body, "depth", int, where),
         status=status,
         trace_context=trace_context,
+        flow=flow,
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
-from stepswitch.analysis.rules import hitl, names, reach, structure, termination, types
+from stepswitch.analysis.rules import flow, hitl, names, reach, structure, termination, types
 
 __all__ = ["RULES"]
 
@@ -23,4 +23,5 @@ RULES: tuple[Rule, ...] = (
     *types.RULES,
     *hitl.RULES,
     *reach.RULES,
+    *flow.RULES,
 )

@@ -25,7 +25,7 @@ def entry(ctx: Ctx) -> Iterator[Diagnostic]:
             ctx.workflow_loc(),
             help="pass entry=<agent> to Workflow(...): runs start there",
         )
-    elif ctx.graph.entry is None:
+    elif ctx.graph.entry is None and spec.flow is None:  # a flow's entry: SW601
         known = ", ".join(repr(n) for n in ctx.graph.agent_names()[:5]) or "none"
         yield ctx.diag(
             "SW102",
@@ -94,14 +94,21 @@ def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
 
 def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
-    if graph.entry is None:
+    if graph.entry is None and graph.spec.flow is None:
         return
     index = ctx.index()
     succ = index.adjacency("all")
     seen = [False] * len(index)
-    start = index.pos[graph.entry]
-    seen[start] = True
-    queue = deque([start])
+    queue: deque[int] = deque()
+    roots = [graph.entry] if graph.entry is not None else []
+    if graph.spec.flow is not None:  # every agent node of a flow starts runs
+        roots.extend(n for e in graph.spec.flow for n in (e.source, *e.targets(), e.each)
+                     if n is not None and n in graph)
+    for root in roots:
+        start = index.pos[root]
+        if not seen[start]:
+            seen[start] = True
+            queue.append(start)
     while queue:
         for target in succ[queue.popleft()]:
             if not seen[target]:
