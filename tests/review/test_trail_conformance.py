@@ -28,4 +28,7 @@ def test_every_conformance_scenario_leaves_a_clean_trail() -> None:
     assert runs >= 100 and trails > runs and states >= 20 and failed >= 10 and dangling >= 1
     details = "\n".join(ln for ln in done.stdout.splitlines() if ln.startswith("trail finding"))
     assert findings == 0, details
+    # known runtime discrepancies (tests/review/trail_plugin.py KNOWN) must still occur
+    stale = [ln for ln in done.stdout.splitlines() if ln.startswith("trail known: NOT SEEN")]
+    assert not stale, "fixed? drop these from KNOWN:\n" + "\n".join(stale)
     assert done.returncode == 0, done.stdout[-4000:]
