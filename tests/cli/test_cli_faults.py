@@ -51,7 +51,6 @@ def test_approval_lines_show_control_and_bidi_characters_escaped(
 ) -> None:
     # \r is JSON whitespace: a raw one sends the cursor back and the rest of the line
     # overwrites what came before; U+202E reverses what follows on screen
-    arguments = '{"reason": "small fee",\r "order_id": 42}\u202e 00.5$ '
     sneaky = '{"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"}'
     with OpenAIServer(
         [
@@ -69,7 +68,6 @@ def test_approval_lines_show_control_and_bidi_characters_escaped(
     assert r'process_refund({"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"})' in (
         proc.stderr
     )
-    assert arguments  # the shape of the attack, for the reader
 
 
 # ---- 6 and 21: a truncated stream in the CLI; no asyncio noise -------------------------
