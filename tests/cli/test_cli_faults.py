@@ -302,3 +302,23 @@ def test_names_with_lone_surrogates_are_shown_escaped(argv: list[str], tmp_path:
     shown = proc.stdout + ((tmp_path / "out.svg").read_text() if "out.svg" in argv else "")
     if argv[0] != "check":
         assert "ud800" in shown  # the name, escaped, not dropped
+
+
+# ---- 11, continued: the run's own files are never read or replaced unless regular ------
+
+
+@pytest.mark.parametrize("flag", ["--resume", "--state", "--model"])
+def test_run_refuses_a_fifo_or_device_for_its_files(flag: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    script = tmp_path / "s.json"
+    script.write_text("[]")
+    args = {
+        "--resume": ["--resume", str(fifo), "--model", f"scripted:{script}"],
+        "--state": ["--input", "hi", "--state", "/dev/stdout", "--model", f"scripted:{script}"],
+        "--model": ["--input", "hi", "--model", f"scripted:{fifo}"],
+    }[flag]
+    proc = cli("run", TARGET, *args, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "not a regular file" in proc.stderr
+    assert "Traceback" not in proc.stderr
