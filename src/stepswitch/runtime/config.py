@@ -40,6 +40,10 @@ class RunConfig:
     tracer_provider: Any = None
     """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
     one (when ``opentelemetry`` is set up), else the run is not traced."""
+    timeout: float | None = None
+    """Seconds the whole run may take (nested runs included; a resumed run starts a new
+    clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
+    run, keeping it in ``run_data``. None: no limit."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
@@ -53,6 +57,11 @@ class RunConfig:
         for flag in ("reset_tool_choice", "trace_content"):
             if type(getattr(self, flag)) is not bool:
                 _bad(flag, "True or False", getattr(self, flag))
+        timeout = self.timeout
+        if timeout is not None and (
+            type(timeout) not in (int, float) or not 0 < timeout < float("inf")
+        ):
+            _bad("timeout", "a positive number of seconds or None", timeout)
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

@@ -141,7 +141,9 @@ class StateMachine:
         ``max_turns`` defaults to the workflow's for a new run and to the state's when
         resuming; given explicitly, it replaces either.
         """
-        result: RunResult = await drive(self._start(input, model, context, max_turns, run_config))
+        loop = self._start(input, model, context, max_turns, run_config)
+        timeout = run_config.timeout if run_config is not None else None
+        result: RunResult = await drive(loop, timeout=timeout)
         return result
 
     def run_sync(
@@ -181,7 +183,8 @@ class StateMachine:
         """A streamed run: iterate ``stream_events()``; afterwards the object carries the
         result's fields. The run advances as the events are consumed."""
         return RunResultStreaming(
-            self._start(input, model, context, max_turns, run_config, emit=True)
+            self._start(input, model, context, max_turns, run_config, emit=True),
+            timeout=run_config.timeout if run_config is not None else None,
         )
 
 
@@ -200,8 +203,9 @@ class RunResultStreaming:
     """A run in progress. ``stream_events()`` yields its events; once it is exhausted,
     the fields of :class:`RunResult` are available here too."""
 
-    def __init__(self, loop: Loop) -> None:
+    def __init__(self, loop: Loop, *, timeout: float | None = None) -> None:
         self._loop = loop
+        self._timeout = timeout
         self._result: RunResult | None = None
         self._started = False
         self.current_agent: str | None = None
@@ -213,7 +217,7 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        pump = Pump(self._loop, stream=True)
+        pump = Pump(self._loop, stream=True, timeout=self._timeout)
         async for event in pump.events():
             if type(event) is AgentUpdatedStreamEvent:
                 self.current_agent = event.new_agent
