@@ -2,8 +2,12 @@
 
 One :class:`StateIR` per agent. Each state has a table from every tool name the
 model may call to its :data:`Action` (run a function, hand off, run an agent nested),
-an :class:`OutputRule` (text or a typed output) and a :class:`StepRule` (how a
-response maps to Final / Handoff / Interruption / RunAgain).
+an :class:`OutputRule` (text or a typed output), a :class:`StepRule` (the declared
+tool-use behaviour), the facts ``lower()`` worked out about it (:class:`StateFacts`:
+can it end a run, where can its turn pause, does it only run nested) and its step
+switch: the :class:`StepCase` rows that map a turn's outcome to Final / Handoff /
+Interruption / RunAgain. The interpreter reads those rows each turn and codegen
+prints them as code, so the switch exists once, as data.
 
 Every value is a frozen dataclass of ``str``/``int``/``bool``/``None``/tuples/dicts of
 JSON values, so ``repr(ir)`` is a Python literal that rebuilds it (generated modules
@@ -32,14 +36,19 @@ __all__ = [
     "HandOff",
     "MachineIR",
     "OutputRule",
+    "PausePoint",
     "RunAgent",
     "RunFunction",
+    "StateFacts",
     "StateIR",
+    "StepCase",
     "StepRule",
+    "StepThen",
+    "StepWhen",
     "ToolEntry",
 ]
 
-IR_VERSION = 1
+IR_VERSION = 2
 
 Approval: TypeAlias = Literal["never", "always", "per_call"]
 """Whether a call waits for a human: never, always, or as a callable decides per call."""
@@ -116,19 +125,90 @@ class OutputRule:
 
 @dataclass(frozen=True, slots=True)
 class StepRule:
-    """How a response maps to a step, after its tools ran (the SDK's order):
-
-    pending approvals → Interruption; a handoff taken → Handoff; function or agent
-    tools ran → ``tool_use`` decides (run again, stop on the first tool, stop at the
-    listed tools, or ask ``function``); any other call → RunAgain; otherwise the last
-    message is Final (a typed output with no message runs again).
-    """
+    """The agent's declared tool-use behaviour: after function or agent tools ran,
+    run the model again, stop on the first tool, stop at the listed tools, or ask
+    ``function``. ``lower()`` turns it into the state's step switch (the SDK's order:
+    pending approvals → Interruption; a handoff taken → Handoff; tools ran → this
+    rule; any other call → RunAgain; otherwise the last message is Final, and a typed
+    output with no message runs again)."""
 
     tool_use: Literal["run_llm_again", "stop_on_first_tool", "stop_at_tools", "function"] = (
         "run_llm_again"
     )
     stop_at: tuple[str, ...] = ()
     function: str | None = None
+
+
+StepWhen: TypeAlias = Literal[
+    "interrupted", "handoff", "tools_ran", "called", "no_message", "otherwise"
+]
+"""What a case of the step switch tests in the turn's outcome: a call waits for
+approval; a handoff took effect; function or agent tools ran; the response called
+anything; it has no message; always (the last case)."""
+
+StepThen: TypeAlias = Literal[
+    "interruption",
+    "handoff",
+    "run_again",
+    "final_first_tool",
+    "final_listed_tool",
+    "ask_tool_use",
+    "final_message",
+]
+"""What the case decides: Interruption; Handoff to the turn's target; RunAgain; Final
+with the first tool's result; Final with the first result of a tool in ``tools`` (else
+RunAgain); ask the ``tool_use_behavior`` function; Final with the last message."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepCase:
+    """One row of a state's step switch: the first row whose ``when`` holds decides."""
+
+    when: StepWhen
+    then: StepThen
+    tools: tuple[str, ...] = ()
+    """For ``final_listed_tool``: the tools whose result ends the run."""
+
+
+@dataclass(frozen=True, slots=True)
+class PausePoint:
+    """Where a turn of a state can pause for a human's approval."""
+
+    tool: str
+    kind: Literal["tool", "agent_tool", "nested"]
+    """``tool``/``agent_tool``: the call itself needs approval (``approval`` says when);
+    ``nested``: the agent tool's nested run can pause (through its own tools, its
+    handoffs, or agent tools of those, to any depth)."""
+    approval: Approval = "always"
+    target: str | None = None
+    """For agent tools: the agent the nested run starts at."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateFacts:
+    """What ``lower()`` worked out about one state, once. Every later stage reads these
+    (the analyzer's pause and termination rules, both diagram views, the interpreter
+    and codegen through the step switch) instead of deriving them again."""
+
+    answers: bool = True
+    """It can end a run by answering (text or a typed output)."""
+    stops: bool = False
+    """It can end a run with a tool's output (its tool-use behaviour stops)."""
+    own_end: int | None = 1
+    """Fewest model calls with which it ends a run itself; None: it cannot (it must
+    hand off, or its forced tool does not exist)."""
+    end_calls: int | None = 1
+    """Fewest model calls from it to the end of a run, handoffs followed; None: no run
+    that reaches it can end."""
+    pauses: tuple[PausePoint, ...] = ()
+    """Where its turn can pause; empty: it never pauses."""
+    nested_only: bool = False
+    """It runs only nested (reached from the entry only through agent tools): its Final
+    returns to the caller instead of ending the run."""
+
+    @property
+    def can_pause(self) -> bool:
+        return bool(self.pauses)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +238,10 @@ class StateIR:
     step: StepRule = StepRule()
     input_guardrails: tuple[GuardrailIR, ...] = ()
     output_guardrails: tuple[GuardrailIR, ...] = ()
+    facts: StateFacts = StateFacts()
+    switch: tuple[StepCase, ...] = ()
+    """The step switch, in order; ``lower()`` fills it (a machine refuses a state
+    without one)."""
 
     @property
     def name(self) -> str:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
+from stepswitch.graph.facts import machine_facts
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+from stepswitch.ir import StateFacts
 
 if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
     from networkx import DiGraph, MultiDiGraph
@@ -59,6 +61,7 @@ class WorkflowGraph:
         with gc_paused():
             self._index(spec)
         self._nx: MultiDiGraph[str] | None = None
+        self._facts: dict[str, StateFacts] | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -99,6 +102,14 @@ class WorkflowGraph:
                 )
             self._nx = networkx.freeze(graph)
         return self._nx
+
+    def facts(self) -> dict[str, StateFacts]:
+        """What each agent can do (end a run, pause, run only nested), by name: the
+        pass ``lower()`` stores in the IR (:mod:`stepswitch.graph.facts`), done once."""
+        if self._facts is None:
+            with gc_paused():
+                self._facts = machine_facts(self.spec)
+        return self._facts
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:

@@ -49,6 +49,12 @@ class MachineCore:
         self.steps: dict[str, StepFunction] = {
             s.agent: (steps or {}).get(s.agent, interpret_step) for s in ir.states
         }
+        unswitched = [s.agent for s in ir.states if not s.switch]
+        if unswitched:
+            raise UserError(
+                f"machine {ir.name!r}: state(s) {', '.join(map(repr, unswitched))} have no "
+                "step switch; build machine IR with stepswitch.compiler.lower()"
+            )
         unknown_steps = set(steps or {}) - set(self.states)
         if unknown_steps:
             raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")

@@ -24,9 +24,11 @@ its own step table::
 
     MACHINE = StateMachine(IR, import_objects(IR.refs()), steps={"triage": step_triage})
 
-A step function must decide exactly as :func:`interpret_step` does for its state
-(the differential tests compare item traces); the loop does the rest, so a
-generated machine and the interpreter produce the same items in the same order.
+Each step function is the state's step switch (``state.switch``, the rows
+``lower()`` computed) printed as code, so it decides exactly as
+:func:`interpret_step` does reading those rows (the differential tests compare item
+traces); the loop does the rest, so a generated machine and the interpreter produce
+the same items in the same order.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ from stepswitch.ir import (
     HandOff,
     MachineIR,
     OutputRule,
+    PausePoint,
     RunAgent,
     RunFunction,
+    StateFacts,
     StateIR,
+    StepCase,
     StepRule,
     ToolEntry,
 )
@@ -85,6 +90,7 @@ __all__ = [
     "MachineIR",
     "Model",
     "OutputRule",
+    "PausePoint",
     "RunAgain",
     "RunAgent",
     "RunConfig",
@@ -92,8 +98,10 @@ __all__ = [
     "RunResult",
     "RunResultStreaming",
     "RunState",
+    "StateFacts",
     "StateIR",
     "StateMachine",
+    "StepCase",
     "StepDecision",
     "StepFunction",
     "StepRule",

@@ -68,6 +68,7 @@ from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
+    Interruption,
     RunAgain,
     ToolResult,
     TurnOutcome,
@@ -116,6 +117,8 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
+        if turn.interrupted and type(decision) is not Interruption:
+            raise _pause_dropped(state)
         if type(decision) is not RunAgain:
             done = yield from apply_decision(core, run, config, state, turn, decision, pending)
             if done is not None:
@@ -143,12 +146,25 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
+        if turn.interrupted and type(decision) is not Interruption:
+            raise _pause_dropped(state)
         if type(decision) is RunAgain:
             continue
         here = PendingTurn(state.agent, tuple(output), start)
         done = yield from apply_decision(core, run, config, state, turn, decision, here)
         if done is not None:
             return done
+
+
+def _pause_dropped(state: StateIR) -> StepswitchError:
+    # A step function that ignores a pending approval would run on without it (or
+    # end the run with a call that never got its output): fail loudly instead.
+    return StepswitchError(
+        f"agent {state.agent!r}: a call waits for approval, but the state's step switch "
+        "has no Interruption case (its facts say it cannot pause); the machine's IR is "
+        "wrong or stale: recompile the workflow, or regenerate the runner with "
+        "`stepswitch compile TARGET -o FILE`"
+    )
 
 
 def _model_for(core: MachineCore, state: StateIR, model: Model | None) -> Model:

@@ -7,10 +7,10 @@ from collections import deque
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx
-from stepswitch.analysis._ending import forced_tool
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
+from stepswitch.graph.facts import forced_tool
 from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
@@ -128,12 +128,12 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
 def traps(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
     index = ctx.index()
-    for i, reach in enumerate(ctx.ending().distance):
-        if reach:
+    facts = graph.facts()
+    for agent in index.agents:
+        if facts[agent.name].end_calls is not None:
             continue
-        agent = index.agents[i]
         name = agent.name
-        forced = forced_tool(agent)
+        forced = forced_tool(agent.model_settings)
         callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
         if forced == "*":
             why = ("its model settings force a tool call (tool_choice='required') and it "

@@ -173,7 +173,7 @@ def shortest_run(ctx: Ctx) -> Iterator[Diagnostic]:
     turns = graph.spec.max_turns
     if graph.entry is None or turns is None or graph.spec.flow is not None:
         return
-    distance = ctx.ending().calls(graph.entry)
+    distance = graph.facts()[graph.entry].end_calls
     if distance is not None and distance > turns:
         yield ctx.diag(
             "SW205",
