@@ -20,6 +20,7 @@ from stepswitch.runtime.generated import (
     RunAgent,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     ToolEntry,
@@ -84,6 +85,11 @@ IR = MachineIR(
                 },
                 name='FinancialSearchPlan',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='FinancialSearchAgent',
@@ -93,6 +99,10 @@ IR = MachineIR(
                 'produce a short summary of at most 300 words. Focus on key '
                 'numbers, events, or quotes that will be useful to a '
                 'financial analyst.'
+            ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
             ),
         ),
         StateIR(
@@ -162,6 +172,12 @@ IR = MachineIR(
                 },
                 name='FinancialReportData',
             ),
+            switch=(
+                StepCase(when='tools_ran', then='run_again'),
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='VerificationAgent',
@@ -187,6 +203,11 @@ IR = MachineIR(
                 },
                 name='VerificationResult',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='FundamentalsAnalystAgent',
@@ -209,6 +230,11 @@ IR = MachineIR(
                     'additionalProperties': False,
                 },
                 name='AnalysisSummary',
+            ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
             ),
         ),
         StateIR(
@@ -233,10 +259,15 @@ IR = MachineIR(
                 },
                 name='AnalysisSummary',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
     max_turns=4,
-    version=1,
+    version=2,
     flow=FlowIR(
         entry='FinancialPlannerAgent',
         nodes=(

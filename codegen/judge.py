@@ -20,6 +20,7 @@ from stepswitch.runtime.generated import (
     RunAgain,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     TurnOutcome,
@@ -48,6 +49,10 @@ IR = MachineIR(
                 "You generate a very short story outline based on the user's "
                 'input. If there is any feedback provided, use it to improve '
                 'the outline.'
+            ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
             ),
         ),
         StateIR(
@@ -79,10 +84,15 @@ IR = MachineIR(
                 },
                 name='EvaluationFeedback',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
     max_turns=3,
-    version=1,
+    version=2,
     flow=FlowIR(
         entry='take_request',
         nodes=(

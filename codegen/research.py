@@ -20,6 +20,7 @@ from stepswitch.runtime.generated import (
     RunAgain,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     TurnOutcome,
@@ -79,6 +80,11 @@ IR = MachineIR(
                 },
                 name='WebSearchPlan',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='SearchAgent',
@@ -87,6 +93,10 @@ IR = MachineIR(
                 'search the web for that term and produce a concise summary '
                 'of the results. The summary must be 2-3 paragraphs and less '
                 'than 300 words. Capture the main points.'
+            ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
             ),
         ),
         StateIR(
@@ -118,10 +128,15 @@ IR = MachineIR(
                 },
                 name='ReportData',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
     max_turns=3,
-    version=1,
+    version=2,
     flow=FlowIR(
         entry='PlannerAgent',
         nodes=(

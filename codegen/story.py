@@ -20,6 +20,7 @@ from stepswitch.runtime.generated import (
     RunAgain,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     TurnOutcome,
@@ -44,6 +45,10 @@ IR = MachineIR(
         StateIR(
             agent='story_outline_agent',
             instructions="Generate a very short story outline based on the user's input.",
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='outline_checker_agent',
@@ -67,14 +72,23 @@ IR = MachineIR(
                 },
                 name='OutlineCheckerOutput',
             ),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='story_agent',
             instructions='Write a short story based on the given outline.',
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
     max_turns=3,
-    version=1,
+    version=2,
     flow=FlowIR(
         entry='story_outline_agent',
         nodes=(

@@ -18,6 +18,7 @@ from stepswitch.runtime.generated import (
     RunAgain,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     TurnOutcome,
@@ -38,14 +39,25 @@ IR = MachineIR(
     name='translation',
     entry='three_attempts',
     states=(
-        StateIR(agent='spanish_agent', instructions="You translate the user's message to Spanish"),
+        StateIR(
+            agent='spanish_agent',
+            instructions="You translate the user's message to Spanish",
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
+        ),
         StateIR(
             agent='translation_picker',
             instructions='You pick the best Spanish translation from the given options.',
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
     max_turns=3,
-    version=1,
+    version=2,
     flow=FlowIR(
         entry='three_attempts',
         nodes=(
