@@ -6,10 +6,12 @@ Only the loop touches a ``Run``; a ``RunState`` is its saved, inert form.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import uuid
 from collections.abc import Generator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from stepswitch.context import RunContext
 from stepswitch.errors import (
@@ -41,7 +43,10 @@ from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResul
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
-__all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "visible"]
+__all__ = [
+    "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
+    "visible",
+]
 
 
 def visible(item: RunItem) -> bool:
@@ -81,6 +86,10 @@ class Run:
     """The run's model (never saved in a state)."""
     emit: bool = False
     """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Stable across pause and resume: session operation ids and idempotency keys."""
+    session: Any = None
+    """The run's link to its session (:mod:`.conversation`), or None."""
     trace_context: str | None = None
     """The W3C traceparent of the run's first workflow span, kept in its states so a
     resumed run continues the same trace."""
@@ -132,6 +141,8 @@ class Run:
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
         )
+        if state.run_id is not None:
+            run.run_id = state.run_id
         if state.history is None:
             run.history = list(run.input)
             run.history.extend(i for i in run.items if visible(i))
@@ -159,7 +170,12 @@ class Run:
         if type(item) is not ToolApprovalItem:
             self.history.append(item)
 
-    def snapshot(self, *, pending: PendingTurn | None, status: str) -> RunState:
+    def snapshot(
+        self,
+        *,
+        pending: PendingTurn | None,
+        status: Literal["interrupted", "stopped", "finished"],
+    ) -> RunState:
         return RunState(
             workflow=self.workflow,
             input=self.input,
@@ -175,8 +191,10 @@ class Run:
             else None,
             history_from=self.history_from,
             depth=self.depth,
-            status="interrupted" if status == "interrupted" else "stopped",
+            status=status,
             trace_context=self.trace_context,
+            run_id=self.run_id,
+            session=None if self.session is None else self.session.pin(),
         )
 
     def _history_prefix(self) -> int:
@@ -192,7 +210,10 @@ class Run:
             usage=self.ctx.usage,
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
-            _state=lambda: self.snapshot(pending=None, status="stopped"),
+            # an error before the resumed turn was settled keeps that turn pending
+            _state=lambda: self.snapshot(
+                pending=self.pending, status="interrupted" if self.pending else "stopped"
+            ),
         )
 
     def result(self, final: Any, interrupted: PendingTurn | None = None) -> RunResult:
@@ -208,7 +229,7 @@ class Run:
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
             _state=lambda: self.snapshot(
-                pending=interrupted, status="interrupted" if interrupted else "stopped"
+                pending=interrupted, status="interrupted" if interrupted else "finished"
             ),
         )
         if interrupted is not None:
@@ -216,6 +237,12 @@ class Run:
                 pending=interrupted, status="interrupted"
             ).interruptions
         return result
+
+
+def keep_run(exc: BaseException, run: Run) -> None:
+    """Attach the run so far to an exception that ends it (as ``exc.run_data``)."""
+    with contextlib.suppress(AttributeError, TypeError):  # a type without a __dict__
+        exc.run_data = run.error_details()  # type: ignore[attr-defined]
 
 
 def input_items(value: Any) -> tuple[InputItem, ...]:
@@ -325,6 +352,11 @@ def flush(run: Run) -> Emit | None:
     batch = tuple(run.items[run.emitted :])
     run.emitted = len(run.items)
     return Emit(batch)
+
+
+def tool_context(run: Run, call_id: str) -> RunContext[Any]:
+    """The context a tool call sees: the run's, with the call's idempotency key."""
+    return replace(run.ctx, idempotency_key=f"{run.run_id}:{call_id}")
 
 
 def call_hook(value: Any) -> Generator[Any, Any, Any]:
