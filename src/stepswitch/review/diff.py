@@ -45,6 +45,7 @@ from stepswitch.graph.spec import (
     ToolSpec,
     WorkflowSpec,
 )
+from stepswitch.review.diff_flow import diff_flow
 
 __all__ = ["CATEGORIES", "Category", "Change", "ChangeKind", "SpecDiff", "diff_specs"]
 
@@ -155,7 +156,7 @@ _T = TypeVar("_T")
 
 _WORKFLOW_FIELDS = frozenset({
     "spec_version", "name", "entry", "agents", "max_turns", "max_depth", "max_model_calls",
-    "context_type", "ignore", "location",
+    "context_type", "ignore", "location", "steps", "flow",
 })
 _AGENT_FIELDS = frozenset({
     "name", "instructions", "instructions_fn", "instructions_context_type", "tools",
@@ -321,6 +322,7 @@ class _Differ:
         if b.ignore != h.ignore:
             self.add("cosmetic", "changed", "workflow.ignore",
                      f"ignored codes {list(b.ignore)} → {list(h.ignore)}", bl, hl, w)
+        diff_flow(b, h, self.add, self.limit)
         self.unknown_fields(b, h, _WORKFLOW_FIELDS, "workflow", bl, hl, w)
 
     def bound(self, before: int | None, after: int | None) -> None:
