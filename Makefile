@@ -54,6 +54,7 @@ bench: venv
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_openai_http.py
+	$(BIN)/python bench/bench_interop.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py

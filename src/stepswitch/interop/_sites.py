@@ -88,11 +88,11 @@ def sites_in(path: str) -> SourceSites:
     return found
 
 
-def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, str]]:
-    """``(file, variable, module)`` for every module-level variable bound to one of the
+def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, object]]:
+    """``(file, variable, value)`` for every module-level variable bound to one of the
     objects whose ``id`` is in ``ids`` (modules of the standard library and site-packages
     cannot hold a user's agents, but checking them costs little and keeps this simple)."""
-    for module_name, module in list(sys.modules.items()):
+    for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not file or not file.endswith(".py"):
             continue
@@ -102,4 +102,4 @@ def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, str]]:
             continue
         for variable, value in items:
             if id(value) in ids:
-                yield file, variable, module_name
+                yield file, variable, value

@@ -12,6 +12,7 @@ Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 
 from __future__ import annotations
 
+import copy
 import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -151,6 +152,8 @@ class _Reader:
         self.tools: dict[int, FunctionTool] = {}
         self.guardrails: dict[int, Any] = {}
         self.sites: dict[int, Site] = {}
+        self.settings: dict[int, tuple[Any, ModelSettings | None]] = {}
+        self.template: Agent | None = None
 
     # walk ------------------------------------------------------------------------------
 
@@ -249,8 +252,8 @@ class _Reader:
     def _locate(self, order: list[Any]) -> None:
         ids = {id(a) for a in order}
         files: list[str] = []
-        for file, variable, _module in modules_holding(ids):
-            agent = self.sdk_agents.get(id(self._lookup(variable, file, ids)))
+        for file, variable, value in modules_holding(ids):
+            agent = self.sdk_agents.get(id(value))
             if file not in files:
                 files.append(file)
             if agent is None:
@@ -272,18 +275,15 @@ class _Reader:
             else:
                 self.sites[id(agent)] = self.site
 
-    def _lookup(self, variable: str, file: str, ids: set[int]) -> Any:
-        for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) == file:
-                value = vars(module).get(variable)
-                if id(value) in ids:
-                    return value
-        return None
-
     def _tool_files(self, order: list[Any]) -> list[str]:
         files: list[str] = []
+        agent_tools = {id(e.sdk) for a in order for e in self.edges[id(a)]}
+        seen: set[int] = set()
         for agent in order:
             for t in agent.tools:
+                if id(t) in seen or id(t) in agent_tools or type(t).__name__ != "FunctionTool":
+                    continue
+                seen.add(id(t))
                 code = None
                 try:
                     fn, _ = private.tool_function(t)
@@ -310,22 +310,44 @@ class _Reader:
     # conversion ------------------------------------------------------------------------
 
     def _shell(self, sdk: Any) -> Agent:
-        """The agent without its tools and handoffs (filled once every agent exists)."""
-        try:
-            converted = Agent(
-                sdk.name,
-                _instructions(sdk.instructions),
-                output_type=self._output_type(sdk),
-                model=sdk.model if isinstance(sdk.model, str) else None,
-                model_settings=_settings(sdk.model_settings),
-                handoff_description=sdk.handoff_description,
-                tool_use_behavior=self._tool_use(sdk),
-            )
-        except UserError as exc:
-            message = str(exc).split(": ", 1)[-1]
-            raise self._error(sdk, message) from None
+        """The agent without its tools and handoffs (filled once every agent exists).
+
+        A copy of one validated template with the SDK's (already typed) values set: the
+        DSL's per-field validation would cost most of the read for a large app."""
+        if self.template is None:
+            self.template = Agent("template")
+        name = sdk.name
+        if not isinstance(name, str) or not name:
+            raise self._error(sdk, f"name: expected a non-empty string, got {name!r}")
+        converted = copy.copy(self.template)
+        converted.name = name
+        converted.instructions = _instructions(sdk.instructions)
+        converted.output_type = self._output_type(sdk)
+        converted.model = sdk.model if isinstance(sdk.model, str) else None
+        converted.model_settings = self._settings(sdk.model_settings)
+        handoff_description = sdk.handoff_description
+        converted.handoff_description = (
+            handoff_description if isinstance(handoff_description, str) else None
+        )
+        converted.tool_use_behavior = self._tool_use(sdk)
+        converted.tools = []
+        converted.handoffs = []
+        converted.input_guardrails = []
+        converted.output_guardrails = []
+        converted.ignore = []
         converted.site = self.sites[id(sdk)]
         return converted
+
+    def _settings(self, sdk_settings: Any) -> ModelSettings | None:
+        """Settings converted once per SDK settings object (apps share one often)."""
+        key = id(sdk_settings)
+        if key not in self.settings:
+            try:
+                self.settings[key] = (sdk_settings, _settings(sdk_settings))
+            except UserError as exc:
+                raise UserError(f"model_settings {_short(sdk_settings)}: "
+                                f"{str(exc).split(': ', 1)[-1]}") from None
+        return self.settings[key][1]
 
     def _fill(self, sdk: Any) -> None:
         agent = self.converted[id(sdk)]
