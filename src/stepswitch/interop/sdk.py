@@ -29,7 +29,7 @@ from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, res
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
-from stepswitch.interop._sites import modules_holding, sites_in
+from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
 
@@ -252,13 +252,15 @@ class _Reader:
     def _locate(self, order: list[Any]) -> None:
         ids = {id(a) for a in order}
         files: list[str] = []
+        parsed: dict[str, SourceSites] = {}
         for file, variable, value in modules_holding(ids):
             agent = self.sdk_agents.get(id(value))
-            if file not in files:
+            if file not in parsed:
                 files.append(file)
+                parsed[file] = sites_in(file)
             if agent is None:
                 continue
-            found = sites_in(file).site_of(variable, agent.name)
+            found = parsed[file].site_of(variable, agent.name)
             if found is not None and id(agent) not in self.sites:
                 self.sites[id(agent)] = found
         for tool_fn_file in self._tool_files(order):
