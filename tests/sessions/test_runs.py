@@ -181,7 +181,7 @@ def test_a_lost_ack_on_the_last_turn_resumes_without_asking_the_model() -> None:
     model = _script()
     first = MACHINE.run_sync("I want a refund", model=model, session=real)
     assert first.final_output == "Which order?"
-    with pytest.raises(ss.SessionError, match="resume exc.run_data.to_state") as info:
+    with pytest.raises(ss.SessionError, match=r"resume exc\.run_data\.to_state") as info:
         MACHINE.run_sync("order 42", model=model, session=_LoseLastAck(real, 1))
     state = ss.RunState.from_json(info.value.run_data.to_state().to_json())
     assert state.session is not None and state.session.pending is not None
