@@ -56,6 +56,7 @@ def from_sdk(
     max_turns: int | None = _SDK_MAX_TURNS,
     max_depth: int = 8,
     context_type: Any = None,
+    handoff_max_uses: int | None = None,
 ) -> Workflow:
     """The workflow an OpenAI Agents SDK agent describes, with ``agent`` as its entry.
 
@@ -64,6 +65,10 @@ def from_sdk(
     Raises ``UserError`` (one line, naming the object and its file:line) for what cannot
     be read: not an SDK agent, an unsupported SDK version, an ``as_tool`` cycle, a tool
     that fails when read.
+
+    The SDK has no handoff budgets, so an app whose handoffs form a cycle (triage and a
+    specialist that hands back) fails ``check`` with SW201; ``handoff_max_uses=N`` gives
+    every handoff of the app that budget, as ``ss.handoff(..., max_uses=N)`` would.
     """
     site = caller_site()
     private.check_version()
@@ -75,7 +80,13 @@ def from_sdk(
     if context_type is None:  # Agent[Account](...) keeps Account on the instance
         args = typing.get_args(getattr(agent, "__orig_class__", None))
         context_type = args[0] if args and isinstance(args[0], type) else None
-    reader = _Reader(site)
+    if handoff_max_uses is not None and (
+        isinstance(handoff_max_uses, bool) or not isinstance(handoff_max_uses, int)
+        or handoff_max_uses < 1
+    ):
+        raise UserError(f"from_sdk at {site}: handoff_max_uses: expected a positive int, got "
+                        f"{handoff_max_uses!r}")
+    reader = _Reader(site, handoff_max_uses)
     entry = reader.read(agent)
     workflow = Workflow(
         name or agent.name,
@@ -178,8 +189,9 @@ class _Edge:
 
 
 class _Reader:
-    def __init__(self, site: Site) -> None:
+    def __init__(self, site: Site, handoff_max_uses: int | None = None) -> None:
         self.site = site
+        self.handoff_max_uses = handoff_max_uses
         self.sdk_agents: dict[int, Any] = {}
         self.edges: dict[int, list[_Edge]] = {}
         self.converted: dict[int, Agent] = {}
@@ -408,8 +420,13 @@ class _Reader:
                                  site))
         handoffs: list[Agent | Handoff | str] = []
         for h in sdk.handoffs:
-            if is_sdk_agent(h):
+            if is_sdk_agent(h) and self.handoff_max_uses is None:
                 handoffs.append(self.converted[id(h)])
+                continue
+            if is_sdk_agent(h):
+                handoffs.append(Handoff(self.converted[id(h)], max_uses=self.handoff_max_uses,
+                                        tool_name=None, description=None, input_type=None,
+                                        on_handoff=None, input_filter=None, site=site))
                 continue
             if getattr(h, "is_enabled", True) is False:
                 continue
@@ -451,7 +468,7 @@ class _Reader:
         flt = h.input_filter
         return Handoff(
             self.converted[id(target)] if target is not None else h.agent_name,
-            max_uses=None,
+            max_uses=self.handoff_max_uses,
             tool_name=h.tool_name,
             description=h.tool_description,
             input_type=input_type,
