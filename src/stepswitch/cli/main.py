@@ -18,7 +18,7 @@ from stepswitch.errors import UserError
 __all__ = ["entry", "main"]
 
 # Each name is a module stepswitch.cli.<name> with add_parser(sub) and run(args) -> int.
-_COMMANDS: tuple[str, ...] = ("show", "check", "explain", "render", "run", "compile")
+_COMMANDS: tuple[str, ...] = ("show", "check", "explain", "render", "run", "compile", "worker")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -34,6 +34,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
 
 from stepswitch.runtime.model import Model
 from stepswitch.temporal._activities import activities_for, machine_digest
+from stepswitch.temporal._client import connect, wait_for_worker
 from stepswitch.temporal._workflow import (
     Decision,
     Interruption,
@@ -56,7 +57,9 @@ __all__ = [
     "RunOutput",
     "ToolFailure",
     "activities_for",
+    "connect",
     "machine_digest",
+    "wait_for_worker",
     "worker_for",
     "workflow_for",
     "workflow_name",

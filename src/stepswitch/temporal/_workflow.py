@@ -318,11 +318,11 @@ class _RunBase:
     @workflow.update
     async def decide(self, decision: Decision) -> str:
         """Approve or reject one pending call."""
-        return self._driver.decide(decision)
+        return await self._driver.decide(decision)
 
     @decide.validator
     def _check_decision(self, decision: Decision) -> None:
-        self._driver.check_decision(decision)
+        self._driver.check_decision(decision, early=True)
 
 
 # -- the driver ------------------------------------------------------------------------------
@@ -344,6 +344,8 @@ class _Driver:
         self.pending: dict[str, Interruption] = {}
         self.decisions: dict[str, Decision] = {}
         self.decided: dict[str, bool] = {}
+        self.waiting = False
+        self.finished = False
         self.turns = 0
 
     # -- versioning -------------------------------------------------------------------------
@@ -366,10 +368,10 @@ class _Driver:
 
     # -- decisions --------------------------------------------------------------------------
 
-    def check_decision(self, decision: Decision) -> None:
-        changed = self._changed()
-        if changed is not None:
-            raise changed
+    def check_decision(self, decision: Decision, *, early: bool = False) -> None:
+        """Refuse a decision the run cannot take (``early``: the validator, which may
+        run before the run has come back to its pause; it checks what it can). A changed
+        machine is not refused here: the accepted update fails the run, loudly."""
         if decision.call_id in self.decided:
             verdict = "approved" if self.decided[decision.call_id] else "rejected"
             raise ApplicationError(
@@ -377,6 +379,8 @@ class _Driver:
                 "cannot be changed",
                 type="AlreadyDecided",
             )
+        if early and not self.waiting:
+            return
         if decision.call_id not in self.pending:
             waiting = ", ".join(sorted(self.pending)) or "none"
             raise ApplicationError(
@@ -385,10 +389,18 @@ class _Driver:
                 type="UnknownCall",
             )
 
-    def decide(self, decision: Decision) -> str:
+    async def decide(self, decision: Decision) -> str:
+        # An update can arrive in the same activation that resumes the run to its
+        # pause (a new worker replaying): wait until the run is paused or over.
+        await workflow.wait_condition(lambda: self.waiting or self.finished)
         changed = self._changed()
         if changed is not None:
             raise changed
+        if self.finished:
+            raise ApplicationError(
+                f"the run has ended; no approval is pending for call id {decision.call_id!r}",
+                type="UnknownCall",
+            )
         if decision.call_id in self.decided or decision.call_id not in self.pending:
             self.check_decision(decision)  # raises with the reason
         self.decisions[decision.call_id] = decision
@@ -437,6 +449,8 @@ class _Driver:
             )
         except StepswitchError as exc:
             raise self._run_failed(exc) from None
+        finally:
+            self.finished = True
         u = result.usage
         return RunOutput(
             final_output=jsonable(result.final_output),
@@ -481,10 +495,12 @@ class _Driver:
                 i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
                 for i in result.interruptions
             }
+            self.waiting = True
             await workflow.wait_condition(
                 lambda: not self.pending
                 or (self._changed() is not None and not workflow.unsafe.is_replaying())
             )
+            self.waiting = False
             self._check_version()
             for call_id, decision in self.decisions.items():
                 if decision.approve:
