@@ -70,11 +70,13 @@ def ours_loop_steps(n: int) -> list[Any]:
     return steps
 
 
-def ours_runner(steps: list[Any]) -> Callable[[], Awaitable[Any]]:
+def ours_runner(
+    steps: list[Any], config: ss.RunConfig | None = None
+) -> Callable[[], Awaitable[Any]]:
     machine = ours_machine()
 
     async def once() -> Any:
-        result = await machine.run("refund 42", model=ScriptedModel(steps))
+        result = await machine.run("refund 42", model=ScriptedModel(steps), run_config=config)
         assert result.final_output is not None
         return result
 
@@ -208,7 +210,42 @@ def main(argv: list[str] | None = None) -> int:
     growth = per_turn[SIZES[-1]] / per_turn[SIZES[0]]
     print(f"stepswitch per-turn growth N={SIZES[-1]} vs N={SIZES[0]}: {growth:.2f}x "
           "(target <= 1.3x)")
+    traced_column(quick)
     return 0
+
+
+def traced_column(quick: bool) -> None:
+    """The cost of OpenTelemetry spans per turn: the same loop traced into an in-memory
+    exporter (a chat and an execute_tool span per turn) beside the untraced loop."""
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+    except ImportError:
+        print("opentelemetry-sdk is not installed: no traced column")
+        return
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    config = ss.RunConfig(tracer_provider=provider)
+    print("N-turn tool loop with tracing on (in-memory exporter), per turn")
+    for n in (20, 200):
+        steps = ours_loop_steps(n)
+        runs = max(2, (200 if quick else 1000) // n)
+        off_on = {0: ours_runner(steps), 1: ours_runner(steps, config)}
+
+        async def clear_after(once: Callable[[], Awaitable[Any]]) -> Any:
+            result = await once()
+            exporter.clear()  # keep memory flat across batches
+            return result
+
+        timed = {0: off_on[0], 1: lambda once=off_on[1]: clear_after(once)}
+        best = best_of_each(timed, {0: runs, 1: runs}, 4 if quick else 9)
+        off, on = best[0] / (n + 1), best[1] / (n + 1)
+        print(f"  N={n:<4} off {fmt(off)}   traced {fmt(on)}   "
+              f"added {fmt(on - off)} per turn (target <= 15 µs)")
 
 
 if __name__ == "__main__":

@@ -16,11 +16,14 @@ from stepswitch.runtime.generated import (
     Interruption,
     MachineIR,
     OutputRule,
+    PausePoint,
     RunAgain,
     RunAgent,
     RunFunction,
+    StateFacts,
     StateIR,
     StateMachine,
+    StepCase,
     StepDecision,
     StepFunction,
     ToolEntry,
@@ -94,6 +97,12 @@ IR = MachineIR(
                     action=HandOff(target='refund'),
                 ),
             ),
+            switch=(
+                StepCase(when='handoff', then='handoff'),
+                StepCase(when='tools_ran', then='run_again'),
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='refund',
@@ -135,6 +144,14 @@ IR = MachineIR(
                     action=HandOff(target='triage', max_uses=2),
                 ),
             ),
+            facts=StateFacts(pauses=(PausePoint(tool='process_refund', kind='tool'),)),
+            switch=(
+                StepCase(when='interrupted', then='interruption'),
+                StepCase(when='handoff', then='handoff'),
+                StepCase(when='tools_ran', then='run_again'),
+                StepCase(when='called', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
         StateIR(
             agent='researcher',
@@ -152,9 +169,15 @@ IR = MachineIR(
                 },
                 name='Findings',
             ),
+            facts=StateFacts(nested_only=True),
+            switch=(
+                StepCase(when='called', then='run_again'),
+                StepCase(when='no_message', then='run_again'),
+                StepCase(when='otherwise', then='final_message'),
+            ),
         ),
     ),
-    version=1,
+    version=2,
 )
 
 

@@ -63,3 +63,21 @@ def test_diagrams_page_python_example(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_codegen_page_python_example() -> None:
     ns = run(block("docs/codegen.md", "source = ss.codegen("))
     assert ns["source"] == (ROOT / "codegen" / "support.py").read_text(encoding="utf-8")
+
+
+def test_tracing_in_memory_example_runs() -> None:
+    from graphs.support import support
+    from stepswitch.testing import ScriptedModel, assistant_message
+
+    setup = (
+        "import stepswitch as ss\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+    )
+    namespace = run(setup, {
+        "machine": support.compile(),
+        "model": ScriptedModel([assistant_message("Hello.")]),
+    })
+    out = run(block("docs/tracing.md", "InMemorySpanExporter()"), namespace)
+    exporter = out["exporter"]
+    names = [s.name for s in exporter.get_finished_spans()]  # type: ignore[attr-defined]
+    assert names == ["chat scripted", "invoke_agent triage", "invoke_workflow support"]

@@ -12,10 +12,13 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_all_matches_the_public_names() -> None:
+    # dir(), not vars(): the names load on first use (PEP 562), so vars() holds only
+    # those used so far.
     public = {
         name
-        for name, value in vars(stepswitch).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(stepswitch)
+        if not name.startswith("_")
+        and not isinstance(getattr(stepswitch, name), types.ModuleType)
     }
     assert public == set(stepswitch.__all__) - {"__version__"}
 

@@ -3,72 +3,146 @@
 Declare agents, tools, handoffs and agent tools as a typed graph; prove it sound
 before it runs; draw it; compile it into an explicit step-switch state machine.
 This module only re-exports the public surface.
+
+The names load on first use (PEP 562): ``import stepswitch`` costs almost nothing,
+and a deployed runner that only needs the runtime never loads the analyzer, the
+renderers or codegen. ``from stepswitch import X`` and ``ss.X`` work as usual.
 """
 
+import importlib as _importlib
+import sys as _sys
+import types as _types
 import typing as _typing
 
-from stepswitch import testing as testing  # a public submodule: ss.testing.ScriptedModel
 from stepswitch._version import __version__
-from stepswitch.analysis import Diagnostic, Report
-from stepswitch.compiler.codegen import codegen
-from stepswitch.context import RunContext, Usage
-from stepswitch.dsl import (
-    Agent,
-    AgentTool,
-    FunctionTool,
-    GuardrailFunctionOutput,
-    Handoff,
-    InputGuardrail,
-    OutputGuardrail,
-    StopAtTools,
-    Workflow,
-    agent_tool,
-    function_tool,
-    handoff,
-    input_guardrail,
-    output_guardrail,
-)
-from stepswitch.errors import (
-    CompileError,
-    InputGuardrailTripwireTriggered,
-    MaxTurnsExceeded,
-    ModelBehaviorError,
-    ModelProviderError,
-    OutputGuardrailTripwireTriggered,
-    StateError,
-    StepswitchError,
-    UserError,
-)
-from stepswitch.graph import WorkflowGraph, WorkflowSpec
-from stepswitch.render import render
-from stepswitch.runtime import (
-    HandoffInputData,
-    RunConfig,
-    RunResult,
-    RunResultStreaming,
-    RunState,
-    StateMachine,
-    ToolsToFinalOutputResult,
-)
-from stepswitch.settings import ModelSettings
 
-__all__ = [
+if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
+    from stepswitch import models as models
+    from stepswitch import testing as testing
+    from stepswitch.analysis import Diagnostic, Report
+    from stepswitch.compiler.codegen import codegen
+    from stepswitch.context import RunContext, Usage
+    from stepswitch.dsl import (
+        Agent,
+        AgentTool,
+        FunctionTool,
+        GuardrailFunctionOutput,
+        Handoff,
+        InputGuardrail,
+        OutputGuardrail,
+        StopAtTools,
+        Workflow,
+        agent_tool,
+        function_tool,
+        handoff,
+        input_guardrail,
+        output_guardrail,
+    )
+    from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
+    from stepswitch.errors import (
+        CompileError,
+        InputGuardrailTripwireTriggered,
+        MaxTurnsExceeded,
+        ModelBehaviorError,
+        ModelProviderError,
+        OutputGuardrailTripwireTriggered,
+        StateError,
+        StepswitchError,
+        UserError,
+    )
+    from stepswitch.graph import WorkflowGraph, WorkflowSpec
+    from stepswitch.interop.sdk import from_sdk
+    from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
+    from stepswitch.render import render
+    from stepswitch.runtime import (
+        HandoffInputData,
+        RunConfig,
+        RunResult,
+        RunResultStreaming,
+        RunState,
+        StateMachine,
+        ToolsToFinalOutputResult,
+    )
+    from stepswitch.runtime.item_helpers import ItemHelpers
+    from stepswitch.settings import ModelSettings
+
+# public name -> the module that defines it
+_WHERE: dict[str, str] = {
+    "Agent": "stepswitch.dsl",
+    "AgentTool": "stepswitch.dsl",
+    "CompileError": "stepswitch.errors",
+    "Diagnostic": "stepswitch.analysis",
+    "END": "stepswitch.dsl.flow",
+    "FunctionTool": "stepswitch.dsl",
+    "GuardrailFunctionOutput": "stepswitch.dsl",
+    "Handoff": "stepswitch.dsl",
+    "HandoffInputData": "stepswitch.runtime",
+    "InputGuardrail": "stepswitch.dsl",
+    "InputGuardrailTripwireTriggered": "stepswitch.errors",
+    "ItemHelpers": "stepswitch.runtime.item_helpers",
+    "MaxTurnsExceeded": "stepswitch.errors",
+    "ModelBehaviorError": "stepswitch.errors",
+    "ModelProviderError": "stepswitch.errors",
+    "ModelSettings": "stepswitch.settings",
+    "OutputGuardrail": "stepswitch.dsl",
+    "OutputGuardrailTripwireTriggered": "stepswitch.errors",
+    "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
+    "Report": "stepswitch.analysis",
+    "RunConfig": "stepswitch.runtime",
+    "RunContext": "stepswitch.context",
+    "RunResult": "stepswitch.runtime",
+    "RunResultStreaming": "stepswitch.runtime",
+    "RunState": "stepswitch.runtime",
+    "StateError": "stepswitch.errors",
+    "StateMachine": "stepswitch.runtime",
+    "Step": "stepswitch.dsl.flow",
+    "StepswitchError": "stepswitch.errors",
+    "StopAtTools": "stepswitch.dsl",
+    "ToolsToFinalOutputResult": "stepswitch.runtime",
+    "Usage": "stepswitch.context",
+    "UserError": "stepswitch.errors",
+    "Workflow": "stepswitch.dsl",
+    "WorkflowGraph": "stepswitch.graph",
+    "WorkflowSpec": "stepswitch.graph",
+    "agent_tool": "stepswitch.dsl",
+    "branch": "stepswitch.dsl.flow",
+    "codegen": "stepswitch.compiler.codegen",
+    "fan_out": "stepswitch.dsl.flow",
+    "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
+    "function_tool": "stepswitch.dsl",
+    "handoff": "stepswitch.dsl",
+    "input_guardrail": "stepswitch.dsl",
+    "output_guardrail": "stepswitch.dsl",
+    "prompt_with_handoff_instructions": "stepswitch.prompts",
+    "render": "stepswitch.render",
+    "route": "stepswitch.dsl.flow",
+    "step": "stepswitch.dsl.flow",
+    "then": "stepswitch.dsl.flow",
+}
+
+# public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
+_SUBMODULES = frozenset({"testing", "models"})
+
+__all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
     "AgentTool",
     "CompileError",
     "Diagnostic",
+    "END",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
     "HandoffInputData",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
+    "ItemHelpers",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
     "RunContext",
@@ -77,6 +151,7 @@ __all__ = [
     "RunState",
     "StateError",
     "StateMachine",
+    "Step",
     "StepswitchError",
     "StopAtTools",
     "ToolsToFinalOutputResult",
@@ -87,19 +162,47 @@ __all__ = [
     "WorkflowSpec",
     "__version__",
     "agent_tool",
+    "branch",
     "codegen",
+    "fan_out",
+    "from_sdk",
     "function_tool",
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "prompt_with_handoff_instructions",
     "render",
+    "route",
+    "step",
+    "then",
 ]
 
 
-def __getattr__(name: str) -> _typing.Any:
-    # ``ss.models`` loads on first use: it brings in the openai client, slow to import.
-    if name == "models":
-        import importlib
+class _Package(_types.ModuleType):
+    """``ss.render`` is a function, and ``stepswitch.render`` is also a subpackage: the
+    import system sets the subpackage as an attribute here when it loads it, which would
+    hide the function. Refuse that one assignment; ``from stepswitch.render import …``
+    and ``sys.modules`` are unaffected."""
 
-        return importlib.import_module("stepswitch.models")
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _WHERE and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> _typing.Any:
+    where = _WHERE.get(name)
+    if where is not None:
+        value = getattr(_importlib.import_module(where), name)
+        globals()[name] = value  # the next access is a plain attribute
+        return value
+    if name in _SUBMODULES:
+        return _importlib.import_module(f"stepswitch.{name}")
     raise AttributeError(f"module 'stepswitch' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE, *_SUBMODULES})

@@ -41,6 +41,8 @@ class ModelSettings(BaseModel):
     def _user_error(cls, data: Any, handler: Any) -> Any:
         """A wrong field is a ``UserError`` naming it and the caller's line, as every
         declaration mistake is (pydantic's own error names no line, in many lines)."""
+        if isinstance(data, dict) and "reasoning" in data:
+            data = _map_reasoning(dict(data))
         try:
             return handler(data)
         except ValidationError as exc:
@@ -63,3 +65,38 @@ class ModelSettings(BaseModel):
         if self.tool_choice is None:
             return False
         return self.tool_choice not in ("auto", "none")
+
+
+def _map_reasoning(data: dict[str, Any]) -> dict[str, Any]:
+    """The Agents SDK's ``reasoning=Reasoning(effort=...)`` (or a dict) as our
+    ``reasoning_effort``; a part we cannot send (``summary``, ...) is refused by name."""
+    reasoning = data.pop("reasoning")
+    if reasoning is None:
+        return data
+    if isinstance(reasoning, dict):
+        parts = {k: v for k, v in reasoning.items() if v is not None}
+    elif hasattr(reasoning, "model_dump"):
+        parts = {k: v for k, v in reasoning.model_dump().items() if v is not None}
+    else:
+        site = caller_site(skip=(_PYDANTIC_DIR,))
+        raise UserError(
+            f"ModelSettings at {site}: reasoning: expected Reasoning(effort=...) or a dict, got "
+            f"{type(reasoning).__name__} {reasoning!r}; write reasoning_effort=\"low\" instead"
+        )
+    effort = parts.pop("effort", None)
+    if parts:
+        site = caller_site(skip=(_PYDANTIC_DIR,))
+        raise UserError(
+            f"ModelSettings at {site}: reasoning: {', '.join(sorted(parts))} cannot be sent by "
+            "stepswitch; only the effort maps (reasoning_effort=...), or pass the rest through "
+            "extra_body={\"reasoning\": {...}}"
+        )
+    if effort is not None:
+        if data.get("reasoning_effort") not in (None, effort):
+            site = caller_site(skip=(_PYDANTIC_DIR,))
+            raise UserError(
+                f"ModelSettings at {site}: reasoning effort {effort!r} and reasoning_effort "
+                f"{data['reasoning_effort']!r} disagree; give reasoning_effort only"
+            )
+        data["reasoning_effort"] = effort
+    return data

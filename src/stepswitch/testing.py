@@ -94,6 +94,9 @@ class RecordedCall:
 class ScriptedModel:
     """A model that plays back a script of responses, one per call."""
 
+    provider_name = "stepswitch.scripted"
+    """``gen_ai.provider.name`` on this model's spans."""
+
     def __init__(self, steps: Sequence[Step], *, name: str = "scripted") -> None:
         self.steps = list(steps)
         self.name = name

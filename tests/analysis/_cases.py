@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -179,6 +179,74 @@ def _recursion(depth: int | None) -> Build:
     return build
 
 
+# -- flows ------------------------------------------------------------------------------
+
+
+class Outline(BaseModel):
+    text: str
+
+
+class Verdict(BaseModel):
+    score: Literal["pass", "needs_improvement"]
+    note: str
+
+
+class Plan(BaseModel):
+    searches: list[str]
+    summary: str
+
+
+@ss.step
+def check_outline(outline: Outline) -> Verdict:
+    return Verdict(score="pass", note=outline.text)
+
+
+@ss.step
+def read_text(text: str) -> Outline:
+    return Outline(text=text)
+
+
+@ss.step
+def shout(text: str) -> str:
+    return text.upper()
+
+
+@ss.step
+def join_all(parts: list[str]) -> str:
+    return "\n".join(parts)
+
+
+@ss.step
+def plan_of(text: str) -> Plan:
+    return Plan(searches=text.split(), summary=text)
+
+
+def passed(verdict: Verdict) -> bool:
+    return verdict.score == "pass"
+
+
+def fwf(entry: Any, *edges: Any, **kw: Any) -> ss.Workflow:
+    return ss.Workflow("flow-case", entry, flow=list(edges), **kw)
+
+
+def _judge(budget: int | None) -> Build:
+    def build() -> ss.Workflow:
+        writer = a("writer", output_type=Outline)
+        return fwf(writer, ss.then(writer, check_outline),
+                   ss.route(check_outline, on="score", max_uses=budget,
+                            cases={"pass": ss.END, "needs_improvement": writer}))
+
+    return build
+
+
+def _nested_step() -> ss.Workflow:
+    @ss.step
+    def local(text: str) -> str:
+        return text
+
+    return fwf(local, ss.then(local, ss.END))
+
+
 CASES: dict[str, tuple[Build, Build]] = {
     "SW101": (lambda: wf(None, a()), lambda: wf("a", a())),
     "SW102": (lambda: wf("nobody", a()), lambda: wf("a", a())),
@@ -241,4 +309,74 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[account_balance]), context_type=Account),
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
+    "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
+    "SW602": (
+        lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
+        lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),
+    ),
+    "SW701": (
+        lambda: fwf(read_text, ss.then(read_text, "nobody"), ss.then("nobody", ss.END)),
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.then(check_outline, ss.END)),
+    ),
+    "SW702": (
+        lambda: fwf(read_text, ss.then(read_text, shout), ss.then(shout, ss.END)),
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.then(check_outline, ss.END)),
+    ),
+    "SW703": (
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.route(check_outline, on="score", cases={"pass": ss.END})),
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.route(check_outline, on="score",
+                             cases={"pass": ss.END, "needs_improvement": ss.END})),
+    ),
+    "SW704": (
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.route(check_outline, on="grade", cases={"pass": ss.END})),
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.route(check_outline, on="score",
+                             cases={"pass": ss.END, "needs_improvement": ss.END})),
+    ),
+    "SW705": (_judge(None), _judge(3)),
+    "SW706": (
+        lambda: fwf(plan_of, ss.fan_out(plan_of, over="searches", each=shout, then=join_all),
+                    ss.then(join_all, ss.END)),
+        lambda: fwf(plan_of, ss.fan_out(plan_of, over="searches", each=shout, then=join_all,
+                                        max_items=5),
+                    ss.then(join_all, ss.END)),
+    ),
+    "SW707": (
+        lambda: fwf(shout, ss.then(shout, ss.END), ss.then(read_text, ss.END)),
+        lambda: fwf(shout, ss.then(shout, ss.END)),
+    ),
+    "SW708": (
+        lambda: fwf(read_text, ss.then(read_text, check_outline)),
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.then(check_outline, ss.END)),
+    ),
+    "SW709": (
+        _nested_step,
+        lambda: fwf(read_text, ss.then(read_text, check_outline),
+                    ss.branch(check_outline, when=passed, then=ss.END, otherwise=ss.END)),
+    ),
+    "SW710": (
+        lambda: fwf(shout, ss.then(shout, ss.END), ss.then(shout, ss.END)),
+        lambda: fwf(shout, ss.then(shout, ss.END)),
+    ),
 }
+
+
+def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
+    """An Agents SDK agent read with from_sdk: the only way to an opaque tool."""
+    import agents
+
+    from stepswitch.interop.sdk import from_sdk
+
+    @agents.function_tool
+    def search(query: str) -> str:
+        """Search our own index."""
+        return query
+
+    tools: list[object] = [agents.WebSearchTool()] if hosted else [search]
+    return from_sdk(agents.Agent(name="researcher", tools=tools))

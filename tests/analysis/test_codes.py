@@ -13,7 +13,7 @@ from tests.analysis._cases import CASES
 
 def test_codes_are_well_formed_and_grouped() -> None:
     for code, entry in CODES.items():
-        assert re.fullmatch(r"SW[1-5]\d\d", code)
+        assert re.fullmatch(r"SW[1-9]\d\d", code)
         assert entry.code == code
         assert code[:3] in GROUPS
         assert re.fullmatch(r"[a-z0-9-]+", entry.name)

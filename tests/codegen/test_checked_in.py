@@ -64,7 +64,7 @@ def test_the_runners_pass_ruff_and_mypy_strict(tmp_path: Path) -> None:
     """The checked-in runners, the hostile fixture's runner, and a runner of the step-rule
     grid (every tool-use rule, typed and text outputs, a stop list too long for a line)."""
     from stepswitch.compiler.codegen import plan_module, render
-    from stepswitch.compiler.ir import MachineIR
+    from stepswitch.ir import MachineIR
     from tests.compiler import hostile
     from tests.compiler.test_codegen import _states
 

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +19,20 @@ from pydantic import BaseModel
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.compiler.codegen import codegen, load_source, plan_module, render
-from stepswitch.compiler.ir import (
+from stepswitch.compiler.lower import lower, step_switch
+from stepswitch.ir import (
+    IR_VERSION,
     HandOff,
     MachineIR,
     OutputRule,
+    PausePoint,
     RunAgent,
     RunFunction,
+    StateFacts,
     StateIR,
     StepRule,
     ToolEntry,
 )
-from stepswitch.compiler.lower import lower
 from stepswitch.runtime import generated
 from stepswitch.runtime.steps import ToolResult, TurnOutcome, interpret_step
 from stepswitch.testing import assistant_message, function_call
@@ -210,7 +214,10 @@ def test_tracebacks_through_generated_code_show_its_lines() -> None:
 
 
 def test_a_runner_for_another_ir_version_is_refused() -> None:
-    source = codegen(support.compile()).replace("    version=1,\n", "    version=999,\n")
+    source = codegen(support.compile()).replace(
+        f"    version={IR_VERSION},\n", "    version=999,\n"
+    )
+    assert "version=999" in source
     with pytest.raises(ss.UserError, match=r"IR version 999.*regenerate"):
         load_source(source)
 
@@ -250,7 +257,23 @@ def _states() -> list[StateIR]:
         itertools.product(rules, (OutputRule(), typed), (tools, tools[3:], ()))
     ):
         states.append(StateIR(agent=f"s{i}", tools=table, output=output, step=rule))
-    return states
+    return [_switched(state) for state in states]
+
+
+def _pauses(state: StateIR) -> bool:
+    # a turn pauses for its own approval tools, or for a nested run's (all agent tools
+    # of this grid call s0, which has an approval tool)
+    return any(t.action.kind == "agent" or (t.action.kind == "function"
+                                            and t.action.approval != "never")
+               for t in state.tools)
+
+
+def _switched(state: StateIR) -> StateIR:
+    """The state as lower() leaves it: its facts (here, only whether it pauses) and the
+    step switch computed from them."""
+    if _pauses(state):
+        state = replace(state, facts=StateFacts(pauses=(PausePoint("g", "tool"),)))
+    return replace(state, switch=step_switch(state))
 
 
 def _outcomes(state: StateIR) -> list[TurnOutcome]:
@@ -259,11 +282,7 @@ def _outcomes(state: StateIR) -> list[TurnOutcome]:
     results += [(ToolResult(n, n.upper(), n),) for n in names]
     results += [(ToolResult(a, 1, a), ToolResult(b, 2, b)) for a, b in itertools.pairwise(names)]
     handoffs = [None] + [t.action.target for t in state.tools if isinstance(t.action, HandOff)]
-    # a turn pauses for its own approval tools, or for a nested run's (all agent tools
-    # of this grid call s0, which has an approval tool)
-    approvals = any(t.action.kind == "agent" or (t.action.kind == "function"
-                                                  and t.action.approval != "never")
-                    for t in state.tools)
+    approvals = _pauses(state)
     return [
         TurnOutcome(i, h, r, c or bool(r) or h is not None, m)
         for i, h, r, c, m in itertools.product(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import stepswitch.compiler.ir as ir_module
+import stepswitch.ir as ir_module
 from graphs.support import support
 from stepswitch.compiler import MachineIR, lower
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepswitch.compiler._literal import class_names, literal_lines, str_width
-from stepswitch.compiler.ir import OutputRule, RunFunction, StepRule, ToolEntry
+from stepswitch.ir import OutputRule, RunFunction, StepRule, ToolEntry
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepswitch import RunState, StateMachine
-from stepswitch.runtime.events import AgentUpdatedStreamEvent, RunItemStreamEvent
+from stepswitch.runtime.events import (
+    AgentUpdatedStreamEvent,
+    FlowNodeStreamEvent,
+    RunItemStreamEvent,
+)
 from stepswitch.testing import ScriptedModel, Step
 
 SURFACES = ("run", "run_sync", "run_streamed")
@@ -126,8 +130,10 @@ def run_all(
         f"{trace(visible[already:])}"
     )
     agents = [e.new_agent for e in streamed.events if isinstance(e, AgentUpdatedStreamEvent)]
-    if streamed.events:
-        assert agents and streamed.events[0] == AgentUpdatedStreamEvent(agents[0]), (
+    # a flow announces its node first (FlowNodeStreamEvent), then the node's agent
+    events = [e for e in streamed.events if not isinstance(e, FlowNodeStreamEvent)]
+    if events:
+        assert agents and events[0] == AgentUpdatedStreamEvent(agents[0]), (
             "a streamed run starts with an agent_updated event"
         )
     return outcomes[1]

@@ -54,7 +54,7 @@ def test_stop_on_first_tool_with_a_rejected_first_call_stops_with_the_rejection(
     assert ledger.count("process_refund") == 0 and len(out.model.calls) == 0
 
 
-def test_stop_on_first_tool_with_a_none_result_is_its_text() -> None:
+def test_stop_on_first_tool_with_a_none_result_is_none() -> None:
     @ss.function_tool
     def nothing() -> None:
         """Do nothing."""
@@ -63,7 +63,8 @@ def test_stop_on_first_tool_with_a_none_result_is_its_text() -> None:
         ss.Agent("a", tools=[nothing], tool_use_behavior="stop_on_first_tool")
     )
     out = run_all(machine, "hi", [[function_call("nothing", {})]])
-    assert out.result.final_output == "None"  # a text agent's output is str(), as the SDK
+    # the tool's value, not its str() (the SDK would say "None"; docs/migrating.md)
+    assert out.result.final_output is None and out.result.new_items[-1].output == "null"
 
 
 def test_agent_tool_with_output_guardrails_never_returns_an_unvetted_earlier_item() -> None:
@@ -202,3 +203,53 @@ def test_non_object_arguments_name_the_tool_or_handoff_once_and_the_json_kind() 
         "Invalid JSON input for handoff transfer_to_done: expected a JSON object, got null.",
     ]
     assert out.result.last_agent == "a"
+
+
+class Order(BaseModel):
+    order_id: int
+    status: str
+
+
+def _order_tools() -> list[ss.FunctionTool]:
+    @ss.function_tool
+    def as_dict(order_id: int) -> dict[str, object]:
+        """An order as a dict."""
+        return {"order_id": order_id, "status": "shipped"}
+
+    @ss.function_tool
+    def as_model(order_id: int) -> Order:
+        """An order as a model."""
+        return Order(order_id=order_id, status="open")
+
+    return [as_dict, as_model]
+
+
+def test_stop_on_first_tool_final_output_is_the_tools_value_not_its_text() -> None:
+    machine = compile_agents(
+        ss.Agent("a", tools=_order_tools(), tool_use_behavior="stop_on_first_tool")
+    )
+    out = run_all(machine, "hi", [[function_call("as_dict", {"order_id": 7})]])
+    assert out.result.final_output == {"order_id": 7, "status": "shipped"}
+    assert out.result.new_items[-1].output == '{"order_id": 7, "status": "shipped"}'
+
+
+def test_stop_at_tools_final_output_is_the_tools_value() -> None:
+    machine = compile_agents(
+        ss.Agent("a", tools=_order_tools(), tool_use_behavior=ss.StopAtTools(["as_model"]))
+    )
+    out = run_all(machine, "hi", [[function_call("as_dict", {"order_id": 1}),
+                                   function_call("as_model", {"order_id": 2})]])
+    assert out.result.final_output == Order(order_id=2, status="open")
+    assert out.result.final_output_as(Order) == Order(order_id=2, status="open")
+
+
+def test_tool_use_function_final_output_is_kept_as_returned() -> None:
+    def first_value(
+        ctx: ss.RunContext[None], results: list[ss.runtime.ToolResult]
+    ) -> ss.ToolsToFinalOutputResult:
+        return ss.ToolsToFinalOutputResult(is_final_output=True, final_output=[r.value
+                                                                            for r in results])
+
+    machine = compile_agents(ss.Agent("a", tools=_order_tools(), tool_use_behavior=first_value))
+    out = run_all(machine, "hi", [[function_call("as_dict", {"order_id": 3})]])
+    assert out.result.final_output == [{"order_id": 3, "status": "shipped"}]

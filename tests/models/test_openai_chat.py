@@ -32,6 +32,7 @@ def test_interleaved_tool_call_deltas_fold_by_index() -> None:
         ),
         chunk({"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]}),
         chunk({"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}),
+        {"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
         {
             "id": "chatcmpl-1",
             "choices": [],

@@ -6,7 +6,7 @@ from __future__ import annotations
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.compiler import lower
-from stepswitch.render.machine import build_machine_scene, state_can_finish
+from stepswitch.render.machine import build_machine_scene
 from stepswitch.render.scene import END_ID, PAUSED_ID, START_ID, Scene
 from tests.render.cases import SUPPORT_MACHINE_REPORT
 
@@ -63,7 +63,7 @@ def test_final_edges_follow_tool_choice_and_tool_use_rules() -> None:
     entry = ss.Agent(name="entry", instructions="x", handoffs=[looper, stopper, both])
     wf = ss.Workflow(name="w", entry=entry, agents=[entry, looper, stopper, both])
     ir = lower(wf.to_spec())
-    assert [state_can_finish(s) for s in ir.states] == [
+    assert [(s.facts.answers, s.facts.stops) for s in ir.states] == [
         (True, False), (True, False), (False, True), (True, True),
     ]
     finals = {(e.source, e.label) for e in build_machine_scene(ir).edges if e.kind == "final"}

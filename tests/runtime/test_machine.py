@@ -96,3 +96,43 @@ def test_input_forms() -> None:
     assert [i.content for i in model.calls[0].input] == ["a", "b"]
     with pytest.raises(ss.UserError, match=r"run input\[0\]"):
         machine.run_sync([3], model=model)  # type: ignore[list-item]
+
+
+def _public(cls: type) -> set[str]:
+    names = {n for n in dir(cls) if not n.startswith("_")}
+    names |= {n for n in getattr(cls, "__dataclass_fields__", {}) if not n.startswith("_")}
+    return names
+
+
+def test_streamed_result_has_every_public_attribute_of_run_result() -> None:
+    missing = _public(ss.RunResult) - _public(ss.RunResultStreaming)
+    assert not missing, f"RunResultStreaming lacks {sorted(missing)}"
+
+
+def test_streamed_result_answers_like_the_plain_result() -> None:
+    @ss.output_guardrail
+    def fine(ctx: ss.RunContext[None], agent: object, output: object) -> ss.GuardrailFunctionOutput:
+        return ss.GuardrailFunctionOutput(output_info="ok", tripwire_triggered=False)
+
+    machine = ss.Workflow("w", entry=ss.Agent("a", output_guardrails=[fine]),
+                          max_turns=4).compile()
+    plain = machine.run_sync("hi", model=ScriptedModel([[assistant_message("x")]]))
+    streamed = machine.run_streamed("hi", model=ScriptedModel([[assistant_message("x")]]))
+
+    async def drain() -> None:
+        async for _ in streamed.stream_events():
+            pass
+
+    asyncio.run(drain())
+    for name in sorted(_public(ss.RunResult)):
+        here, there = getattr(streamed, name), getattr(plain, name)
+        if callable(there):
+            continue
+        assert here == there, name
+    assert streamed.max_turns == 4
+    assert streamed.final_output_as(str, raise_if_incorrect_type=True) == "x"
+    with pytest.raises(TypeError, match="not int"):
+        streamed.final_output_as(int, raise_if_incorrect_type=True)
+    assert [g.output_info for g in streamed.output_guardrail_results] == ["ok"]
+    assert streamed.input_guardrail_results == []
+    assert streamed.to_input_list() == plain.to_input_list()

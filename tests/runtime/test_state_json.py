@@ -80,8 +80,8 @@ def test_a_consistent_document_naming_a_missing_agent_fails_on_resume(
 ) -> None:
     doc = json.loads(paused.to_state().to_json())
     doc["body"]["current_agent"] = "billing"
-    state = ss.RunState.from_json(_resign(doc))
-    with pytest.raises(ss.StateError, match="agent\\(s\\) 'billing'"):
+    with pytest.raises(ss.StateError, match="'billing'"):  # read, or at the latest resumed
+        state = ss.RunState.from_json(_resign(doc))
         machine.run_sync(state, model=ScriptedModel([]))
 
 
@@ -90,8 +90,8 @@ def test_a_call_id_that_does_not_match_fails_on_resume(
 ) -> None:
     doc = json.loads(paused.to_state().to_json())
     doc["body"]["pending"]["output"][0]["call_id"] = "call_forged"
-    state = ss.RunState.from_json(_resign(doc))
-    with pytest.raises(ss.StateError, match="call id 'call_forged'"):
+    with pytest.raises(ss.StateError, match="'call_forged'"):  # read, or at the latest resumed
+        state = ss.RunState.from_json(_resign(doc))
         machine.run_sync(state, model=ScriptedModel([]))
 
 

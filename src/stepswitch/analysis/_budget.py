@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentToolSpec
 
-__all__ = ["CAP", "Bound", "model_call_bound"]
+__all__ = ["CAP", "Bound", "model_call_bound", "run_costs"]
 
 CAP = 10**15
 """Past this a bound is reported as "more than 10^15"; exact figures would only cost time."""
@@ -48,6 +48,11 @@ class Bound:
     """Model calls one top-level turn can cost at most, nested runs included."""
 
 
+def capped(value: float) -> float:
+    """``value``, or ``CAP`` when it is finite and larger."""
+    return CAP if CAP < value < _INF else value
+
+
 def _capped(value: float) -> float:
     return CAP if CAP < value < _INF else value
 
@@ -58,6 +63,24 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
     spec = index.graph.spec
     entry = index.graph.entry
     assert entry is not None
+    values = run_costs(index, recursive)
+    top_turns: float = spec.max_turns if spec.max_turns is not None else _INF
+    per_turn = _capped(1 + values[index.pos[entry]])
+    total = _capped(top_turns * per_turn)
+    if total == _INF:
+        if top_turns == _INF:
+            why = f"workflow {spec.name!r} has max_turns=None"
+        else:
+            why = "an agent tool's nested run has no max_turns and the workflow's is None"
+        return Bound(None, why, None if per_turn == _INF else int(per_turn))
+    return Bound(int(total), None, int(per_turn))
+
+
+def run_costs(index: Index, recursive: bool) -> list[float]:
+    """Per agent: the most model calls its nested agent-tool runs can add to one turn
+    of a run that reaches it (``inf`` when unbounded); a run's bound is
+    ``max_turns * (1 + cost)`` of its first agent."""
+    spec = index.graph.spec
     n = len(index)
     pos = index.pos
     default_turns: float = spec.max_turns if spec.max_turns is not None else _INF
@@ -113,16 +136,7 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
         # No agent tool inside a component: when a component is reached, the values of
         # every agent its tools call are final.
         _closure_max(lambda i: extra_of(i, final) if tools[i] else 0, succ, comps, values)
-    top_turns: float = spec.max_turns if spec.max_turns is not None else _INF
-    per_turn = _capped(1 + values[pos[entry]])
-    total = _capped(top_turns * per_turn)
-    if total == _INF:
-        if top_turns == _INF:
-            why = f"workflow {spec.name!r} has max_turns=None"
-        else:
-            why = "an agent tool's nested run has no max_turns and the workflow's is None"
-        return Bound(None, why, None if per_turn == _INF else int(per_turn))
-    return Bound(int(total), None, int(per_turn))
+    return values
 
 
 def _closure_max(

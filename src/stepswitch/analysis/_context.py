@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepswitch.analysis._ending import Ending, ending
 from stepswitch.analysis._index import Index
 from stepswitch.analysis.codes import CODES
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, Severity
@@ -40,13 +39,6 @@ class Ctx:
         if cached is None:
             cached = self.memo["index"] = Index(self.graph)
         result: Index = cached
-        return result
-
-    def ending(self) -> Ending:
-        cached = self.memo.get("ending")
-        if cached is None:
-            cached = self.memo["ending"] = ending(self.index())
-        result: Ending = cached
         return result
 
     def workflow_loc(self) -> DiagnosticLocation:

@@ -1,10 +1,10 @@
 """The one registry of diagnostic codes.
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
-termination, SW3xx names, SW4xx types, SW5xx human in the loop. A code never changes
-meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has a
-documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain``
-prints.
+termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
+will not run as written), SW7xx flows. A code never changes meaning; a retired code is listed in
+``RETIRED`` and never reused. Every code has a documentation page (``docs/<CODE>.md``
+inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ GROUPS: dict[str, str] = {
     "SW3": "names",
     "SW4": "types",
     "SW5": "human in the loop",
+    "SW6": "reach",
+    "SW7": "flows",
 }
 
 _ALL = (
@@ -94,6 +96,30 @@ _ALL = (
          "a RunContext[X] parameter that does not fit Workflow(context_type=...)"),
     Code("SW501", "pause-points", "info",
          "the tools and agent tools that can pause a run for a human's approval"),
+    Code("SW601", "opaque-tool", "warning",
+         "a tool read from an SDK app that stepswitch cannot run (hosted, MCP, computer)"),
+    Code("SW602", "input-guardrail-never-runs", "warning",
+         "an input guardrail on an agent that never starts a run"),
+    Code("SW701", "unknown-flow-node", "error",
+         "a flow edge or the entry names no agent or step of the workflow"),
+    Code("SW702", "flow-type-mismatch", "error",
+         "a flow edge's source gives a type its target (or predicate) does not take"),
+    Code("SW703", "route-not-exhaustive", "error",
+         "a route misses a value of its Literal/Enum field, or has a case it never takes"),
+    Code("SW704", "flow-field-invalid", "error",
+         "a route or fan-out names a field the output type lacks or has of the wrong kind"),
+    Code("SW705", "unbudgeted-flow-cycle", "error",
+         "a cycle of flow edges in which no edge has max_uses"),
+    Code("SW706", "unbounded-fan-out", "error", "a fan-out with no max_items"),
+    Code("SW707", "unreachable-flow-node", "warning",
+         "no flow edge leads to this node from the entry"),
+    Code("SW708", "flow-cannot-end", "error",
+         "once a run reaches this flow node it can never reach END"),
+    Code("SW709", "flow-callable-not-importable", "error",
+         "a branch predicate or a step that generated code cannot import by name"),
+    Code("SW710", "flow-node-conflict", "error",
+         "a node with two exits, a step named like another node, or a fan-out's each "
+         "with its own exit"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _ALL}

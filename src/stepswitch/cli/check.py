@@ -60,11 +60,17 @@ def run(args: argparse.Namespace) -> int:
                   "code (see `stepswitch explain`)", file=sys.stderr)
             return 2
     checked: list[CheckedWorkflow] = []
-    for loaded in load_targets(args.targets):
+    failures: list[str] = []  # modules of a folder that did not import; the rest is checked
+    for loaded in load_targets(args.targets, failures=failures):
         report = loaded.workflow.check(
             select=select, ignore=ignore, max_model_calls=args.max_model_calls
         )
         checked.append((loaded.label, report))
-    sys.stdout.write(FORMATS[args.format](checked))
+    if checked:
+        sys.stdout.write(FORMATS[args.format](checked))
+    for failure in failures:
+        print(f"stepswitch: error: {failure}", file=sys.stderr)
+    if failures:
+        return 2
     failed = any(not report.ok for _, report in checked)
     return 1 if failed and not args.exit_zero else 0

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Generate a standalone, typed Python runner module for one workflow.",
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the module to write")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the module to write (- for stdout)")
     p.add_argument(
         "--check",
         action="store_true",
@@ -55,22 +56,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"stepswitch: error: {one.label}: {exc}", file=sys.stderr)
         return 1
     source = codegen(machine, source=f"{one.module}:{one.attribute}")
+    if args.output == "-":
+        if args.check:
+            raise TargetError("-o -: --check compares against a file; name it")
+        sys.stdout.write(source)
+        return 0
     out = Path(args.output)
     if args.check:
         return _check(out, source)
+    # only a regular file is read (to leave an up-to-date one untouched); a device, a
+    # pipe or a FIFO is written to and never read: reading /dev/stdout or a FIFO
+    # waits forever, and /dev/zero never ends
+    regular = out.is_file()
     try:
-        if out.exists() and out.read_text(encoding="utf-8") == source:
+        if regular and out.read_text(encoding="utf-8") == source:
             print(f"{args.output}: up to date")
             return 0
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(source, encoding="utf-8")
-    except OSError as exc:
-        raise TargetError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
-    print(f"{args.output}: wrote the runner of {one.label}")
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as file:
+            file.write(source)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise TargetError(f"{args.output}: cannot write: {reason}") from None
+    # a runner written to /dev/stdout or a pipe is the output: the note goes aside
+    note = sys.stdout if out.is_file() else sys.stderr
+    print(f"{args.output}: wrote the runner of {one.label}", file=note)
     return 0
 
 
 def _check(out: Path, source: str) -> int:
+    if out.exists() and not out.is_file():
+        raise TargetError(f"{out}: not a regular file; --check compares the runner with a file")
     try:
         current = out.read_text(encoding="utf-8")
     except FileNotFoundError:

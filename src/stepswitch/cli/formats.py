@@ -150,8 +150,8 @@ def escape_property(value: str) -> str:
 
 
 def github(checked: Sequence[CheckedWorkflow]) -> str:
-    """``::error file=…,line=…,col=…,title=…::message`` per finding, then the text
-    output (GitHub shows only the first ten annotations of each kind per step)."""
+    """``::error file=…,line=…,col=…,title=…::message`` per finding and nothing else,
+    as other linters' GitHub formats: every line is a workflow command."""
     lines = []
     for _, report in checked:
         for d in report.diagnostics:
@@ -164,7 +164,7 @@ def github(checked: Sequence[CheckedWorkflow]) -> str:
             ])
             message = d.message if not d.help else f"{d.message}\nhelp: {d.help}"
             lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{escape_data(message)}")
-    return "".join(line + "\n" for line in lines) + text(checked)
+    return "".join(line + "\n" for line in lines)
 
 
 FORMATS: dict[str, Callable[[Sequence[CheckedWorkflow]], str]] = {

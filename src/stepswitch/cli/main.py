@@ -18,23 +18,36 @@ from stepswitch.errors import UserError
 __all__ = ["entry", "main"]
 
 # Each name is a module stepswitch.cli.<name> with add_parser(sub) and run(args) -> int.
-_COMMANDS: tuple[str, ...] = ("show", "check", "explain", "render", "run", "compile", "worker")
+_COMMANDS: tuple[str, ...] = (
+    "show", "check", "explain", "render", "run", "compile", "trace", "worker",
+)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv`` naming a command, only that command's module loads
+    (``check`` in a pre-commit hook need not load the runtime or the renderers)."""
     parser = argparse.ArgumentParser(
         prog="stepswitch",
         description="Check, draw, compile and run agent workflows.",
     )
     parser.add_argument("--version", action="version", version=f"stepswitch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMANDS:
+    for name in _commands(argv):
         importlib.import_module(f"stepswitch.cli.{name}").add_parser(sub)
     return parser
 
 
+def _commands(argv: Sequence[str] | None) -> tuple[str, ...]:
+    # The first word not starting with "-" is the command (the top level has only
+    # flags); anything else (none, a typo, --help) gets every command, for the help.
+    first = next((a for a in (argv or ()) if not a.startswith("-")), None)
+    return (first,) if first in _COMMANDS else _COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = _parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

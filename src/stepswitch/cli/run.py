@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 import traceback
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._visible import visible
+from stepswitch.cli._context import build_context
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
@@ -29,6 +32,7 @@ from stepswitch.errors import (
     StateError,
     UserError,
 )
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     RawResponsesStreamEvent,
@@ -87,6 +91,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--stream", action="store_true", help="stream the model's text as it comes")
     p.add_argument(
+        "--trace", metavar="FILE.jsonl",
+        help="write the run's OpenTelemetry spans to FILE as JSON lines "
+        "(print them with `stepswitch trace FILE`)",
+    )
+    p.add_argument(
+        "--context", metavar="MODULE:FACTORY",
+        help="build the run context (ctx.context of tools and guardrails) by calling "
+        "FACTORY() (default: the workflow's context_type(), when it takes no arguments)",
+    )
+    p.add_argument(
         "--max-turns",
         type=int,
         metavar="N",
@@ -104,9 +118,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-turns must be at least 1")
     if args.state:
         _check_state_path(args.state)
+    # the model layer (openai and the http modules under it) loads before the target's
+    # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
+    importlib.import_module("stepswitch.models.provider")
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    args.context_object = build_context(args.context, loaded.workflow)
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
@@ -115,11 +133,21 @@ def run(args: argparse.Namespace) -> int:
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
+    args.run_config = None
+    provider = None
+    if args.trace:
+        from stepswitch.otel import file_provider
+
+        provider = file_provider(args.trace)
+        args.run_config = RunConfig(tracer_provider=provider)
     try:
         return asyncio.run(_drive(machine, start, model, args, policy))
     except KeyboardInterrupt:
         print("\nstepswitch: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if provider is not None:
+            provider.shutdown()
 
 
 def _one_workflow(target: str) -> list[Any]:
@@ -168,6 +196,9 @@ class _Unstreamed:
 
     def __init__(self, model: Model) -> None:
         self._model = model
+        # what spans name the model by (see stepswitch.runtime.tracing)
+        self.model = getattr(model, "model", None)
+        self.provider_name = getattr(model, "provider_name", None)
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
         return await self._model.get_response(request)
@@ -233,6 +264,10 @@ async def _drive(
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
+        if args.context_object is not None:
+            options["context"] = args.context_object
+        if args.run_config is not None:
+            options["run_config"] = args.run_config
         if args.max_turns is not None:  # a resumed run takes a new budget too
             options["max_turns"] = args.max_turns
         streamed = machine.run_streamed(next_input, **options)
@@ -268,11 +303,11 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
         return False
     for item in pending:
         if policy == "all":
-            out.line(f"  approved {item.name}({item.arguments}) (--approve all)")
+            out.line(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
         answer = _ask(
-            f"approve {item.name}({item.arguments}) for agent {item.agent}? [y/N/p(ause)] "
+            f"approve {_call(item)} for agent {visible(item.agent)}? [y/N/p(ause)] "
         )
         if answer is None or answer.startswith("p"):
             return False
@@ -280,7 +315,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             state.approve(item)
         else:
             state.reject(item)
-            out.line(f"  rejected {item.name}")
+            out.line(f"  rejected {visible(item.name)}")
     return True
 
 
@@ -298,7 +333,7 @@ def _paused(
 ) -> int:
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
-        out.line(f"  {item.call_id}: {item.name}({item.arguments}) by {item.agent}")
+        out.line(f"  {visible(item.call_id)}: {_call(item)} by {visible(item.agent)}")
     if not args.state:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
@@ -384,21 +419,23 @@ class _Progress:
     def item(self, item: RunItem) -> None:
         if isinstance(item, ToolCallItem):
             self.calls += 1
-            self.line(f"  tool {item.name}({_short(item.arguments)})")
+            self.line(f"  tool {visible(item.name)}({_short(item.arguments)})")
         elif isinstance(item, ToolCallOutputItem):
             mark = "error" if item.is_error else "→"
             self.line(f"    {mark} {_short(item.output)}")
         elif isinstance(item, HandoffOutputItem):
-            self.line(f"  handoff {item.source_agent} → {item.target_agent}")
+            self.line(
+                f"  handoff {visible(item.source_agent)} → {visible(item.target_agent)}"
+            )
         elif isinstance(item, MessageOutputItem):
             if item.refusal:
-                self.line(f"  {item.agent} refused: {item.refusal}")
+                self.line(f"  {visible(item.agent)} refused: {_short(item.refusal, 200)}")
             elif self.stream_text:
                 self.end_text()
             elif item.content:
-                self.line(f"  {item.agent}: {_short(item.content, 200)}")
+                self.line(f"  {visible(item.agent)}: {_short(item.content, 200)}")
         elif isinstance(item, ToolApprovalItem):
-            self.line(f"  {item.name} needs approval")
+            self.line(f"  {visible(item.name)} needs approval")
 
     def done(self, last_agent: str, usage: Usage) -> None:
         self.line(
@@ -420,5 +457,11 @@ def _text_delta(data: Any) -> str | None:
 
 
 def _short(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(item: ToolApprovalItem) -> str:
+    """``name(arguments)`` exactly as the model sent them, every hidden character
+    escaped: what a person approves is what runs (never shortened)."""
+    return f"{visible(item.name)}({visible(item.arguments)})"

@@ -1,13 +1,15 @@
 """Resolve CLI TARGETs to workflows.
 
-A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow, or
-a file or folder (every workflow in it). Every failure is a :class:`TargetError` with
-a one-line cause (exit 2); an exception raised by the user's own module is shown as
-its own short traceback, marked as theirs.
+A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow or an
+OpenAI Agents SDK agent (read with ``from_sdk``), or a file or folder (every workflow in
+it, and every SDK agent declared there that no other agent of its module reaches).
+Every failure is a :class:`TargetError` with a one-line cause (exit 2); an exception
+raised by the user's own module is shown as its own short traceback, marked as theirs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from stepswitch.cli._shadow import shadowed
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
@@ -52,19 +55,25 @@ def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-
         )
 
 
-def load_targets(targets: list[str]) -> list[LoadedWorkflow]:
-    """Every workflow the targets name, in order, each once."""
+def load_targets(
+    targets: list[str], *, failures: list[str] | None = None
+) -> list[LoadedWorkflow]:
+    """Every workflow the targets name, in order, each once.
+
+    With ``failures``, a module of a folder that does not import is listed there and
+    the folder's other modules are still returned; without it, that is a
+    :class:`TargetError`."""
     found: list[LoadedWorkflow] = []
     seen: set[int] = set()
     for target in targets:
-        for loaded in _load_one(target):
+        for loaded in _load_one(target, failures):
             if id(loaded.workflow) not in seen:
                 seen.add(id(loaded.workflow))
                 found.append(loaded)
     return found
 
 
-def _load_one(target: str) -> list[LoadedWorkflow]:
+def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWorkflow]:
     path_part, _, name = _split(target)
     path = Path(path_part)
     if name and ":" in path_part and not path.exists() and not _drive_only(path_part):
@@ -86,8 +95,12 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
                     results.extend(_workflows_in(_import_file(file), _display(file)))
                 except TargetError as exc:
                     failures.append(str(exc))
-            if failures:
+            if failures and collected is None:
                 raise TargetError("\n".join(failures))
+            if failures and collected is not None:
+                collected.extend(failures)
+                if not results:
+                    return []
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
@@ -108,12 +121,31 @@ def _load_one(target: str) -> list[LoadedWorkflow]:
     obj = getattr(module, name)
     if isinstance(obj, Workflow):
         return [LoadedWorkflow(f"{label}:{name}", obj, module.__name__, name)]
+    if _is_sdk_agent(obj):
+        return [_from_sdk(target, obj, module, name, label)]
     if isinstance(obj, Agent):
         raise TargetError(
             f"{target}: {name!r} is an Agent, not a Workflow; declare "
             f"Workflow(name=..., entry={name}) and name that"
         )
     raise TargetError(f"{target}: {name!r} is a {type(obj).__name__}, not a Workflow")
+
+
+def import_target(spec: str, *, what: str) -> tuple[object, str]:
+    """The object ``file.py:NAME`` or ``module:NAME`` names, and its label."""
+    path_part, sep, name = _split(spec)
+    if not sep or not name:
+        raise TargetError(f"{what} {spec}: expected module:NAME or file.py:NAME")
+    path = Path(path_part)
+    if path.suffix == ".py" or path.exists():
+        if not path.is_file():
+            raise TargetError(f"{what} {spec}: no such file: {path_part}")
+        module, label = _import_file(path), _display(path)
+    else:
+        module, label = _import_module(path_part), path_part
+    if not hasattr(module, name):
+        raise TargetError(f"{what} {spec}: {label} has no attribute {name!r}")
+    return getattr(module, name), f"{label}:{name}"
 
 
 def _drive_only(text: str) -> bool:
@@ -178,11 +210,22 @@ def _import_file(path: Path) -> ModuleType:
             raise TargetError(
                 f"{path}: its module name {name!r} is already taken by {file}; rename one"
             )
-    module = _import_module(name, shown=_display(path))
+    try:
+        module = _import_module(name, shown=_display(path))
+    except TargetError:
+        _refuse_shadows(root)  # the likelier cause of a failed import, if there is one
+        raise
+    _refuse_shadows(root)
     file = getattr(module, "__file__", None)
     if file is not None and Path(file).resolve() != path.resolve():
         raise TargetError(f"{path}: importing it as {name!r} found {file} instead; rename one")
     return module
+
+
+def _refuse_shadows(root: Path) -> None:
+    problems = shadowed(root)
+    if problems:
+        raise TargetError("\n".join(problems))
 
 
 def _import_module(name: str, shown: str | None = None) -> ModuleType:
@@ -191,7 +234,16 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         sys.path.insert(0, cwd)
     shown = shown or name
     try:
-        return importlib.import_module(name)
+        # what a module prints while it loads goes to stderr: stdout carries the
+        # command's own output (JSON, SARIF, a runner), which it would corrupt
+        with contextlib.redirect_stdout(sys.stderr):
+            return importlib.import_module(name)
+    except SystemExit as exc:
+        raise TargetError(
+            f"{shown}: exited while being imported (SystemExit({exc.code!r})); a module "
+            "stepswitch reads must not exit at import: put that code under "
+            "`if __name__ == \"__main__\":`"
+        ) from None
     except ModuleNotFoundError as exc:
         if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
             raise TargetError(f"{shown}: no module named {name!r}") from None
@@ -224,4 +276,44 @@ def _workflows_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:
     for attr, value in vars(module).items():
         if isinstance(value, Workflow) and not attr.startswith("_"):
             found.append(LoadedWorkflow(f"{label}:{attr}", value, module.__name__, attr))
+    if "agents" in sys.modules:  # no SDK loaded: no SDK agent can be here
+        found.extend(_sdk_roots_in(module, label))
     return found
+
+
+def _is_sdk_agent(obj: object) -> bool:
+    if "agents" not in sys.modules:
+        return False
+    from stepswitch.interop.sdk import is_sdk_agent
+
+    return is_sdk_agent(obj)
+
+
+def _from_sdk(
+    target: str, agent: object, module: ModuleType, attr: str, label: str
+) -> LoadedWorkflow:
+    from stepswitch.interop.sdk import from_sdk
+
+    try:
+        workflow = from_sdk(agent, name=attr)
+    except UserError as exc:
+        raise TargetError(f"{target}: {exc}") from None
+    return LoadedWorkflow(f"{label}:{attr}", workflow, module.__name__, attr)
+
+
+def _sdk_roots_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:
+    """SDK agents declared in this module's own source (not imported into it) that no
+    other agent of the module reaches: the entries of the apps it declares."""
+    from stepswitch.interop._sites import sites_in
+    from stepswitch.interop.sdk import sdk_roots
+
+    file = getattr(module, "__file__", None)
+    if not file:
+        return []
+    declared = sites_in(file).by_variable
+    namespace = {k: v for k, v in vars(module).items() if k in declared}
+    try:
+        roots = sdk_roots(namespace)
+    except UserError as exc:
+        raise TargetError(f"{label}: {exc}") from None
+    return [_from_sdk(f"{label}:{attr}", agent, module, attr, label) for attr, agent in roots]

@@ -1,10 +1,11 @@
 """The compiler: lowering a workflow spec into the step-switch machine IR.
 
-``ir`` is plain data and imports nothing from stepswitch; ``lower`` is a pure pass
-from ``WorkflowSpec`` to ``MachineIR``.
+The IR is plain data in :mod:`stepswitch.ir` (re-exported here); ``lower`` is a pure
+pass from ``WorkflowSpec`` to ``MachineIR``.
 """
 
-from stepswitch.compiler.ir import (
+from stepswitch.compiler.lower import lower
+from stepswitch.ir import (
     IR_VERSION,
     Action,
     GuardrailIR,
@@ -17,7 +18,6 @@ from stepswitch.compiler.ir import (
     StepRule,
     ToolEntry,
 )
-from stepswitch.compiler.lower import lower
 
 __all__ = [
     "IR_VERSION",

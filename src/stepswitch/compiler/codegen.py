@@ -32,8 +32,8 @@ from typing import Any
 
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.errors import UserError
+from stepswitch.ir import HandOff, MachineIR, RunFunction, StateIR, StepCase
 from stepswitch.runtime import generated as _generated
 from stepswitch.runtime.machine import StateMachine
 
@@ -232,8 +232,7 @@ def plan_module(
 ) -> ModulePlan:
     """The plan of the runner module of ``ir`` (pure: no I/O, no imports)."""
     names = _function_names(ir)
-    pausing = _pausing(ir)
-    steps = tuple(_step_plan(ir, state, names[state.agent], pausing) for state in ir.states)
+    steps = tuple(_step_plan(ir, state, names[state.agent]) for state in ir.states)
     used = set(_FIXED_IMPORTS)
     try:
         ir_lines = literal_lines(ir, prefix="IR = ", width=WIDTH, classes=used)
@@ -315,83 +314,89 @@ def _function_names(ir: MachineIR) -> dict[str, str]:
     return names
 
 
-def _pausing(ir: MachineIR) -> frozenset[str]:
-    """Agents whose turn can pause: an approval tool, or an agent tool whose nested run
-    can pause (its pending approvals surface in the caller's turn)."""
-    found = {
-        s.agent
-        for s in ir.states
-        if any(not isinstance(t.action, HandOff) and t.action.approval != "never"
-               for t in s.tools)
-    }
-    grew = True
-    while grew:
-        grew = False
-        for s in ir.states:
-            if s.agent not in found and any(
-                isinstance(t.action, RunAgent) and t.action.target in found for t in s.tools
-            ):
-                found.add(s.agent)
-                grew = True
-    return frozenset(found)
+_CONDITIONS = {
+    "interrupted": "turn.interrupted",
+    "handoff": "turn.handoff is not None",
+    "tools_ran": "turn.tool_results",
+    "called": "turn.had_calls",
+}
+_COMMENTS = {
+    ("interrupted",): "a call waits for approval",
+    ("handoff",): "a handoff took effect",
+    ("tools_ran", "called"): "tools ran or were called: ask again",
+    ("tools_ran",): "tools ran: ask again",
+    ("called",): "calls that ran nothing: ask again",
+}
+_RETURNS: dict[str, tuple[str, str]] = {
+    # then -> (the runtime name it needs, the statement)
+    "interruption": ("Interruption", "return Interruption()"),
+    "handoff": ("Handoff", "return Handoff(turn.handoff)"),
+    "run_again": ("RunAgain", "return RunAgain()"),
+    "final_first_tool": ("Final", "return Final(turn.tool_results[0].value)"),
+    "ask_tool_use": ("AskToolUse", "return AskToolUse()"),
+}
 
 
-def _step_plan(ir: MachineIR, state: StateIR, function: str, pausing: frozenset[str]) -> StepPlan:
-    """The step function's body: the interpreter's order of checks, with only the checks
-    this state can need, and its tables written in (which tools stop the run, whether a
-    message is typed). Flags are plain ``if``s (cheaper than class patterns in a turn);
-    what the turn holds is dispatched with ``match``: the tool names that stop a run and
-    the final message."""
+def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
+    """The step function's body: the rows of ``state.switch`` printed as code, in order
+    (the interpreter reads the same rows). Flags are plain ``if``s, cheaper than class
+    patterns in a turn; adjacent rows that both run the model again share one ``if``;
+    what the turn holds is dispatched with ``match``: the tool names that stop a run
+    and the final message."""
     body: list[str] = []
-    uses: set[str] = set()
-    if state.agent in pausing:
-        body += ["if turn.interrupted:  # a call waits for approval", "    return Interruption()"]
-        uses.add("Interruption")
-    if any(isinstance(t.action, HandOff) for t in state.tools):
-        body += ["if turn.handoff is not None:  # a handoff took effect",
-                 "    return Handoff(turn.handoff)"]
-        uses.add("Handoff")
-    runs = {t.name for t in state.tools if isinstance(t.action, RunFunction | RunAgent)}
-    rule = state.step
-    stops = [n for n in dict.fromkeys(rule.stop_at) if n in runs]
-    again = not runs or rule.tool_use == "run_llm_again" or (
-        rule.tool_use == "stop_at_tools" and not stops
-    )
-    if again and runs:
-        body += ["if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again",
-                 "    return RunAgain()"]
-    else:
-        if runs:
-            body += _tool_phase(rule.tool_use, stops)
-            uses.add("AskToolUse" if rule.tool_use == "function" else "Final")
-        body += ["if turn.had_calls:  # calls that ran nothing: ask again", "    return RunAgain()"]
-    uses.update(("RunAgain", "FinalMessage"))
-    typed = state.output.kind == "typed"
-    if typed:
-        none = ["    case None:  # a typed output needs a message", "        return RunAgain()"]
-        text = ["    case text:  # parsed as the typed output"]
-    else:
-        none = ["    case None:  # no message: empty text", '        return FinalMessage("")']
-        text = ["    case text:  # the text is the output"]
-    body += ["match turn.last_message:", *none, *text, "        return FinalMessage(text)"]
+    uses: set[str] = {"FinalMessage", "RunAgain"}
+    cases = list(state.switch)
+    i = 0
+    while i < len(cases):
+        case = cases[i]
+        if case.when in ("no_message", "otherwise"):
+            body += _message_match(cases[i:])
+            break
+        whens = [case.when]
+        while (case.then == "run_again" and i + 1 < len(cases)
+               and cases[i + 1].then == "run_again" and cases[i + 1].when in _CONDITIONS):
+            i += 1
+            whens.append(cases[i].when)
+        i += 1
+        test = " or ".join(_CONDITIONS[w] for w in whens)
+        if case.then == "final_listed_tool":
+            body += _listed_tools(test, case.tools)
+            uses.add("Final")
+            continue
+        name, statement = _RETURNS[case.then]
+        uses.add(name)
+        comment = _COMMENTS.get(tuple(whens)) or {
+            "final_first_tool": "stop on the first tool",
+            "ask_tool_use": "tool_use_behavior decides",
+        }.get(case.then, "")
+        body += [f"if {test}:  # {comment}" if comment else f"if {test}:", f"    {statement}"]
     entry = " (entry)" if state.agent == ir.entry else ""
+    runs = any(c.when == "tools_ran" for c in cases)
     return StepPlan(
         function=function,
         comment=f"# agent {_short_repr(state.agent)}{entry}",
-        doc=_step_doc(state, bool(runs), typed),
+        doc=_step_doc(state, runs, state.output.kind == "typed"),
         body=tuple(body),
         uses=tuple(sorted(uses)),
     )
 
 
-def _tool_phase(tool_use: str, stops: list[str]) -> list[str]:
-    if tool_use == "stop_on_first_tool":
-        return ["if turn.tool_results:  # stop on the first tool",
-                "    return Final(turn.tool_results[0].value)"]
-    if tool_use == "function":
-        return ["if turn.tool_results:  # tool_use_behavior decides", "    return AskToolUse()"]
+def _message_match(cases: list[StepCase]) -> list[str]:
+    """The last rows: a turn without a message runs again (a typed output needs one)
+    or is an empty text; otherwise the message is the output."""
+    again = cases[0].when == "no_message" and cases[0].then == "run_again"
+    if again:
+        none = ["    case None:  # a typed output needs a message", "        return RunAgain()"]
+        text = ["    case text:  # parsed as the typed output"]
+    else:
+        none = ["    case None:  # no message: empty text", '        return FinalMessage("")']
+        text = ["    case text:  # the text is the output"]
+    return ["match turn.last_message:", *none, *text, "        return FinalMessage(text)"]
+
+
+def _listed_tools(test: str, stops: tuple[str, ...]) -> list[str]:
     one_line = " | ".join(repr(n) for n in stops)
-    body = ["if turn.tool_results:  # stop at the listed tools",
+    body = [f"if {test}:  # stop at the listed tools",
             "    for result in turn.tool_results:",
             "        match result.name:"]
     if str_width(f"{' ' * 16}case {one_line}:") <= WIDTH:

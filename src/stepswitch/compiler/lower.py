@@ -4,11 +4,23 @@ A pure pass: it reads the spec, does no I/O and binds nothing. It refuses what i
 cannot lower (no entry, a target naming no agent, an agent tool with a per-call
 approval function it cannot reference) with a ``UserError`` naming the place;
 everything else the analyzer judges before lowering runs.
+
+Every fact a later stage needs is computed here, once, and stored per state: what
+the state can do (:func:`~stepswitch.graph.facts.machine_facts`: can it end a run,
+where can its turn pause, does it only run nested) and its step switch
+(:func:`step_switch`), the rows the interpreter reads and codegen prints.
 """
 
 from __future__ import annotations
 
-from stepswitch.compiler.ir import (
+from dataclasses import replace
+
+from stepswitch.compiler.lower_flow import lower_flow
+from stepswitch.errors import UserError
+from stepswitch.graph.build import gc_paused
+from stepswitch.graph.facts import machine_facts
+from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
+from stepswitch.ir import (
     Action,
     GuardrailIR,
     HandOff,
@@ -17,21 +29,26 @@ from stepswitch.compiler.ir import (
     RunAgent,
     RunFunction,
     StateIR,
+    StepCase,
     StepRule,
     ToolEntry,
 )
-from stepswitch.errors import UserError
-from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 
-__all__ = ["lower"]
+__all__ = ["lower", "step_switch"]
 
 
 def lower(spec: WorkflowSpec) -> MachineIR:
     """The machine IR of ``spec``: one state per agent, in declaration order."""
+    with gc_paused():  # many small frozen objects; the collector finds no garbage here
+        return _lower(spec)
+
+
+def _lower(spec: WorkflowSpec) -> MachineIR:
     if spec.entry is None:
         raise UserError(f"workflow {spec.name!r} at {spec.location}: it has no entry agent")
     names: set[str] = {a.name for a in spec.agents}
-    if spec.entry not in names:
+    flow = lower_flow(spec, names) if spec.flow is not None else None
+    if flow is None and spec.entry not in names:
         raise UserError(
             f"workflow {spec.name!r} at {spec.location}: entry {spec.entry!r} names no agent"
         )
@@ -44,12 +61,17 @@ def lower(spec: WorkflowSpec) -> MachineIR:
             )
         seen.add(agent.name)
         states.append(_state(agent, names))
+    facts = machine_facts(spec)
+    for i, state in enumerate(states):
+        state = replace(state, facts=facts[state.agent])
+        states[i] = replace(state, switch=step_switch(state))
     return MachineIR(
         name=spec.name,
         entry=spec.entry,
         states=tuple(states),
         max_turns=spec.max_turns,
         max_depth=spec.max_depth,
+        flow=flow,
     )
 
 
@@ -160,6 +182,35 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
         input_guardrails=tuple(_guardrail(g) for g in agent.input_guardrails),
         output_guardrails=tuple(_guardrail(g) for g in agent.output_guardrails),
     )
+
+
+def step_switch(state: StateIR) -> tuple[StepCase, ...]:
+    """The step switch of ``state``, from its tables and facts: only the rows that can
+    apply (no Interruption row for a state that cannot pause, no Handoff row without
+    handoffs), in the SDK's order."""
+    cases: list[StepCase] = []
+    if state.facts.can_pause:
+        cases.append(StepCase("interrupted", "interruption"))
+    if any(isinstance(t.action, HandOff) for t in state.tools):
+        cases.append(StepCase("handoff", "handoff"))
+    runs = {t.name for t in state.tools if not isinstance(t.action, HandOff)}
+    if runs:
+        rule = state.step
+        if rule.tool_use == "stop_on_first_tool":
+            cases.append(StepCase("tools_ran", "final_first_tool"))
+        elif rule.tool_use == "function":
+            cases.append(StepCase("tools_ran", "ask_tool_use"))
+        elif rule.tool_use == "stop_at_tools" and (
+            stops := tuple(n for n in dict.fromkeys(rule.stop_at) if n in runs)
+        ):
+            cases.append(StepCase("tools_ran", "final_listed_tool", stops))
+        else:  # run_llm_again, or no listed tool exists
+            cases.append(StepCase("tools_ran", "run_again"))
+    cases.append(StepCase("called", "run_again"))
+    if state.output.kind == "typed":
+        cases.append(StepCase("no_message", "run_again"))
+    cases.append(StepCase("otherwise", "final_message"))
+    return tuple(cases)
 
 
 _EMPTY_OBJECT: dict[str, object] = {

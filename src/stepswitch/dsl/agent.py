@@ -106,7 +106,7 @@ _HANDOFF_EXPECT = {
 
 
 def handoff(
-    target: Agent | str,
+    target: Agent | str | None = None,
     *,
     max_uses: int | None = None,
     tool_name: str | None = None,
@@ -114,6 +114,9 @@ def handoff(
     input_type: Any = None,
     on_handoff: Callable[..., Any] | None = None,
     input_filter: Callable[..., Any] | None = None,
+    agent: Agent | str | None = None,
+    tool_name_override: str | None = None,
+    tool_description_override: str | None = None,
 ) -> Handoff:
     """A handoff to ``target`` (an ``Agent`` or a name), offered to the model as the tool
     ``transfer_to_<agent>`` unless ``tool_name`` says otherwise.
@@ -121,8 +124,18 @@ def handoff(
     ``max_uses=N`` lets the run take it N times; after that it is no longer offered.
     ``input_type`` makes the model send typed arguments, passed to
     ``on_handoff(ctx, input)``; ``input_filter`` rewrites what the next agent sees.
+    The Agents SDK's spellings work too: ``agent=`` for ``target``,
+    ``tool_name_override=`` and ``tool_description_override=``.
     """
     site = caller_site()
+    target = _sdk_alias("handoff", site, "target", target, "agent", agent)
+    tool_name = _sdk_alias("handoff", site, "tool_name", tool_name, "tool_name_override",
+                           tool_name_override)
+    description = _sdk_alias("handoff", site, "description", description,
+                             "tool_description_override", tool_description_override)
+    if target is None:
+        raise UserError(f"handoff at {site}: missing the target: handoff(agent) or "
+                        "handoff(\"agent name\")")
     validate_fields(
         _HandoffArgs,
         {
@@ -163,6 +176,17 @@ def handoff(
         input_filter=input_filter,
         site=site,
     )
+
+
+def _sdk_alias(what: str, site: Site, ours: str, value: Any, theirs: str, sdk: Any) -> Any:
+    """``value``, or the same setting under the Agents SDK's name; both is an error."""
+    if sdk is None:
+        return value
+    if value is not None:
+        raise UserError(
+            f"{what} at {site}: give {ours}= or {theirs}= (the Agents SDK's spelling), not both"
+        )
+    return sdk
 
 
 def _arity(fn: Callable[..., Any]) -> int | None:
@@ -400,8 +424,21 @@ class Agent:
         needs_approval: bool | Callable[..., Any] = False,
         output_extractor: Callable[..., Any] | None = None,
         parameters: Any = None,
+        tool_name: str | None = None,
+        tool_description: str | None = None,
+        custom_output_extractor: Callable[..., Any] | None = None,
     ) -> AgentTool:
-        """This agent as a tool another agent can call (a nested run returning a value)."""
+        """This agent as a tool another agent can call (a nested run returning a value).
+
+        The Agents SDK's spellings work too: ``tool_name=``, ``tool_description=`` and
+        ``custom_output_extractor=``.
+        """
+        site = caller_site()
+        name = _sdk_alias("as_tool", site, "name", name, "tool_name", tool_name)
+        description = _sdk_alias("as_tool", site, "description", description,
+                                 "tool_description", tool_description)
+        output_extractor = _sdk_alias("as_tool", site, "output_extractor", output_extractor,
+                                      "custom_output_extractor", custom_output_extractor)
         return _agent_tool(
             self,
             name,
@@ -411,11 +448,42 @@ class Agent:
             needs_approval=needs_approval,
             output_extractor=output_extractor,
             parameters=parameters,
-            site=caller_site(),
+            site=site,
         )
+
+    def clone(self, **changes: Any) -> Agent:
+        """A new agent with these fields replaced (the Agents SDK's ``Agent.clone``).
+
+        Lists are copied, so appending to the clone's tools leaves this agent alone. The
+        clone's declaration site is the line that called ``clone``.
+        """
+        fields = {name: getattr(self, name) for name in _CLONE_FIELDS}
+        unknown = sorted(set(changes) - set(fields))
+        if unknown:
+            raise UserError(
+                f"Agent({self.name!r}).clone at {caller_site()}: unknown field(s) "
+                f"{', '.join(unknown)}; an Agent has {', '.join(_CLONE_FIELDS)}"
+            )
+        fields.update(changes)
+        for name in ("tools", "handoffs", "input_guardrails", "output_guardrails", "ignore"):
+            if name not in changes:
+                fields[name] = list(fields[name])
+        return Agent(**fields)
+
+    def __class_getitem__(cls, context_type: Any) -> type[Agent]:
+        """``Agent[MyContext](...)`` as in the Agents SDK: the context type is for type
+        checkers; the workflow's ``context_type`` is what the analyzer checks against."""
+        return cls
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r})"
+
+
+_CLONE_FIELDS = (
+    "name", "instructions", "tools", "handoffs", "output_type", "model", "model_settings",
+    "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
+    "ignore",
+)
 
 
 _HandoffArgs.model_rebuild()

@@ -32,6 +32,10 @@ class FunctionTool:
     lax like the Agents SDK: ``"5"`` becomes ``5``) before the function runs.
     """
 
+    opaque: str | None = None
+    """Set on a tool stepswitch cannot run, read from another framework (what it stands
+    for, e.g. ``"WebSearchTool 'web_search'"``); the analyzer reports it (SW601)."""
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -95,6 +99,9 @@ def function_tool(
     needs_approval: bool | Callable[..., Any] = False,
     strict: bool = True,
     failure_error_function: FailureErrorFunction | None = ...,
+    name_override: str | None = None,
+    description_override: str | None = None,
+    strict_mode: bool | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -107,6 +114,9 @@ def function_tool(
     needs_approval: bool | Callable[..., Any] = False,
     strict: bool = True,
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
+    name_override: str | None = None,
+    description_override: str | None = None,
+    strict_mode: bool | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function a tool: ``@function_tool`` or ``@function_tool(name=..., ...)``.
 
@@ -116,7 +126,20 @@ def function_tool(
     parameter typed ``RunContext[T]`` receives the run context and is not in the schema.
     ``failure_error_function``: what the model sees when the tool raises; ``None``
     makes the error abort the run instead.
+
+    The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
+    ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
     """
+    name = _alias("name", name, "name_override", name_override)
+    description = _alias("description", description, "description_override",
+                         description_override)
+    if strict_mode is not None:
+        if strict is not True:
+            raise UserError(
+                f"function_tool at {caller_site()}: give strict or strict_mode "
+                "(the Agents SDK's spelling), not both"
+            )
+        strict = strict_mode
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
         return _make_tool(
@@ -131,6 +154,18 @@ def function_tool(
     if fn is not None:
         return wrap(fn)
     return wrap
+
+
+def _alias(ours: str, value: Any, theirs: str, sdk_value: Any) -> Any:
+    """``value``, or the Agents SDK spelling's ``sdk_value``; both at once is an error."""
+    if sdk_value is None:
+        return value
+    if value is not None:
+        raise UserError(
+            f"function_tool at {caller_site()}: give {ours} or {theirs} "
+            "(the Agents SDK's spelling), not both"
+        )
+    return sdk_value
 
 
 def _make_tool(

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepswitch.dsl._site import caller_site
 from stepswitch.dsl._validate import require_name, validate_fields
 from stepswitch.dsl.agent import Agent
+from stepswitch.dsl.flow import FlowEdge, Step
 from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class _WorkflowArgs(BaseModel):
 
 
 _WORKFLOW_EXPECT = {
-    "entry": "the entry Agent or its name",
+    "entry": "the entry Agent, @step or its name",
     "agents": "an Agent",
     "max_turns": "a positive int (model calls per run, across handoffs) or None",
     "max_depth": "a positive int (how deep agent tools may nest)",
@@ -54,17 +55,21 @@ class Workflow:
     """A workflow: where runs start, which agents take part, and the run's budgets.
 
     Agents reachable from ``entry`` or from a listed agent through handoffs and agent
-    tools are included even when not listed. ``max_turns`` counts model calls across
-    handoffs (one shared budget); ``max_depth`` bounds agent-tool nesting;
+    tools are included even when not listed. ``flow`` chains agents and ``@step``
+    functions with edges (``then``, ``branch``, ``route``, ``fan_out``) from ``entry``
+    to ``END``; the agents it names are included too. ``max_turns`` counts model calls
+    across handoffs (one shared budget; in a flow, per agent node's run); ``max_depth``
+    bounds agent-tool nesting;
     ``max_model_calls`` makes the analyzer fail when the worst case exceeds it.
     """
 
     def __init__(
         self,
         name: str,
-        entry: Agent | str | None,
+        entry: Agent | Step | str | None,
         agents: Sequence[Agent] = (),
         *,
+        flow: Sequence[FlowEdge] | None = None,
         max_turns: int | None = 10,
         max_depth: int = 8,
         max_model_calls: int | None = None,
@@ -85,7 +90,7 @@ class Workflow:
         validate_fields(
             _WorkflowArgs,
             {
-                "entry": entry,
+                "entry": entry.name if isinstance(entry, Step) else entry,
                 "agents": list(agents),
                 "max_turns": max_turns,
                 "max_depth": max_depth,
@@ -96,8 +101,27 @@ class Workflow:
             site=site,
             expect=_WORKFLOW_EXPECT,
         )
+        if flow is not None:
+            if isinstance(flow, str | bytes) or not isinstance(flow, Sequence):
+                raise UserError(
+                    f"Workflow({name!r}) at {site}: flow: expected a list of edges "
+                    f"(ss.then, ss.branch, ss.route, ss.fan_out), got {type(flow).__name__}"
+                )
+            for i, edge in enumerate(flow):
+                if not isinstance(edge, FlowEdge):
+                    raise UserError(
+                        f"Workflow({name!r}) at {site}: flow[{i}]: expected an edge "
+                        f"(ss.then, ss.branch, ss.route, ss.fan_out), got "
+                        f"{type(edge).__name__} {edge!r}"
+                    )
+        elif isinstance(entry, Step):
+            raise UserError(
+                f"Workflow({name!r}) at {site}: entry: a step can only start a flow; "
+                "pass flow=[...] with its edges"
+            )
         self.name = name
         self.entry = entry
+        self.flow: list[FlowEdge] | None = None if flow is None else list(flow)
         self.agents: list[Agent] = list(agents)
         self.max_turns = max_turns
         self.max_depth = max_depth

@@ -19,6 +19,7 @@ from typing import Any
 
 from stepswitch.dsl._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
+from stepswitch.dsl.flow import FlowEdge, Step, node_name
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.names import default_handoff_tool_name, function_style
 from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type, resolved_hints
@@ -28,12 +29,15 @@ from stepswitch.graph.spec import (
     AgentName,
     AgentSpec,
     AgentToolSpec,
+    FlowCaseSpec,
+    FlowEdgeSpec,
     GuardrailSpec,
     HandoffSpec,
     Location,
     OutputTypeSpec,
     Ref,
     SchemaProblemSpec,
+    StepSpec,
     ToolSpec,
     ToolUseBehaviorSpec,
     WorkflowSpec,
@@ -97,7 +101,9 @@ class BuiltWorkflow:
 
 def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
     """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
-    data = spec.model_dump(mode="json", by_alias=True)
+    # a workflow without a flow serializes as it did before flows existed
+    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else None
+    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude)
     return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -134,7 +140,7 @@ class _Builder:
         agents = list(self._collect(wf))
         for agent in agents:
             self.by_name.setdefault(agent.name, agent)
-        entry = wf.entry.name if isinstance(wf.entry, Agent) else wf.entry
+        entry = wf.entry.name if isinstance(wf.entry, Agent | Step) else wf.entry
         spec = WorkflowSpec(
             name=wf.name,
             entry=AgentName(entry) if entry is not None else None,
@@ -144,9 +150,60 @@ class _Builder:
             max_model_calls=wf.max_model_calls,
             context_type=self._type_ref(wf.context_type),
             ignore=tuple(wf.ignore),
+            steps=self._steps(wf),
+            flow=None if wf.flow is None else tuple(self._edge(e) for e in wf.flow),
             location=self._location(wf.site),
         )
         return BuiltWorkflow(spec, Bindings(dict(self.objects)))
+
+    # -- flows --------------------------------------------------------------------------
+
+    def _steps(self, wf: Workflow) -> tuple[StepSpec, ...]:
+        """Every step object the flow (or the entry) names, in order, each once."""
+        found: list[Step] = []
+        seen: set[int] = set()
+        candidates: list[object] = [wf.entry]
+        for edge in wf.flow or ():
+            candidates.extend(edge.nodes())
+        for node in candidates:
+            if isinstance(node, Step) and id(node) not in seen:
+                seen.add(id(node))
+                found.append(node)
+        return tuple(self._step(s) for s in found)
+
+    def _step(self, step: Step) -> StepSpec:
+        input_type = self._type_ref(step.input_type)
+        output_type = self._type_ref(step.output_type)
+        assert input_type is not None and output_type is not None
+        return StepSpec(
+            name=step.name,
+            ref=self._ref(step),
+            is_async=step.is_async,
+            takes_context=step.takes_context,
+            context_type=self._type_ref(step.context_type) if step.takes_context else None,
+            input_type=input_type,
+            output_type=output_type,
+            location=self._location(step.site),
+        )
+
+    def _edge(self, edge: FlowEdge) -> FlowEdgeSpec:
+        source = node_name(edge.source)
+        assert source is not None
+        return FlowEdgeSpec(
+            kind=edge.kind,
+            source=source,
+            target=node_name(edge.target) if edge.target is not None else None,
+            otherwise=node_name(edge.otherwise) if edge.otherwise is not None else None,
+            predicate=self._ref(edge.when) if edge.when is not None else None,
+            field=edge.field,
+            cases=tuple(FlowCaseSpec(value=k, target=node_name(v))
+                        for k, v in edge.cases.items()),
+            each=node_name(edge.each) if edge.each is not None else None,
+            max_items=edge.max_items,
+            concurrency=edge.concurrency,
+            max_uses=edge.max_uses,
+            location=self._location(edge.site),
+        )
 
     # -- agents -------------------------------------------------------------------------
 
@@ -157,6 +214,8 @@ class _Builder:
         start = list(wf.agents)
         if isinstance(wf.entry, Agent):
             start.append(wf.entry)
+        for edge in wf.flow or ():
+            start.extend(n for n in edge.nodes() if isinstance(n, Agent))
         for agent in start:
             if id(agent) not in seen:
                 seen.add(id(agent))
@@ -241,6 +300,7 @@ class _Builder:
             is_async=tool.is_async,
             context_type=self._type_ref(tool.context_type) if tool.takes_context else None,
             failure_mode=failure,
+            opaque=tool.opaque,
             location=self._location(tool.site),
         )
         self.tool_specs[id(tool)] = spec

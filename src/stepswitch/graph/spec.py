@@ -19,12 +19,15 @@ __all__ = [
     "AgentSpec",
     "AgentToolSpec",
     "ApprovalMode",
+    "FlowCaseSpec",
+    "FlowEdgeSpec",
     "GuardrailSpec",
     "HandoffSpec",
     "Location",
     "OutputTypeSpec",
     "Ref",
     "SchemaProblemSpec",
+    "StepSpec",
     "ToolSpec",
     "ToolUseBehaviorSpec",
     "WorkflowSpec",
@@ -93,6 +96,9 @@ class ToolSpec(_Frozen):
     context_type: Ref | None = None
     """The ``T`` of a ``RunContext[T]`` first parameter, if the tool declares one."""
     failure_mode: Literal["default", "raise", "custom"] = "default"
+    opaque: str | None = None
+    """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
+    from an SDK app); None for every tool it runs."""
     location: Location
 
 
@@ -188,6 +194,59 @@ class AgentSpec(_Frozen):
     location: Location
 
 
+class StepSpec(_Frozen):
+    """A ``@step`` function as a flow node: its one input type and its output type."""
+
+    name: str
+    ref: Ref
+    is_async: bool = False
+    takes_context: bool = False
+    context_type: Ref | None = None
+    input_type: Ref
+    output_type: Ref
+    location: Location
+
+
+class FlowCaseSpec(_Frozen):
+    """One case of a route: the field's value (as text) and where it leads."""
+
+    value: str
+    target: str | None
+    """A node's name; None is END."""
+
+
+class FlowEdgeSpec(_Frozen):
+    """One flow edge leaving ``source``. Targets name nodes (agents or steps); None is
+    END.
+
+    ``then``: ``target``. ``branch``: ``target`` when ``predicate`` holds, else
+    ``otherwise``. ``route``: ``cases`` on the value of ``field``. ``fan_out``: ``each``
+    once per element of the list ``field``, then ``target`` gets the list of outputs.
+    """
+
+    kind: Literal["then", "branch", "route", "fan_out"]
+    source: str
+    target: str | None = None
+    otherwise: str | None = None
+    predicate: Ref | None = None
+    field: str | None = None
+    cases: tuple[FlowCaseSpec, ...] = ()
+    each: str | None = None
+    max_items: int | None = None
+    concurrency: int | None = None
+    max_uses: int | None = None
+    """How often a run may take this edge (each case's edge, for a route)."""
+    location: Location
+
+    def targets(self) -> tuple[str | None, ...]:
+        """Where control can go next (None is END); a fan-out's ``each`` is not one."""
+        if self.kind == "route":
+            return tuple(c.target for c in self.cases)
+        if self.kind == "branch":
+            return (self.target, self.otherwise)
+        return (self.target,)
+
+
 class WorkflowSpec(_Frozen):
     """A whole workflow. ``agents`` keeps declaration order; names may repeat (a
     diagnostic, not an exception)."""
@@ -201,7 +260,18 @@ class WorkflowSpec(_Frozen):
     max_model_calls: int | None = None
     context_type: Ref | None = None
     ignore: tuple[str, ...] = ()
+    steps: tuple[StepSpec, ...] = ()
+    """The ``@step`` nodes of the flow, in the order the flow names them."""
+    flow: tuple[FlowEdgeSpec, ...] | None = None
+    """The flow's edges; None for a workflow without a flow (the entry agent's run)."""
     location: Location
+
+    def step(self, name: str) -> StepSpec | None:
+        """The first step of that name, or None."""
+        for s in self.steps:
+            if s.name == name:
+                return s
+        return None
 
     def agent(self, name: str) -> AgentSpec | None:
         """The first agent of that name, or None."""

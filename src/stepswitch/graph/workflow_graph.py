@@ -11,13 +11,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
-
-import networkx
-from networkx import DiGraph, MultiDiGraph
+from typing import TYPE_CHECKING, Literal
 
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
+from stepswitch.graph.facts import machine_facts
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+from stepswitch.ir import StateFacts
+
+if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
+    from networkx import DiGraph, MultiDiGraph
 
 __all__ = ["Edge", "EdgeKind", "WorkflowGraph"]
 
@@ -59,6 +61,7 @@ class WorkflowGraph:
         with gc_paused():
             self._index(spec)
         self._nx: MultiDiGraph[str] | None = None
+        self._facts: dict[str, StateFacts] | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -81,7 +84,9 @@ class WorkflowGraph:
         are agent names with ``spec`` and ``entry`` attributes; edges carry ``kind``,
         ``tool_name``, ``max_uses`` and the ``edge`` itself, keyed ``"<kind>:<index>"``."""
         if self._nx is None:
-            graph: MultiDiGraph[str] = MultiDiGraph()
+            import networkx
+
+            graph: MultiDiGraph[str] = networkx.MultiDiGraph()
             entry = self.spec.entry
             for name, agent in self._agents.items():
                 graph.add_node(name, spec=agent, entry=name == entry)
@@ -97,6 +102,14 @@ class WorkflowGraph:
                 )
             self._nx = networkx.freeze(graph)
         return self._nx
+
+    def facts(self) -> dict[str, StateFacts]:
+        """What each agent can do (end a run, pause, run only nested), by name: the
+        pass ``lower()`` stores in the IR (:mod:`stepswitch.graph.facts`), done once."""
+        if self._facts is None:
+            with gc_paused():
+                self._facts = machine_facts(self.spec)
+        return self._facts
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
@@ -168,7 +181,9 @@ class WorkflowGraph:
 
     def subgraph(self, kind: EdgeKind) -> DiGraph[str]:
         """A simple directed graph of one edge kind over all agents."""
-        graph: DiGraph[str] = DiGraph()
+        import networkx
+
+        graph: DiGraph[str] = networkx.DiGraph()
         graph.add_nodes_from(self._agents)
         graph.add_edges_from((e.source, e.target) for e in self.edges(kind))
         return graph

@@ -33,6 +33,8 @@ class OpenAIModelBase:
     """Holds the model name and the ``AsyncOpenAI`` client (made lazily if not given)."""
 
     api = "base"
+    provider_name = "openai"
+    """``gen_ai.provider.name`` on this model's spans."""
 
     def __init__(
         self,

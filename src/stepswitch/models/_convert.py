@@ -209,6 +209,16 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return text.strip()[:200] or exc.message
 
 
+def _is_transport_error(exc: BaseException) -> bool:
+    """An HTTP client's transport error (the connection broke), raised mid-body where
+    the ``openai`` client does not wrap it. Matched by name: the client's HTTP library
+    is ``httpx`` or a renamed build of it, and stepswitch does not import either."""
+    return any(
+        c.__name__ == "TransportError" and c.__module__.startswith("httpx")
+        for c in type(exc).__mro__
+    )
+
+
 def map_error(
     exc: BaseException, *, model: str, base_url: str, api: str = "chat"
 ) -> StepswitchError:
@@ -251,10 +261,23 @@ def map_error(
         )
     if isinstance(exc, openai.APITimeoutError):
         return ModelProviderError(f"{where} timed out after the client's retries")
+    cause = exc.__cause__
+    if (
+        isinstance(exc, openai.APIConnectionError)
+        and cause is not None
+        and _is_transport_error(cause)
+        and "Connect" not in type(cause).__name__
+    ):
+        exc = cause  # connected, then the answer broke off: said below
     if isinstance(exc, openai.APIConnectionError):
         return ModelProviderError(f"cannot reach {base_url} for {where}: {exc.__cause__ or exc}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelBehaviorError(f"{where} sent a malformed response: {exc.message}")
+    if _is_transport_error(exc):  # mid-body: the client's retries are over
+        return ModelProviderError(
+            f"the connection to {base_url} broke off mid-answer for {where}: "
+            f"{exc or type(exc).__name__}; the answer is incomplete, retry the call"
+        )
     if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
         return ModelBehaviorError(f"{where} sent a response that is not valid JSON: {exc}")
     if isinstance(exc, openai.APIError):

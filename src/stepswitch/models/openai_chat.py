@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepswitch.errors import ModelBehaviorError
+from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
@@ -22,6 +22,7 @@ from stepswitch.models._convert import (
     usage_from,
     verbatim_kwargs,
 )
+from stepswitch.models._shape import arguments_text, malformed, optional, required
 from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
@@ -66,10 +67,13 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
                 stream=True,
                 stream_options={"include_usage": True},
             )
-            acc = _Accumulator()
-            async for chunk in stream:
-                yield chunk
-                acc.add(as_dict(chunk))
+            try:
+                acc = _Accumulator()
+                async for chunk in stream:
+                    yield chunk
+                    acc.add(as_dict(chunk))
+            finally:  # on every path: a failed or abandoned stream leaves no open socket
+                await stream.close()
             yield ResponseCompleted(acc.finish())
         except Exception as exc:
             raise map_error(exc, model=name, base_url=str(client.base_url)) from exc
@@ -149,27 +153,34 @@ def chat_params(request: ModelRequest, model: str) -> dict[str, Any]:
 
 def parse_completion(data: dict[str, Any], raw: Any = None) -> ModelResponse:
     """A ``chat.completion`` (as a dict) as a ``ModelResponse``: the first choice's text
-    or refusal, then its tool calls. Anything else is a ``ModelBehaviorError``."""
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ModelBehaviorError("malformed response: it has no choices")
-    msg = choices[0].get("message")
-    if not isinstance(msg, dict):
-        raise ModelBehaviorError("malformed response: choices[0] has no message")
+    or refusal, then its tool calls. Anything else is a ``ModelBehaviorError`` that
+    names the field."""
+    choices = required(data, "choices", list, "choices")
+    if not choices:
+        raise malformed("choices", "is empty")
+    if not isinstance(choices[0], dict):
+        raise malformed("choices[0]", "must be an object")
+    msg = required(choices[0], "message", dict, "choices[0].message")
+    where = "choices[0].message"
     items: list[OutputItem] = []
-    content, refused = msg.get("content"), msg.get("refusal")
-    if isinstance(refused, str) and refused:
-        items.append(OutputMessage(content if isinstance(content, str) else "", refused))
-    elif isinstance(content, str) and content:
+    content = optional(msg, "content", str, f"{where}.content")
+    refused = optional(msg, "refusal", str, f"{where}.refusal")
+    if refused:
+        items.append(OutputMessage(content or "", refused))
+    elif content:
         items.append(OutputMessage(content))
-    for n, tc in enumerate(msg.get("tool_calls") or []):
-        fn = tc.get("function") if isinstance(tc, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not tc.get("id"):
-            raise ModelBehaviorError(f"malformed response: tool_calls[{n}] lacks id or name")
-        args = fn.get("arguments")
-        items.append(
-            OutputFunctionCall(fn["name"], args if isinstance(args, str) else "", str(tc["id"]))
-        )
+    calls = optional(msg, "tool_calls", list, f"{where}.tool_calls") or []
+    for n, tc in enumerate(calls):
+        here = f"{where}.tool_calls[{n}]"
+        if not isinstance(tc, dict):
+            raise malformed(here, "must be an object")
+        call_id = required(tc, "id", str, f"{here}.id")
+        fn = required(tc, "function", dict, f"{here}.function")
+        name = required(fn, "name", str, f"{here}.function.name")
+        if not call_id or not name:
+            raise malformed(here, "has an empty id or function name")
+        args = arguments_text(fn.get("arguments"), f"{here}.function.arguments")
+        items.append(OutputFunctionCall(name, args, call_id))
     return ModelResponse(
         tuple(items),
         usage_from(data.get("usage"), "prompt_tokens", "completion_tokens"),
@@ -195,34 +206,61 @@ class _Accumulator:
     usage: Any = None
     response_id: str | None = None
     chunks: int = 0
+    finished: bool = False
+    """A choice said why it ended (``finish_reason``): the answer is whole."""
 
     def add(self, chunk: dict[str, Any]) -> None:
         self.chunks += 1
         self.response_id = self.response_id or as_str(chunk.get("id"))
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
-        for choice in chunk.get("choices") or []:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+        choices = optional(chunk, "choices", list, "choices") or []
+        for c, choice in enumerate(choices):
+            if not isinstance(choice, dict):
+                raise malformed(f"choices[{c}]", "must be an object")
+            if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
-            if isinstance(delta.get("content"), str):
-                self.text.append(delta["content"])
-            if isinstance(delta.get("refusal"), str):
-                self.refusal.append(delta["refusal"])
-            for tc in delta.get("tool_calls") or []:
-                index = tc.get("index", 0) if isinstance(tc, dict) else 0
-                parts = self.calls.setdefault(index, _ToolCallParts())
-                if tc.get("id"):
-                    parts.call_id = str(tc["id"])
-                fn = tc.get("function") or {}
-                if fn.get("name"):
-                    parts.name = str(fn["name"])
-                if isinstance(fn.get("arguments"), str):
-                    parts.arguments.append(fn["arguments"])
+            if choice.get("finish_reason") is not None:
+                self.finished = True
+            self._delta(optional(choice, "delta", dict, f"choices[{c}].delta") or {}, c)
+
+    def _delta(self, delta: dict[str, Any], c: int) -> None:
+        where = f"choices[{c}].delta"
+        content = optional(delta, "content", str, f"{where}.content")
+        if content:
+            self.text.append(content)
+        refused = optional(delta, "refusal", str, f"{where}.refusal")
+        if refused:
+            self.refusal.append(refused)
+        for n, tc in enumerate(optional(delta, "tool_calls", list, f"{where}.tool_calls") or []):
+            here = f"{where}.tool_calls[{n}]"
+            if not isinstance(tc, dict):
+                raise malformed(here, "must be an object")
+            index = optional(tc, "index", int, f"{here}.index") or 0
+            parts = self.calls.setdefault(index, _ToolCallParts())
+            call_id = optional(tc, "id", str, f"{here}.id")
+            if call_id:
+                parts.call_id = call_id
+            fn = optional(tc, "function", dict, f"{here}.function") or {}
+            name = optional(fn, "name", str, f"{here}.function.name")
+            if name:
+                parts.name = name
+            args = fn.get("arguments")
+            if isinstance(args, dict):  # a whole object at once (some compatible servers)
+                parts.arguments = [arguments_text(args, f"{here}.function.arguments")]
+            elif args is not None:
+                parts.arguments.append(arguments_text(args, f"{here}.function.arguments"))
 
     def finish(self) -> ModelResponse:
         if not self.chunks:
             raise ModelBehaviorError("malformed response: the stream held no chunks")
+        if not self.finished:
+            # the connection closed in good order, but the model was not done: what
+            # came is a fragment (a proxy's timeout, a crashed worker), not an answer
+            raise ModelProviderError(
+                "the stream ended before the model finished (no finish_reason): the "
+                "connection was cut; the answer is incomplete, retry the call"
+            )
         message: dict[str, Any] = {
             "content": "".join(self.text) or None,
             "refusal": "".join(self.refusal) or None,

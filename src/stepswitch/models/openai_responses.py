@@ -19,6 +19,7 @@ from stepswitch.models._convert import (
     usage_from,
     verbatim_kwargs,
 )
+from stepswitch.models._shape import arguments_text
 from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
@@ -65,16 +66,27 @@ class OpenAIResponsesModel(OpenAIModelBase):
                 **verbatim_kwargs(responses_params(request, name)), stream=True
             )
             final: Any = None
-            async for event in stream:
-                yield event
-                kind = getattr(event, "type", None)
-                if kind in ("response.completed", "response.incomplete", "response.failed"):
-                    final = event.response
-                elif kind == "error":
-                    raise ModelProviderError(
-                        f"model {name!r} at {client.base_url} failed mid-stream: "
-                        f"{getattr(event, 'message', None) or 'no reason given'}"
-                    )
+            seen = 0
+            try:
+                async for event in stream:
+                    seen += 1
+                    yield event
+                    kind = getattr(event, "type", None)
+                    if kind in ("response.completed", "response.incomplete", "response.failed"):
+                        final = event.response
+                    elif kind == "error":
+                        raise ModelProviderError(
+                            f"model {name!r} at {client.base_url} failed mid-stream: "
+                            f"{getattr(event, 'message', None) or 'no reason given'}"
+                        )
+            finally:  # on every path: a failed or abandoned stream leaves no open socket
+                await stream.close()
+            if final is None and seen:
+                # events came, then the stream ended in good order but unfinished
+                raise ModelProviderError(
+                    f"model {name!r} at {client.base_url}: the stream ended before "
+                    "response.completed: the connection was cut; retry the call"
+                )
             if final is None:
                 raise ModelBehaviorError(
                     f"model {name!r}: the stream ended before response.completed"
@@ -183,7 +195,8 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
                 raise ModelBehaviorError(
                     f"malformed response: output[{n}] is a function_call without name or call_id"
                 )
-            items.append(OutputFunctionCall(name, args if isinstance(args, str) else "", call_id))
+            text = arguments_text(args, f"output[{n}].arguments")
+            items.append(OutputFunctionCall(name, text, call_id))
         # reasoning and hosted-tool items carry nothing the loop acts on
     return ModelResponse(
         tuple(items),

@@ -22,7 +22,9 @@ does not retry it) and is listed in ``unexpected``; ``assert_complete()`` fails 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -343,17 +345,21 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = fill_call_ids(answer, n, lambda call_id: f'"{call_id}"'.encode() in raw)
         model = owner.model_name or str(body.get("model") or "scripted")
+        cut = reply.cut_after
         if api == "responses":
             rid = f"resp_{n}"
             if body.get("stream"):
                 self._stream(
                     _wire.responses_events(
                         reply, response_id=rid, model=model, request=body, chunk=owner.chunk_size
-                    )
+                    ),
+                    cut,
                 )
             else:
                 self._json(
-                    200, _wire.responses_body(reply, response_id=rid, model=model, request=body)
+                    200,
+                    _wire.responses_body(reply, response_id=rid, model=model, request=body),
+                    cut=cut is not None,
                 )
         else:
             cid = f"chatcmpl-{n}"
@@ -368,15 +374,24 @@ class _Handler(BaseHTTPRequestHandler):
                         include_usage=bool(
                             isinstance(options, dict) and options.get("include_usage")
                         ),
-                    )
+                    ),
+                    cut,
                 )
             else:
-                self._json(200, _wire.chat_body(reply, completion_id=cid, model=model))
+                self._json(
+                    200, _wire.chat_body(reply, completion_id=cid, model=model), cut=cut is not None
+                )
 
     # ---- writing -------------------------------------------------------------------
 
     def _send(
-        self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        payload: bytes,
+        content_type: str,
+        headers: dict[str, str] | None = None,
+        *,
+        cut: bool = False,
     ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -384,10 +399,22 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
+        if cut:  # promise the whole body, send half, hang up
+            self.wfile.write(payload[: len(payload) // 2])
+            self.wfile.flush()
+            self._hang_up()
+            return
         self.wfile.write(payload)
 
-    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
-        self._send(status, json.dumps(data).encode(), "application/json", headers)
+    def _hang_up(self) -> None:
+        self.close_connection = True
+        with contextlib.suppress(OSError):  # the client may have gone already
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _json(
+        self, status: int, data: Any, headers: dict[str, str] | None = None, *, cut: bool = False
+    ) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json", headers, cut=cut)
 
     def _error(
         self,
@@ -401,14 +428,17 @@ class _Handler(BaseHTTPRequestHandler):
         body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         self._json(status, body, headers)
 
-    def _stream(self, events: Iterator[bytes]) -> None:
+    def _stream(self, events: Iterator[bytes], cut: int | None = None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         try:
-            for event in events:
+            for n, event in enumerate(events):
+                if cut is not None and n >= cut:  # no last chunk: the stream is broken
+                    self._hang_up()
+                    return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

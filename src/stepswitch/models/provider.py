@@ -3,13 +3,13 @@ which replays a script (``--model scripted:FILE.json``) in process."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import openai
 
+from stepswitch._json import loads
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
 from stepswitch.models._convert import make_client
 from stepswitch.models.openai_chat import OpenAIChatCompletionsModel, parse_completion
@@ -91,8 +91,12 @@ class TranscriptModel:
     ``UserError`` naming the script.
     """
 
+    provider_name = "stepswitch.transcript"
+    """``gen_ai.provider.name`` on this model's spans."""
+
     def __init__(self, steps: Iterable[Any], *, name: str = "transcript") -> None:
         self.name = name
+        self.model = "transcript"
         self.steps = [normalize_step(s, where=f"{name}: step {i + 1}") for i, s in enumerate(steps)]
         self.requests: list[ModelRequest] = []
         self._used = 0
@@ -145,7 +149,7 @@ def _reply_response(reply: Reply, n: int, taken: Callable[[str], bool]) -> Model
 
 def _parse_raw(step: RawReply, where: str) -> ModelResponse:
     try:
-        data = json.loads(step.body)
+        data = loads(step.body)
     except ValueError as exc:
         raise ModelBehaviorError(f"{where}: the response is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

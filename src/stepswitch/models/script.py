@@ -8,7 +8,8 @@ replays it in process. A step is one model call's answer:
   ``refusal("no")``), the runtime's own ``OutputMessage``/``OutputFunctionCall``;
 - a ``ModelResponse`` (output items plus usage);
 - ``error_reply(status, ...)``: the server answers with that HTTP error status;
-- ``raw_reply(body)``: the server sends ``body`` verbatim (truncated or invalid JSON).
+- ``raw_reply(body)``: the server sends ``body`` verbatim (truncated or invalid JSON);
+- ``truncated(items)``: the server drops the connection part-way through the answer.
 
 The JSON form (a list of steps, or ``{"steps": [...]}``) is documented in
 ``docs/models.md`` and read by :func:`load_script`.
@@ -22,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from stepswitch._json import loads
 from stepswitch.context import Usage
 from stepswitch.errors import UserError
 from stepswitch.runtime.model import ModelResponse, OutputFunctionCall, OutputItem, OutputMessage
@@ -42,6 +44,7 @@ __all__ = [
     "refusal",
     "reply_usage",
     "slow",
+    "truncated",
 ]
 
 
@@ -54,6 +57,9 @@ class Reply:
     output_tokens: int = 0
     delay: float = 0.0
     """Seconds the server waits before answering (to provoke client timeouts)."""
+    cut_after: int | None = None
+    """When set, the server drops the connection mid-answer: after this many events of
+    a stream (before its end), or after half of a plain body (see :func:`truncated`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +149,19 @@ def slow(step: Any, seconds: float) -> Reply | ErrorReply | RawReply:
     return replace(normalize_step(step), delay=float(seconds))
 
 
+def truncated(step: Any, after_events: int = 2) -> Reply:
+    """``step`` (output items) served with the connection dropped part-way: a streamed
+    answer stops after ``after_events`` events with no end of stream (no
+    ``[DONE]``, no ``response.completed``); a plain answer stops after half its body.
+    It is what a crashing server or a broken proxy leaves the client with."""
+    reply = normalize_step(step)
+    if not isinstance(reply, Reply):
+        raise UserError("truncated: expected output items, not an error or raw reply")
+    if after_events < 0:
+        raise UserError(f"truncated: after_events must be 0 or more, got {after_events}")
+    return replace(reply, cut_after=after_events)
+
+
 def normalize_step(step: Any, where: str = "step") -> Reply | ErrorReply | RawReply:
     """One of the accepted step shapes as a :class:`Reply`, :class:`ErrorReply` or
     :class:`RawReply`; anything else is a :class:`UserError` naming ``where``."""
@@ -209,8 +228,12 @@ def load_script(path: str | Path) -> list[Reply | ErrorReply | RawReply]:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise UserError(f"{file}: cannot read the script: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{file}: not a script: byte {exc.start} is not UTF-8 text"
+        ) from None
     try:
-        data = json.loads(text)
+        data = loads(text)  # limits: deep nesting and huge numbers are refused
     except json.JSONDecodeError as exc:
         raise UserError(f"{file}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     return parse_script(data, where=str(file))

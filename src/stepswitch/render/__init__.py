@@ -10,12 +10,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
-from stepswitch.compiler.ir import MachineIR
 from stepswitch.compiler.lower import lower
 from stepswitch.errors import UserError
 from stepswitch.graph.build import BuiltWorkflow
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.ir import MachineIR
 from stepswitch.render.dot import scene_to_dot
 from stepswitch.render.graphviz_bin import GraphvizNotFound, find_graphviz, run_graphviz
 from stepswitch.render.machine import build_machine_scene

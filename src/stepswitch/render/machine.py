@@ -1,23 +1,26 @@
 """The machine view: the compiled step-switch state machine, drawn from its IR.
 
-One state per agent, from the same :class:`~stepswitch.compiler.ir.MachineIR` the
+One state per agent, from the same :class:`~stepswitch.ir.MachineIR` the
 runtime interprets and codegen emits, so the picture cannot show a transition the
 machine does not have. Transitions are the four steps a model turn can end in:
 
 - **Handoff** to another state, with the handoff's budget (``≤2``);
-- **Interruption** into the ``paused`` node when a tool needs approval, and *resume*
-  back once the state is approved or rejected;
+- **Interruption** into the ``paused`` node when the state's turn can pause (a tool
+  or agent tool that needs approval, or an agent tool whose nested run can pause, at
+  any depth), and *resume* back once the state is approved or rejected;
 - **RunAgain**, a loop on the state: tools ran and the model is called again;
 - **Final** into ``end``: a text or typed answer, or a tool's output when the
   state's tool-use rule stops.
 
 Agent tools are drawn as in the graph view (a nested run that returns). States that
 only ever run nested return their Final to the caller instead of ending the run.
+Whether a state can pause, end the run, or only runs nested are the facts ``lower()``
+stored in the state (``state.facts``): the view draws them, it does not derive them.
 """
 
 from __future__ import annotations
 
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
@@ -28,44 +31,10 @@ from stepswitch.render.scene import (
     SceneEdge,
     SceneNode,
     code_lines,
-    finishes,
     sort_marks,
 )
 
-__all__ = ["build_machine_scene", "state_can_finish"]
-
-
-def state_can_finish(state: StateIR) -> tuple[bool, bool]:
-    """``(by answering, by a tool that stops)`` for one state of the machine (see
-    :func:`~stepswitch.render.scene.can_finish`)."""
-    callable_names = [t.name for t in state.tools if not isinstance(t.action, HandOff)]
-    rule = state.step
-    return finishes(state.settings.get("tool_choice"), callable_names, rule.tool_use,
-                    rule.stop_at)
-
-
-def _closures(ir: MachineIR) -> tuple[set[str], set[str]]:
-    states = {s.agent: s for s in ir.states}
-
-    def walk(starts: set[str], nested: bool) -> set[str]:
-        seen = set(starts)
-        stack = list(starts)
-        while stack:
-            for row in states[stack.pop()].tools:
-                action = row.action
-                if isinstance(action, RunFunction) or (
-                    isinstance(action, RunAgent) and not nested
-                ):
-                    continue
-                if action.target in states and action.target not in seen:
-                    seen.add(action.target)
-                    stack.append(action.target)
-        return seen
-
-    if ir.entry not in states:
-        return set(), set()
-    top = walk({ir.entry}, False)
-    return top, walk(top, True)
+__all__ = ["build_machine_scene"]
 
 
 def _state_lines(state: StateIR) -> list[str]:
@@ -107,7 +76,6 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
 
     marks = sort_marks(names, report, size_of)
     ids = {name: f"a{i}" for i, name in enumerate(names)}
-    top, reachable = _closures(ir)
     budget = [f"max_turns: {ir.max_turns}" if ir.max_turns is not None else "max_turns: none",
               f"max_depth: {ir.max_depth}"]
     nodes = [SceneNode(START_ID, "start", "start", (*budget, *code_lines(marks.workflow)),
@@ -119,11 +87,11 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
     finals: list[SceneEdge] = []
     for state in ir.states:
         sid = ids[state.agent]
-        nested_only = state.agent in reachable and state.agent not in top
+        facts = state.facts
+        nested_only = facts.nested_only
         own = list(marks.agents.get(state.agent, ()))
         lines = _state_lines(state)
         counters = {"tools": 0, "agent_tools": 0, "handoffs": 0}
-        gated: list[str] = []
         for row in state.tools:
             action = row.action
             field = ("tools" if isinstance(action, RunFunction)
@@ -145,12 +113,8 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
                 edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "agent_tool",
                                        f"{row.name}: nested run{limits}{codes}",
                                        action.approval != "never", tuple(found)))
-                if action.approval != "never":
-                    gated.append(row.name)
             else:
                 own.extend(found)
-                if action.approval != "never":
-                    gated.append(row.name)
         if nested_only:
             lines.append("nested run: Final returns to caller")
         lines.extend(code_lines(marks.agents.get(state.agent, ())))
@@ -160,16 +124,17 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
         # answer that did not parse both lead to another model call in this state.
         if state.tools or state.output.kind == "typed":
             edges.append(SceneEdge(sid, sid, "run_again", "RunAgain"))
-        if gated:
-            pauses.append(SceneEdge(sid, PAUSED_ID, "interrupt",
-                                    f"Interruption: {', '.join(gated)}"))
+        if facts.pauses:
+            shown = ", ".join(
+                p.tool if p.kind != "nested" else f"{p.tool} (nested)" for p in facts.pauses
+            )
+            pauses.append(SceneEdge(sid, PAUSED_ID, "interrupt", f"Interruption: {shown}"))
             pauses.append(SceneEdge(PAUSED_ID, sid, "resume", "resume"))
         if not nested_only:
-            answers, stops = state_can_finish(state)
-            if answers:
+            if facts.answers:
                 what = state.output.name if state.output.kind == "typed" else "text"
                 finals.append(SceneEdge(sid, END_ID, "final", f"Final: {what}"))
-            if stops:
+            if facts.stops:
                 finals.append(SceneEdge(sid, END_ID, "final", "Final: tool output"))
     if pauses:
         nodes.append(SceneNode(PAUSED_ID, "paused", "paused", ("waiting for approval",),

@@ -30,9 +30,7 @@ __all__ = [
     "SceneNode",
     "Severity",
     "build_scene",
-    "can_finish",
     "code_lines",
-    "finishes",
     "sort_marks",
 ]
 
@@ -149,47 +147,6 @@ def _worst(marks: Sequence[Mark]) -> Severity | None:
         if worst is None or _SEVERITY_RANK[mark.severity] > _SEVERITY_RANK[worst]:
             worst = mark.severity
     return worst
-
-
-def can_finish(agent: AgentSpec) -> tuple[bool, bool]:
-    """Whether the agent can end its run: ``(by answering, by a tool that stops)``.
-
-    As the run loop does by default (``RunConfig(reset_tool_choice=True)``, as in the
-    SDK), a forced tool call (``tool_choice`` "required" or a tool's name) forces only
-    the first call: once the agent has used a tool it may answer. So it answers unless
-    its forced choice allows no function or agent tool (only handoffs), or every tool
-    it may call stops the run. A tool-use behaviour that stops ends the run with the
-    output of a function or agent tool (as the runtime does), among the tools the model
-    may call (only the forced one, when one is named). The analyzer's rule
-    (``SW108``/``SW205``) is the same.
-    """
-    choice = agent.model_settings.get("tool_choice") if agent.model_settings else None
-    behavior = agent.tool_use_behavior
-    callable_names = [t.name for t in agent.tools] + [t.tool_name for t in agent.agent_tools]
-    return finishes(choice, callable_names, behavior.kind, behavior.tool_names)
-
-
-def finishes(
-    choice: object, callable_names: list[str], tool_use: str, stop_at: Sequence[str]
-) -> tuple[bool, bool]:
-    forced = choice is not None and choice not in ("auto", "none")
-    if choice == "none":
-        callable_names = []
-    elif forced and choice != "required":
-        callable_names = [name for name in callable_names if name == choice]
-    if tool_use == "run_llm_again":
-        stopping: list[str] = []
-    elif tool_use == "stop_at_tools":
-        stopping = [name for name in callable_names if name in stop_at]
-    else:  # stop_on_first_tool, or a function that may stop
-        stopping = list(callable_names)
-    if not forced:
-        answers = True
-    elif tool_use == "function":  # it may or may not stop after the forced call
-        answers = bool(callable_names)
-    else:  # it answers after a forced call to a tool that does not stop the run
-        answers = any(name not in stopping for name in callable_names)
-    return answers, bool(stopping)
 
 
 # -- building -----------------------------------------------------------------------------
@@ -340,37 +297,6 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
     return lines
 
 
-def _closures(graph: WorkflowGraph) -> tuple[frozenset[str], frozenset[str]]:
-    """``(top level, reachable)`` from the entry. Top level: the agents that can be
-    current in the top-level run, i.e. the entry and what handoffs reach from it (an
-    agent-tool call runs its target nested, and returns)."""
-    entry = graph.entry
-    if entry is None:
-        return frozenset(), frozenset()
-    agents = {name: graph.agent(name) for name in graph.agent_names()}
-    top = {entry}
-    stack = [entry]
-    while stack:
-        for h in agents[stack.pop()].handoffs:
-            if h.target not in top and h.target in agents:
-                top.add(h.target)
-                stack.append(h.target)
-    # Agent tools whose targets are all top-level add nothing: skip the second walk.
-    if all(t.target in top for a in agents.values() for t in a.agent_tools):
-        return frozenset(top), frozenset(top)
-    seen = set(top)
-    stack = list(top)
-    while stack:
-        agent = agents[stack.pop()]
-        targets = [h.target for h in agent.handoffs]
-        targets.extend(t.target for t in agent.agent_tools)
-        for target in targets:
-            if target not in seen and target in agents:
-                seen.add(target)
-                stack.append(target)
-    return frozenset(top), frozenset(seen)
-
-
 def build_scene(
     graph: WorkflowGraph, *, tools: bool = False, report: ReportLike | None = None
 ) -> Scene:
@@ -385,7 +311,7 @@ def build_scene(
     )
     names = graph.agent_names()
     ids = {name: f"a{i}" for i, name in enumerate(names)}
-    top, reachable = _closures(graph)
+    facts = graph.facts()
     no_marks: list[Mark] = []
     entry = graph.entry
 
@@ -413,7 +339,8 @@ def build_scene(
     for name in names:
         agent = graph.agent(name)
         aid = ids[name]
-        nested_only = name in reachable and name not in top
+        fact = facts[name]
+        nested_only = fact.nested_only
         if any_marks:
             own_tool_marks = {
                 i: found
@@ -474,7 +401,7 @@ def build_scene(
                 tool_marks[node.id].extend(found)
                 tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
         if not nested_only:
-            answers, stops = can_finish(agent)
+            answers, stops = fact.answers, fact.stops
             if answers:
                 end_edges.append(SceneEdge(aid, END_ID, "final",
                                            "or tool output" if stops else ""))

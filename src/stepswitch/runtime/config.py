@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from stepswitch.errors import UserError
 from stepswitch.settings import ModelSettings
 
-__all__ = ["RunConfig"]
+__all__ = ["RunConfig", "check_max_turns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,3 +34,46 @@ class RunConfig:
     on_invalid_output: Callable[..., Any] | None = None
     handoff_input_filter: Callable[..., Any] | None = None
     """Applied to handoffs that declare no ``input_filter`` of their own."""
+    trace_content: bool = False
+    """Record message content, tool arguments and tool results on the run's
+    OpenTelemetry spans (off by default: they may hold personal data)."""
+    tracer_provider: Any = None
+    """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
+    one (when ``opentelemetry`` is set up), else the run is not traced."""
+
+    def __post_init__(self) -> None:
+        # checked here, not when a run trips over it mid-way with items to lose
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
+            _bad("model_settings", "a ModelSettings or None", self.model_settings)
+        if self.unknown_tool not in ("raise", "return_error"):
+            _bad("unknown_tool", '"raise" or "return_error"', self.unknown_tool)
+        limit = self.max_tool_concurrency
+        if limit is not None and (type(limit) is not int or limit < 1):
+            _bad("max_tool_concurrency", "a positive integer or None", limit)
+        for flag in ("reset_tool_choice", "trace_content"):
+            if type(getattr(self, flag)) is not bool:
+                _bad(flag, "True or False", getattr(self, flag))
+        for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                _bad(name, "a function or None", value)
+
+
+def _bad(field: str, expected: str, value: Any) -> None:
+    raise UserError(f"RunConfig: {field} must be {expected}, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def check_max_turns(value: Any, where: str) -> int:
+    """``value`` if it is a positive integer; else a ``UserError`` naming ``where``."""
+    if type(value) is not int or value < 1:
+        raise UserError(f"{where} must be a positive integer, got {_shown(value)}")
+    return value
+

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from stepswitch.compiler.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.errors import UserError
+from stepswitch.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
 from stepswitch.settings import ModelSettings
@@ -41,7 +41,7 @@ class MachineCore:
         self.ir = ir
         self.resolver = resolver
         self.states: dict[str, StateIR] = {s.agent: s for s in ir.states}
-        if ir.entry not in self.states:
+        if ir.flow is None and ir.entry not in self.states:
             raise UserError(f"machine {ir.name!r}: entry {ir.entry!r} has no state")
         self.tables: dict[str, dict[str, ToolEntry]] = {
             s.agent: {t.name: t for t in s.tools} for s in ir.states
@@ -49,6 +49,12 @@ class MachineCore:
         self.steps: dict[str, StepFunction] = {
             s.agent: (steps or {}).get(s.agent, interpret_step) for s in ir.states
         }
+        unswitched = [s.agent for s in ir.states if not s.switch]
+        if unswitched:
+            raise UserError(
+                f"machine {ir.name!r}: state(s) {', '.join(map(repr, unswitched))} have no "
+                "step switch; build machine IR with stepswitch.compiler.lower()"
+            )
         unknown_steps = set(steps or {}) - set(self.states)
         if unknown_steps:
             raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")

@@ -12,11 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from stepswitch.runtime.model import Model, ModelRequest, ModelResponse
+from stepswitch.errors import ModelBehaviorError
+from stepswitch.runtime.events import (
+    AgentUpdated,
+    AgentUpdatedStreamEvent,
+    FlowNodeStreamEvent,
+    RawResponsesStreamEvent,
+    RunItemStreamEvent,
+    StreamEvent,
+    item_event_name,
+)
+from stepswitch.runtime.model import Model, ModelRequest, ModelResponse, ResponseCompleted
 
 __all__ = [
     "Await",
@@ -29,7 +39,9 @@ __all__ = [
     "NestedJob",
     "Ok",
     "Outcome",
+    "Pump",
     "RunJobs",
+    "discard",
     "drive",
     "perform",
     "settle",
@@ -56,6 +68,9 @@ class CallJob:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     is_async: bool
+    name: str = ""
+    """The tool's name and the model's call id (for tracing; empty for hooks)."""
+    call_id: str = ""
 
 
 @dataclass(slots=True)
@@ -63,6 +78,10 @@ class NestedJob:
     """Drive a nested run loop (an agent tool) to its end."""
 
     loop: Generator[Any, Any, Any]
+    name: str = ""
+    """The agent tool's name, the model's call id and the nested agent (for tracing)."""
+    call_id: str = ""
+    agent: str = ""
 
 
 Job: TypeAlias = CallJob | NestedJob
@@ -108,40 +127,114 @@ class Err:
 Outcome: TypeAlias = Ok | Err
 
 
+class Pump:
+    """Drives one run-loop generator to its end: the one pump every driver shares.
+
+    ``events()`` sends each effect's outcome back into the loop (or throws its error
+    in), performs the effects, and yields stream events when ``stream`` is set: the
+    loop's ``Emit`` effects as item and agent events, and a streaming model's raw
+    events. Without ``stream`` it yields nothing, and ``Emit`` costs one type check.
+    When it ends, however it ends (the loop returned or raised, or the consumer of a
+    stream stopped early), the loop generator is closed, so its ``finally`` blocks run
+    now rather than whenever the garbage collector finds it. ``result`` holds what the
+    loop returned.
+    """
+
+    __slots__ = ("done", "loop", "result", "stream")
+
+    def __init__(self, loop: Generator[Any, Any, Any], *, stream: bool = False) -> None:
+        self.loop = loop
+        self.stream = stream
+        self.result: Any = None
+        self.done = False
+
+    async def events(self) -> AsyncIterator[StreamEvent]:
+        loop = self.loop
+        stream = self.stream
+        send: Any = None
+        error: BaseException | None = None
+        try:
+            while True:
+                try:
+                    effect = loop.throw(error) if error is not None else loop.send(send)
+                except StopIteration as stop:
+                    self.result = stop.value
+                    self.done = True
+                    return
+                error = None
+                send = None
+                kind = type(effect)
+                if kind is Emit:
+                    if stream:
+                        for event in _stream_events(effect):
+                            yield event
+                    continue
+                guards: list[asyncio.Future[Any]] = []
+                try:
+                    # the two effects of every turn, performed inline (no extra coroutine)
+                    if kind is CallModel and stream and hasattr(effect.model, "stream_response"):
+                        guards = start_alongside(effect.alongside)
+                        response: ModelResponse | None = None
+                        async for raw in effect.model.stream_response(effect.request):
+                            if isinstance(raw, ResponseCompleted):
+                                response = raw.response
+                            else:
+                                yield RawResponsesStreamEvent(raw)
+                        outcomes = await settle(guards)
+                        if response is None:
+                            raise ModelBehaviorError(
+                                f"the model's stream for agent {effect.request.agent!r} ended "
+                                "without a completed response"
+                            )
+                        send = (response, outcomes) if effect.alongside else response
+                    elif kind is CallModel and not effect.alongside:
+                        send = await effect.model.get_response(effect.request)
+                    elif (
+                        kind is RunJobs
+                        and len(effect.jobs) == 1
+                        and type(effect.jobs[0]) is CallJob
+                    ):
+                        job = effect.jobs[0]
+                        if job.is_async:
+                            send = (await _job(job, threaded=False),)
+                        else:  # one sync call: run it right here
+                            try:
+                                value = job.fn(*job.args, **job.kwargs)
+                                if type(value) is not str and inspect.isawaitable(value):
+                                    value = await value
+                                send = (Ok(value),)
+                            except Exception as exc:
+                                send = (Err(exc),)
+                    else:
+                        send = await perform(effect)
+                except Exception as exc:
+                    error = exc
+                    if guards:  # a failed call leaves no task behind for asyncio to warn of
+                        await discard(guards)
+        finally:
+            loop.close()
+
+
+def _stream_events(effect: Emit) -> Iterator[StreamEvent]:
+    event = effect.event
+    if type(event) is AgentUpdated:
+        yield AgentUpdatedStreamEvent(event.agent)
+        return
+    if type(event) is FlowNodeStreamEvent:  # a flow moved to a node: passed as is
+        yield event
+        return
+    for item in event:
+        name = item_event_name(item)
+        if name is not None:
+            yield RunItemStreamEvent(name, item)
+
+
 async def drive(loop: Generator[Any, Any, Any]) -> Any:
     """Drive a loop to its end, performing every effect; stream events are dropped."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = loop.throw(error) if error is not None else loop.send(send)
-        except StopIteration as stop:
-            return stop.value
-        error = None
-        send = None
-        kind = type(effect)
-        if kind is Emit:
-            continue
-        try:
-            # the two effects of every turn, performed inline (no extra coroutine)
-            if kind is CallModel and not effect.alongside:
-                send = await effect.model.get_response(effect.request)
-            elif kind is RunJobs and len(effect.jobs) == 1 and type(effect.jobs[0]) is CallJob:
-                job = effect.jobs[0]
-                if job.is_async:
-                    send = (await _job(job, threaded=False),)
-                else:  # one sync call: run it right here
-                    try:
-                        value = job.fn(*job.args, **job.kwargs)
-                        if type(value) is not str and inspect.isawaitable(value):
-                            value = await value
-                        send = (Ok(value),)
-                    except Exception as exc:
-                        send = (Err(exc),)
-            else:
-                send = await perform(effect)
-        except Exception as exc:
-            error = exc
+    pump = Pump(loop)
+    async for _ in pump.events():
+        pass  # never reached: a pump without ``stream`` yields nothing
+    return pump.result
 
 
 async def perform(effect: Effect) -> Any:
@@ -175,6 +268,15 @@ async def _thunk(t: Callable[[], Any]) -> Any:
 def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Future[Any]]:
     """Start the thunks of a ``CallModel`` as tasks."""
     return [asyncio.ensure_future(_thunk(t)) for t in thunks]
+
+
+async def discard(tasks: list[asyncio.Future[Any]]) -> None:
+    """Cancel the tasks and wait for them, keeping none of their outcomes: nothing is
+    left pending, and no exception is left unretrieved for asyncio to print."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:

@@ -14,6 +14,7 @@ from stepswitch.runtime.items import RunItem
 __all__ = [
     "AgentUpdated",
     "AgentUpdatedStreamEvent",
+    "FlowNodeStreamEvent",
     "RawResponsesStreamEvent",
     "RunItemStreamEvent",
     "StreamEvent",
@@ -53,7 +54,20 @@ class AgentUpdatedStreamEvent:
     type: Literal["agent_updated_stream_event"] = "agent_updated_stream_event"
 
 
-StreamEvent: TypeAlias = RawResponsesStreamEvent | RunItemStreamEvent | AgentUpdatedStreamEvent
+@dataclass(frozen=True, slots=True)
+class FlowNodeStreamEvent:
+    """A flow moved to ``node`` (an ``"agent"`` or a ``"step"``). A fan-out's branches
+    are announced once, as ``each``, with ``count`` the number of elements."""
+
+    node: str
+    kind: Literal["agent", "step", "fan_out"]
+    count: int | None = None
+    type: Literal["flow_node_stream_event"] = "flow_node_stream_event"
+
+
+StreamEvent: TypeAlias = (
+    RawResponsesStreamEvent | RunItemStreamEvent | AgentUpdatedStreamEvent | FlowNodeStreamEvent
+)
 
 _NAMES = {
     "message_output_item": "message_output_created",

@@ -7,19 +7,20 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     MaxTurnsExceeded,
     ModelBehaviorError,
     OutputGuardrailTripwireTriggered,
     UserError,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Emit,
 )
 from stepswitch.runtime.events import AgentUpdated
+from stepswitch.runtime.guardrails import checked_verdict
 from stepswitch.runtime.items import (
     MessageOutputItem,
 )
@@ -73,10 +74,9 @@ def apply_decision(
     if type(decision) is Interruption:
         return run.result(None, interrupted=pending)
     if type(decision) is Final:
-        output = decision.output
-        if state.output.kind == "text" and not isinstance(output, str):
-            output = str(output)
-        return (yield from _finish(core, run, state, output))
+        # the tool's own value, as docs/codegen.md promises: a dict stays a dict
+        # (the Agents SDK would hand back its str(); docs/migrating.md lists it)
+        return (yield from _finish(core, run, state, decision.output))
     if type(decision) is FinalMessage:
         output = yield from _parse_final(core, run, config, state, decision.text)
         return (yield from _finish(core, run, state, output))
@@ -108,6 +108,7 @@ def _finish(
 ) -> Generator[Any, Any, RunResult]:
     for g in state.output_guardrails:
         verdict = yield from call_hook(core.obj(g.ref)(run.ctx, state, output))
+        verdict = checked_verdict("output", g.name, state.agent, verdict)
         result = GuardrailResult(g.name, state.agent, verdict.output_info,
                                  bool(verdict.tripwire_triggered))
         run.output_guardrail_results.append(result)

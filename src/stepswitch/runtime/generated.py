@@ -24,9 +24,11 @@ its own step table::
 
     MACHINE = StateMachine(IR, import_objects(IR.refs()), steps={"triage": step_triage})
 
-A step function must decide exactly as :func:`interpret_step` does for its state
-(the differential tests compare item traces); the loop does the rest, so a
-generated machine and the interpreter produce the same items in the same order.
+Each step function is the state's step switch (``state.switch``, the rows
+``lower()`` computed) printed as code, so it decides exactly as
+:func:`interpret_step` does reading those rows (the differential tests compare item
+traces); the loop does the rest, so a generated machine and the interpreter produce
+the same items in the same order.
 """
 
 from __future__ import annotations
@@ -34,19 +36,22 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 
-from stepswitch.compiler.ir import (
+from stepswitch.errors import UserError
+from stepswitch.ir import (
     IR_VERSION,
     GuardrailIR,
     HandOff,
     MachineIR,
     OutputRule,
+    PausePoint,
     RunAgent,
     RunFunction,
+    StateFacts,
     StateIR,
+    StepCase,
     StepRule,
     ToolEntry,
 )
-from stepswitch.errors import UserError
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import Model
@@ -79,6 +84,7 @@ __all__ = [
     "MachineIR",
     "Model",
     "OutputRule",
+    "PausePoint",
     "RunAgain",
     "RunAgent",
     "RunConfig",
@@ -86,8 +92,10 @@ __all__ = [
     "RunResult",
     "RunResultStreaming",
     "RunState",
+    "StateFacts",
     "StateIR",
     "StateMachine",
+    "StepCase",
     "StepDecision",
     "StepFunction",
     "StepRule",

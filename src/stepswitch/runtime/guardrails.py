@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from stepswitch.compiler.ir import StateIR
 from stepswitch.errors import (
     InputGuardrailTripwireTriggered,
+    UserError,
 )
+from stepswitch.ir import StateIR
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Err,
@@ -20,7 +21,7 @@ from stepswitch.runtime.effects import (
 from stepswitch.runtime.result import GuardrailResult
 from stepswitch.runtime.run import Run, call_hook
 
-__all__ = ["check_input_guardrails", "input_guardrails"]
+__all__ = ["check_input_guardrails", "checked_verdict", "input_guardrails"]
 
 
 def input_guardrails(core: MachineCore, run: Run) -> Generator[Any, Any, tuple[Any, ...]]:
@@ -50,7 +51,21 @@ def check_input_guardrails(run: Run, state: StateIR, outcomes: tuple[Outcome, ..
         _record_input(run, state, g.name, outcome.value)
 
 
+def checked_verdict(kind: str, name: str, agent: str, verdict: Any) -> Any:
+    """``verdict`` if it has a guardrail result's shape, else a ``UserError`` that names
+    the guardrail and what it returned (not an ``AttributeError`` deep in the loop)."""
+    flag = getattr(verdict, "tripwire_triggered", None)
+    if isinstance(flag, bool) and hasattr(verdict, "output_info"):
+        return verdict
+    shown = "None" if verdict is None else type(verdict).__name__
+    raise UserError(
+        f"{kind} guardrail {name!r} of agent {agent!r} returned {shown}; a guardrail must "
+        "return GuardrailFunctionOutput(output_info=..., tripwire_triggered=True/False)"
+    )
+
+
 def _record_input(run: Run, state: StateIR, name: str, verdict: Any) -> None:
+    verdict = checked_verdict("input", name, state.agent, verdict)
     result = GuardrailResult(name, state.agent, verdict.output_info,
                              bool(verdict.tripwire_triggered))
     run.input_guardrail_results.append(result)

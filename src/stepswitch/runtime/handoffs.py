@@ -9,11 +9,11 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from stepswitch.compiler.ir import HandOff, StateIR, ToolEntry
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     UserError,
 )
+from stepswitch.ir import HandOff, StateIR, ToolEntry
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.items import (

@@ -95,12 +95,19 @@ class HandoffOutputItem:
 
 @dataclass(frozen=True, slots=True)
 class ToolApprovalItem:
-    """A call that waits for a human's yes or no before it may run."""
+    """A call that waits for a human's yes or no before it may run.
+
+    ``run_path`` says whose call it is: the call ids of the agent-tool calls whose
+    nested runs hold it, outermost first; ``()`` for a call of the run itself. A
+    decision is keyed by ``(run_path, call_id)``, so a nested run reusing a call id
+    of its caller (servers that number calls per response do) never shares it.
+    """
 
     agent: str
     name: str
     call_id: str
     arguments: str
+    run_path: tuple[str, ...] = ()
     type: Literal["tool_approval_item"] = "tool_approval_item"
 
 

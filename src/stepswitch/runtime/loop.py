@@ -23,12 +23,14 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
-from stepswitch.compiler.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
+from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,
     StepswitchError,
     UserError,
 )
+from stepswitch.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
+from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -66,6 +68,7 @@ from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
+    Interruption,
     RunAgain,
     ToolResult,
     TurnOutcome,
@@ -77,6 +80,7 @@ from stepswitch.runtime.tools import (
     output_text,
     parse_arguments,
     parse_typed,
+    result_text,
 )
 
 __all__ = ['run_loop']
@@ -113,6 +117,8 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
+        if turn.interrupted and type(decision) is not Interruption:
+            raise _pause_dropped(state)
         if type(decision) is not RunAgain:
             done = yield from apply_decision(core, run, config, state, turn, decision, pending)
             if done is not None:
@@ -140,12 +146,25 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
+        if turn.interrupted and type(decision) is not Interruption:
+            raise _pause_dropped(state)
         if type(decision) is RunAgain:
             continue
         here = PendingTurn(state.agent, tuple(output), start)
         done = yield from apply_decision(core, run, config, state, turn, decision, here)
         if done is not None:
             return done
+
+
+def _pause_dropped(state: StateIR) -> StepswitchError:
+    # A step function that ignores a pending approval would run on without it (or
+    # end the run with a call that never got its output): fail loudly instead.
+    return StepswitchError(
+        f"agent {state.agent!r}: a call waits for approval, but the state's step switch "
+        "has no Interruption case (its facts say it cannot pause); the machine's IR is "
+        "wrong or stale: recompile the workflow, or regenerate the runner with "
+        "`stepswitch compile TARGET -o FILE`"
+    )
 
 
 def _model_for(core: MachineCore, state: StateIR, model: Model | None) -> Model:
@@ -200,12 +219,45 @@ def _request(
 
 @dataclass(slots=True)
 class _Slot:
+    """One function or agent tool call of the turn and what becomes of it."""
+
     call: OutputFunctionCall
     entry: ToolEntry
     job: int = -1
+    """Its index in the turn's ``RunJobs``, or -1 when nothing runs."""
     output: ToolCallOutputItem | None = None
     approval: bool = False
-    nested_resume: bool = False
+    """It waits for a human's decision."""
+
+
+Call = tuple[OutputFunctionCall, ToolEntry | None]
+"""A function call of the response and its table row (None: the agent has no such tool)."""
+
+
+@dataclass(slots=True)
+class _Response:
+    """A model response read against the agent's table."""
+
+    calls: list[Call]
+    items: list[RunItem]
+    """The items it makes, in model order."""
+    last_message: str | None = None
+    had_calls: bool = False
+    handoffs: bool = False
+    unknown: bool = False
+
+
+@dataclass(slots=True)
+class _Earlier:
+    """What a paused turn already did, read back from the items on resume."""
+
+    outputs: dict[str, ToolCallOutputItem]
+    approvals: set[str]
+    """Call ids that asked for approval."""
+
+
+_NOTHING_EARLIER = _Earlier({}, set())
+"""A fresh turn's (read only)."""
 
 
 def _settle(
@@ -218,105 +270,190 @@ def _settle(
     *,
     resume: bool,
 ) -> Generator[Any, Any, TurnOutcome]:
+    """Carry out one response's calls; on ``resume``, finish a paused turn instead.
+
+    A fresh turn checks the response, records its items and runs its calls. A resumed
+    turn's items are already recorded (from ``start`` on): calls with an output there
+    stay done, calls that asked for approval run (or get their rejection) by the
+    state's decisions, and paused nested runs resume.
+    """
+    response = _read(core, config, run, state, output, check=not resume)
+    if resume:
+        earlier = _read_earlier(run, start)
+    else:
+        earlier = _NOTHING_EARLIER
+        if (ev := _record(run, response)) is not None:
+            yield ev
+    slots, jobs = yield from _plan(core, run, config, state, response.calls, earlier, resume)
+    outcomes: tuple[Outcome, ...] = ()
+    if jobs:
+        outcomes = yield RunJobs(tuple(jobs), config.max_tool_concurrency)
+    if slots:
+        run.used_tools.add(state.agent)
+    interrupted, results = yield from _collect(core, run, state, slots, outcomes, resume)
+    if response.unknown and not resume:
+        _unknown_outputs(run, state, response.calls)
+    handoff: str | None = None
+    if response.handoffs and not interrupted:
+        handoff = yield from take_handoffs(core, run, config, state, response.calls, start)
+    if resume:  # calls done before the pause count too, in call order
+        results = _with_earlier(response.calls, results, earlier)
+    return TurnOutcome(
+        interrupted, handoff, tuple(results.values()), response.had_calls, response.last_message
+    )
+
+
+def _read(
+    core: MachineCore,
+    config: RunConfig,
+    run: Run,
+    state: StateIR,
+    output: tuple[OutputItem, ...],
+    *,
+    check: bool,
+) -> _Response:
+    """The response's calls and items; with ``check``, refuse a response nothing on the
+    trusted side can act on (an unknown tool when the config says raise, a call id used
+    twice in it or reused from an earlier call)."""
     table = core.tables[state.agent]
     agent = state.agent
-    last_message: str | None = None
-    had_calls = False
-    calls: list[tuple[OutputFunctionCall, ToolEntry | None]] = []
-    made: list[RunItem] = []
-    handoffs = unknown = False
+    r = _Response([], [])
     for out in output:
         if type(out) is OutputFunctionCall:
-            had_calls = True
+            r.had_calls = True
             entry = table.get(out.name)
             if entry is None:
-                unknown = True
-            if not resume:
-                if entry is None and config.unknown_tool == "raise":
-                    raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
-                if calls and any(c.call_id == out.call_id for c, _ in calls):
-                    raise ModelBehaviorError(
-                        f"the model used call id {out.call_id!r} twice in one response "
-                        f"(tool {out.name}, agent {agent})"
-                    )
-                if out.call_id in run.call_ids:
-                    # an earlier call's id: its decision or output must not carry over
-                    raise ModelBehaviorError(
-                        f"the model reused call id {out.call_id!r} of an earlier call "
-                        f"(tool {out.name}, agent {agent}); every call needs a new id"
-                    )
-            calls.append((out, entry))
+                r.unknown = True
+            if check:
+                _check_call(run, config, agent, out, entry, r.calls)
+            r.calls.append((out, entry))
             if entry is not None and type(entry.action) is HandOff:
-                handoffs = True
-                made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+                r.handoffs = True
+                r.items.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
             else:
-                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
+                r.items.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
         elif type(out) is OutputMessage:
-            last_message = out.content
-            made.append(MessageOutputItem(agent, out.content, out.refusal))
-    if not resume:
-        # appended only once the whole response is known to be actionable
-        for item in made:
-            run.append(item)
-        run.call_ids.update(c.call_id for c, _ in calls)
-        if (ev := flush(run)) is not None:
-            yield ev
+            r.last_message = out.content
+            r.items.append(MessageOutputItem(agent, out.content, out.refusal))
+    return r
 
-    earlier: dict[str, ToolCallOutputItem] = {}
-    approvals: set[str] = set()
-    if resume:
-        for item in run.items[start:]:
-            if type(item) is ToolCallOutputItem:
-                earlier[item.call_id] = item
-            elif type(item) is ToolApprovalItem:
-                approvals.add(item.call_id)
 
+def _check_call(
+    run: Run,
+    config: RunConfig,
+    agent: str,
+    out: OutputFunctionCall,
+    entry: ToolEntry | None,
+    calls: list[Call],
+) -> None:
+    if entry is None and config.unknown_tool == "raise":
+        raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
+    if calls and any(c.call_id == out.call_id for c, _ in calls):
+        raise ModelBehaviorError(
+            f"the model used call id {out.call_id!r} twice in one response "
+            f"(tool {out.name}, agent {agent})"
+        )
+    if out.call_id in run.call_ids:
+        # an earlier call's id: its decision or output must not carry over
+        raise ModelBehaviorError(
+            f"the model reused call id {out.call_id!r} of an earlier call "
+            f"(tool {out.name}, agent {agent}); every call needs a new id"
+        )
+
+
+def _record(run: Run, response: _Response) -> Emit | None:
+    """Append a fresh response's items: only once all of it is known to be actionable.
+    The stream event of the new items, if the run is streamed."""
+    for item in response.items:
+        run.append(item)
+    run.call_ids.update(c.call_id for c, _ in response.calls)
+    return flush(run)
+
+
+def _read_earlier(run: Run, start: int) -> _Earlier:
+    earlier = _Earlier({}, set())
+    for item in run.items[start:]:
+        if type(item) is ToolCallOutputItem:
+            earlier.outputs[item.call_id] = item
+        elif type(item) is ToolApprovalItem and not item.run_path:
+            earlier.approvals.add(item.call_id)
+    return earlier
+
+
+def _plan(
+    core: MachineCore,
+    run: Run,
+    config: RunConfig,
+    state: StateIR,
+    calls: list[Call],
+    earlier: _Earlier,
+    resume: bool,
+) -> Generator[Any, Any, tuple[list[_Slot], list[Job]]]:
+    """A slot per function or agent tool call still to settle, and the jobs to run:
+    a paused nested run resumes; a gated call runs once approved, gets its rejection,
+    or waits; any other call is validated and prepared."""
     slots: list[_Slot] = []
     jobs: list[Job] = []
     for call, entry in calls:
-        if entry is None or type(entry.action) is HandOff or call.call_id in earlier:
+        if entry is None or call.call_id in earlier.outputs:
+            continue
+        action = entry.action
+        if isinstance(action, HandOff):
             continue
         slot = _Slot(call, entry)
         slots.append(slot)
-        action = entry.action
         if call.call_id in run.nested:
-            child = run.nested.pop(call.call_id)
-            asked = {i.call_id for i in child.items if type(i) is ToolApprovalItem}
-            child.decisions.update((k, d) for k, d in run.decisions.items() if k in asked)
-            child.always.update(run.always)
+            child = run.nested.pop(call.call_id)  # its decisions are in its own state
             slot.job = len(jobs)
-            jobs.append(NestedJob(_nested_resume(core, run, config, child)))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
             continue
         if resume:
-            gated = call.call_id in approvals
-        elif not isinstance(action, HandOff) and action.approval == "never":
+            gated = call.call_id in earlier.approvals
+        elif action.approval == "never":
             gated = False
         else:
             gated = yield from _needs_approval(core, run, action, call)
-        if gated:
-            decision = run.decisions.get(call.call_id)
-            if decision is None and call.name in run.always:
-                decision = Decision(run.always[call.name])
-            if decision is None:
-                slot.approval = True
-                continue
-            if not decision.approved:
-                slot.output = ToolCallOutputItem(
-                    agent, call.call_id, decision.message or REJECTED, call.name
-                )
-                continue
+        if gated and not _decide(run, state, slot):
+            continue
         job = _prepare(core, run, config, state, slot)
         if job is not None:
             slot.job = len(jobs)
             jobs.append(job)
+    return slots, jobs
 
-    outcomes: tuple[Outcome, ...] = ()
-    if jobs:
-        outcomes = yield RunJobs(tuple(jobs), config.max_tool_concurrency)
-        run.used_tools.add(agent)
-    elif slots:
-        run.used_tools.add(agent)
 
+def _decide(run: Run, state: StateIR, slot: _Slot) -> bool:
+    """A gated call: True when it was approved and may run. Otherwise it waits
+    (``slot.approval``) or holds its rejection as its output."""
+    call = slot.call
+    decision = run.decisions.get(call.call_id)
+    if decision is None and (state.agent, call.name) in run.always:
+        decision = Decision(run.always[(state.agent, call.name)])
+    if decision is None:
+        slot.approval = True
+        return False
+    if not decision.approved:
+        slot.output = ToolCallOutputItem(
+            state.agent, call.call_id, decision.message or REJECTED, call.name
+        )
+        return False
+    return True
+
+
+def _collect(
+    core: MachineCore,
+    run: Run,
+    state: StateIR,
+    slots: list[_Slot],
+    outcomes: tuple[Outcome, ...],
+    resume: bool,
+) -> Generator[Any, Any, tuple[bool, dict[str, ToolResult]]]:
+    """Append each slot's output in call order; whether the turn is interrupted and
+    the tool results by call id."""
+    agent = state.agent
     interrupted = False
     results: dict[str, ToolResult] = {}
     for slot in slots:
@@ -334,9 +471,10 @@ def _settle(
                     interrupted = True
                     continue
             elif type(outcome) is Ok:
+                text, failed = result_text(call.name, outcome.value)
                 slot.output = ToolCallOutputItem(
-                    agent, call.call_id, output_text(outcome.value), call.name, False,
-                    outcome.value,
+                    agent, call.call_id, text, call.name, failed,
+                    None if failed else outcome.value,
                 )
             else:
                 yield from _function_outcome(core, run, slot, outcome)
@@ -346,39 +484,35 @@ def _settle(
         # an error or a rejection is its text, as the SDK's tool result
         value = done.value if slot.job >= 0 and not done.is_error else done.output
         results[call.call_id] = ToolResult(call.name, value, done.output)
+    return interrupted, results
 
-    if unknown and not resume:
-        for call, entry in calls:
-            if entry is None:
-                run.append(
-                    ToolCallOutputItem(
-                        agent, call.call_id, f"Tool '{call.name}' not found.", call.name, True
-                    )
+
+def _unknown_outputs(run: Run, state: StateIR, calls: list[Call]) -> None:
+    for call, entry in calls:
+        if entry is None:
+            run.append(
+                ToolCallOutputItem(
+                    state.agent, call.call_id, f"Tool '{call.name}' not found.", call.name, True
                 )
+            )
 
-    handoff: str | None = None
-    if handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, calls, start)
 
-    if not resume:  # the slots are the calls that ran, in call order
-        return TurnOutcome(interrupted, handoff, tuple(results.values()), had_calls, last_message)
-    ordered: list[ToolResult] = []
+def _with_earlier(
+    calls: list[Call], results: dict[str, ToolResult], earlier: _Earlier
+) -> dict[str, ToolResult]:
+    """A resumed turn's results: those of this settling and those done before the
+    pause, in call order."""
+    ordered: dict[str, ToolResult] = {}
     for call, entry in calls:
         if entry is None or type(entry.action) is HandOff:
             continue
         if call.call_id in results:
-            ordered.append(results[call.call_id])
-        elif call.call_id in earlier:
-            prior = earlier[call.call_id]
+            ordered[call.call_id] = results[call.call_id]
+        elif call.call_id in earlier.outputs:
+            prior = earlier.outputs[call.call_id]
             value = prior.value if prior.value is not None else prior.output
-            ordered.append(ToolResult(call.name, value, prior.output))
-    return TurnOutcome(
-        interrupted=interrupted,
-        handoff=handoff,
-        tool_results=tuple(ordered),
-        had_calls=had_calls,
-        last_message=last_message,
-    )
+            ordered[call.call_id] = ToolResult(call.name, value, prior.output)
+    return ordered
 
 
 def _needs_approval(
@@ -391,7 +525,7 @@ def _needs_approval(
         return True
     tool = core.obj(action.ref)
     try:
-        params = json.loads(call.arguments or "{}")
+        params = loads(call.arguments or "{}")
     except json.JSONDecodeError:
         return False  # invalid arguments never run; the validation error is the output
     if not isinstance(params, dict):
@@ -422,7 +556,7 @@ def _prepare(
                 return None
         args = (run.ctx,) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -438,7 +572,7 @@ def _prepare(
         return None
     try:
         if action.parameters_type is None:
-            data = json.loads(call.arguments or "{}") if call.arguments.strip() else {}
+            data = loads(call.arguments) if call.arguments.strip() else {}
             if not isinstance(data, dict) or not isinstance(data.get("input"), str):
                 raise ArgumentError(
                     f"Invalid arguments for tool {call.name}: expected an object "
@@ -463,10 +597,13 @@ def _prepare(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config))
+    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:
+    """Resume a paused nested run (its decisions are in its own state) with the
+    caller's standing 'always' decisions."""
+    child.always.update(run.always)
     child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx)
     child_run.model = run.model
     return run_loop(core, child_run, config)
@@ -480,8 +617,9 @@ def _function_outcome(
     assert type(action) is RunFunction
     agent = run.current  # a turn never changes the agent before its tools settle
     if type(outcome) is Ok:
+        text, failed = result_text(call.name, outcome.value)
         slot.output = ToolCallOutputItem(
-            agent, call.call_id, output_text(outcome.value), call.name, False, outcome.value
+            agent, call.call_id, text, call.name, failed, None if failed else outcome.value
         )
         return
     assert type(outcome) is Err
@@ -515,14 +653,18 @@ def _agent_outcome(
     result: RunResult = outcome.value
     if result.interruptions:
         run.nested[call.call_id] = result.to_state()
-        known = {i.call_id for i in run.items if type(i) is ToolApprovalItem}
+        known = {(i.run_path, i.call_id) for i in run.items if type(i) is ToolApprovalItem}
         for item in result.interruptions:
-            if item.call_id not in known:
-                run.append(item)
+            lifted = lift(item, call.call_id)
+            if (lifted.run_path, lifted.call_id) not in known:
+                run.append(lifted)
         return True
     if action.output_extractor is not None:
         value = yield from call_hook(core.obj(action.output_extractor)(result))
-        text = output_text(value)
+        text, failed = result_text(call.name, value)
+        if failed:
+            slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, True)
+            return False
     else:
         value, text = _nested_output(result)
     slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, False, value)

@@ -3,9 +3,9 @@
 ``await machine.run(...)`` drives the loop with :func:`~.effects.drive`;
 ``machine.run_sync(...)`` runs that on a per-thread event loop; and
 ``machine.run_streamed(...)`` returns a :class:`RunResultStreaming` whose
-``stream_events()`` drives the same loop, turning its ``Emit`` effects (and a
-streaming model's raw events) into stream events. No behaviour lives in a driver:
-the three differ only in how effects are performed and whether events surface.
+``stream_events()`` drives the same loop with the same :class:`~.effects.Pump`, asking
+it for stream events (the loop's ``Emit`` effects and a streaming model's raw
+events). No behaviour lives in a driver: they differ only in whether events surface.
 """
 
 from __future__ import annotations
@@ -13,31 +13,29 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from stepswitch.compiler.ir import MachineIR
 from stepswitch.context import RunContext, Usage
-from stepswitch.errors import ModelBehaviorError, UserError
-from stepswitch.runtime.config import RunConfig
+from stepswitch.errors import UserError
+from stepswitch.ir import MachineIR
+from stepswitch.runtime import tracing
+from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
-from stepswitch.runtime.effects import CallModel, Emit, drive, perform, settle, start_alongside
-from stepswitch.runtime.events import (
-    AgentUpdated,
-    AgentUpdatedStreamEvent,
-    RawResponsesStreamEvent,
-    RunItemStreamEvent,
-    StreamEvent,
-    item_event_name,
-)
+from stepswitch.runtime.effects import Pump, drive
+from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
+from stepswitch.runtime.flow import FlowCore, start_flow
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
-from stepswitch.runtime.model import InputItem, Model, ModelResponse, ResponseCompleted
-from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.model import InputItem, Model, ModelResponse
+from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
+from stepswitch.runtime.tracing import tracer_for
 
 __all__ = ["RunResultStreaming", "StateMachine"]
+
+T = TypeVar("T")
 
 
 class _Unset:
@@ -66,6 +64,7 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
+        self._flow = FlowCore(self._core) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
@@ -92,13 +91,22 @@ class StateMachine:
         *,
         emit: bool = False,
     ) -> Loop:
+        if run_config is not None and not isinstance(run_config, RunConfig):
+            raise UserError(f"run_config: expected a RunConfig, got {type(run_config).__name__}")
         config = run_config or _DEFAULT_CONFIG
+        if max_turns is not _UNSET and max_turns is not None:
+            check_max_turns(max_turns, "max_turns")
         if model is not None and not hasattr(model, "get_response"):
             raise UserError(
                 f"model: expected an object with async get_response(request), got "
                 f"{type(model).__name__}"
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
+        if self._flow is not None:
+            if max_turns is _UNSET:
+                max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
+            return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                              config=config, emit=emit)
         if isinstance(input, RunState):
             budget = input.max_turns if max_turns is _UNSET else max_turns
             run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)
@@ -107,7 +115,17 @@ class StateMachine:
             run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
         run.model = model
         run.emit = emit
-        return run_loop(self._core, run, config)
+        loop = run_loop(self._core, run, config)
+        tracer = tracer_for(config.tracer_provider)
+        if tracer is not None:
+            loop, run.trace_context = tracing.start(
+                tracer, loop, workflow=self.ir.name, agent=run.current,
+                content=config.trace_content, conversation_id=None,
+                saved_context=run.trace_context,
+                decisions=input.decisions if isinstance(input, RunState) else None,
+                turn=run.turn,
+            )
+        return loop
 
     async def run(
         self,
@@ -195,51 +213,13 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        loop = self._loop
-        send: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = loop.throw(error) if error is not None else loop.send(send)
-            except StopIteration as stop:
-                self._result = stop.value
-                self.is_complete = True
-                return
-            send, error = None, None
-            if type(effect) is Emit:
-                event = effect.event
-                if type(event) is AgentUpdated:
-                    self.current_agent = event.agent
-                    yield AgentUpdatedStreamEvent(event.agent)
-                else:
-                    for item in event:
-                        name = item_event_name(item)
-                        if name is not None:
-                            yield RunItemStreamEvent(name, item)
-                continue
-            if type(effect) is CallModel and hasattr(effect.model, "stream_response"):
-                try:
-                    guards = start_alongside(effect.alongside)
-                    response: ModelResponse | None = None
-                    async for raw in effect.model.stream_response(effect.request):
-                        if isinstance(raw, ResponseCompleted):
-                            response = raw.response
-                        else:
-                            yield RawResponsesStreamEvent(raw)
-                    outcomes = await settle(guards)
-                    if response is None:
-                        raise ModelBehaviorError(
-                            f"the model's stream for agent {effect.request.agent!r} ended "
-                            "without a completed response"
-                        )
-                    send = (response, outcomes) if effect.alongside else response
-                except Exception as exc:
-                    error = exc
-                continue
-            try:
-                send = await perform(effect)
-            except Exception as exc:
-                error = exc
+        pump = Pump(self._loop, stream=True)
+        async for event in pump.events():
+            if type(event) is AgentUpdatedStreamEvent:
+                self.current_agent = event.new_agent
+            yield event
+        self._result = pump.result
+        self.is_complete = True
 
     def _done(self) -> RunResult:
         if self._result is None:
@@ -274,11 +254,27 @@ class RunResultStreaming:
     def input(self) -> tuple[InputItem, ...]:
         return self._done().input
 
+    @property
+    def max_turns(self) -> int | None:
+        return self._done().max_turns
+
+    @property
+    def input_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().input_guardrail_results
+
+    @property
+    def output_guardrail_results(self) -> list[GuardrailResult]:
+        return self._done().output_guardrail_results
+
     def to_state(self) -> RunState:
         return self._done().to_state()
 
     def to_input_list(self) -> list[InputItem]:
         return self._done().to_input_list()
+
+    def final_output_as(self, cls: type[T], raise_if_incorrect_type: bool = False) -> T:
+        """The final output typed as ``cls`` (checked when asked), as on ``RunResult``."""
+        return self._done().final_output_as(cls, raise_if_incorrect_type)
 
     def result(self) -> RunResult:
         """The finished run as a plain ``RunResult``."""

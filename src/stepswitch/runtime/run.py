@@ -11,12 +11,13 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepswitch.compiler.ir import RunAgent
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     StateError,
     UserError,
 )
+from stepswitch.ir import RunAgent
+from stepswitch.runtime.approvals import own_approvals
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Await,
@@ -38,6 +39,7 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "visible"]
 
@@ -68,7 +70,7 @@ class Run:
     used_tools: set[str] = field(default_factory=set)
     pending: PendingTurn | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
-    always: dict[str, bool] = field(default_factory=dict)
+    always: dict[tuple[str, str], bool] = field(default_factory=dict)
     nested: dict[str, RunState] = field(default_factory=dict)
     call_ids: set[str] = field(default_factory=set)
     """Every call id the model has used in this run (a reuse is refused)."""
@@ -79,6 +81,9 @@ class Run:
     """The run's model (never saved in a state)."""
     emit: bool = False
     """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
+    trace_context: str | None = None
+    """The W3C traceparent of the run's first workflow span, kept in its states so a
+    resumed run continues the same trace."""
 
     @classmethod
     def start(
@@ -125,6 +130,7 @@ class Run:
             decisions=dict(state.decisions),
             always=dict(state.always),
             nested={k: v.copy() for k, v in state.nested.items()},
+            trace_context=state.trace_context,
         )
         if state.history is None:
             run.history = list(run.input)
@@ -170,6 +176,7 @@ class Run:
             history_from=self.history_from,
             depth=self.depth,
             status="interrupted" if status == "interrupted" else "stopped",
+            trace_context=self.trace_context,
         )
 
     def _history_prefix(self) -> int:
@@ -239,7 +246,9 @@ def input_items(value: Any) -> tuple[InputItem, ...]:
 
 
 def check_state(core: MachineCore, state: RunState) -> None:
-    """A state resumes only on a machine that still has what it names."""
+    """A state resumes only on a machine that still has what it names, and only when
+    its indices and references are in range (:mod:`.state_check`)."""
+    check_structure(state)
     if state.workflow != core.ir.name:
         raise StateError(
             f"the state belongs to workflow {state.workflow!r}, not {core.ir.name!r}"
@@ -254,7 +263,7 @@ def check_state(core: MachineCore, state: RunState) -> None:
             f"the state refers to agent(s) {', '.join(map(repr, missing))}, which workflow "
             f"{core.ir.name!r} does not have"
         )
-    approvals = {i.call_id for i in state.items if type(i) is ToolApprovalItem}
+    approvals = own_approvals(state.items)
     for call_id in state.decisions:
         if call_id not in approvals:
             raise StateError(f"a decision names call id {call_id!r}, which awaits no approval")

@@ -9,13 +9,13 @@ machine that resumes it. JSON crosses processes (see :mod:`.state_json`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
-from stepswitch.errors import StateError, UserError
-from stepswitch.runtime.items import RunItem, ToolApprovalItem, ToolCallOutputItem
+from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approvals
+from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
-__all__ = ["Decision", "PendingTurn", "RunState"]
+__all__ = ["Decision", "FanState", "FlowState", "PendingTurn", "RunState"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,44 @@ class PendingTurn:
     """Index in the run's items where the turn's items begin."""
 
 
+FLOW_KEY = "flow:"
+"""Paused runs of a flow sit in ``RunState.nested`` under ``flow:<node>`` (an agent
+node) or ``flow:<node>#<i>`` (branch ``i`` of a fan-out), so approvals find them as
+they find paused agent-tool runs."""
+
+
+@dataclass(slots=True)
+class FanState:
+    """A fan-out in progress: its elements and the finished branches' outputs (kept,
+    never run again); paused branches' runs are in ``RunState.nested``. Values are
+    JSON (see ``runtime.flow``)."""
+
+    source: str
+    """The node whose output is fanned out."""
+    elements: list[Any]
+    results: dict[int, Any] = field(default_factory=dict)
+
+    def copy(self) -> FanState:
+        return replace(self, elements=list(self.elements), results=dict(self.results))
+
+
+@dataclass(slots=True)
+class FlowState:
+    """Where a flow stopped: the node, its input (JSON), the edge budgets used, and a
+    fan-out in progress. A paused agent node's run is in ``RunState.nested``."""
+
+    node: str
+    value: Any
+    uses: dict[str, int] = field(default_factory=dict)
+    done: int = 0
+    """``items[:done]`` belong to finished nodes; the rest to the paused run(s)."""
+    fan: FanState | None = None
+
+    def copy(self) -> FlowState:
+        return replace(self, uses=dict(self.uses),
+                       fan=None if self.fan is None else self.fan.copy())
+
+
 @dataclass(slots=True)
 class RunState:
     """A run that paused for approvals, or stopped at a limit, ready to resume.
@@ -53,8 +91,10 @@ class RunState:
     max_turns: int | None
     pending: PendingTurn | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
-    always: dict[str, bool] = field(default_factory=dict)
-    """Tool name → approve (True) or reject (False) every call of it from now on."""
+    """This run's own calls' decisions, by call id (a nested run's are in its state)."""
+    always: dict[AlwaysKey, bool] = field(default_factory=dict)
+    """(agent, tool name) → approve (True) or reject (False) every call of that agent's
+    tool from now on."""
     nested: dict[str, RunState] = field(default_factory=dict)
     """Paused nested runs of agent tools, by the outer call id."""
     history: tuple[InputItem, ...] | None = None
@@ -64,24 +104,16 @@ class RunState:
     """Items from this index on follow ``history`` in the model's input."""
     depth: int = 0
     status: Literal["interrupted", "stopped"] = "interrupted"
+    trace_context: str | None = None
+    """The traceparent of the run's trace, when it was traced (a resume continues it)."""
+    flow: FlowState | None = None
+    """Where a flow stopped (None for a run that is not a flow)."""
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:
         """Every call still waiting for a decision, nested runs' calls included (their
-        approval items are copied into this run's items)."""
-        if self.pending is None:
-            return []
-        done = {i.call_id for i in self.items if type(i) is ToolCallOutputItem}
-        out: list[ToolApprovalItem] = []
-        for item in self.items:
-            if (
-                type(item) is ToolApprovalItem
-                and item.call_id not in done
-                and item.call_id not in self.decisions
-                and item.name not in self.always
-            ):
-                out.append(item)
-        return out
+        approval items are copied into this run's items, with ``run_path`` set)."""
+        return open_approvals(self)
 
     def get_interruptions(self) -> list[ToolApprovalItem]:
         """The SDK's spelling of :attr:`interruptions`."""
@@ -89,7 +121,7 @@ class RunState:
 
     def approve(self, item: ToolApprovalItem | str, always: bool = False) -> None:
         """Let the call run when the state resumes (``always``: every later call of that
-        tool in this run too)."""
+        agent's tool in this run too, nested runs included)."""
         self._decide(item, Decision(True), always)
 
     def reject(
@@ -99,28 +131,10 @@ class RunState:
         self._decide(item, Decision(False, message), always)
 
     def _decide(self, item: ToolApprovalItem | str, decision: Decision, always: bool) -> None:
-        call_id = item if isinstance(item, str) else getattr(item, "call_id", None)
-        if not isinstance(call_id, str):
-            raise UserError(
-                "approve/reject take an interruption item (result.interruptions[i]) or its "
-                f"call id, got {type(item).__name__} {item!r}"
-            )
-        target = self._find(call_id)
-        if target is None:
-            pending = ", ".join(i.call_id for i in self.interruptions) or "none"
-            raise StateError(
-                f"no pending approval has call id {call_id!r} (pending: {pending})"
-            )
-        owner, approval = target
-        owner.decisions[call_id] = decision
+        owner, approval = find_approval(self, item)
+        owner.decisions[approval.call_id] = decision
         if always:
-            owner.always[approval.name] = decision.approved
-
-    def _find(self, call_id: str) -> tuple[RunState, ToolApprovalItem] | None:
-        for item in self.items:
-            if type(item) is ToolApprovalItem and item.call_id == call_id:
-                return self, item
-        return None
+            self.always[(approval.agent, approval.name)] = decision.approved
 
     def copy(self) -> RunState:
         """A deep-enough copy: resuming it never changes this state."""
@@ -130,6 +144,7 @@ class RunState:
             decisions=dict(self.decisions),
             always=dict(self.always),
             nested={k: v.copy() for k, v in self.nested.items()},
+            flow=None if self.flow is None else self.flow.copy(),
         )
 
     def to_json(self, *, key: bytes | None = None, indent: int | None = None) -> str:

@@ -15,6 +15,7 @@ import hmac
 import json
 from typing import Any
 
+from stepswitch._json import loads
 from stepswitch.errors import StateError
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -26,7 +27,8 @@ from stepswitch.runtime.items import (
     UserInputItem,
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
-from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state import Decision, FanState, FlowState, PendingTurn, RunState
+from stepswitch.runtime.state_check import check_structure
 
 __all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
 
@@ -46,9 +48,13 @@ _ITEM_FIELDS: dict[str, tuple[type[Any], tuple[str, ...]]] = {
         HandoffOutputItem,
         ("agent", "call_id", "output", "source_agent", "target_agent"),
     ),
-    "tool_approval_item": (ToolApprovalItem, ("agent", "name", "call_id", "arguments")),
+    "tool_approval_item": (
+        ToolApprovalItem,
+        ("agent", "name", "call_id", "arguments", "run_path"),
+    ),
 }
 _OPTIONAL = {"refusal"}
+_PATHS = {"run_path"}
 
 
 def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None = None) -> str:
@@ -64,7 +70,7 @@ def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None 
 
 def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # limits: a hand-edited file may nest deep or hold huge numbers
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StateError(
             f"the saved state is not valid JSON (truncated or corrupted?): {exc}"
@@ -90,7 +96,9 @@ def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
             "the saved state's digest does not match its content: it was modified, "
             "truncated or signed with another key"
         )
-    return _state(body, "body")
+    state = _state(body, "body")
+    check_structure(state)
+    return state
 
 
 def _digest(body: dict[str, Any], key: bytes | None) -> str:
@@ -105,7 +113,7 @@ def _digest(body: dict[str, Any], key: bytes | None) -> str:
 
 
 def _body(state: RunState) -> dict[str, Any]:
-    return {
+    body: dict[str, Any] = {
         "workflow": state.workflow,
         "status": state.status,
         "input": [_item(i) for i in state.input],
@@ -122,19 +130,33 @@ def _body(state: RunState) -> dict[str, Any]:
             k: {"approved": d.approved, "message": d.message}
             for k, d in sorted(state.decisions.items())
         },
-        "always": dict(sorted(state.always.items())),
+        "always": _always(state.always),
         "nested": {k: _body(v) for k, v in sorted(state.nested.items())},
         "history": None if state.history is None else [_item(i) for i in state.history],
         "history_from": state.history_from,
         "depth": state.depth,
     }
+    if state.trace_context is not None:  # only traced runs carry one
+        body["trace_context"] = state.trace_context
+    if state.flow is not None:  # only a flow's state has the key: others read as before
+        body["flow"] = _flow(state.flow)
+    return body
+
+
+def _always(always: dict[tuple[str, str], bool]) -> dict[str, dict[str, bool]]:
+    """``{agent: {tool: approved}}``: "always" decisions are per agent and tool."""
+    out: dict[str, dict[str, bool]] = {}
+    for (agent, tool), approved in sorted(always.items()):
+        out.setdefault(agent, {})[tool] = approved
+    return out
 
 
 def _item(item: InputItem) -> dict[str, Any]:
     fields = _ITEM_FIELDS[item.type][1]
     out: dict[str, Any] = {"type": item.type}
     for name in fields:
-        out[name] = getattr(item, name)
+        value = getattr(item, name)
+        out[name] = list(value) if name in _PATHS else value
     return out
 
 
@@ -156,6 +178,58 @@ def _get(d: dict[str, Any], name: str, tp: type | tuple[type, ...], where: str) 
     if not isinstance(value, tp) or (isinstance(value, bool) and tp is int):
         raise StateError(f"the saved state's {where}.{name} has the wrong type")
     return value
+
+
+def _flow(flow: FlowState) -> dict[str, Any]:
+    fan = flow.fan
+    return {
+        "node": flow.node,
+        "value": flow.value,
+        "uses": dict(sorted(flow.uses.items())),
+        "done": flow.done,
+        "fan": None if fan is None else {
+            "source": fan.source,
+            "elements": list(fan.elements),
+            "results": {str(i): v for i, v in sorted(fan.results.items())},
+        },
+    }
+
+
+def _read_flow(raw: Any, where: str) -> FlowState:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    uses = _get(raw, "uses", dict, where)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+               for v in uses.values()):
+        raise StateError(f"the saved state's {where}.uses has the wrong type")
+    done = _get(raw, "done", int, where)
+    if done < 0:
+        raise StateError(f"the saved state's {where}.done is negative")
+    fan_raw = raw.get("fan")
+    fan = None
+    if fan_raw is not None:
+        w = f"{where}.fan"
+        if not isinstance(fan_raw, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        results: dict[int, Any] = {}
+        for k, v in _get(fan_raw, "results", dict, w).items():
+            if not k.isdigit():
+                raise StateError(f"the saved state's {w}.results has a branch index {k!r}")
+            results[int(k)] = v
+        fan = FanState(
+            source=_get(fan_raw, "source", str, w),
+            elements=list(_get(fan_raw, "elements", list, w)),
+            results=results,
+        )
+    if "value" not in raw:
+        raise StateError(f"the saved state lacks {where}.value")
+    return FlowState(
+        node=_get(raw, "node", str, where),
+        value=raw["value"],
+        uses=dict(uses),
+        done=done,
+        fan=fan,
+    )
 
 
 def _state(body: Any, where: str) -> RunState:
@@ -188,9 +262,16 @@ def _state(body: Any, where: str) -> RunState:
         if message is not None and not isinstance(message, str):
             raise StateError(f"the saved state's {w}.message has the wrong type")
         decisions[call_id] = Decision(_get(d, "approved", bool, w), message)
-    always = _get(body, "always", dict, where)
-    if not all(isinstance(v, bool) for v in always.values()):
-        raise StateError(f"the saved state's {where}.always has the wrong type")
+    always: dict[tuple[str, str], bool] = {}
+    for agent, tools in _get(body, "always", dict, where).items():
+        if not isinstance(tools, dict) or not all(
+            isinstance(t, str) and isinstance(v, bool) for t, v in tools.items()
+        ):
+            raise StateError(
+                f"the saved state's {where}.always[{agent!r}] has the wrong type: expected "
+                "{tool name: true/false} per agent"
+            )
+        always.update(((agent, t), v) for t, v in tools.items())
     nested = {
         k: _state(v, f"{where}.nested[{k!r}]")
         for k, v in _get(body, "nested", dict, where).items()
@@ -208,6 +289,11 @@ def _state(body: Any, where: str) -> RunState:
     for i, item in enumerate(items):
         if type(item) is UserInputItem:
             raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    flow_raw = body.get("flow")
+    flow = None if flow_raw is None else _read_flow(flow_raw, f"{where}.flow")
+    trace_context = body.get("trace_context")
+    if trace_context is not None and not isinstance(trace_context, str):
+        raise StateError(f"the saved state's {where}.trace_context has the wrong type")
     return RunState(
         workflow=_get(body, "workflow", str, where),
         input=tuple(
@@ -226,6 +312,8 @@ def _state(body: Any, where: str) -> RunState:
         history_from=_get(body, "history_from", int, where),
         depth=_get(body, "depth", int, where),
         status="interrupted" if status == "interrupted" else "stopped",
+        trace_context=trace_context,
+        flow=flow,
     )
 
 
@@ -242,6 +330,14 @@ def _read_item(raw: Any, where: str) -> InputItem:
             value = raw.get(name)
             if value is not None and not isinstance(value, str):
                 raise StateError(f"the saved state's {where}.{name} has the wrong type")
+        elif name in _PATHS:
+            path = raw.get(name, [])
+            if not isinstance(path, list) or not all(isinstance(p, str) for p in path):
+                raise StateError(
+                    f"the saved state's {where}.{name} has the wrong type: expected a list "
+                    "of call ids"
+                )
+            value = tuple(path)
         else:
             value = _get(raw, name, bool if name == "is_error" else str, where)
         kwargs[name] = value

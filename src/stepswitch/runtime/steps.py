@@ -1,10 +1,11 @@
 """The step switch: how one turn's outcome maps to Final / Handoff / Interruption /
 RunAgain.
 
-A step function takes the agent's :class:`~stepswitch.compiler.ir.StateIR` and the
+A step function takes the agent's :class:`~stepswitch.ir.StateIR` and the
 :class:`TurnOutcome` (what the response asked for and what its tools produced) and
-returns a :data:`StepDecision`. :func:`interpret_step` reads the state's tables; a
-generated module passes its own explicit function per agent. Either way the loop
+returns a :data:`StepDecision`. :func:`interpret_step` reads the state's step switch
+(``state.switch``, rows computed once by ``lower()``); a generated module passes its
+own explicit function per agent, those same rows printed as code. Either way the loop
 does the same thing with the decision, so the items are the same.
 
 Outcomes and decisions live for one turn, so they are slots dataclasses, not frozen
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from stepswitch.compiler.ir import StateIR
+from stepswitch.ir import StateIR
 
 __all__ = [
     "AskToolUse",
@@ -112,31 +113,46 @@ StepFunction: TypeAlias = Callable[[StateIR, TurnOutcome], StepDecision]
 
 _RUN_AGAIN = RunAgain()
 _INTERRUPTION = Interruption()
+_ASK = AskToolUse()
 
 
 def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
-    """The generic step function: reads ``state.step`` and ``state.output``."""
-    if turn.interrupted:
-        return _INTERRUPTION
-    if turn.handoff is not None:
-        return Handoff(turn.handoff)
-    if turn.tool_results:
-        rule = state.step
-        if rule.tool_use == "stop_on_first_tool":
+    """The generic step function: the first row of ``state.switch`` whose condition
+    holds decides (codegen prints the same rows as code)."""
+    for case in state.switch:
+        when = case.when
+        if when == "tools_ran":
+            if not turn.tool_results:
+                continue
+        elif when == "called":
+            if not turn.had_calls:
+                continue
+        elif when == "interrupted":
+            if not turn.interrupted:
+                continue
+        elif when == "handoff":
+            if turn.handoff is None:
+                continue
+        elif when == "no_message" and turn.last_message is not None:
+            continue
+        then = case.then
+        if then == "run_again":
+            return _RUN_AGAIN
+        if then == "final_message":
+            return FinalMessage(turn.last_message or "")
+        if then == "interruption":
+            return _INTERRUPTION
+        if then == "handoff":
+            return Handoff(turn.handoff or "")
+        if then == "final_first_tool":
             return Final(turn.tool_results[0].value)
-        if rule.tool_use == "stop_at_tools":
+        if then == "final_listed_tool":
             for result in turn.tool_results:
-                if result.name in rule.stop_at:
+                if result.name in case.tools:
                     return Final(result.value)
             return _RUN_AGAIN
-        if rule.tool_use == "function":
-            return AskToolUse()
-        return _RUN_AGAIN
-    if turn.had_calls:
-        return _RUN_AGAIN
-    if turn.last_message is None and state.output.kind == "typed":
-        return _RUN_AGAIN
-    return FinalMessage(turn.last_message or "")
+        return _ASK
+    raise AssertionError(f"state {state.agent!r}: its step switch decided nothing")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from stepswitch._json import loads
+
 __all__ = [
     "MULTIPLE_HANDOFFS",
     "REJECTED",
@@ -26,6 +28,7 @@ __all__ = [
     "output_text",
     "parse_arguments",
     "parse_typed",
+    "result_text",
 ]
 
 REJECTED = "Tool execution was not approved."
@@ -60,7 +63,7 @@ def _loads(what: str, raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = loads(raw)  # limits: the model may send deep nesting or huge integers
     except json.JSONDecodeError as exc:
         raise ArgumentError(
             f"Invalid JSON input for {what}: {exc.msg} at position {exc.pos} "
@@ -139,6 +142,30 @@ def output_text(value: Any) -> str:
     return str(value)
 
 
+def result_text(name: str, value: Any) -> tuple[str, bool]:
+    """What the model sees for a tool's return value, and whether that is an error.
+
+    A value with no text form (a ``__str__`` that raises, an object json cannot write)
+    is an error output that says the tool *did* run: the run keeps its record of the
+    effect, and the model is told not to repeat it."""
+    try:
+        return output_text(value), False
+    except Exception as exc:
+        return (
+            f"Tool {name} ran, but its result could not be turned into text "
+            f"({_exception_text(exc)}). It has run: do not call it again for this.",
+            True,
+        )
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = "its message cannot be shown either"
+    return f"{type(exc).__name__}: {_clip(text)}" if text else type(exc).__name__
+
+
 def error_output(exc: BaseException) -> str:
     """The default error output of a tool that raised (the SDK's text plus the error)."""
     # a run limit's summary: the model needs what happened, not the developer's hint
@@ -151,7 +178,7 @@ def parse_typed_output(tp: Any, wrapped: bool, text: str) -> Any:
     adapter = adapter_for(tp)
     if not wrapped:
         return adapter.validate_json(text, strict=True)
-    data = json.loads(text)
+    data = loads(text)
     if not isinstance(data, dict) or "response" not in data:
         raise ValueError('expected a JSON object {"response": ...}')
     return adapter.validate_json(json.dumps(data["response"]), strict=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
-from stepswitch.analysis.rules import hitl, names, structure, termination, types
+from stepswitch.analysis.rules import flow, hitl, names, reach, structure, termination, types
 
 __all__ = ["RULES"]
 
@@ -22,4 +22,6 @@ RULES: tuple[Rule, ...] = (
     *names.RULES,
     *types.RULES,
     *hitl.RULES,
+    *reach.RULES,
+    *flow.RULES,
 )

@@ -7,10 +7,10 @@ from collections import deque
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx
-from stepswitch.analysis._ending import forced_tool
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
+from stepswitch.graph.facts import forced_tool
 from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
@@ -25,7 +25,7 @@ def entry(ctx: Ctx) -> Iterator[Diagnostic]:
             ctx.workflow_loc(),
             help="pass entry=<agent> to Workflow(...): runs start there",
         )
-    elif ctx.graph.entry is None:
+    elif ctx.graph.entry is None and spec.flow is None:  # a flow's entry: SW601
         known = ", ".join(repr(n) for n in ctx.graph.agent_names()[:5]) or "none"
         yield ctx.diag(
             "SW102",
@@ -94,14 +94,21 @@ def handoff_names(ctx: Ctx) -> Iterator[Diagnostic]:
 
 def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
-    if graph.entry is None:
+    if graph.entry is None and graph.spec.flow is None:
         return
     index = ctx.index()
     succ = index.adjacency("all")
     seen = [False] * len(index)
-    start = index.pos[graph.entry]
-    seen[start] = True
-    queue = deque([start])
+    queue: deque[int] = deque()
+    roots = [graph.entry] if graph.entry is not None else []
+    if graph.spec.flow is not None:  # every agent node of a flow starts runs
+        roots.extend(n for e in graph.spec.flow for n in (e.source, *e.targets(), e.each)
+                     if n is not None and n in graph)
+    for root in roots:
+        start = index.pos[root]
+        if not seen[start]:
+            seen[start] = True
+            queue.append(start)
     while queue:
         for target in succ[queue.popleft()]:
             if not seen[target]:
@@ -121,12 +128,12 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
 def traps(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
     index = ctx.index()
-    for i, reach in enumerate(ctx.ending().distance):
-        if reach:
+    facts = graph.facts()
+    for agent in index.agents:
+        if facts[agent.name].end_calls is not None:
             continue
-        agent = index.agents[i]
         name = agent.name
-        forced = forced_tool(agent)
+        forced = forced_tool(agent.model_settings)
         callable_ = {t.name for t in agent.tools} | {t.tool_name for t in agent.agent_tools}
         if forced == "*":
             why = ("its model settings force a tool call (tool_choice='required') and it "

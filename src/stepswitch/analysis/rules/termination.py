@@ -122,7 +122,7 @@ def recursion(ctx: Ctx) -> Iterator[Diagnostic]:
 
 def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
-    if graph.entry is None:
+    if graph.entry is None or graph.spec.flow is not None:  # a flow's bound: rules.flow
         return
     cycles, any_cycle = recursion_cycles(ctx)
     limit = ctx.max_model_calls
@@ -171,9 +171,9 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
 def shortest_run(ctx: Ctx) -> Iterator[Diagnostic]:
     graph = ctx.graph
     turns = graph.spec.max_turns
-    if graph.entry is None or turns is None:
+    if graph.entry is None or turns is None or graph.spec.flow is not None:
         return
-    distance = ctx.ending().calls(graph.entry)
+    distance = graph.facts()[graph.entry].end_calls
     if distance is not None and distance > turns:
         yield ctx.diag(
             "SW205",

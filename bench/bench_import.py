@@ -1,0 +1,107 @@
+"""Benchmark: cold start. What a deployed runner, ``import stepswitch`` and a
+pre-commit ``stepswitch check`` cost in a fresh process.
+
+Each case runs in a new interpreter, several times; printed are the best wall time of
+the whole process, its CPU time (user + system, which a machine shared with other work
+inflates less than wall time) and, for imports, the time of the import statement alone
+(measured inside the child, without the interpreter's own start-up, which is printed
+as the baseline ``python -c pass``). For the generated runner the modules it loads are
+listed, so a regression shows what came in.
+
+Targets (issue #10): ``import codegen.support`` ≤ 0.15 s, ``import stepswitch``
+≤ 0.15 s, ``stepswitch check graphs/`` whole process ≤ 0.25 s.
+
+    python bench/bench_import.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PYTHON = sys.executable
+CLI = str(Path(sys.executable).with_name("stepswitch"))
+
+_TIMED = (
+    "import sys, time\n"
+    "t = time.perf_counter()\n"
+    "import {module}\n"
+    "t = time.perf_counter() - t\n"
+    "import json\n"
+    "print(json.dumps([t, sorted(sys.modules)]))\n"
+)
+
+
+def _run(argv: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one child process, and its stdout."""
+    before = os.times()
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    if done.returncode not in (0, 1):  # check exits 1 on findings; anything else is broken
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
+    return wall, cpu, done.stdout
+
+
+def _best(argv: list[str], runs: int) -> tuple[float, float, float | None, list[str]]:
+    walls: list[float] = []
+    cpus: list[float] = []
+    inner: list[float] = []
+    modules: list[str] = []
+    for _ in range(runs):
+        wall, cpu, out = _run(argv)
+        walls.append(wall)
+        cpus.append(cpu)
+        if argv[:2] == [PYTHON, "-c"] and out.startswith("["):
+            t, modules = json.loads(out.splitlines()[-1])
+            inner.append(t)
+    return min(walls), min(cpus), (min(inner) if inner else None), modules
+
+
+def _row(label: str, wall: float, cpu: float, inner: float | None) -> None:
+    shown = f"  import alone {inner * 1000:6.1f} ms" if inner is not None else ""
+    print(f"{label:<34} wall {wall * 1000:6.1f} ms  cpu {cpu * 1000:6.1f} ms{shown}")
+
+
+def _groups(modules: list[str]) -> str:
+    ours = sorted(m for m in modules if m.startswith("stepswitch"))
+    third = sorted(
+        {m.split(".")[0] for m in modules if not m.startswith(("stepswitch", "codegen", "graphs"))}
+        - set(sys.stdlib_module_names)
+        - {"_distutils_hack", "__main__"}
+    )
+    return (
+        f"  stepswitch modules ({len(ours)}): {', '.join(ours)}\n"
+        f"  third-party: {', '.join(third)}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    runs: int = args.runs
+
+    wall, cpu, _, _ = _best([PYTHON, "-c", "pass"], runs)
+    _row("python -c pass (baseline)", wall, cpu, None)
+    for module in ("stepswitch", "stepswitch.runtime", "codegen.support"):
+        wall, cpu, inner, modules = _best([PYTHON, "-c", _TIMED.format(module=module)], runs)
+        _row(f"import {module}", wall, cpu, inner)
+        if module == "codegen.support":
+            print(_groups(modules))
+    wall, cpu, _, _ = _best([CLI, "check", "graphs/"], runs)
+    _row("stepswitch check graphs/", wall, cpu, None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""JSON from untrusted hands, parsed with limits: model-sent tool arguments, saved
+run states, scripted transcripts.
+
+``json.loads`` alone lets such text crash the process that reads it: nesting a few
+thousand levels deep is a ``RecursionError`` (or a value that crashes whatever walks
+it next), and an integer of more than 4,300 digits is a bare ``ValueError``.
+:func:`loads` turns both into :class:`JSONLimitError`, a ``json.JSONDecodeError``
+with a position, so every caller's existing "not valid JSON" path reports them.
+
+A shared leaf module: imports nothing of stepswitch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "JSONLimitError", "loads"]
+
+MAX_DEPTH = 200
+"""Deepest nesting of arrays and objects accepted (pydantic-core's own limit)."""
+
+MAX_INT_DIGITS = 4300
+"""Most digits in an integer (Python's default ``int_max_str_digits``)."""
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+
+
+class JSONLimitError(json.JSONDecodeError):
+    """Valid-looking JSON past a limit: nested too deeply or an integer too long."""
+
+
+def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads(text)`` within the limits; past one, :class:`JSONLimitError`.
+
+    Bytes are decoded as UTF-8 first (``UnicodeDecodeError`` when they are not)."""
+    doc = text.decode("utf-8") if isinstance(text, bytes | bytearray) else text
+    _check_depth(doc, max_depth)
+    try:
+        return json.loads(doc)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:  # a recursion limit set below max_depth: same verdict
+        raise JSONLimitError(
+            f"nested too deeply for this interpreter (limit {sys.getrecursionlimit()})", doc, 0
+        ) from None
+    except ValueError:
+        # the only other ValueError json raises: int() past int_max_str_digits
+        found = _BIG_INT.search(doc)
+        raise JSONLimitError(
+            f"an integer has more than {MAX_INT_DIGITS} digits", doc, found.start() if found else 0
+        ) from None
+
+
+def _check_depth(doc: str, max_depth: int) -> None:
+    # cheap first: a document with few brackets cannot be deep
+    if doc.count("[") + doc.count("{") <= max_depth:
+        return
+    depth = 0
+    for match in _TOKENS.finditer(doc):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > max_depth:
+                raise JSONLimitError(
+                    f"nested deeper than {max_depth} levels", doc, match.start()
+                )
+        elif token in "]}":
+            depth -= 1

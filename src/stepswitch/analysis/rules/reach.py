@@ -1,0 +1,50 @@
+"""SW6xx reach: parts of a workflow that will not run as they are written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from stepswitch.analysis._context import Ctx, agent_path, where
+from stepswitch.analysis.diagnostic import Diagnostic
+
+__all__ = ["RULES"]
+
+
+def opaque_tools(ctx: Ctx) -> Iterator[Diagnostic]:
+    """Tools read from an SDK app that stepswitch keeps by name but cannot run."""
+    for agent in ctx.graph.spec.agents:
+        for i, tool in enumerate(agent.tools):
+            if tool.opaque is None:
+                continue
+            yield ctx.diag(
+                "SW601",
+                f"agent {agent.name!r} offers {tool.name!r} ({tool.opaque}), which stepswitch "
+                "cannot run: a call of it gets an error output",
+                where(tool.location, f"{agent_path(agent.name)}.tools[{i}]"),
+                help="replace it with a @function_tool that does the same work, or keep "
+                "running this agent on the Agents SDK; `stepswitch explain SW601`",
+            )
+
+
+def input_guardrails_that_never_run(ctx: Ctx) -> Iterator[Diagnostic]:
+    """Input guardrails run for the agent a run starts at only: the entry, or an agent
+    called as a tool (its nested run starts there)."""
+    spec = ctx.graph.spec
+    starts = {spec.entry} if spec.entry is not None else set()
+    for agent in spec.agents:
+        starts.update(t.target for t in agent.agent_tools)
+    for agent in spec.agents:
+        if not agent.input_guardrails or agent.name in starts:
+            continue
+        names = ", ".join(repr(g.name) for g in agent.input_guardrails)
+        yield ctx.diag(
+            "SW602",
+            f"agent {agent.name!r} has input guardrail(s) {names}, but no run starts at it "
+            f"(the entry is {spec.entry!r}): they never run after a handoff",
+            ctx.agent_loc(agent),
+            help="move the guardrail to the entry agent, or make it an output guardrail; "
+            "a run given starting_agent= this agent would run it",
+        )
+
+
+RULES = (opaque_tools, input_guardrails_that_never_run)

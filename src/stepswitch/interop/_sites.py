@@ -1,0 +1,105 @@
+"""Declaration sites for SDK agents: the SDK records none, so read the module's source.
+
+One AST pass per file finds ``Agent(name="...")`` calls (also ``Agent[Ctx](...)``,
+``agents.Agent(...)`` and ``x.clone(name="...")``), keyed both by the variable they are
+assigned to and by the literal name. Functions carry their own ``def`` line already.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from stepswitch._site import Site
+
+__all__ = ["SourceSites", "modules_holding", "sites_in"]
+
+
+@dataclass(slots=True)
+class SourceSites:
+    """What one file declares: agent calls by assigned variable and by literal name."""
+
+    file: str
+    by_variable: dict[str, int] = field(default_factory=dict)
+    by_name: dict[str, int] = field(default_factory=dict)
+
+    def site_of(self, variable: str | None, name: str) -> Site | None:
+        line = self.by_variable.get(variable or "") or self.by_name.get(name)
+        return Site(self.file, line) if line else None
+
+
+_CACHE: dict[tuple[str, float], SourceSites] = {}
+
+
+def _is_agent_call(node: ast.Call) -> bool:
+    func = node.func
+    if isinstance(func, ast.Subscript):  # Agent[Ctx](...)
+        func = func.value
+    if isinstance(func, ast.Name):
+        return func.id == "Agent"
+    if isinstance(func, ast.Attribute):
+        return func.attr in ("Agent", "clone")
+    return False
+
+
+def _literal_name(node: ast.Call) -> str | None:
+    for kw in node.keywords:
+        if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+            value = kw.value.value
+            return value if isinstance(value, str) else None
+    if node.args and isinstance(node.args[0], ast.Constant) and isinstance(
+        node.args[0].value, str
+    ):
+        return node.args[0].value
+    return None
+
+
+def sites_in(path: str) -> SourceSites:
+    """The agent declarations of one source file (cached by path and mtime)."""
+    try:
+        key = (path, os.stat(path).st_mtime)
+    except OSError:
+        return SourceSites(path)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    found = SourceSites(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        _CACHE[key] = found
+        return found
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if _is_agent_call(node.value):
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        found.by_variable.setdefault(target.id, node.lineno)
+        if isinstance(node, ast.Call) and _is_agent_call(node):
+            name = _literal_name(node)
+            if name is not None:
+                found.by_name.setdefault(name, node.lineno)
+    _CACHE[key] = found
+    return found
+
+
+def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, str]]:
+    """``(file, variable, module)`` for every module-level variable bound to one of the
+    objects whose ``id`` is in ``ids`` (modules of the standard library and site-packages
+    cannot hold a user's agents, but checking them costs little and keeps this simple)."""
+    for module_name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not file or not file.endswith(".py"):
+            continue
+        try:
+            items = list(vars(module).items())
+        except TypeError:
+            continue
+        for variable, value in items:
+            if id(value) in ids:
+                yield file, variable, module_name

@@ -1,0 +1,582 @@
+"""``from_sdk``: an OpenAI Agents SDK app read into a stepswitch ``Workflow``.
+
+The reader walks an ``agents.Agent`` and every agent it reaches through handoffs and
+agent tools, and declares the same workflow in our DSL: function tools keep their
+schemas and run the user's own functions; guardrails, instructions, ``on_handoff``
+hooks and ``tool_use_behavior`` functions are the user's too. Declaration sites point
+at the user's SDK code. What stepswitch cannot run (hosted tools, MCP servers, computer
+tools) becomes an opaque named tool, reported by SW601, never dropped.
+
+Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from stepswitch._site import Site, caller_site, function_site
+from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
+from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.names import function_style
+from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, resolved_hints
+from stepswitch.dsl.workflow import Workflow
+from stepswitch.errors import UserError
+from stepswitch.interop import _sdk_private as private
+from stepswitch.interop._sites import modules_holding, sites_in
+from stepswitch.schema import strictify
+from stepswitch.settings import ModelSettings
+
+__all__ = ["from_sdk", "is_sdk_agent", "sdk_roots"]
+
+_SDK_MAX_TURNS = 10
+"""The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
+
+_REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+
+
+def is_sdk_agent(obj: object) -> bool:
+    """True for an ``agents.Agent`` (without importing the SDK when it is not loaded)."""
+    module = sys.modules.get("agents")
+    agent_cls = getattr(module, "Agent", None) if module is not None else None
+    return agent_cls is not None and isinstance(obj, agent_cls)
+
+
+def from_sdk(
+    agent: Any,
+    *,
+    name: str | None = None,
+    max_turns: int | None = _SDK_MAX_TURNS,
+    max_depth: int = 8,
+    context_type: Any = None,
+) -> Workflow:
+    """The workflow an OpenAI Agents SDK agent describes, with ``agent`` as its entry.
+
+    Every agent reached through handoffs and agent tools is included. ``max_turns``
+    defaults to the SDK's 10; ``context_type`` to the ``Ctx`` of ``Agent[Ctx](...)``.
+    Raises ``UserError`` (one line, naming the object and its file:line) for what cannot
+    be read: not an SDK agent, an unsupported SDK version, an ``as_tool`` cycle, a tool
+    that fails when read.
+    """
+    site = caller_site()
+    private.check_version()
+    if not is_sdk_agent(agent):
+        raise UserError(
+            f"from_sdk at {site}: expected an OpenAI Agents SDK agent (agents.Agent), got "
+            f"{type(agent).__name__} {_short(agent)}"
+        )
+    if context_type is None:  # Agent[Account](...) keeps Account on the instance
+        args = typing.get_args(getattr(agent, "__orig_class__", None))
+        context_type = args[0] if args and isinstance(args[0], type) else None
+    reader = _Reader(site)
+    entry = reader.read(agent)
+    workflow = Workflow(
+        name or agent.name,
+        entry=entry,
+        agents=list(reader.converted.values()),
+        max_turns=max_turns,
+        max_depth=max_depth,
+        context_type=context_type,
+    )
+    workflow.site = entry.site  # workflow-level findings point at the entry agent
+    return workflow
+
+
+def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(variable, agent)`` for the module-level SDK agents of ``namespace`` that no
+    other of its agents reaches through handoffs or agent tools (the apps' entries)."""
+    agents = [(k, v) for k, v in namespace.items() if not k.startswith("_") and is_sdk_agent(v)]
+    if not agents:
+        return []
+    private.check_version()
+    reached: set[int] = set()
+    for _, agent in agents:
+        for target in _targets(agent):
+            if target is not agent:
+                reached.add(id(target))
+    seen: set[int] = set()
+    roots = []
+    for variable, agent in agents:
+        if id(agent) not in reached and id(agent) not in seen:
+            seen.add(id(agent))
+            roots.append((variable, agent))
+    return roots
+
+
+def _targets(agent: Any) -> Iterable[Any]:
+    """The SDK agents one agent reaches directly (tolerant: used only to find roots)."""
+    for h in getattr(agent, "handoffs", ()) or ():
+        if is_sdk_agent(h):
+            yield h
+        else:
+            try:
+                yield private.handoff_target(h)
+            except (UserError, AttributeError):
+                continue
+    for t in getattr(agent, "tools", ()) or ():
+        try:
+            target = private.agent_tool_target(t)
+        except (UserError, AttributeError, TypeError):
+            continue
+        if target is not None:
+            yield target
+
+
+def _short(obj: object) -> str:
+    text = repr(obj)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# -- the reader ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Edge:
+    kind: str  # "handoff" | "agent_tool"
+    sdk: Any  # the SDK's Handoff / FunctionTool / Agent as listed
+    target: Any  # the SDK agent it reaches (None: by name only)
+
+
+class _Reader:
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.sdk_agents: dict[int, Any] = {}
+        self.edges: dict[int, list[_Edge]] = {}
+        self.converted: dict[int, Agent] = {}
+        self.tools: dict[int, FunctionTool] = {}
+        self.guardrails: dict[int, Any] = {}
+        self.sites: dict[int, Site] = {}
+
+    # walk ------------------------------------------------------------------------------
+
+    def read(self, root: Any) -> Agent:
+        order = self._discover(root)
+        self._locate(order)
+        self._no_agent_tool_cycle(order)
+        for agent in order:
+            self.converted[id(agent)] = self._shell(agent)
+        for agent in order:
+            self._fill(agent)
+        return self.converted[id(root)]
+
+    def _discover(self, root: Any) -> list[Any]:
+        order: list[Any] = []
+        queue = [root]
+        self.sdk_agents[id(root)] = root
+        while queue:
+            agent = queue.pop(0)
+            order.append(agent)
+            edges = self._edges_of(agent)
+            self.edges[id(agent)] = edges
+            for edge in edges:
+                target = edge.target
+                if target is not None and id(target) not in self.sdk_agents:
+                    self.sdk_agents[id(target)] = target
+                    queue.append(target)
+        return order
+
+    def _edges_of(self, agent: Any) -> list[_Edge]:
+        edges: list[_Edge] = []
+        for h in agent.handoffs:
+            if is_sdk_agent(h):
+                edges.append(_Edge("handoff", h, h))
+                continue
+            if not hasattr(h, "tool_name"):
+                raise self._error(agent, f"handoffs: {_short(h)} is not an agent or a handoff")
+            try:
+                target = private.handoff_target(h)
+            except UserError:
+                target = None  # a hand-made Handoff: refer to its agent by name
+            edges.append(_Edge("handoff", h, target))
+        for t in agent.tools:
+            if type(t).__name__ != "FunctionTool":
+                continue
+            try:
+                target = private.agent_tool_target(t)
+            except UserError as exc:
+                raise self._error(agent, str(exc)) from None
+            except Exception as exc:
+                raise self._tool_error(agent, t, exc) from None
+            if target is not None:
+                if not is_sdk_agent(target):
+                    raise self._error(agent, f"agent tool {t.name!r} wraps {_short(target)}, "
+                                             "not an agents.Agent")
+                edges.append(_Edge("agent_tool", t, target))
+        return edges
+
+    def _no_agent_tool_cycle(self, order: list[Any]) -> None:
+        state: dict[int, int] = {}  # 1: on the path, 2: done
+        for start in order:
+            if state.get(id(start)):
+                continue
+            stack: list[tuple[Any, Iterable[_Edge]]] = [(start, iter(self._tool_edges(start)))]
+            path = [start]
+            state[id(start)] = 1
+            while stack:
+                agent, it = stack[-1]
+                edge = next(iter(it), None)
+                if edge is None:
+                    stack.pop()
+                    path.pop()
+                    state[id(agent)] = 2
+                    continue
+                target = edge.target
+                mark = state.get(id(target))
+                if mark == 1:
+                    cycle = [*path[path.index(target):], target]
+                    names = " -> ".join(a.name for a in cycle)
+                    raise UserError(
+                        f"agent {target.name!r} at {self.sites[id(target)]}: its agent tools "
+                        f"call it again ({names}); from_sdk reads as_tool structures without "
+                        "cycles: declare the recursion in stepswitch with "
+                        "ss.agent_tool(name, max_depth=N)"
+                    )
+                if mark is None:
+                    state[id(target)] = 1
+                    path.append(target)
+                    stack.append((target, iter(self._tool_edges(target))))
+
+    def _tool_edges(self, agent: Any) -> list[_Edge]:
+        return [e for e in self.edges[id(agent)] if e.kind == "agent_tool"]
+
+    # sites -----------------------------------------------------------------------------
+
+    def _locate(self, order: list[Any]) -> None:
+        ids = {id(a) for a in order}
+        files: list[str] = []
+        for file, variable, _module in modules_holding(ids):
+            agent = self.sdk_agents.get(id(self._lookup(variable, file, ids)))
+            if file not in files:
+                files.append(file)
+            if agent is None:
+                continue
+            found = sites_in(file).site_of(variable, agent.name)
+            if found is not None and id(agent) not in self.sites:
+                self.sites[id(agent)] = found
+        for tool_fn_file in self._tool_files(order):
+            if tool_fn_file not in files:
+                files.append(tool_fn_file)
+        for agent in order:
+            if id(agent) in self.sites:
+                continue
+            for file in files:
+                found = sites_in(file).site_of(None, agent.name)
+                if found is not None:
+                    self.sites[id(agent)] = found
+                    break
+            else:
+                self.sites[id(agent)] = self.site
+
+    def _lookup(self, variable: str, file: str, ids: set[int]) -> Any:
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", None) == file:
+                value = vars(module).get(variable)
+                if id(value) in ids:
+                    return value
+        return None
+
+    def _tool_files(self, order: list[Any]) -> list[str]:
+        files: list[str] = []
+        for agent in order:
+            for t in agent.tools:
+                code = None
+                try:
+                    fn, _ = private.tool_function(t)
+                    code = getattr(fn, "__code__", None)
+                except Exception:
+                    pass
+                if code is not None and code.co_filename not in files:
+                    files.append(code.co_filename)
+        return files
+
+    # errors ----------------------------------------------------------------------------
+
+    def _error(self, agent: Any, message: str) -> UserError:
+        where = self.sites.get(id(agent), self.site)
+        return UserError(f"agent {agent.name!r} at {where}: {message}")
+
+    def _tool_error(self, agent: Any, tool: Any, exc: BaseException) -> UserError:
+        tool_name = getattr(tool, "name", None) or type(tool).__name__
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return self._error(
+            agent, f"tool {tool_name!r} cannot be read: {type(exc).__name__}: {first}"
+        )
+
+    # conversion ------------------------------------------------------------------------
+
+    def _shell(self, sdk: Any) -> Agent:
+        """The agent without its tools and handoffs (filled once every agent exists)."""
+        try:
+            converted = Agent(
+                sdk.name,
+                _instructions(sdk.instructions),
+                output_type=self._output_type(sdk),
+                model=sdk.model if isinstance(sdk.model, str) else None,
+                model_settings=_settings(sdk.model_settings),
+                handoff_description=sdk.handoff_description,
+                tool_use_behavior=self._tool_use(sdk),
+            )
+        except UserError as exc:
+            message = str(exc).split(": ", 1)[-1]
+            raise self._error(sdk, message) from None
+        converted.site = self.sites[id(sdk)]
+        return converted
+
+    def _fill(self, sdk: Any) -> None:
+        agent = self.converted[id(sdk)]
+        site = agent.site
+        edges = {id(e.sdk): e for e in self.edges[id(sdk)]}
+        tools: list[FunctionTool | AgentTool] = []
+        for t in sdk.tools:
+            if getattr(t, "is_enabled", True) is False:
+                continue  # never offered to the model, as in the SDK
+            edge = edges.get(id(t))
+            try:
+                if edge is not None:
+                    tools.append(self._agent_tool(t, edge.target, site))
+                else:
+                    tools.append(self._tool(t, site))
+            except UserError as exc:
+                raise self._error(sdk, str(exc)) from None
+            except Exception as exc:
+                raise self._tool_error(sdk, t, exc) from None
+        for server in getattr(sdk, "mcp_servers", ()) or ():
+            server_name = getattr(server, "name", None) or type(server).__name__
+            tools.append(_opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
+                                 site))
+        handoffs: list[Agent | Handoff | str] = []
+        for h in sdk.handoffs:
+            if is_sdk_agent(h):
+                handoffs.append(self.converted[id(h)])
+                continue
+            if getattr(h, "is_enabled", True) is False:
+                continue
+            handoffs.append(self._handoff(h, edges[id(h)].target, site))
+        agent.tools = tools
+        agent.handoffs = handoffs
+        agent.input_guardrails = [self._guardrail(g, InputGuardrail) for g in
+                                  sdk.input_guardrails]
+        agent.output_guardrails = [self._guardrail(g, OutputGuardrail) for g in
+                                   sdk.output_guardrails]
+
+    def _tool(self, sdk_tool: Any, site: Site) -> FunctionTool:
+        cached = self.tools.get(id(sdk_tool))
+        if cached is not None:
+            return cached
+        if type(sdk_tool).__name__ != "FunctionTool":
+            tool_name = getattr(sdk_tool, "name", None) or function_style(type(sdk_tool).__name__)
+            kind = type(sdk_tool).__name__
+            converted = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
+        else:
+            converted = _function_tool(sdk_tool)
+        self.tools[id(sdk_tool)] = converted
+        return converted
+
+    def _agent_tool(self, sdk_tool: Any, target: Any, site: Site) -> AgentTool:
+        options = private.agent_tool_options(sdk_tool)
+        return AgentTool(
+            self.converted[id(target)],
+            name=sdk_tool.name,
+            description=sdk_tool.description,
+            max_turns=options["max_turns"] or _SDK_MAX_TURNS,
+            max_depth=None,
+            needs_approval=sdk_tool.needs_approval,
+            output_extractor=options["custom_output_extractor"],
+            parameters=options["parameters"],
+            site=site,
+        )
+
+    def _handoff(self, h: Any, target: Any, site: Site) -> Handoff:
+        on_handoff, input_type = private.handoff_hook(h)
+        flt = h.input_filter
+        return Handoff(
+            self.converted[id(target)] if target is not None else h.agent_name,
+            max_uses=None,
+            tool_name=h.tool_name,
+            description=h.tool_description,
+            input_type=input_type,
+            on_handoff=on_handoff,
+            input_filter=_sdk_filter(flt, h.tool_name) if flt is not None else None,
+            site=function_site(on_handoff) if on_handoff is not None else site,
+        )
+
+    def _guardrail(self, g: Any, cls: type[InputGuardrail] | type[OutputGuardrail]) -> Any:
+        cached = self.guardrails.get(id(g))
+        if cached is None:
+            fn = g.guardrail_function
+            name = g.get_name() if hasattr(g, "get_name") else g.name
+            cached = cls(fn, name=name, run_in_parallel=bool(getattr(g, "run_in_parallel",
+                                                                     False)),
+                         site=function_site(fn))
+            self.guardrails[id(g)] = cached
+        return cached
+
+    def _output_type(self, sdk: Any) -> Any:
+        tp = sdk.output_type
+        if tp is None or isinstance(tp, type) or typing.get_origin(tp) is not None:
+            return tp
+        inner = getattr(tp, "output_type", None)
+        if inner is not None:  # AgentOutputSchema(T, strict_json_schema=False)
+            return inner
+        raise self._error(sdk, f"output_type {_short(tp)} is a custom output schema; "
+                               "give stepswitch the output type itself")
+
+    def _tool_use(self, sdk: Any) -> ToolUseBehavior:
+        behavior = sdk.tool_use_behavior
+        if behavior in ("run_llm_again", "stop_on_first_tool"):
+            return typing.cast(ToolUseBehavior, behavior)
+        if isinstance(behavior, Mapping) and "stop_at_tool_names" in behavior:
+            return StopAtTools(list(behavior["stop_at_tool_names"]))
+        if callable(behavior):
+            return _tool_use_function(behavior)
+        raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
+                               "reads")
+
+
+# -- parts ------------------------------------------------------------------------------
+
+
+def _instructions(value: Any) -> Any:
+    return value if value is None or isinstance(value, str) or callable(value) else str(value)
+
+
+def _settings(sdk_settings: Any) -> ModelSettings | None:
+    if sdk_settings is None:
+        return None
+    fields: dict[str, Any] = {}
+    for key in ("temperature", "top_p", "max_tokens", "parallel_tool_calls",
+                "frequency_penalty", "presence_penalty", "extra_body"):
+        value = getattr(sdk_settings, key, None)
+        if value is not None:
+            fields[key] = value
+    choice = getattr(sdk_settings, "tool_choice", None)
+    if isinstance(choice, str):
+        fields["tool_choice"] = choice
+    effort = getattr(getattr(sdk_settings, "reasoning", None), "effort", None)
+    if effort in _REASONING_EFFORTS:
+        fields["reasoning_effort"] = effort
+    return ModelSettings(**fields) if fields else None
+
+
+def _function_tool(sdk_tool: Any) -> FunctionTool:
+    fn, schema = private.tool_function(sdk_tool)
+    context_type: Any = None
+    if schema.takes_context:
+        hints = resolved_hints(fn)
+        code = getattr(fn, "__code__", None)
+        params = list(code.co_varnames[:1]) if code is not None else []
+        annotation = hints.get(params[0]) if params else None
+        args = typing.get_args(annotation)
+        context_type = context_param_type(annotation)
+        if context_type is None:  # RunContextWrapper[T] / ToolContext[T]
+            context_type = args[0] if args else Any
+    parameters = dict(sdk_tool.params_json_schema)
+    strict = bool(sdk_tool.strict_json_schema)
+    uses_default, custom = private.failure_function(sdk_tool)
+    return FunctionTool(
+        fn,
+        name=sdk_tool.name,
+        description=sdk_tool.description or "",
+        params_model=schema.params_pydantic_model,
+        params_json_schema=parameters,
+        schema_problems=strictify(parameters).problems if strict else (),
+        strict=strict,
+        needs_approval=sdk_tool.needs_approval,
+        context_type=context_type,
+        takes_context=bool(schema.takes_context),
+        failure_error_function=_DEFAULT if uses_default else custom,
+        site=function_site(fn),
+    )
+
+
+_EMPTY_SCHEMA: dict[str, Any] = {
+    "type": "object", "properties": {}, "required": [], "additionalProperties": False,
+}
+_NoArgs = create_model("OpaqueToolArgs", __config__=ConfigDict(extra="ignore"))
+
+
+def _opaque(tool_name: str, what: str, site: Site) -> FunctionTool:
+    """A tool stepswitch cannot run, kept by name: the model is offered it, and a call
+    gets an error output (SW601 says so before anything runs)."""
+
+    def cannot_run() -> str:
+        raise UserError(f"{what} runs only on OpenAI's side or in the SDK; stepswitch "
+                        "cannot run it (see stepswitch explain SW601)")
+
+    tool = FunctionTool(
+        cannot_run,
+        name=function_style(tool_name),
+        description=f"{what} (not run by stepswitch)",
+        params_model=_NoArgs,
+        params_json_schema=dict(_EMPTY_SCHEMA),
+        schema_problems=(),
+        strict=True,
+        needs_approval=False,
+        context_type=None,
+        takes_context=False,
+        failure_error_function=_DEFAULT,
+        site=site,
+    )
+    tool.opaque = what
+    return tool
+
+
+class _SDKToolResult(BaseModel):
+    """What an SDK ``tool_use_behavior`` function reads of each result."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    tool: Any
+    output: Any
+    run_item: Any = None
+
+
+class _ToolRef(BaseModel):
+    name: str
+
+
+def _tool_use_function(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """An SDK ``(ctx, list[FunctionToolResult]) -> ToolsToFinalOutputResult`` function
+    on our results (``.tool.name``, ``.output`` the value), its verdict turned into ours."""
+    from stepswitch.runtime.steps import ToolsToFinalOutputResult
+
+    def convert(verdict: Any) -> ToolsToFinalOutputResult:
+        return ToolsToFinalOutputResult(
+            is_final_output=bool(getattr(verdict, "is_final_output", False)),
+            final_output=getattr(verdict, "final_output", None),
+        )
+
+    def adapter(ctx: Any, results: list[Any]) -> Any:
+        sdk_results = [_SDKToolResult(tool=_ToolRef(name=r.name), output=r.value)
+                       for r in results]
+        verdict = fn(ctx, sdk_results)
+        if hasattr(verdict, "__await__"):
+            async def later() -> ToolsToFinalOutputResult:
+                return convert(await verdict)
+
+            return later()
+        return convert(verdict)
+
+    adapter.__name__ = getattr(fn, "__name__", "tool_use_behavior")
+    adapter.__qualname__ = getattr(fn, "__qualname__", adapter.__name__) + ".<sdk>"
+    adapter.__module__ = getattr(fn, "__module__", __name__)
+    return adapter
+
+
+def _sdk_filter(fn: Callable[..., Any], tool_name: str) -> Callable[..., Any]:
+    """SDK input filters work on the SDK's items; running one on ours is a clear error."""
+
+    def refuse(data: Any) -> Any:
+        raise UserError(
+            f"handoff {tool_name}: the input filter {getattr(fn, '__qualname__', fn)!r} is "
+            "written for the Agents SDK's items; write it for stepswitch's HandoffInputData "
+            "(docs/migrating.md)"
+        )
+
+    refuse.__qualname__ = getattr(fn, "__qualname__", "input_filter") + ".<sdk>"
+    refuse.__module__ = getattr(fn, "__module__", __name__)
+    return refuse

@@ -1,0 +1,275 @@
+"""Spans to a file and back: a JSON-lines exporter and a terminal tree of a trace.
+
+Needs ``opentelemetry-sdk`` (``pip install 'stepswitch[otel]'``) to export; reading a
+file back needs nothing. The run loop itself only uses ``opentelemetry-api``
+(:mod:`stepswitch.runtime.tracing`); this module is for the command line and for
+users who want spans in a file with no collector::
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from stepswitch.otel import JsonLinesExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter("run.jsonl")))
+    machine.run_sync("hi", model=model, run_config=ss.RunConfig(tracer_provider=provider))
+
+``stepswitch trace run.jsonl`` then prints the run as an indented tree.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stepswitch.errors import UserError
+from stepswitch.runtime import semconv as sc
+
+__all__ = ["JsonLinesExporter", "SpanRecord", "file_provider", "format_tree", "read_spans"]
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """One span as written to (and read from) a JSON-lines file."""
+
+    name: str
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    kind: str
+    start_ns: int
+    end_ns: int
+    status: str = "UNSET"
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "name": self.name,
+                "trace_id": self.trace_id,
+                "span_id": self.span_id,
+                "parent_id": self.parent_id,
+                "kind": self.kind,
+                "start_ns": self.start_ns,
+                "end_ns": self.end_ns,
+                "status": self.status,
+                "attributes": self.attributes,
+                "events": self.events,
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+
+
+def _record(span: Any) -> SpanRecord:
+    ctx = span.context
+    parent = span.parent
+    return SpanRecord(
+        name=span.name,
+        trace_id=f"{ctx.trace_id:032x}",
+        span_id=f"{ctx.span_id:016x}",
+        parent_id=f"{parent.span_id:016x}" if parent is not None else None,
+        kind=span.kind.name,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time or 0,
+        status=span.status.status_code.name,
+        attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
+        events=[
+            {"name": e.name, "time_ns": e.timestamp,
+             "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}}
+            for e in span.events
+        ],
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+try:  # exporting needs the SDK; reading a file back does not
+    from opentelemetry.sdk.trace.export import SpanExporter as _ExporterBase
+except ImportError:  # pragma: no cover - depends on the installed extras
+    _ExporterBase = object  # type: ignore[misc,assignment]
+
+
+def _need_sdk() -> None:
+    if _ExporterBase is object:
+        raise UserError("writing spans needs opentelemetry-sdk: pip install 'stepswitch[otel]'")
+
+
+class JsonLinesExporter(_ExporterBase):
+    """An OpenTelemetry span exporter that appends one JSON object per span to a file."""
+
+    def __init__(self, path: str | Path) -> None:
+        _need_sdk()
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self._file = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--trace {path}: cannot write it: {exc.strerror or exc}") from None
+
+    def export(self, spans: Sequence[Any]) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        lines = "".join(_record(s).to_json() + "\n" for s in spans)
+        with self._lock:
+            self._file.write(lines)
+            self._file.flush()
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._file.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def file_provider(path: str | Path) -> Any:
+    """A ``TracerProvider`` that writes every span of a run to ``path`` as JSON lines.
+    Call its ``shutdown()`` when the run is over."""
+    _need_sdk()
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "stepswitch"}))
+    provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(path)))
+    return provider
+
+
+# -- reading back ---------------------------------------------------------------------------
+
+
+def read_spans(path: str | Path) -> list[SpanRecord]:
+    """The spans of a JSON-lines file; ``UserError`` names the line that is not a span."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise UserError(f"{path}: cannot read it: {reason}") from None
+    out: list[SpanRecord] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except (ValueError, RecursionError):
+            raise UserError(f"{path}:{n}: not a JSON line") from None
+        if not isinstance(raw, dict):
+            raise UserError(f"{path}:{n}: not a span (expected a JSON object)")
+        try:
+            out.append(_from_json(raw))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise UserError(f"{path}:{n}: not a span ({exc})") from None
+    return out
+
+
+def _from_json(raw: dict[str, Any]) -> SpanRecord:
+    def text(name: str) -> str:
+        value = raw[name]
+        if not isinstance(value, str):
+            raise TypeError(f"{name} is not a string")
+        return value
+
+    def number(name: str) -> int:
+        value = raw[name]
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} is not an integer")
+        return value
+
+    parent = raw.get("parent_id")
+    if parent is not None and not isinstance(parent, str):
+        raise TypeError("parent_id is not a string")
+    attrs = raw.get("attributes", {})
+    events = raw.get("events", [])
+    if not isinstance(attrs, dict) or not isinstance(events, list):
+        raise TypeError("attributes/events have the wrong type")
+    return SpanRecord(
+        name=text("name"), trace_id=text("trace_id"), span_id=text("span_id"),
+        parent_id=parent, kind=text("kind"), start_ns=number("start_ns"),
+        end_ns=number("end_ns"), status=str(raw.get("status", "UNSET")),
+        attributes=attrs, events=[e for e in events if isinstance(e, dict)],
+    )
+
+
+def _duration(span: SpanRecord) -> str:
+    ms = max(0, span.end_ns - span.start_ns) / 1e6
+    return f"{ms:.1f} ms" if ms >= 0.1 else f"{ms * 1000:.0f} µs"
+
+
+def _label(span: SpanRecord) -> str:
+    a = span.attributes
+    parts = [span.name, _duration(span)]
+    if sc.STEP in a:
+        parts.append(f"→ {a[sc.STEP]}")
+    if sc.USAGE_INPUT_TOKENS in a or sc.USAGE_OUTPUT_TOKENS in a:
+        parts.append(f"tokens {a.get(sc.USAGE_INPUT_TOKENS, 0)} in / "
+                     f"{a.get(sc.USAGE_OUTPUT_TOKENS, 0)} out")
+    if sc.TOOL_CALL_ID in a:
+        parts.append(f"call {a[sc.TOOL_CALL_ID]}")
+    if span.status == "ERROR":
+        parts.append(f"ERROR {a.get(sc.ERROR_TYPE, '')}".rstrip())
+    return "  ".join(str(p) for p in parts)
+
+
+_SHORT = {
+    sc.AGENT_NAME: "agent",
+    sc.TOOL_NAME: "tool",
+    sc.TOOL_CALL_ID: "call",
+    sc.TURN: "turn",
+    sc.ERROR_TYPE: "error",
+}
+
+
+def _event_label(event: dict[str, Any]) -> str | None:
+    name = str(event.get("name", ""))
+    if name == "stepswitch.turn":
+        return None  # the turn's step is on its chat span
+    a = event.get("attributes") or {}
+    detail = ", ".join(
+        f"{_SHORT.get(k, k.removeprefix('stepswitch.'))}={v}" for k, v in a.items()
+    )
+    short = name.removeprefix("stepswitch.")
+    return f"· {short}" + (f" ({detail})" if detail else "")
+
+
+def format_tree(spans: Iterable[SpanRecord]) -> str:
+    """An indented tree per trace: each span with its duration, the step of each model
+    call, token counts, call ids, errors, and the run's events."""
+    spans = list(spans)
+    ids = {s.span_id for s in spans}
+    children: dict[str | None, list[SpanRecord]] = {}
+    for s in spans:
+        parent = s.parent_id if s.parent_id in ids else None
+        children.setdefault(parent, []).append(s)
+    for kids in children.values():
+        kids.sort(key=lambda s: (s.start_ns, s.end_ns))
+    lines: list[str] = []
+
+    def walk(span: SpanRecord, depth: int) -> None:
+        pad = "  " * depth
+        lines.append(pad + _label(span))
+        for event in span.events:
+            text = _event_label(event)
+            if text is not None:
+                lines.append(pad + "  " + text)
+        for kid in children.get(span.span_id, []):
+            walk(kid, depth + 1)
+
+    roots = children.get(None, [])
+    traces: dict[str, list[SpanRecord]] = {}
+    for root in roots:
+        traces.setdefault(root.trace_id, []).append(root)
+    for trace_id, trace_roots in traces.items():
+        lines.append(f"trace {trace_id}")
+        for root in trace_roots:
+            walk(root, 1)
+    return "\n".join(lines)

@@ -1,0 +1,522 @@
+"""OpenTelemetry spans from the run loop, with nothing but ``opentelemetry-api``.
+
+Tracing wraps the one loop generator: :func:`traced` pumps the loop, passes every
+effect through to whichever driver runs it (``run``, ``run_sync``, ``run_streamed``,
+a generated runner), and opens and closes spans around the effects it sees. So every
+surface is traced the same way, and no driver holds tracing logic.
+
+The tree of one run::
+
+    invoke_workflow {workflow}            (INTERNAL)
+      invoke_agent {agent}                (INTERNAL, one per agent segment)
+        chat {model}                      (CLIENT, one per model call; stepswitch.step)
+        execute_tool {tool}               (INTERNAL, one per tool that runs)
+          invoke_agent {nested}           (an agent tool's nested run)
+            chat …
+
+Each turn's step (Final / Handoff / Interruption / RunAgain) is known only after the
+loop moves on, so a ``chat`` span is ended then, with the end time of the response.
+Handoffs, guardrail trips, approvals requested and decided, and resumes are span
+events. Message content, tool arguments and results are recorded only with
+``RunConfig(trace_content=True)``.
+
+Cost: with no tracer provider set (or ``opentelemetry`` never imported) the machine
+does not wrap the loop at all. Nothing here may fail a run: an exception from the
+tracing SDK (a broken exporter or span processor) is logged once and turns tracing
+off for the rest of that run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Generator
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+from stepswitch.runtime import semconv as sc
+from stepswitch.runtime.effects import CallJob, CallModel, NestedJob, RunJobs
+from stepswitch.runtime.model import ModelRequest, ModelResponse
+
+__all__ = ["traced", "traceparent", "tracer_for"]
+
+Loop = Generator[Any, Any, Any]
+
+_log = logging.getLogger("stepswitch.tracing")
+_warned = False
+_NOOP_PROVIDERS = frozenset({"ProxyTracerProvider", "NoOpTracerProvider"})
+_cache: tuple[object, Any] | None = None
+
+
+def _warn_once(exc: BaseException) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        _log.warning("stepswitch: tracing failed and is off for this run: %r", exc)
+
+
+def tracer_for(provider: Any | None) -> Any | None:
+    """The tracer to use, or None when tracing is off.
+
+    ``provider`` is ``RunConfig.tracer_provider``; without one, the global provider,
+    but only if ``opentelemetry`` was imported and a real provider is set.
+    """
+    global _cache
+    if provider is None:
+        api = sys.modules.get("opentelemetry.trace")
+        if api is None:
+            return None
+        provider = api.get_tracer_provider()
+        if type(provider).__name__ in _NOOP_PROVIDERS:
+            return None
+    cached = _cache
+    if cached is not None and cached[0] is provider:
+        return cached[1]
+    try:
+        from stepswitch._version import __version__
+
+        tracer = provider.get_tracer("stepswitch", __version__)
+    except Exception as exc:
+        _warn_once(exc)
+        return None
+    _cache = (provider, tracer)
+    return tracer
+
+
+def traceparent(span: Any) -> str | None:
+    """The W3C ``traceparent`` of ``span`` (kept in a saved state to continue the trace)."""
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return None
+    return f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+
+
+def _remote_parent(value: str | None) -> Any:
+    """A context whose parent is the span a ``traceparent`` names (None if unreadable)."""
+    from opentelemetry import trace
+
+    if not value:
+        return None
+    parts = value.split("-")
+    if len(parts) != 4 or len(parts[1]) != 32 or len(parts[2]) != 16:
+        return None
+    try:
+        trace_id, span_id, flags = int(parts[1], 16), int(parts[2], 16), int(parts[3], 16)
+    except ValueError:
+        return None
+    if not trace_id or not span_id:
+        return None
+    parent = trace.SpanContext(
+        trace_id, span_id, is_remote=True, trace_flags=trace.TraceFlags(flags)
+    )
+    return trace.set_span_in_context(trace.NonRecordingSpan(parent))
+
+
+def _model_name(effect: CallModel) -> str:
+    name = effect.request.model or getattr(effect.model, "model", None)
+    return name if isinstance(name, str) and name else "unknown"
+
+
+def _provider(model: Any) -> str:
+    name = getattr(model, "provider_name", None)
+    return name if isinstance(name, str) and name else "unknown"
+
+
+def _json(value: Any) -> str:
+    def plain(v: Any) -> Any:
+        if is_dataclass(v) and not isinstance(v, type):
+            return {k: x for k, x in asdict(v).items() if k != "value"}
+        return repr(v)
+
+    try:
+        return json.dumps(value, default=plain, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class _Trace:
+    """The spans of one run segment: a whole run (``root``) or a nested agent run."""
+
+    def __init__(
+        self,
+        tracer: Any,
+        *,
+        agent: str,
+        parent: Any,
+        workflow: str | None,
+        content: bool,
+        conversation_id: str | None,
+        turn: int = 0,
+    ) -> None:
+        from opentelemetry import trace
+
+        self.api = trace
+        self.tracer = tracer
+        self.content = content
+        self.conversation_id = conversation_id
+        self.on = True
+        self.turn = turn
+        self.provider = "unknown"
+        self.root: Any = None
+        self.parent = parent
+        if workflow is not None:
+            attrs: dict[str, Any] = {
+                sc.OPERATION_NAME: sc.OP_INVOKE_WORKFLOW,
+                sc.WORKFLOW_NAME: workflow,
+            }
+            if conversation_id:
+                attrs[sc.CONVERSATION_ID] = conversation_id
+            self.root = tracer.start_span(
+                f"{sc.OP_INVOKE_WORKFLOW} {workflow}", context=parent,
+                kind=trace.SpanKind.INTERNAL, attributes=attrs,
+            )
+            self.parent = trace.set_span_in_context(self.root)
+        self.agent = agent
+        self.agent_span: Any = self._agent_span(agent)
+        self.agent_ctx: Any = trace.set_span_in_context(self.agent_span)
+        # the last model call, ended when the loop shows which step its turn took
+        self.chat: Any = None
+        self.chat_end = 0
+        self.chat_usage: Any = None
+        self.chat_agent = agent
+
+    # -- safety ---------------------------------------------------------------------------
+
+    def guard(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, unless tracing is off or it fails (then it is off)."""
+        if not self.on:
+            return None
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # the tracing SDK must never fail a run
+            self.on = False
+            _warn_once(exc)
+            return None
+
+    # -- spans ----------------------------------------------------------------------------
+
+    def _agent_span(self, agent: str) -> Any:
+        attrs: dict[str, Any] = {
+            sc.OPERATION_NAME: sc.OP_INVOKE_AGENT,
+            sc.AGENT_NAME: agent,
+        }
+        if self.conversation_id:
+            attrs[sc.CONVERSATION_ID] = self.conversation_id
+        return self.tracer.start_span(
+            f"{sc.OP_INVOKE_AGENT} {agent}", context=self.parent,
+            kind=self.api.SpanKind.INTERNAL, attributes=attrs,
+        )
+
+    def _end_agent(self) -> None:
+        span = self.agent_span
+        span.set_attribute(sc.PROVIDER_NAME, self.provider)
+        span.end()
+
+    def _settle_chat(self, step: str | None) -> None:
+        if self.chat is None:
+            return
+        chat, self.chat = self.chat, None
+        usage = self.chat_usage
+        attrs: dict[str, Any] = {
+            sc.USAGE_INPUT_TOKENS: usage.input_tokens,
+            sc.USAGE_OUTPUT_TOKENS: usage.output_tokens,
+        }
+        if step is not None:
+            attrs[sc.STEP] = step
+        chat.set_attributes(attrs)
+        chat.end(end_time=self.chat_end)
+
+    def model_call(self, effect: CallModel) -> None:
+        request: ModelRequest = effect.request
+        if self.chat is not None:
+            step = "RunAgain" if request.agent == self.chat_agent else "Handoff"
+            self._settle_chat(step)
+        if request.agent != self.agent:
+            self.agent_span.add_event(sc.EVENT_HANDOFF, {sc.AGENT_NAME: request.agent})
+            self._end_agent()
+            self.agent = request.agent
+            self.agent_span = self._agent_span(request.agent)
+            self.agent_ctx = self.api.set_span_in_context(self.agent_span)
+        self.turn += 1
+        self.provider = _provider(effect.model)
+        model = _model_name(effect)
+        attrs: dict[str, Any] = {
+            sc.OPERATION_NAME: sc.OP_CHAT,
+            sc.PROVIDER_NAME: self.provider,
+            sc.REQUEST_MODEL: model,
+        }
+        if self.conversation_id:
+            attrs[sc.CONVERSATION_ID] = self.conversation_id
+        if self.content:
+            if request.instructions:
+                attrs[sc.SYSTEM_INSTRUCTIONS] = request.instructions
+            attrs[sc.INPUT_MESSAGES] = _json(list(request.input))
+        self.chat = self.tracer.start_span(
+            f"{sc.OP_CHAT} {model}",
+            context=self.agent_ctx,
+            kind=self.api.SpanKind.CLIENT,
+            attributes=attrs,
+        )
+        self.chat_agent = request.agent
+
+    def model_done(self, outcome: Any) -> None:
+        response: ModelResponse = outcome[0] if type(outcome) is tuple else outcome
+        chat = self.chat
+        if chat is None:
+            return
+        self.chat_end = time.time_ns()
+        self.chat_usage = response.usage
+        if self.content:
+            chat.set_attribute(sc.OUTPUT_MESSAGES, _json(list(response.output)))
+
+    def model_failed(self, exc: BaseException) -> None:
+        chat, self.chat = self.chat, None
+        if chat is None:
+            return
+        self._error(chat, exc)
+        chat.end()
+
+    def _error(self, span: Any, exc: BaseException) -> None:
+        span.set_attribute(sc.ERROR_TYPE, type(exc).__qualname__)
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR, str(exc)[:500]))
+
+    def tool_span(self, name: str, call_id: str, kind: str, args: Any) -> Any:
+        attrs: dict[str, Any] = {
+            sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL,
+            sc.TOOL_NAME: name,
+            sc.TOOL_CALL_ID: call_id,
+            sc.TOOL_TYPE: kind,
+        }
+        if self.content and args is not None:
+            attrs[sc.TOOL_CALL_ARGUMENTS] = _json(args)
+        return self.tracer.start_span(
+            f"{sc.OP_EXECUTE_TOOL} {name}",
+            context=self.agent_ctx,
+            kind=self.api.SpanKind.INTERNAL,
+            attributes=attrs,
+        )
+
+    def tool_done(self, span: Any, value: Any = None, exc: BaseException | None = None) -> None:
+        if exc is not None:
+            self._error(span, exc)
+        elif self.content:
+            span.set_attribute(sc.TOOL_CALL_RESULT, _json(value))
+        span.end()
+
+    def finish(self, result: Any) -> None:
+        interruptions = getattr(result, "interruptions", None) or []
+        self._settle_chat("Interruption" if interruptions else "Final")
+        for item in interruptions:
+            self.agent_span.add_event(
+                sc.EVENT_APPROVAL_REQUESTED,
+                {sc.TOOL_NAME: item.name, sc.TOOL_CALL_ID: item.call_id,
+                 sc.AGENT_NAME: item.agent},
+            )
+        self._end_agent()
+        if self.root is not None:
+            self.root.set_attribute(sc.AGENT_NAME, getattr(result, "last_agent", self.agent))
+            self.root.end()
+
+    def fail(self, exc: BaseException) -> None:
+        data = getattr(exc, "run_data", None)
+        last = getattr(data, "last_agent", None)
+        step = None
+        if self.chat is not None and type(exc).__name__ == "MaxTurnsExceeded":
+            step = "Handoff" if last is not None and last != self.chat_agent else "RunAgain"
+        if step is None:
+            self.model_failed(exc)
+        else:
+            self._settle_chat(step)
+        if isinstance(exc, Exception) and type(exc).__name__.endswith("TripwireTriggered"):
+            verdict = getattr(exc, "guardrail_result", None)
+            self.agent_span.add_event(
+                sc.EVENT_GUARDRAIL_TRIPPED,
+                {"stepswitch.guardrail": str(getattr(verdict, "guardrail", "")),
+                 sc.ERROR_TYPE: type(exc).__qualname__},
+            )
+        self._error(self.agent_span, exc)
+        self._end_agent()
+        if self.root is not None:
+            self._error(self.root, exc)
+            self.root.end()
+
+    def abandon(self) -> None:
+        """The driver closed the loop early (e.g. a streamed run no one finished)."""
+        if self.chat is not None:
+            self.chat.end()
+            self.chat = None
+        self._end_agent()
+        if self.root is not None:
+            self.root.end()
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def wrap_jobs(self, effect: RunJobs) -> None:
+        for job in effect.jobs:
+            if type(job) is CallJob:
+                job.fn = self._wrap_call(job)
+            elif type(job) is NestedJob:
+                self._wrap_nested(job)
+
+    def _wrap_call(self, job: CallJob) -> Callable[..., Any]:
+        fn, name, call_id = job.fn, job.name, job.call_id
+        trace = self
+        args = job.kwargs
+
+        if job.is_async:
+            async def traced_async(*a: Any, **k: Any) -> Any:
+                span = trace.guard(trace.tool_span, name, call_id, "function", args)
+                if span is None:
+                    return await fn(*a, **k)
+                token = trace.guard(_attach, trace.api, span)
+                try:
+                    value = await fn(*a, **k)
+                except BaseException as exc:
+                    trace.guard(trace.tool_done, span, exc=exc)
+                    raise
+                finally:
+                    _detach(token)
+                trace.guard(trace.tool_done, span, value)
+                return value
+
+            return traced_async
+
+        def traced_sync(*a: Any, **k: Any) -> Any:
+            span = trace.guard(trace.tool_span, name, call_id, "function", args)
+            if span is None:
+                return fn(*a, **k)
+            token = trace.guard(_attach, trace.api, span)
+            try:
+                value = fn(*a, **k)
+            except BaseException as exc:
+                trace.guard(trace.tool_done, span, exc=exc)
+                raise
+            finally:
+                _detach(token)
+            trace.guard(trace.tool_done, span, value)
+            return value
+
+        return traced_sync
+
+    def _wrap_nested(self, job: NestedJob) -> None:
+        span = self.guard(self.tool_span, job.name, job.call_id, "agent", None)
+        if span is None:
+            return
+        trace = self
+
+        def child() -> _Trace:
+            return _Trace(
+                trace.tracer, agent=job.agent, parent=trace.api.set_span_in_context(span),
+                workflow=None, content=trace.content, conversation_id=trace.conversation_id,
+            )
+
+        nested = self.guard(child)
+        if nested is None:
+            self.guard(span.end)
+            return
+        job.loop = traced(job.loop, nested, tool_span=span)
+
+
+def _attach(api: Any, span: Any) -> Any:
+    from opentelemetry import context
+
+    return context.attach(api.set_span_in_context(span))
+
+
+def _detach(token: Any) -> None:
+    if token is None:
+        return
+    try:
+        from opentelemetry import context
+
+        context.detach(token)
+    except Exception:  # a token from another context: nothing to undo
+        pass
+
+
+def start(
+    tracer: Any,
+    loop: Loop,
+    *,
+    workflow: str,
+    agent: str,
+    content: bool,
+    conversation_id: str | None,
+    saved_context: str | None,
+    decisions: dict[str, Any] | None = None,
+    turn: int = 0,
+) -> tuple[Loop, str | None]:
+    """Wrap a whole run's loop; returns it with the traceparent to keep in its states.
+
+    ``saved_context`` is the traceparent a resumed state carries: the resumed run
+    continues that trace (its workflow span is a child of the saved one).
+    """
+    holder: list[_Trace] = []
+
+    def make() -> None:
+        parent = _remote_parent(saved_context) if saved_context else None
+        trace = _Trace(
+            tracer, agent=agent, parent=parent, workflow=workflow, content=content,
+            conversation_id=conversation_id, turn=turn,
+        )
+        if saved_context is not None:
+            trace.root.add_event(sc.EVENT_RESUMED, {sc.TURN: turn})
+        for call_id, decision in (decisions or {}).items():
+            trace.root.add_event(
+                sc.EVENT_APPROVAL_DECIDED,
+                {sc.TOOL_CALL_ID: str(call_id),
+                 "stepswitch.approved": bool(getattr(decision, "approved", False))},
+            )
+        holder.append(trace)
+
+    try:
+        make()
+    except Exception as exc:
+        _warn_once(exc)
+        return loop, saved_context
+    trace = holder[0]
+    kept = saved_context or trace.guard(traceparent, trace.root)
+    return traced(loop, trace), kept
+
+
+def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
+    """Pump ``loop``, passing its effects through and tracing them."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = loop.throw(error) if error is not None else loop.send(send)
+        except StopIteration as stop:
+            trace.guard(trace.finish, stop.value)
+            if tool_span is not None:
+                trace.guard(tool_span.end)
+            return stop.value
+        except BaseException as exc:
+            trace.guard(trace.fail, exc)
+            if tool_span is not None:
+                trace.guard(trace.tool_done, tool_span, exc=exc)
+            raise
+        send, error = None, None
+        kind = type(effect)
+        if trace.on:
+            if kind is CallModel:
+                trace.guard(trace.model_call, effect)
+            elif kind is RunJobs:
+                trace.guard(trace.wrap_jobs, effect)
+        try:
+            send = yield effect
+        except GeneratorExit:
+            loop.close()
+            trace.guard(trace.abandon)
+            if tool_span is not None:
+                trace.guard(tool_span.end)
+            raise
+        except BaseException as exc:
+            if kind is CallModel:
+                trace.guard(trace.model_failed, exc)
+            error = exc
+            continue
+        if kind is CallModel and trace.on:
+            trace.guard(trace.model_done, send)

@@ -1,0 +1,273 @@
+"""The CLI against hostile input and odd files (issue 11), each as a real subprocess:
+escaped approval prompts, truncated streams, non-regular output files, shadowing
+modules, modules that exit or print at import, machine formats, bad state and script
+files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepswitch.models import OpenAIServer
+from stepswitch.models.script import call, message, raw_reply, truncated
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = "graphs/support.py:support"
+NOISE = ("Traceback", "Exception ignored", "Task exception", "Task was destroyed",
+         "Unclosed", "unclosed", "RuntimeWarning", "ResourceWarning")
+
+
+def cli(
+    *argv: str, cwd: Path = ROOT, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPSWITCH_MODEL"):
+        env.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "stepswitch", *argv],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+    )
+
+
+def no_noise(stderr: str) -> None:
+    for word in NOISE:
+        assert word not in stderr, stderr
+
+
+# ---- 4: the approval prompt shows arguments escaped ------------------------------------
+
+
+@pytest.mark.parametrize("approve", ["ask", "all", "none"])
+def test_approval_lines_show_control_and_bidi_characters_escaped(
+    approve: str, tmp_path: Path
+) -> None:
+    # \r is JSON whitespace: a raw one sends the cursor back and the rest of the line
+    # overwrites what came before; U+202E reverses what follows on screen
+    arguments = '{"reason": "small fee",\r "order_id": 42}\u202e 00.5$ '
+    sneaky = '{"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"}'
+    with OpenAIServer(
+        [
+            [call("transfer_to_refund", {})],
+            [call("process_refund", sneaky)],
+            [message("Done.")],
+        ]
+    ) as server:
+        proc = cli("run", TARGET, "--input", "refund", "--model", "m", "--base-url", server.url,
+                   "--approve", approve, "--state", str(tmp_path / "s.json"), stdin="y\n")
+    assert proc.returncode == 0, proc.stderr
+    no_noise(proc.stderr)
+    for raw in ("\r", "\u202e", "\u2066"):
+        assert raw not in proc.stderr
+    assert r'process_refund({"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"})' in (
+        proc.stderr
+    )
+    assert arguments  # the shape of the attack, for the reader
+
+
+# ---- 6 and 21: a truncated stream in the CLI; no asyncio noise -------------------------
+
+
+def sse_chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    data = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(data)}\n\n"
+
+
+# the server closes in good order after a fragment: no finish_reason, no [DONE]
+CLEAN_CUT = raw_reply(sse_chunk({"role": "assistant", "content": "Your refund of 5000 dol"}),
+                      content_type="text/event-stream")
+# the connection drops mid-stream
+DROPPED = truncated([message("Your refund of 5000 dollars is approved and on its way.")], 4)
+# a chunk of the wrong shape mid-stream
+MALFORMED = raw_reply(sse_chunk({"role": "assistant", "content": "Hi"})
+                      + 'data: {"id": "c", "choices": [{"index": 0, "delta": "x"}]}\n\n'
+                      + sse_chunk({}, "stop"), content_type="text/event-stream")
+
+
+@pytest.mark.parametrize(
+    ("api", "step", "says"),
+    [
+        ("chat", CLEAN_CUT, "ended before the model finished"),
+        ("chat", DROPPED, "broke off mid-answer"),
+        ("responses", DROPPED, "broke off mid-answer"),
+        ("chat", MALFORMED, "malformed response: choices[0].delta must be an object"),
+    ],
+    ids=["chat-clean-cut", "chat-dropped", "responses-dropped", "chat-malformed"],
+)
+def test_a_broken_stream_fails_the_run_saves_it_and_prints_no_noise(
+    api: str, step: Any, says: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "run.json"
+    with OpenAIServer([[call("lookup_order", {"order_id": 42})], step]) as server:
+        proc = cli("run", TARGET, "--input", "refund", "--model", "m", "--base-url", server.url,
+                   "--api", api, "--stream", "--state", str(state))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""  # a fragment is not printed as the answer
+    assert "stepswitch: error: the run failed:" in proc.stderr
+    assert says in proc.stderr
+    assert "raised in your code" not in proc.stderr
+    assert f"saved the run so far to {state}" in proc.stderr
+    no_noise(proc.stderr)
+    saved = json.loads(state.read_text())
+    kinds = [i["type"] for i in saved["body"]["items"]]
+    assert kinds == ["tool_call_item", "tool_call_output_item"]
+
+
+# ---- 11: output files that are not regular files ---------------------------------------
+
+
+def test_compile_to_dash_writes_the_runner_to_stdout() -> None:
+    proc = cli("compile", TARGET, "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (ROOT / "codegen" / "support.py").read_text()
+
+
+def test_compile_to_dev_stdout_writes_and_does_not_hang() -> None:
+    proc = cli("compile", TARGET, "-o", "/dev/stdout", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith((ROOT / "codegen" / "support.py").read_text())
+
+
+def test_compile_to_dev_zero_writes_without_reading_it() -> None:
+    proc = cli("compile", TARGET, "-o", "/dev/zero", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    no_noise(proc.stderr)
+
+
+def test_compile_check_against_a_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "runner.py"
+    os.mkfifo(fifo)
+    proc = cli("compile", TARGET, "-o", str(fifo), "--check", timeout=30)
+    assert proc.returncode == 2
+    assert f"{fifo}: not a regular file" in proc.stderr
+    no_noise(proc.stderr)
+
+
+def test_compile_check_against_dev_zero_is_refused() -> None:
+    proc = cli("compile", TARGET, "-o", "/dev/zero", "--check", timeout=30)
+    assert proc.returncode == 2
+    assert "/dev/zero: not a regular file" in proc.stderr
+
+
+# ---- 12: modules next to the workflow that shadow what stepswitch needs ---------------
+
+
+WORKFLOW = """
+import stepswitch as ss
+agent = ss.Agent("helper", "Help.")
+wf = ss.Workflow(name="w", entry=agent)
+"""
+
+
+def test_an_openai_py_or_http_py_beside_the_workflow_does_not_break_run(tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text(WORKFLOW)
+    for shadow in ("openai.py", "http.py"):
+        (tmp_path / shadow).write_text('raise SystemExit("the shadow was imported")\n')
+    with OpenAIServer([[message("Hello there.")]]) as server:
+        proc = cli("run", "wf.py:wf", "--input", "hi", "--model", "m", "--base-url", server.url,
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Hello there.\n"
+    no_noise(proc.stderr)
+
+
+def test_a_shadowing_module_the_workflow_imports_is_named(tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text("import http.client\n" + WORKFLOW)
+    (tmp_path / "http.py").write_text("# my notes on http\n")
+    proc = cli("check", "wf.py", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "http.py" in proc.stderr and "shadows" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ---- 13: hostile state and script files ------------------------------------------------
+
+
+BAD_JSON: dict[str, bytes] = {
+    "deep": b"[" * 100_000 + b"]" * 100_000,
+    "huge_int": b'{"steps": [], "n": ' + b"9" * 10_000 + b"}",
+    "not_utf8": b'{"steps": ["\xff\xfe"]}',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_hostile_script_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "script.json"
+    path.write_bytes(BAD_JSON[kind])
+    proc = cli("run", TARGET, "--input", "hi", "--model", f"scripted:{path}")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert str(path) in line
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_JSON))
+def test_a_hostile_state_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_bytes(BAD_JSON[kind])
+    script = tmp_path / "s.json"
+    script.write_text("[]")
+    proc = cli("run", TARGET, "--resume", str(path), "--model", f"scripted:{script}")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert str(path) in line
+
+
+# ---- 16: modules that exit at import ---------------------------------------------------
+
+
+def test_check_dir_reports_a_module_that_exits_and_checks_the_others(tmp_path: Path) -> None:
+    (tmp_path / "a_quits.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp_path / "b_broken.py").write_text(textwrap.dedent("""
+        import stepswitch as ss
+        top = ss.Agent("top", "Top.", handoffs=["ghost"])
+        wf = ss.Workflow(name="w", entry=top)
+    """))
+    (tmp_path / "c_fails.py").write_text("raise SystemExit(3)\n")
+    (tmp_path / "d_clean.py").write_text(WORKFLOW)
+    proc = cli("check", ".", cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "a_quits.py" in proc.stderr and "exited while being imported" in proc.stderr
+    assert "c_fails.py" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "b_broken.py:wf" in proc.stdout and "SW103" in proc.stdout  # still checked
+    assert "d_clean.py:wf" in proc.stdout
+
+
+# ---- 20: import-time prints keep machine formats valid ---------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
+def test_import_time_prints_go_to_stderr_not_into_machine_output(
+    fmt: str, tmp_path: Path
+) -> None:
+    (tmp_path / "wf.py").write_text('print("loading my workflow...")\n' + WORKFLOW)
+    proc = cli("check", "wf.py", "--format", fmt, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "loading my workflow..." in proc.stderr
+    assert "loading my workflow..." not in proc.stdout
+    if fmt == "json":
+        records: list[Any] = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert records
+    elif fmt == "sarif":
+        assert json.loads(proc.stdout)["version"] == "2.1.0"
+
+
+# ---- 22: --format github prints only workflow commands ---------------------------------
+
+
+def test_github_format_prints_only_workflow_commands() -> None:
+    proc = cli("check", "examples/broken_workflow.py", "graphs", "--format", "github")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines and all(line.startswith("::") for line in lines), proc.stdout
+    assert proc.stderr == ""

@@ -1,0 +1,139 @@
+"""TARGETs naming OpenAI Agents SDK agents in every command, and ``run --context``."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from stepswitch.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = "tests/interop/sdk_apps/support.py"
+REFUND = [
+    {"output": [{"type": "function_call", "name": "transfer_to_refund_agent",
+                 "arguments": {"reason": "late"}}]},
+    {"output": [{"type": "function_call", "name": "process_refund",
+                 "arguments": {"order_id": 7}}]},
+]
+
+
+@pytest.fixture(autouse=True)
+def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def _script(tmp_path: Path, steps: list[dict[str, object]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"steps": steps}))
+    return f"scripted:{path}"
+
+
+def test_check_an_sdk_agent_locates_findings_in_the_sdk_file(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(["check", "tests/interop/sdk_apps/hosted.py:researcher",
+                        "--format", "json"], capsys)
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    text = json.dumps(records)
+    assert "SW601" in text and "tests/interop/sdk_apps/hosted.py" in text
+
+
+def test_show_and_render_an_sdk_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["show", f"{APP}:triage_agent"], capsys)
+    assert code == 0
+    assert "Triage ─handoff→ Refund Agent via transfer_to_refund_agent" in out
+    assert "Triage ─calls→ Order Expert via ask_expert" in out
+    code, out, _ = run(["render", f"{APP}:triage_agent", "--format", "mermaid"], capsys)
+    assert code == 0 and "transfer_to_refund_agent" in out and out.startswith("flowchart")
+
+
+def test_a_folder_finds_the_root_sdk_agents(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(textwrap.dedent('''
+        from agents import Agent
+        billing = Agent(name="billing")
+        front = Agent(name="front", handoffs=[billing])
+    '''))
+    (tmp_path / "uses.py").write_text("from app import front\n")  # imported, not declared
+    code, out, _ = run(["show", str(tmp_path)], capsys)
+    assert code == 0
+    assert out.count("workflow 'front'") == 1 and "workflow 'billing'" not in out
+
+
+def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        "stepswitch: error: tests/interop/sdk_apps/broken.py:fragile: agent 'Fragile' at "
+        "tests/interop/sdk_apps/broken.py:29: tool 'exploding' cannot be read: RuntimeError: "
+        "inspection failed")
+
+
+def test_run_an_sdk_agent_with_a_context_factory(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(["run", f"{APP}:triage_agent", "--input", "refund 7",
+                          "--model", _script(tmp_path, REFUND), "--approve", "all",
+                          "--context", "tests.interop.sdk_apps.contexts:ada"], capsys)
+    assert code == 0, err
+    assert out == "refunded 7 for ada\n"
+
+
+def test_run_without_a_context_that_needs_arguments_names_the_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(["run", f"{APP}:triage_agent", "--input", "hi",
+                        "--model", _script(tmp_path, REFUND)], capsys)
+    assert code == 2
+    assert "context_type=Account, which does not construct with no arguments" in err
+    assert "pass --context module:factory" in err
+
+
+def test_a_context_factory_that_raises_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(["run", f"{APP}:triage_agent", "--input", "hi",
+                        "--model", _script(tmp_path, REFUND),
+                        "--context", "tests/interop/sdk_apps/contexts.py:broken"], capsys)
+    assert code == 2
+    assert err.strip().endswith("broken() raised RuntimeError: no database")
+
+
+def test_a_context_type_that_builds_itself_is_used(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "ctxflow.py").write_text(textwrap.dedent('''
+        from dataclasses import dataclass
+        import stepswitch as ss
+
+        @dataclass
+        class Prefs:
+            greeting: str = "howdy"
+
+        @ss.function_tool
+        def greet(ctx: ss.RunContext[Prefs]) -> str:
+            """Greet."""
+            return ctx.context.greeting
+
+        flow = ss.Workflow("flow", entry=ss.Agent("a", tools=[greet],
+                           tool_use_behavior="stop_on_first_tool"), context_type=Prefs)
+    '''))
+    steps = [{"output": [{"type": "function_call", "name": "greet", "arguments": {}}]}]
+    code, out, err = run(["run", f"{tmp_path / 'ctxflow.py'}:flow", "--input", "hi",
+                          "--model", _script(tmp_path, steps)], capsys)
+    assert code == 0, err
+    assert out == "howdy\n"

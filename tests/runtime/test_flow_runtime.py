@@ -1,0 +1,281 @@
+"""Flows at run time: agents and steps chained by edges, on all three surfaces, with
+pauses inside agent nodes and inside fan-out branches, resumed from JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+
+import stepswitch as ss
+from stepswitch.runtime.events import FlowNodeStreamEvent
+from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputFunctionCall, OutputMessage
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests.conformance.harness import run_all
+
+
+class Outline(BaseModel):
+    text: str
+
+
+class Check(BaseModel):
+    good: bool
+    genre: Literal["scifi", "other"]
+
+
+class Verdict(BaseModel):
+    score: Literal["pass", "needs_improvement"]
+    feedback: str
+
+
+class Plan(BaseModel):
+    items: list[str]
+
+
+RAN: list[str] = []
+
+
+@ss.step
+def check(outline: Outline) -> Check:
+    RAN.append(f"check:{outline.text}")
+    return Check(good="good" in outline.text, genre="scifi")
+
+
+def is_good(c: Check) -> bool:
+    return c.good
+
+
+@ss.step
+async def describe(ctx: ss.RunContext[dict[str, str]], c: Check) -> str:
+    await asyncio.sleep(0)
+    return f"{ctx.context['style']} {c.genre} story"
+
+
+@ss.step
+def split(text: str) -> Plan:
+    return Plan(items=text.split())
+
+
+@ss.step
+def upper(word: str) -> str:
+    RAN.append(f"upper:{word}")
+    return word.upper()
+
+
+@ss.step
+def joined(words: list[str]) -> str:
+    return "+".join(words)
+
+
+@ss.function_tool(needs_approval=True)
+def publish(title: str) -> str:
+    """Publish a story."""
+    RAN.append(f"publish:{title}")
+    return f"published {title}"
+
+
+def story_flow() -> ss.StateMachine:
+    outline = ss.Agent("outline", "Outline a story.", output_type=Outline)
+    story = ss.Agent("story", "Write the story.", tools=[publish])
+    return ss.Workflow("story", outline, flow=[
+        ss.then(outline, check),
+        ss.branch(check, when=is_good, then=story, otherwise=ss.END),
+        ss.then(story, ss.END),
+    ]).compile()
+
+
+def test_agents_and_steps_chain_on_every_surface() -> None:
+    machine = story_flow()
+    script = [
+        [assistant_message('{"text": "a good outline"}')],
+        [assistant_message("Once upon a time")],
+    ]
+    out = run_all(machine, "a story please", script)
+    result = out.result
+    assert result.final_output == "Once upon a time"
+    assert result.last_agent == "story"
+    assert [(i.type, i.agent) for i in result.new_items] == [
+        ("message_output_item", "outline"), ("message_output_item", "story")]
+    # the story agent got the step's output as JSON text, and only that
+    story_call = out.model.calls[1]
+    assert story_call.agent == "story"
+    assert [json.loads(i.content) for i in story_call.input] == [
+        {"good": True, "genre": "scifi"}]
+
+
+def test_branch_otherwise_ends_with_the_step_output() -> None:
+    result = story_flow().run_sync(
+        "x", model=ScriptedModel([[assistant_message('{"text": "a dull outline"}')]]))
+    assert result.final_output == Check(good=False, genre="scifi")
+    assert result.last_agent == "check"
+
+
+def test_stream_names_every_node() -> None:
+    machine = story_flow()
+    model = ScriptedModel([[assistant_message('{"text": "good"}')], [assistant_message("S")]])
+    streamed = machine.run_streamed("x", model=model)
+
+    async def consume() -> list[Any]:
+        return [e async for e in streamed.stream_events()]
+
+    events = asyncio.run(consume())
+    nodes = [(e.node, e.kind) for e in events if isinstance(e, FlowNodeStreamEvent)]
+    assert nodes == [("outline", "agent"), ("check", "step"), ("story", "agent")]
+    assert streamed.final_output == "S"
+
+
+def test_pause_in_an_agent_node_resumes_from_json_where_it_stopped() -> None:
+    RAN.clear()
+    machine = story_flow()
+    script = [
+        [assistant_message('{"text": "good one"}')],
+        [function_call("publish", {"title": "Dune"})],
+        [assistant_message("published!")],
+    ]
+    model = ScriptedModel(script)
+    first = machine.run_sync("x", model=model)
+    assert first.final_output is None and [i.name for i in first.interruptions] == ["publish"]
+    assert RAN == ["check:good one"]
+    state = ss.RunState.from_json(first.to_state().to_json())
+    state.approve(first.interruptions[0])
+    done = run_all(machine, state, lambda: ScriptedModel([[assistant_message("published!")]]))
+    assert done.result.final_output == "published!"
+    # the outline agent and the check step did not run again: only publish ran, per surface
+    assert RAN == ["check:good one"] + ["publish:Dune"] * 3
+    types = [(i.type, i.agent) for i in done.result.new_items]
+    assert types == [
+        ("message_output_item", "outline"), ("tool_call_item", "story"),
+        ("tool_approval_item", "story"), ("tool_call_output_item", "story"),
+        ("message_output_item", "story")]
+
+
+def test_async_step_with_context_and_typed_entry_input() -> None:
+    flow = ss.Workflow("ctx", check, flow=[
+        ss.then(check, describe), ss.then(describe, ss.END)])
+    result = flow.compile().run_sync('{"text": "good"}', context={"style": "short"})
+    assert result.final_output == "short scifi story"
+    bad = flow.compile()
+    with pytest.raises(ss.UserError, match="does not fit its input type"):
+        bad.run_sync("not json")
+
+
+def judge_flow(budget: int) -> ss.StateMachine:
+    writer = ss.Agent("writer", "Write.")
+    judge = ss.Agent("judge", "Judge.", output_type=Verdict)
+    return ss.Workflow("judge", writer, flow=[
+        ss.then(writer, judge),
+        ss.route(judge, on="score", max_uses=budget,
+                 cases={"pass": ss.END, "needs_improvement": writer}),
+    ]).compile()
+
+
+def _verdict(score: str) -> list[Any]:
+    return [assistant_message(json.dumps({"score": score, "feedback": "more"}))]
+
+
+def test_judge_loop_goes_round_until_it_passes() -> None:
+    script = [[assistant_message("v1")], _verdict("needs_improvement"),
+              [assistant_message("v2")], _verdict("pass")]
+    out = run_all(judge_flow(3), "write", script)
+    assert out.result.final_output == Verdict(score="pass", feedback="more")
+    assert [c.agent for c in out.model.calls] == ["writer", "judge", "writer", "judge"]
+
+
+def test_a_spent_loop_budget_stops_the_run_and_keeps_its_items() -> None:
+    script = [[assistant_message("v1")], _verdict("needs_improvement"),
+              [assistant_message("v2")], _verdict("needs_improvement")]
+    with pytest.raises(ss.MaxTurnsExceeded, match="judge → writer was taken 1 time") as info:
+        judge_flow(1).run_sync("write", model=ScriptedModel(script))
+    assert len(info.value.run_data.new_items) == 4
+
+
+class EchoModel:
+    """Answers by rule: a translator echoes its input; a gated one first calls publish."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        last = request.input[-1]
+        first = request.input[0]
+        self.calls.append(f"{request.agent}:{getattr(first, 'content', '')}")
+        if request.agent == "gated" and "gate" in first.content and last is first:
+            n = len(self.calls)
+            return ModelResponse((OutputFunctionCall("publish", '{"title": "g"}', f"c{n}"),))
+        return ModelResponse((OutputMessage(f"<{first.content}>"),))
+
+
+def fan_flow(each: str = "translator") -> ss.StateMachine:
+    translator = ss.Agent(each, "Translate.", tools=[publish])
+    return ss.Workflow("fan", split, flow=[
+        ss.fan_out(split, over="items", each=translator, then=joined, max_items=4,
+                   concurrency=2),
+        ss.then(joined, ss.END),
+    ]).compile()
+
+
+def test_fan_out_runs_each_element_and_joins_in_order() -> None:
+    result = fan_flow().run_sync("a b c", model=EchoModel())
+    assert result.final_output == "<a>+<b>+<c>"
+    assert [i.content for i in result.new_items] == ["<a>", "<b>", "<c>"]
+
+
+def test_fan_out_over_steps() -> None:
+    RAN.clear()
+    flow = ss.Workflow("fan-steps", split, flow=[
+        ss.fan_out(split, over="items", each=upper, then=joined, max_items=3),
+        ss.then(joined, ss.END)])
+    assert flow.compile().run_sync("x y").final_output == "X+Y"
+    with pytest.raises(ss.ModelBehaviorError, match="4 elements in 'items', more than"):
+        flow.compile().run_sync("a b c d")
+
+
+def test_pause_in_a_fan_out_branch_keeps_the_finished_branches() -> None:
+    RAN.clear()
+    machine = fan_flow("gated")
+    model = EchoModel()
+    first = machine.run_sync("a gate c", model=model)
+    assert [i.name for i in first.interruptions] == ["publish"]
+    assert sorted(model.calls) == ["gated:a", "gated:c", "gated:gate"]
+    text = first.to_state().to_json()
+    state = ss.RunState.from_json(text)
+    state.approve(first.interruptions[0].call_id)
+    model2 = EchoModel()
+    done = machine.run_sync(state, model=model2)
+    assert done.final_output == "<a>+<gate>+<c>"
+    assert model2.calls == ["gated:gate"]  # a and c are not run again
+    assert RAN == ["publish:g"]
+    # the paused run's items stay a prefix of the finished run's items
+    assert done.new_items[: len(first.new_items)] == first.new_items
+
+
+def test_a_tampered_flow_state_fails_closed() -> None:
+    first = story_flow().run_sync("x", model=ScriptedModel([
+        [assistant_message('{"text": "good"}')], [function_call("publish", {"title": "t"})]]))
+    doc = json.loads(first.to_state().to_json())
+    doc["body"]["flow"]["node"] = "nowhere"
+    with pytest.raises(ss.StateError, match="digest"):
+        ss.RunState.from_json(json.dumps(doc))
+    state = first.to_state()
+    assert state.flow is not None
+    state.flow.node = "nowhere"
+    with pytest.raises(ss.StateError, match="flow node 'nowhere'"):
+        story_flow().run_sync(state, model=ScriptedModel([]))
+
+
+def test_a_failing_step_keeps_the_run() -> None:
+    @ss.step
+    def explode(outline: Outline) -> str:
+        raise RuntimeError("boom")
+
+    outline = ss.Agent("outline", "x", output_type=Outline)
+    machine = ss.Workflow("boom", outline, flow=[
+        ss.then(outline, explode), ss.then(explode, ss.END)], ignore=["SW709"]).compile()
+    with pytest.raises(RuntimeError, match="boom") as info:
+        machine.run_sync("x", model=ScriptedModel([[assistant_message('{"text": "t"}')]]))
+    data = info.value.run_data  # type: ignore[attr-defined]
+    assert [i.agent for i in data.new_items] == ["outline"]
+    assert data.to_state().flow.node == "explode"

@@ -1,0 +1,302 @@
+"""OpenTelemetry spans from the loop: whole span trees, compared as a user's tracing
+backend would show them (names, kinds, nesting, the step of each turn, events)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+import stepswitch as ss
+from codegen.support import MACHINE as GENERATED_SUPPORT
+from graphs.support import support
+from stepswitch.runtime import semconv as sc
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+Tree = list[tuple[Any, ...]]
+
+REFUND_SCRIPT = [
+    [function_call("lookup_order", {"order_id": 42})],
+    [function_call("transfer_to_refund", {})],
+    [function_call("process_refund", {"order_id": 42})],
+    [assistant_message("Refunded.")],
+]
+
+
+def traced_config(**kw: Any) -> tuple[InMemorySpanExporter, ss.RunConfig]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter, ss.RunConfig(tracer_provider=provider, **kw)
+
+
+def tree(exporter: InMemorySpanExporter) -> Tree:
+    """The finished spans as a nested list: (name, kind, step, events, children)."""
+    spans = exporter.get_finished_spans()
+    ids = {s.context.span_id for s in spans}
+    children: dict[int | None, list[ReadableSpan]] = {}
+    for s in spans:
+        parent = s.parent.span_id if s.parent is not None and s.parent.span_id in ids else None
+        children.setdefault(parent, []).append(s)
+
+    def node(s: ReadableSpan) -> tuple[Any, ...]:
+        kids = sorted(children.get(s.context.span_id, []), key=lambda c: c.start_time or 0)
+        attrs = s.attributes or {}
+        label: tuple[Any, ...] = (s.name, s.kind.name.lower())
+        if sc.STEP in attrs:
+            label += (attrs[sc.STEP],)
+        events = tuple(e.name.removeprefix("stepswitch.") for e in s.events
+                       if e.name != "stepswitch.turn")
+        if events:
+            label += (events,)
+        if kids:
+            label += ([node(k) for k in kids],)
+        return label
+
+    roots = sorted(children.get(None, []), key=lambda c: c.start_time or 0)
+    return [node(r) for r in roots]
+
+
+def spans_named(exporter: InMemorySpanExporter, name: str) -> list[ReadableSpan]:
+    return [s for s in exporter.get_finished_spans() if s.name == name]
+
+
+SUPPORT_PAUSED: Tree = [
+    ("invoke_workflow support", "internal", [
+        ("invoke_agent triage", "internal", ("handoff",), [
+            ("chat scripted", "client", "RunAgain"),
+            ("execute_tool lookup_order", "internal"),
+            ("chat scripted", "client", "Handoff"),
+        ]),
+        ("invoke_agent refund", "internal", ("approval.requested",), [
+            ("chat scripted", "client", "Interruption"),
+        ]),
+    ]),
+]
+
+SUPPORT_RESUMED: Tree = [
+    ("invoke_workflow support", "internal", [
+        *SUPPORT_PAUSED[0][2],
+        ("invoke_workflow support", "internal", ("run.resumed", "approval.decided"), [
+            ("invoke_agent refund", "internal", [
+                ("execute_tool process_refund", "internal"),
+                ("chat scripted", "client", "Final"),
+            ]),
+        ]),
+    ]),
+]
+
+
+def run_support(machine: Any, surface: str) -> tuple[InMemorySpanExporter, Any]:
+    exporter, config = traced_config()
+    model = ScriptedModel(REFUND_SCRIPT)
+
+    def go(inp: Any) -> Any:
+        if surface == "sync":
+            return machine.run_sync(inp, model=model, run_config=config)
+        if surface == "async":
+            return asyncio.run(machine.run(inp, model=model, run_config=config))
+
+        async def streamed() -> Any:
+            s = machine.run_streamed(inp, model=model, run_config=config)
+            async for _ in s.stream_events():
+                pass
+            return s
+
+        return asyncio.run(streamed())
+
+    paused = go("refund order 42")
+    assert tree(exporter) == SUPPORT_PAUSED
+    state = ss.RunState.from_json(paused.to_state().to_json())
+    state.approve(paused.interruptions[0])
+    done = go(state)
+    assert done.final_output == "Refunded."
+    return exporter, done
+
+
+@pytest.mark.parametrize("surface", ["sync", "async", "streamed"])
+def test_support_pause_and_resume_is_one_trace_on_every_surface(surface: str) -> None:
+    exporter, _ = run_support(support.compile(), surface)
+    assert tree(exporter) == SUPPORT_RESUMED
+    assert len({s.context.trace_id for s in exporter.get_finished_spans()}) == 1
+
+
+def test_generated_runner_emits_the_same_spans() -> None:
+    exporter, _ = run_support(GENERATED_SUPPORT, "sync")
+    assert tree(exporter) == SUPPORT_RESUMED
+
+
+def test_attributes_follow_the_genai_conventions() -> None:
+    exporter, _ = run_support(support.compile(), "sync")
+    chat = spans_named(exporter, "chat scripted")[0]
+    assert chat.kind is SpanKind.CLIENT
+    attrs = dict(chat.attributes or {})
+    assert attrs[sc.OPERATION_NAME] == "chat"
+    assert attrs[sc.PROVIDER_NAME] == "stepswitch.scripted"
+    assert attrs[sc.REQUEST_MODEL] == "scripted"
+    assert sc.USAGE_INPUT_TOKENS in attrs and sc.USAGE_OUTPUT_TOKENS in attrs
+    tool = spans_named(exporter, "execute_tool process_refund")[0]
+    tool_attrs = dict(tool.attributes or {})
+    assert tool_attrs[sc.OPERATION_NAME] == "execute_tool"
+    assert tool_attrs[sc.TOOL_NAME] == "process_refund"
+    assert tool_attrs[sc.TOOL_CALL_ID].startswith("call_")
+    agent = spans_named(exporter, "invoke_agent refund")[0]
+    assert dict(agent.attributes or {})[sc.OPERATION_NAME] == "invoke_agent"
+    workflow = spans_named(exporter, "invoke_workflow support")[0]
+    assert dict(workflow.attributes or {})[sc.WORKFLOW_NAME] == "support"
+    # content is opt-in: nothing the user or the model said is on any span by default
+    for span in exporter.get_finished_spans():
+        keys = set(span.attributes or {})
+        assert not keys & {sc.INPUT_MESSAGES, sc.OUTPUT_MESSAGES, sc.SYSTEM_INSTRUCTIONS,
+                           sc.TOOL_CALL_ARGUMENTS, sc.TOOL_CALL_RESULT}
+
+
+def test_content_only_when_asked_for() -> None:
+    exporter, config = traced_config(trace_content=True)
+    model = ScriptedModel([[function_call("lookup_order", {"order_id": 7})],
+                           [assistant_message("It shipped.")]])
+    support.compile().run_sync("where is order 7", model=model, run_config=config)
+    first = spans_named(exporter, "chat scripted")[0].attributes or {}
+    assert "where is order 7" in str(first[sc.INPUT_MESSAGES])
+    assert "lookup_order" in str(first[sc.OUTPUT_MESSAGES])
+    assert "triage" in str(first[sc.SYSTEM_INSTRUCTIONS])
+    tool = spans_named(exporter, "execute_tool lookup_order")[0].attributes or {}
+    assert tool[sc.TOOL_CALL_ARGUMENTS] == '{"order_id": 7}'
+    assert "order 7: shipped" in str(tool[sc.TOOL_CALL_RESULT])
+
+
+def test_nested_agent_tool_run_is_a_child_of_its_tool_span() -> None:
+    exporter, config = traced_config()
+    model = ScriptedModel([
+        [function_call("research", {"input": "is 42 late?"})],
+        [assistant_message('{"summary": "on time"}')],
+        [assistant_message("It is on time.")],
+    ])
+    result = support.compile().run_sync("is 42 late?", model=model, run_config=config)
+    assert result.final_output == "It is on time."
+    assert tree(exporter) == [
+        ("invoke_workflow support", "internal", [
+            ("invoke_agent triage", "internal", [
+                ("chat scripted", "client", "RunAgain"),
+                ("execute_tool research", "internal", [
+                    ("invoke_agent researcher", "internal", [
+                        ("chat scripted", "client", "Final"),
+                    ]),
+                ]),
+                ("chat scripted", "client", "Final"),
+            ]),
+        ]),
+    ]
+    tool = spans_named(exporter, "execute_tool research")[0]
+    assert dict(tool.attributes or {})[sc.TOOL_TYPE] == "agent"
+    nested = spans_named(exporter, "invoke_agent researcher")[0]
+    assert nested.parent is not None and nested.parent.span_id == tool.context.span_id
+
+
+@ss.function_tool
+def flaky(order_id: int) -> str:
+    """Fails."""
+    raise RuntimeError(f"database down for {order_id}")
+
+
+def test_failed_tool_span_has_the_error() -> None:
+    agent = ss.Agent(name="a", instructions="a", tools=[flaky])
+    wf = ss.Workflow(name="w", entry=agent, agents=[agent])
+    exporter, config = traced_config()
+    model = ScriptedModel([[function_call("flaky", {"order_id": 1})],
+                           [assistant_message("sorry")]])
+    assert wf.compile().run_sync("x", model=model, run_config=config).final_output == "sorry"
+    span = spans_named(exporter, "execute_tool flaky")[0]
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})[sc.ERROR_TYPE] == "RuntimeError"
+    assert tree(exporter) == [
+        ("invoke_workflow w", "internal", [
+            ("invoke_agent a", "internal", [
+                ("chat scripted", "client", "RunAgain"),
+                ("execute_tool flaky", "internal"),
+                ("chat scripted", "client", "Final"),
+            ]),
+        ]),
+    ]
+
+
+@ss.input_guardrail
+def no_refunds(ctx: ss.RunContext[Any], agent: Any, input: Any) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info="refund", tripwire_triggered=True)
+
+
+def test_guardrail_trip_is_an_event_and_an_error() -> None:
+    agent = ss.Agent(name="a", instructions="a", input_guardrails=[no_refunds])
+    wf = ss.Workflow(name="w", entry=agent, agents=[agent])
+    exporter, config = traced_config()
+    with pytest.raises(ss.InputGuardrailTripwireTriggered):
+        wf.compile().run_sync("refund", model=ScriptedModel([]), run_config=config)
+    assert tree(exporter) == [
+        ("invoke_workflow w", "internal", [
+            ("invoke_agent a", "internal", ("guardrail.tripwire",)),
+        ]),
+    ]
+    root = spans_named(exporter, "invoke_workflow w")[0]
+    assert root.status.status_code is StatusCode.ERROR
+    assert (root.attributes or {})[sc.ERROR_TYPE] == "InputGuardrailTripwireTriggered"
+
+
+def test_max_turns_ends_the_last_turn_with_its_step() -> None:
+    exporter, config = traced_config()
+    model = ScriptedModel([[function_call("lookup_order", {"order_id": 1})]] * 2)
+    with pytest.raises(ss.MaxTurnsExceeded):
+        support.compile().run_sync("x", model=model, max_turns=2, run_config=config)
+    steps = [(s.attributes or {}).get(sc.STEP) for s in spans_named(exporter, "chat scripted")]
+    assert steps == ["RunAgain", "RunAgain"]
+
+
+class _Broken(SpanExporter):
+    def export(self, spans: Any) -> SpanExportResult:
+        raise OSError("collector unreachable")
+
+    def shutdown(self) -> None:
+        pass
+
+
+class _RaisingProcessor(SimpleSpanProcessor):
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        raise RuntimeError("processor bug")
+
+
+def test_a_broken_exporter_or_processor_never_fails_a_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for processor in (SimpleSpanProcessor(_Broken()), _RaisingProcessor(InMemorySpanExporter())):
+        provider = TracerProvider()
+        provider.add_span_processor(processor)
+        config = ss.RunConfig(tracer_provider=provider)
+        with caplog.at_level(logging.WARNING):
+            result = support.compile().run_sync(
+                "x", model=ScriptedModel(REFUND_SCRIPT), run_config=config
+            )
+        assert result.interruptions[0].name == "process_refund"
+
+
+def test_untraced_run_keeps_no_trace_context() -> None:
+    result = support.compile().run_sync("x", model=ScriptedModel(REFUND_SCRIPT))
+    state = result.to_state()
+    assert state.trace_context is None
+    assert "trace_context" not in state.to_json()
+
+
+def test_trace_context_survives_save_and_load() -> None:
+    exporter, config = traced_config()
+    result = support.compile().run_sync("x", model=ScriptedModel(REFUND_SCRIPT), run_config=config)
+    text = result.to_state().to_json()
+    loaded = ss.RunState.from_json(text)
+    root = spans_named(exporter, "invoke_workflow support")[0]
+    assert loaded.trace_context is not None
+    assert loaded.trace_context.startswith(
+        f"00-{root.context.trace_id:032x}-{root.context.span_id:016x}-"
+    )

@@ -1,0 +1,68 @@
+"""Layering (DESIGN §1): what a deployed runner imports is the runtime, not the compiler.
+
+Each check starts a fresh interpreter, imports one thing and lists ``sys.modules``:
+a module loaded once stays loaded, so only a fresh process tells what an import costs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+COMPILER = (
+    "stepswitch.dsl",
+    "stepswitch.graph",
+    "stepswitch.analysis",
+    "stepswitch.render",
+    "stepswitch.compiler",
+    "stepswitch.cli",
+)
+"""The stages left of the runtime (and the CLI): a runner never needs them."""
+HEAVY = ("networkx", "jinja2", "graphviz", "openai")
+
+
+def _loaded(statement: str) -> set[str]:
+    code = f"import sys, json\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    modules: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return set(modules)
+
+
+def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_import_stepswitch_loads_nothing_but_the_package() -> None:
+    loaded = _loaded("import stepswitch")
+    assert _under(loaded, ("stepswitch",)) == ["stepswitch", "stepswitch._version"]
+    assert _under(loaded, ("pydantic", *HEAVY)) == []
+
+
+def test_the_lazy_names_still_load_on_use() -> None:
+    loaded = _loaded("import stepswitch as ss\nassert callable(ss.Agent) and ss.testing")
+    assert "stepswitch.dsl" in loaded and "stepswitch.testing" in loaded
+    assert _under(loaded, ("stepswitch.analysis", "stepswitch.render", *HEAVY)) == []
+
+
+def test_the_runtime_imports_no_compiler_stage() -> None:
+    loaded = _loaded("import stepswitch.runtime.generated")
+    assert _under(loaded, COMPILER) == []
+    assert _under(loaded, HEAVY) == []
+    assert _under(loaded, ("stepswitch.testing", "stepswitch.models")) == []
+
+
+def test_a_generated_runner_imports_no_compiler_stage() -> None:
+    """codegen/support.py, the checked-in runner: its user module (graphs/support.py)
+    declares its tools with the DSL, so ``stepswitch.dsl`` loads for the user's sake;
+    nothing of the graph, the analyzer, the renderers, codegen or the CLI does."""
+    loaded = _loaded("import codegen.support")
+    assert "codegen.support" in loaded and "stepswitch.runtime.loop" in loaded
+    assert _under(loaded, tuple(p for p in COMPILER if p != "stepswitch.dsl")) == []
+    assert _under(loaded, HEAVY) == []
