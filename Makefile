@@ -65,6 +65,7 @@ bench-render: venv
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
+	$(BIN)/python -m stepswitch.review.export_docs docs/trail
 	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
 
 # Rewrite the diagram gallery in docs/diagrams.md: every workflow in graphs/, then the
