@@ -23,7 +23,7 @@ from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
-from stepswitch.runtime.flow import FlowCore, start_flow
+from stepswitch.runtime.flow import FlowCore, FlowStep, start_flow
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -61,10 +61,11 @@ class StateMachine:
         resolver: Mapping[str, object],
         *,
         steps: Mapping[str, StepFunction] | None = None,
+        flow_steps: Mapping[str, FlowStep] | None = None,
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
-        self._flow = FlowCore(self._core) if ir.flow is not None else None
+        self._flow = FlowCore(self._core, flow_steps) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
