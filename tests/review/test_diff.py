@@ -349,3 +349,26 @@ def test_diff_as_a_subprocess(history: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert "safety: a safety property weakens (4)  [--fail-on]" in done.stdout
+
+
+def test_flow_changes_of_the_judge_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (ROOT / "graphs" / "judge.py").read_text()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "judge.py").write_text(source)
+    head = source.replace('ss.route(evaluator, on="score", max_uses=3,',
+                          'ss.route(evaluator, on="score", max_uses=6,')
+    head = head.replace('"pass": final_outline,', '"pass": ss.END,')
+    head = head.replace("        ss.then(final_outline, ss.END),\n", "")
+    assert head.count("max_uses=6") == 1 and "then(final_outline" not in head
+    (tmp_path / "b" / "judge.py").write_text(head)
+    doc = _json([str(tmp_path / "a" / "judge.py"), str(tmp_path / "b" / "judge.py")], capsys)
+    assert _found(doc) == {
+        ("state", "steps.final_outline"),
+        ("safety", "flow.evaluator.max_uses"),
+        ("safety", "workflow.model_call_bound"),  # three more rounds of the loop
+        ("structure", "flow.evaluator"),
+        ("structure", "flow.final_outline"),
+    }
