@@ -372,3 +372,27 @@ def test_flow_changes_of_the_judge_graph(
         ("structure", "flow.evaluator"),
         ("structure", "flow.final_outline"),
     }
+
+
+def test_folders_pair_workflows_by_file_and_name(
+    history: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # graphs/ at v1 holds support; the work tree adds a second workflow file
+    monkeypatch.chdir(history)
+    extra = history / "graphs" / "extra.py"
+    extra.write_text("import stepswitch as ss\nsolo = ss.Agent('solo', 'Alone.')\n"
+                     "extra = ss.Workflow(name='extra', entry=solo)\n")
+    try:
+        code, out, _ = _diff(["git:v1:graphs/", "graphs/", "--fail-on", "state"], capsys)
+        assert code == 0
+        assert "structure: workflow graphs/extra.py:extra added" in out
+        assert "graphs/support.py:support@v1 → graphs/support.py:support" in out
+        code, out, _ = _diff(["graphs/", "git:v1:graphs/", "--fail-on", "state",
+                              "--format", "json"], capsys)
+        assert code == 1
+        doc = json.loads(out)
+        lone = next(p for p in doc["pairs"] if p["head"] is None)
+        assert lone["base"] == "graphs/extra.py:extra"
+        assert lone["changes"][0]["category"] == "state" and doc["failed"] == ["state"]
+    finally:
+        extra.unlink()
