@@ -66,3 +66,13 @@ def test_a_generated_runner_imports_no_compiler_stage() -> None:
     assert "codegen.support" in loaded and "stepswitch.runtime.loop" in loaded
     assert _under(loaded, tuple(p for p in COMPILER if p != "stepswitch.dsl")) == []
     assert _under(loaded, HEAVY) == []
+
+
+def test_the_pytest_plugin_costs_nothing_until_its_fixture_is_used() -> None:
+    """pytest imports every installed pytest11 plugin in every project at start-up."""
+    loaded = _loaded("import stepswitch.models.pytest_plugin")
+    assert _under(loaded, ("stepswitch",)) == [
+        "stepswitch", "stepswitch._version", "stepswitch.models",
+        "stepswitch.models.pytest_plugin",
+    ]
+    assert _under(loaded, HEAVY) == []
