@@ -1,0 +1,72 @@
+"""``stepswitch diff BASE HEAD``: what changed between two versions of a workflow, sorted
+by whom it breaks.
+
+BASE and HEAD are TARGETs or ``git:REF:TARGET``. Exit 0, or 1 when a ``--fail-on``
+category has a change, 2 for a usage, git or import error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from stepswitch.cli._sides import LoadedSpec, load_side, parse_side
+from stepswitch.cli.targets import TargetError
+from stepswitch.review.diff import CATEGORIES, Category, diff_specs
+from stepswitch.review.diff_formats import DIFF_FORMATS, Compared
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="compare two versions of a workflow, sorted by whom each change breaks",
+        description="Compare two workflows. BASE and HEAD are TARGETs (path/file.py:NAME, "
+        "package.module:NAME, a file) or git:REF:TARGET, read from git without touching "
+        "the work tree. Categories: " + ", ".join(CATEGORIES) + ".",
+    )
+    p.add_argument("base", metavar="BASE")
+    p.add_argument("head", metavar="HEAD")
+    p.add_argument("--format", choices=sorted(DIFF_FORMATS), default="text",
+                   help="output format (default: text)")
+    p.add_argument("--fail-on", default="", metavar="CATEGORIES",
+                   help="exit 1 when one of these categories changed, comma-separated "
+                   "(e.g. state,safety; 'all' for any change)")
+    p.set_defaults(func=run)
+
+
+def parse_categories(text: str) -> list[Category]:
+    wanted = [c.strip().lower() for c in text.split(",") if c.strip()]
+    if "all" in wanted:
+        return list(CATEGORIES)
+    bad = [c for c in wanted if c not in CATEGORIES]
+    if bad:
+        raise TargetError(f"--fail-on: unknown categor{'y' if len(bad) == 1 else 'ies'} "
+                          f"{', '.join(map(repr, bad))}; choose from {', '.join(CATEGORIES)}")
+    return [c for c in CATEGORIES if c in wanted]
+
+
+def _pairs(base: list[LoadedSpec], head: list[LoadedSpec]) -> list[tuple[LoadedSpec, LoadedSpec]]:
+    if len(base) == 1 and len(head) == 1:
+        return [(base[0], head[0])]
+    by_name = {h.attribute: h for h in head}
+    missing = [b.label for b in base if b.attribute not in by_name]
+    extra = sorted(set(by_name) - {b.attribute for b in base})
+    if missing or extra:
+        names = missing + [by_name[n].label for n in extra]
+        raise TargetError(f"the sides name different workflows ({', '.join(names)}); name one "
+                          "workflow on each side (FILE.py:NAME)")
+    return [(b, by_name[b.attribute]) for b in base]
+
+
+def run(args: argparse.Namespace) -> int:
+    failing = parse_categories(args.fail_on)
+    base_side, head_side = parse_side(args.base), parse_side(args.head)
+    base = load_side(base_side)
+    head = load_side(head_side)
+    pairs = [Compared(b.label, h.label, diff_specs(b.spec, h.spec)) for b, h in _pairs(base, head)]
+    if args.format == "mermaid" and len(pairs) != 1:
+        raise TargetError("--format mermaid draws one workflow: name one on each side "
+                          "(FILE.py:NAME)")
+    sys.stdout.write(DIFF_FORMATS[args.format](pairs, failing))
+    changed = {c for p in pairs for c in p.diff.categories()}
+    return 1 if changed & set(failing) else 0

@@ -1,0 +1,141 @@
+"""``diff_specs`` rule by rule, on workflows declared here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import stepswitch as ss
+from stepswitch.graph.spec import AgentSpec, WorkflowSpec
+from stepswitch.review import diff_specs
+
+
+@ss.function_tool
+def lookup(order_id: int) -> str:
+    """Look an order up."""
+    return str(order_id)
+
+
+@ss.function_tool(name="find_order")
+def lookup_renamed(order_id: int) -> str:
+    """Look an order up."""
+    return str(order_id)
+
+
+def _verdict(ctx: ss.RunContext[None], agent: object, output: object) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+
+strict_check = ss.output_guardrail(_verdict)
+parallel_check = ss.input_guardrail(run_in_parallel=True)(_verdict)
+blocking_check = ss.input_guardrail(_verdict)
+
+
+def _spec(**agent: Any) -> WorkflowSpec:
+    helper = ss.Agent("helper", "Help.")
+    workflow = agent.pop("workflow", {})
+    top = ss.Agent("top", agent.pop("instructions", "Top."),
+                   tools=agent.pop("tools", [lookup, helper.as_tool("ask", "Ask the helper")]),
+                   handoffs=agent.pop("handoffs", []), **agent)
+    return ss.Workflow(name="w", entry=top, agents=[top, helper], **workflow).to_spec()
+
+
+def _found(base: WorkflowSpec, head: WorkflowSpec) -> set[tuple[str, str, str]]:
+    return {(c.category, c.kind, c.path) for c in diff_specs(base, head).changes}
+
+
+def test_another_function_under_a_new_name_is_a_removal_and_an_addition() -> None:
+    kinds = {(c.category, c.kind)
+             for c in diff_specs(_spec(tools=[lookup]), _spec(tools=[lookup_renamed])).changes}
+    assert kinds == {("state", "removed"), ("structure", "added")}
+
+
+def test_same_function_under_a_new_name_is_a_rename() -> None:
+    base = _spec(tools=[ss.function_tool(name="old_name")(lookup.fn)])
+    head = _spec(tools=[ss.function_tool(name="new_name")(lookup.fn)])
+    changes = diff_specs(base, head).changes
+    assert [(c.category, c.kind, c.path) for c in changes] == [
+        ("state", "renamed", "agents.top.tools.new_name")
+    ]
+    assert changes[0].base is not None and changes[0].head is not None
+
+
+def test_approval_weakened_per_call_and_strengthened() -> None:
+    always = ss.function_tool(needs_approval=True)(lookup.fn)
+    per_call = ss.function_tool(needs_approval=lambda ctx, args: True)(lookup.fn)
+    assert _found(_spec(tools=[always]), _spec(tools=[per_call])) == {
+        ("safety", "changed", "agents.top.tools.lookup.needs_approval")
+    }
+    assert _found(_spec(tools=[lookup]), _spec(tools=[always])) == {
+        ("structure", "changed", "agents.top.tools.lookup.needs_approval")
+    }
+
+
+def test_guardrails_removed_parallel_or_added() -> None:
+    base = _spec(input_guardrails=[blocking_check], output_guardrails=[strict_check])
+    assert _found(base, _spec(input_guardrails=[blocking_check])) == {
+        ("safety", "removed", "agents.top.output_guardrails._verdict")
+    }
+    assert _found(base, _spec(input_guardrails=[parallel_check],
+                              output_guardrails=[strict_check])) == {
+        ("safety", "changed", "agents.top.input_guardrails._verdict.run_in_parallel")
+    }
+    assert _found(_spec(), base) == {
+        ("structure", "added", "agents.top.input_guardrails._verdict"),
+        ("structure", "added", "agents.top.output_guardrails._verdict"),
+    }
+
+
+def test_agent_tool_limits_and_budgets() -> None:
+    helper = ss.Agent("helper", "Help.")
+    base = _spec(tools=[helper.as_tool("ask", "Ask", max_turns=3)],
+                 handoffs=[ss.handoff("helper", max_uses=1)])
+    head = _spec(tools=[helper.as_tool("ask", "Ask")], handoffs=["helper"])
+    found = _found(base, head)
+    assert ("safety", "changed", "agents.top.agent_tools.ask.max_turns") in found
+    assert ("safety", "changed", "agents.top.handoffs.transfer_to_helper.max_uses") in found
+    assert ("safety", "changed", "workflow.model_call_bound") in found
+
+
+def test_model_facing_fields() -> None:
+    base = _spec(model_settings=ss.ModelSettings(temperature=0.1))
+    head = _spec(instructions="Top!", model="gpt-x",
+                 model_settings=ss.ModelSettings(temperature=0.9),
+                 tools=[lookup, ss.Agent("helper", "Help.").as_tool("ask", "Ask it")])
+    assert _found(base, head) == {
+        ("model", "changed", "agents.top.instructions"),
+        ("model", "changed", "agents.top.model"),
+        ("model", "changed", "agents.top.model_settings"),
+        ("model", "changed", "agents.top.agent_tools.ask.description"),
+    }
+
+
+def test_workflow_renamed_and_entry_moved() -> None:
+    a, b = ss.Agent("a", "A.", handoffs=["b"]), ss.Agent("b", "B.")
+    base = ss.Workflow(name="w", entry=a, agents=[a, b]).to_spec()
+    head = ss.Workflow(name="w2", entry=b, agents=[a, b], max_turns=5).to_spec()
+    assert _found(base, head) == {
+        ("state", "renamed", "workflow.name"),
+        ("structure", "changed", "workflow.entry"),
+        ("structure", "changed", "workflow.max_turns"),
+        ("structure", "changed", "workflow.model_call_bound"),
+    }
+
+
+def test_fields_of_a_newer_spec_are_compared_as_structure() -> None:
+    class NewerAgentSpec(AgentSpec):
+        flow_budget: int = 0
+
+    base = _spec()
+    agents = list(base.agents)
+    newer = NewerAgentSpec(**agents[0].model_dump(by_alias=True), flow_budget=3)
+    head = base.model_copy(update={"agents": (newer, *agents[1:])})
+    assert _found(base, head) == {("structure", "changed", "agents.top.flow_budget")}
+
+
+def test_moved_declarations_are_not_changes() -> None:
+    base = _spec()
+    moved = base.model_copy(update={
+        "agents": tuple(a.model_copy(update={"location": a.location.model_copy(
+            update={"line": a.location.line + 40})}) for a in base.agents),
+    })
+    assert diff_specs(base, moved).changes == ()
