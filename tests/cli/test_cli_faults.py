@@ -271,3 +271,36 @@ def test_github_format_prints_only_workflow_commands() -> None:
     lines = proc.stdout.splitlines()
     assert lines and all(line.startswith("::") for line in lines), proc.stdout
     assert proc.stderr == ""
+
+
+# ---- 15: names holding a lone surrogate ------------------------------------------------
+
+
+SURROGATES = """
+import stepswitch as ss
+b = ss.Agent(name="b\\ud800x", instructions="B.")
+a = ss.Agent(name="a", instructions="A.", handoffs=[b])
+wf = ss.Workflow(name="w\\udfff", entry=a, agents=[a, b])
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "wf.py"],
+        ["render", "wf.py"],
+        ["render", "wf.py", "--format", "dot"],
+        ["render", "wf.py", "--view", "machine"],
+        ["render", "wf.py", "--format", "svg", "-o", "out.svg"],
+        ["check", "wf.py"],
+    ],
+    ids=lambda argv: "-".join(argv),
+)
+def test_names_with_lone_surrogates_are_shown_escaped(argv: list[str], tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text(SURROGATES)
+    proc = cli(*argv, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    shown = proc.stdout + ((tmp_path / "out.svg").read_text() if "out.svg" in argv else "")
+    if argv[0] != "check":
+        assert "ud800" in shown  # the name, escaped, not dropped

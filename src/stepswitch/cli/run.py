@@ -82,8 +82,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="responses",
         help="wire API: responses (OpenAI) or chat (most compatible servers)",
     )
-    p.add_argument("--state", metavar="FILE", help="save the run's state here when it pauses")
-    p.add_argument("--resume", metavar="FILE", help="resume a run from a saved state")
+    p.add_argument(
+        "--state",
+        metavar="FILE",
+        help="save the run's state here when it pauses, fails or finishes",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="resume a run from a saved state; the file is rewritten with the run's new state",
+    )
     p.add_argument(
         "--approve",
         choices=("ask", "all", "none"),
@@ -116,8 +124,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--input TEXT is required (or --resume FILE to continue a saved run)")
     if args.max_turns is not None and args.max_turns < 1:
         raise UserError("--max-turns must be at least 1")
-    if args.state:
-        _check_state_path(args.state)
+    for path in _save_paths(args):
+        _check_state_path(path, "--state" if path == args.state else "--resume")
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
@@ -225,23 +233,46 @@ def _read_state(path: str, machine: Any) -> RunState:
             f"--resume {path}: the saved run is of workflow {state.workflow!r}, "
             f"not {machine.name!r}"
         )
+    if state.status == "finished":
+        raise UserError(
+            f"--resume {path}: the saved run already finished (resuming it would run it "
+            "again); start a new run with --input"
+        )
     return state
 
 
-def _check_state_path(path: str) -> None:
+def _save_paths(args: argparse.Namespace) -> list[str]:
+    """Where the run's state goes: ``--state``, and the ``--resume`` file, which a resumed
+    run consumes (rewritten with the new state, so running the command again never
+    repeats what this run did)."""
+    paths = [p for p in (args.state, args.resume) if p]
+    if len(paths) == 2 and Path(paths[0]).absolute() == Path(paths[1]).absolute():
+        paths.pop()
+    return paths
+
+
+def _save(args: argparse.Namespace, state: RunState) -> list[str]:
+    """Write ``state`` everywhere it goes; the paths written."""
+    paths = _save_paths(args)
+    for path in paths:
+        _write_state(path, state, "--state" if path == args.state else "--resume")
+    return paths
+
+
+def _check_state_path(path: str, flag: str = "--state") -> None:
     """Refuse a ``--state`` the run could not be saved to, before anything runs: a run
     that pauses has already called the model and run tools, and would be lost."""
     target = Path(path).absolute()
     if target.is_dir():
-        raise UserError(f"--state {path}: is a folder; name a file to save the run to")
+        raise UserError(f"{flag} {path}: is a folder; name a file to save the run to")
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise UserError(f"--state {path}: cannot write there ({folder} is not a writable folder)")
+        raise UserError(f"{flag} {path}: cannot write there ({folder} is not a writable folder)")
 
 
-def _write_state(path: str, state: RunState) -> None:
+def _write_state(path: str, state: RunState, flag: str = "--state") -> None:
     target = Path(path)
     tmp = target.with_name(target.name + ".tmp")
     try:
@@ -249,7 +280,7 @@ def _write_state(path: str, state: RunState) -> None:
         tmp.write_text(state.to_json(indent=2), encoding="utf-8")
         os.replace(tmp, target)
     except OSError as exc:
-        raise UserError(f"--state {path}: cannot write it: {exc.strerror or exc}") from None
+        raise UserError(f"{flag} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 async def _drive(
@@ -276,13 +307,21 @@ async def _drive(
                 out.event(event)
         except (ModelBehaviorError, ModelProviderError, RunLimitError) as exc:
             return _failed(str(exc), exc, args, out)
-        except UserError:
+        except UserError as exc:
+            _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             return _failed(_user_code_error(exc), exc, args, out)
+        except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
+            out.end_text()
+            _keep(exc, args, out)
+            raise KeyboardInterrupt from None  # run() says so and exits 130
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
+            saved = _save(args, streamed.to_state())  # finished: a resume of it is refused
+            if saved:
+                out.line(f"saved the finished run to {', '.join(saved)}")
             out.done(streamed.last_agent, total)
             refused = _refusal(streamed.new_items)
             if refused is not None and not streamed.final_output:
@@ -334,13 +373,13 @@ def _paused(
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
         out.line(f"  {visible(item.call_id)}: {_call(item)} by {visible(item.agent)}")
-    if not args.state:
+    saved = _save(args, state)
+    if not saved:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
-    _write_state(args.state, state)
     out.line(
-        f"saved the run to {args.state}; continue with: stepswitch run {args.target} "
-        f"--resume {args.state} --approve all"
+        f"saved the run to {', '.join(saved)}; continue with: stepswitch run {args.target} "
+        f"--resume {saved[0]} --approve all"
     )
     return 0
 
@@ -359,15 +398,23 @@ def _user_code_error(exc: BaseException) -> str:
 def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
     out.end_text()
     print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
+    _keep(exc, args, out)
+    return 1
+
+
+def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
+    """Save the run so far that ``exc`` carries, so a retry resumes it instead of
+    repeating what it did (a resumed run's file is rewritten even without --state)."""
     data = getattr(exc, "run_data", None)
     to_state = getattr(data, "to_state", None)
-    if args.state and callable(to_state):
-        try:
-            _write_state(args.state, to_state())
-            out.line(f"saved the run so far to {args.state}; retry with --resume {args.state}")
-        except (UserError, RuntimeError):
-            pass
-    return 1
+    if not callable(to_state):
+        return
+    try:
+        saved = _save(args, to_state())
+    except (UserError, RuntimeError):
+        return
+    if saved:
+        out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}")
 
 
 def _refusal(items: list[RunItem]) -> str | None:

@@ -1,9 +1,13 @@
-"""``stepswitch show TARGET…``: the agents, edges and a summary of each workflow."""
+"""``stepswitch show TARGET…``: the agents, edges and a summary of each workflow.
+
+Names are shown with hidden characters escaped (a lone surrogate, a control or
+bidi character), so the terminal shows what the workflow holds."""
 
 from __future__ import annotations
 
 import argparse
 
+from stepswitch._visible import visible
 from stepswitch.cli.targets import load_targets
 
 
@@ -18,8 +22,8 @@ def run(args: argparse.Namespace) -> int:
         if i:
             print()
         graph = loaded.workflow.graph()
-        print(f"{loaded.label}")
-        print(f"  {graph.summary()}")
+        print(visible(loaded.label))
+        print(f"  {visible(graph.summary())}")
         print("  agents:")
         for name in graph.agent_names():
             agent = graph.agent(name)
@@ -27,17 +31,19 @@ def run(args: argparse.Namespace) -> int:
             if name == graph.entry:
                 marks.append("entry")
             if agent.output_type is not None:
-                marks.append(f"output {agent.output_type.ref.display}")
+                marks.append(f"output {visible(agent.output_type.ref.display)}")
             suffix = f"  ({', '.join(marks)})" if marks else ""
-            print(f"    {name}{suffix}")
+            print(f"    {visible(name)}{suffix}")
             for tool in agent.tools:
                 pause = "  [needs approval]" if tool.needs_approval != "never" else ""
-                print(f"      tool {tool.name}{pause}")
+                print(f"      tool {visible(tool.name)}{pause}")
         print("  edges:")
         for edge in graph.edges():
             budget = f" (max_uses={edge.max_uses})" if edge.max_uses is not None else ""
             arrow = "─handoff→" if edge.kind == "handoff" else "─calls→"
-            print(f"    {edge.source} {arrow} {edge.target} via {edge.tool_name}{budget}")
+            print(f"    {visible(edge.source)} {arrow} {visible(edge.target)} via "
+                  f"{visible(edge.tool_name)}{budget}")
         for edge in graph.dangling:
-            print(f"    {edge.source} → ? {edge.target} via {edge.tool_name} (unknown agent)")
+            print(f"    {visible(edge.source)} → ? {visible(edge.target)} via "
+                  f"{visible(edge.tool_name)} (unknown agent)")
     return 0

@@ -363,43 +363,20 @@ class Agent:
         ignore: Sequence[str] = (),
     ) -> None:
         site = caller_site()
-        require_name(name, what="Agent", field="name", site=site)
-        for field, value in (
-            ("tools", tools),
-            ("handoffs", handoffs),
-            ("input_guardrails", input_guardrails),
-            ("output_guardrails", output_guardrails),
-            ("ignore", ignore),
-        ):
-            if type(value) in (list, tuple):  # the common case, without ABC checks
-                continue
-            if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-                raise UserError(
-                    f"Agent({name!r}) at {site}: {field}: expected a list, "
-                    f"got {type(value).__name__} {value!r}"
-                )
-        validate_fields(
-            _AgentArgs,
-            {
-                "instructions": instructions,
-                "tools": list(tools),
-                "handoffs": list(handoffs),
-                "model_settings": model_settings,
-                "handoff_description": handoff_description,
-                "input_guardrails": list(input_guardrails),
-                "output_guardrails": list(output_guardrails),
-                "tool_use_behavior": tool_use_behavior,
-                "ignore": list(ignore),
-            },
-            what=f"Agent({name!r})",
-            site=site,
-            expect=_AGENT_EXPECT,
+        _check_agent(
+            name,
+            site,
+            instructions=instructions,
+            tools=tools,
+            handoffs=handoffs,
+            model=model,
+            model_settings=model_settings,
+            handoff_description=handoff_description,
+            input_guardrails=input_guardrails,
+            output_guardrails=output_guardrails,
+            tool_use_behavior=tool_use_behavior,
+            ignore=ignore,
         )
-        if model is not None and not isinstance(model, str) and not hasattr(model, "get_response"):
-            raise UserError(
-                f"Agent({name!r}) at {site}: model: expected a model name or a model object, "
-                f"got {type(model).__name__} {model!r}"
-            )
         self.name = name
         self.instructions = instructions
         self.tools: list[FunctionTool | AgentTool] = list(tools)
@@ -413,6 +390,61 @@ class Agent:
         self.tool_use_behavior = tool_use_behavior
         self.ignore: list[str] = list(ignore)
         self.site = site
+
+    def _recheck(self) -> None:
+        """Check the fields again as they are now: an agent is a mutable builder, and
+        ``agent.handoffs.append(3)`` after the declaration must be a located
+        ``UserError`` when the workflow is built, not a crash deep in a later stage.
+        The common case (nothing wrong) is a few type checks."""
+        if (
+            type(self.name) is str
+            and self.name.strip()
+            and type(self.tools) is list
+            and all(type(t) is FunctionTool or type(t) is AgentTool for t in self.tools)
+            and type(self.handoffs) is list
+            and all(type(h) in _HANDOFF_KINDS for h in self.handoffs)
+            and type(self.input_guardrails) is list
+            and all(type(g) is InputGuardrail for g in self.input_guardrails)
+            and type(self.output_guardrails) is list
+            and all(type(g) is OutputGuardrail for g in self.output_guardrails)
+            and (self.model_settings is None or type(self.model_settings) is ModelSettings)
+            and (self.instructions is None or type(self.instructions) is str
+                 or callable(self.instructions))
+            and (self.handoff_description is None or type(self.handoff_description) is str)
+            and (self.model is None or type(self.model) is str
+                 or hasattr(self.model, "get_response"))
+            and type(self.ignore) is list
+            and all(type(c) is str for c in self.ignore)
+            and (self.tool_use_behavior in ("run_llm_again", "stop_on_first_tool")
+                 if type(self.tool_use_behavior) is str else True)
+        ):
+            self._recheck_targets()
+            return
+        _check_agent(
+            self.name,
+            self.site,
+            changed=True,
+            instructions=self.instructions,
+            tools=self.tools,
+            handoffs=self.handoffs,
+            model=self.model,
+            model_settings=self.model_settings,
+            handoff_description=self.handoff_description,
+            input_guardrails=self.input_guardrails,
+            output_guardrails=self.output_guardrails,
+            tool_use_behavior=self.tool_use_behavior,
+            ignore=self.ignore,
+        )
+        self._recheck_targets()
+
+    def _recheck_targets(self) -> None:
+        for edge in [*self.handoffs, *self.tools]:
+            if isinstance(edge, Handoff | AgentTool) and not isinstance(edge.target, Agent | str):
+                kind = "handoff" if isinstance(edge, Handoff) else "agent tool"
+                raise UserError(
+                    f"{kind} at {edge.site} (changed after its declaration): target: "
+                    f"expected an Agent or an agent's name, got {type(edge.target).__name__}"
+                )
 
     def as_tool(
         self,
@@ -489,3 +521,68 @@ _CLONE_FIELDS = (
 _HandoffArgs.model_rebuild()
 _AgentToolArgs.model_rebuild()
 _AgentArgs.model_rebuild()
+
+
+_HANDOFF_KINDS: tuple[type, ...] = ()  # set below, once Agent exists
+
+
+def _check_agent(
+    name: Any,
+    site: Site,
+    *,
+    changed: bool = False,
+    instructions: Any,
+    tools: Any,
+    handoffs: Any,
+    model: Any,
+    model_settings: Any,
+    handoff_description: Any,
+    input_guardrails: Any,
+    output_guardrails: Any,
+    tool_use_behavior: Any,
+    ignore: Any,
+) -> None:
+    """The declaration-time checks of an agent's fields; a ``UserError`` naming ``what``,
+    the declaration's site and each bad field (and that it ``changed`` since)."""
+    suffix = " (changed after its declaration)" if changed else ""
+    require_name(name, what="Agent" + suffix, field="name", site=site)
+    what = f"Agent({name!r}){suffix}"
+    for field, value in (
+        ("tools", tools),
+        ("handoffs", handoffs),
+        ("input_guardrails", input_guardrails),
+        ("output_guardrails", output_guardrails),
+        ("ignore", ignore),
+    ):
+        if type(value) in (list, tuple):  # the common case, without ABC checks
+            continue
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise UserError(
+                f"{what} at {site}: {field}: expected a list, "
+                f"got {type(value).__name__} {value!r}"
+            )
+    validate_fields(
+        _AgentArgs,
+        {
+            "instructions": instructions,
+            "tools": list(tools),
+            "handoffs": list(handoffs),
+            "model_settings": model_settings,
+            "handoff_description": handoff_description,
+            "input_guardrails": list(input_guardrails),
+            "output_guardrails": list(output_guardrails),
+            "tool_use_behavior": tool_use_behavior,
+            "ignore": list(ignore),
+        },
+        what=what,
+        site=site,
+        expect=_AGENT_EXPECT,
+    )
+    if model is not None and not isinstance(model, str) and not hasattr(model, "get_response"):
+        raise UserError(
+            f"{what} at {site}: model: expected a model name or a model object, "
+            f"got {type(model).__name__} {model!r}"
+        )
+
+
+_HANDOFF_KINDS = (Agent, Handoff, str)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepswitch.dsl._site import caller_site
+from stepswitch.dsl._site import Site, caller_site
 from stepswitch.dsl._validate import require_name, validate_fields
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.flow import FlowEdge, Step
@@ -77,30 +77,7 @@ class Workflow:
         ignore: Sequence[str] = (),
     ) -> None:
         site = caller_site()
-        require_name(name, what="Workflow", field="name", site=site)
-        if isinstance(agents, str | bytes) or not isinstance(agents, Sequence):
-            raise UserError(
-                f"Workflow({name!r}) at {site}: agents: expected a list of Agent, "
-                f"got {type(agents).__name__} {agents!r}"
-            )
-        for field, value in (("max_turns", max_turns), ("max_depth", max_depth),
-                             ("max_model_calls", max_model_calls)):
-            if isinstance(value, bool):
-                raise UserError(f"Workflow({name!r}) at {site}: {field}: expected an int, got bool")
-        validate_fields(
-            _WorkflowArgs,
-            {
-                "entry": entry.name if isinstance(entry, Step) else entry,
-                "agents": list(agents),
-                "max_turns": max_turns,
-                "max_depth": max_depth,
-                "max_model_calls": max_model_calls,
-                "ignore": list(ignore),
-            },
-            what=f"Workflow({name!r})",
-            site=site,
-            expect=_WORKFLOW_EXPECT,
-        )
+        _check_workflow(name, site, entry, agents, max_turns, max_depth, max_model_calls, ignore)
         if flow is not None:
             if isinstance(flow, str | bytes) or not isinstance(flow, Sequence):
                 raise UserError(
@@ -135,6 +112,28 @@ class Workflow:
         from stepswitch.graph.build import build
 
         return build(self)
+
+    def _recheck(self) -> None:
+        """Check the fields again as they are now (a workflow is a mutable builder):
+        a value set after the declaration is a located ``UserError``, not a crash."""
+        turns, depth, calls = self.max_turns, self.max_depth, self.max_model_calls
+        if (
+            type(self.name) is str
+            and self.name.strip()
+            and (self.entry is None or type(self.entry) is str
+                 or isinstance(self.entry, Agent | Step))
+            and type(self.agents) is list
+            and all(type(a) is Agent for a in self.agents)
+            and (turns is None or (type(turns) is int and turns >= 1))
+            and type(depth) is int
+            and depth >= 1
+            and (calls is None or (type(calls) is int and calls >= 1))
+            and type(self.ignore) is list
+            and all(type(c) is str for c in self.ignore)
+        ):
+            return
+        _check_workflow(self.name, self.site, self.entry, self.agents, turns, depth, calls,
+                        self.ignore, changed=True)
 
     def to_spec(self) -> WorkflowSpec:
         """The frozen, JSON-serializable spec of the whole workflow."""
@@ -219,3 +218,46 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
+
+
+def _check_workflow(
+    name: Any,
+    site: Site,
+    entry: Any,
+    agents: Any,
+    max_turns: Any,
+    max_depth: Any,
+    max_model_calls: Any,
+    ignore: Any,
+    *,
+    changed: bool = False,
+) -> None:
+    suffix = " (changed after its declaration)" if changed else ""
+    require_name(name, what="Workflow" + suffix, field="name", site=site)
+    what = f"Workflow({name!r}){suffix}"
+    if isinstance(agents, str | bytes) or not isinstance(agents, Sequence):
+        raise UserError(
+            f"{what} at {site}: agents: expected a list of Agent, "
+            f"got {type(agents).__name__} {agents!r}"
+        )
+    for field, value in (("max_turns", max_turns), ("max_depth", max_depth),
+                         ("max_model_calls", max_model_calls)):
+        if isinstance(value, bool):
+            raise UserError(f"{what} at {site}: {field}: expected an int, got bool")
+    if isinstance(ignore, str | bytes) or not isinstance(ignore, Sequence):
+        raise UserError(f"{what} at {site}: ignore: expected a list of diagnostic codes, "
+                        f"got {type(ignore).__name__}")
+    validate_fields(
+        _WorkflowArgs,
+        {
+            "entry": entry.name if isinstance(entry, Step) else entry,
+            "agents": list(agents),
+            "max_turns": max_turns,
+            "max_depth": max_depth,
+            "max_model_calls": max_model_calls,
+            "ignore": list(ignore),
+        },
+        what=what,
+        site=site,
+        expect=_WORKFLOW_EXPECT,
+    )

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from stepswitch.dsl._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.flow import FlowEdge, Step, node_name
@@ -137,6 +139,7 @@ class _Builder:
         self.settings: dict[int, dict[str, Any]] = {}
 
     def build(self, wf: Workflow) -> BuiltWorkflow:
+        wf._recheck()  # builders are mutable: what changed since the declaration is checked
         agents = list(self._collect(wf))
         for agent in agents:
             self.by_name.setdefault(agent.name, agent)
@@ -144,7 +147,7 @@ class _Builder:
         spec = WorkflowSpec(
             name=wf.name,
             entry=AgentName(entry) if entry is not None else None,
-            agents=tuple(self._agent(a) for a in agents),
+            agents=tuple(self._checked_agent(a) for a in agents),
             max_turns=wf.max_turns,
             max_depth=wf.max_depth,
             max_model_calls=wf.max_model_calls,
@@ -222,11 +225,16 @@ class _Builder:
                 queue.append(agent)
         while queue:
             agent = queue.popleft()
+            agent._recheck()
             yield agent
             for target in _object_targets(agent):
                 if id(target) not in seen:
                     seen.add(id(target))
                     queue.append(target)
+
+    def _checked_agent(self, agent: Agent) -> AgentSpec:
+        with _changed(f"Agent({agent.name!r})", agent.site):
+            return self._agent(agent)
 
     def _agent(self, agent: Agent) -> AgentSpec:
         tools: list[ToolSpec] = []
@@ -283,13 +291,19 @@ class _Builder:
         cached = self.tool_specs.get(id(tool))
         if cached is not None:
             return cached
+        with _changed(f"function tool {tool.name!r}", tool.site):
+            spec = self._tool_spec(tool)
+        self.tool_specs[id(tool)] = spec
+        return spec
+
+    def _tool_spec(self, tool: FunctionTool) -> ToolSpec:
         if tool.uses_default_failure:
             failure = "default"
         elif tool.failure_error_function is None:
             failure = "raise"
         else:
             failure = "custom"
-        spec = ToolSpec(
+        return ToolSpec(
             name=tool.name,
             description=tool.description,
             parameters=tool.params_json_schema,
@@ -303,8 +317,6 @@ class _Builder:
             opaque=tool.opaque,
             location=self._location(tool.site),
         )
-        self.tool_specs[id(tool)] = spec
-        return spec
 
     def _handoff(self, item: Agent | Handoff | str, owner_site: Site) -> HandoffSpec:
         # A bare agent or name in handoffs=[...] is located at its owner's declaration.
@@ -448,6 +460,22 @@ class _Builder:
             loc = Location(file=display_path(site.file), line=site.line)
             self.locations[site] = loc
         return loc
+
+
+@contextmanager
+def _changed(what: str, site: Site) -> Iterator[None]:
+    """A spec field that does not validate, though the declaration did: the object was
+    changed afterwards (``tool.name = 3``). A located ``UserError``, never pydantic's
+    error from deep in the build."""
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "a field"
+        raise UserError(
+            f"{what} (changed after its declaration) at {site}: {field}: {first['msg']}, "
+            f"got {type(first.get('input')).__name__}"
+        ) from None
 
 
 def _object_targets(agent: Agent) -> Iterator[Agent]:

@@ -16,7 +16,7 @@ __all__ = ["dot_escape", "scene_to_dot"]
 
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
 # One match per character to replace; "\r\n" counts as one line break.
-_SPECIAL = re.compile('\r\n|["&\\\\\x00-\x1f\x7f\x85\u2028\u2029]')
+_SPECIAL = re.compile('\r\n|["&\\\\\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]')
 _REPLACEMENTS = {"\\": "\\\\", '"': '\\"', "&": "&amp;"}
 _FONT = "Helvetica"
 
@@ -44,6 +44,8 @@ def dot_escape(text: str, *, newline: str = "\\n") -> str:
 
     def replace(match: re.Match[str]) -> str:
         ch = match.group()
+        if "\ud800" <= ch <= "\udfff":  # a lone surrogate cannot be written: its escape
+            return f"\\\\u{ord(ch):04x}"
         if ch in _REPLACEMENTS:
             return _REPLACEMENTS[ch]
         if ch[0] in _LINE_BREAKS:

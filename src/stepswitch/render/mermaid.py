@@ -20,7 +20,7 @@ __all__ = ["mermaid_escape", "scene_to_mermaid"]
 _ENTITY_CHARS = frozenset('"#%&<>\\`|')
 _LINE_BREAKS = frozenset("\n\r\u2028\u2029\x85\x0b\x0c\x1c\x1d\x1e")
 # One match per character to replace; "\r\n" counts as one line break.
-_SPECIAL = re.compile('\r\n|["#%&<>\\\\`|\x00-\x1f\x7f\x85\u2028\u2029]')
+_SPECIAL = re.compile('\r\n|["#%&<>\\\\`|\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]')
 
 _LINE_SEP = "\u2028"
 
@@ -57,6 +57,8 @@ def mermaid_escape(text: str) -> str:
 
 def _replace(match: re.Match[str]) -> str:
     ch = match.group()
+    if "\ud800" <= ch <= "\udfff":  # a lone surrogate cannot be written: shown as its escape
+        return f"#92;u{ord(ch):04x}"
     if ch[0] in _LINE_BREAKS:
         return "<br/>"
     if ch in _ENTITY_CHARS:

@@ -207,8 +207,10 @@ class Pump:
                                 send = (Err(exc),)
                     else:
                         send = await perform(effect)
-                except Exception as exc:
-                    error = exc
+                except GeneratorExit:
+                    raise
+                except BaseException as exc:  # Ctrl-C and cancellation too: the loop keeps
+                    error = exc  # the run (as exc.run_data) and raises it again
                     if guards:  # a failed call leaves no task behind for asyncio to warn of
                         await discard(guards)
         finally:

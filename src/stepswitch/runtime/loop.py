@@ -65,7 +65,7 @@ from stepswitch.runtime.model import (
     OutputMessage,
 )
 from stepswitch.runtime.result import RunResult
-from stepswitch.runtime.run import Run, call_hook, flush
+from stepswitch.runtime.run import Run, call_hook, flush, keep_run
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
     Interruption,
@@ -99,6 +99,17 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         # Every error of ours carries the run so far (UserError too, as in the SDK).
         if getattr(exc, "run_data", None) is None:
             exc.run_data = run.error_details()  # type: ignore[attr-defined]
+        if (ev := flush(run)) is not None:
+            yield ev  # a stream shows every item the error carries
+        raise
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        # Whatever else ends the run (a user hook's exception, Ctrl-C, a cancelled task)
+        # carries it too; a nested run's data is replaced by its caller's on the way out.
+        keep_run(exc, run)
+        if isinstance(exc, Exception) and (ev := flush(run)) is not None:
+            yield ev
         raise
 
 

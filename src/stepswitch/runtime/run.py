@@ -6,10 +6,11 @@ Only the loop touches a ``Run``; a ``RunState`` is its saved, inert form.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from stepswitch.context import RunContext
 from stepswitch.errors import (
@@ -41,7 +42,7 @@ from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResul
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
-__all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "visible"]
+__all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "visible"]
 
 
 def visible(item: RunItem) -> bool:
@@ -159,7 +160,12 @@ class Run:
         if type(item) is not ToolApprovalItem:
             self.history.append(item)
 
-    def snapshot(self, *, pending: PendingTurn | None, status: str) -> RunState:
+    def snapshot(
+        self,
+        *,
+        pending: PendingTurn | None,
+        status: Literal["interrupted", "stopped", "finished"],
+    ) -> RunState:
         return RunState(
             workflow=self.workflow,
             input=self.input,
@@ -175,7 +181,7 @@ class Run:
             else None,
             history_from=self.history_from,
             depth=self.depth,
-            status="interrupted" if status == "interrupted" else "stopped",
+            status=status,
             trace_context=self.trace_context,
         )
 
@@ -192,7 +198,10 @@ class Run:
             usage=self.ctx.usage,
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
-            _state=lambda: self.snapshot(pending=None, status="stopped"),
+            # an error before the resumed turn was settled keeps that turn pending
+            _state=lambda: self.snapshot(
+                pending=self.pending, status="interrupted" if self.pending else "stopped"
+            ),
         )
 
     def result(self, final: Any, interrupted: PendingTurn | None = None) -> RunResult:
@@ -208,7 +217,7 @@ class Run:
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
             _state=lambda: self.snapshot(
-                pending=interrupted, status="interrupted" if interrupted else "stopped"
+                pending=interrupted, status="interrupted" if interrupted else "finished"
             ),
         )
         if interrupted is not None:
@@ -216,6 +225,12 @@ class Run:
                 pending=interrupted, status="interrupted"
             ).interruptions
         return result
+
+
+def keep_run(exc: BaseException, run: Run) -> None:
+    """Attach the run so far to an exception that ends it (as ``exc.run_data``)."""
+    with contextlib.suppress(AttributeError, TypeError):  # a type without a __dict__
+        exc.run_data = run.error_details()  # type: ignore[attr-defined]
 
 
 def input_items(value: Any) -> tuple[InputItem, ...]:

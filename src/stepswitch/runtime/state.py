@@ -103,7 +103,9 @@ class RunState:
     history_from: int = 0
     """Items from this index on follow ``history`` in the model's input."""
     depth: int = 0
-    status: Literal["interrupted", "stopped"] = "interrupted"
+    status: Literal["interrupted", "stopped", "finished"] = "interrupted"
+    """``interrupted``: paused for approvals; ``stopped``: ended by an error or a limit;
+    ``finished``: ended with a final output (``stepswitch run --resume`` refuses it)."""
     trace_context: str | None = None
     """The traceparent of the run's trace, when it was traced (a resume continues it)."""
     flow: FlowState | None = None

@@ -236,7 +236,7 @@ def _state(body: Any, where: str) -> RunState:
     if not isinstance(body, dict):
         raise StateError(f"the saved state's {where} is not an object")
     status = _get(body, "status", str, where)
-    if status not in ("interrupted", "stopped"):
+    if status not in ("interrupted", "stopped", "finished"):
         raise StateError(f"the saved state's {where}.status {status!r} is unknown")
     max_turns = body.get("max_turns")
     if max_turns is not None and (not isinstance(max_turns, int) or isinstance(max_turns, bool)):
@@ -311,7 +311,7 @@ def _state(body: Any, where: str) -> RunState:
         history=history,
         history_from=_get(body, "history_from", int, where),
         depth=_get(body, "depth", int, where),
-        status="interrupted" if status == "interrupted" else "stopped",
+        status=status,
         trace_context=trace_context,
         flow=flow,
     )

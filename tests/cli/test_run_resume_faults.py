@@ -1,0 +1,157 @@
+"""Issue 11, items 5 and 8 at the CLI: ``stepswitch run --resume FILE`` consumes its file,
+and a run that ends in any exception (a user hook's, Ctrl-C) is saved, so running the
+same command again never repeats an approved side effect."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepswitch.cli.main import main
+
+WORKFLOW = textwrap.dedent('''
+    import os
+    import stepswitch as ss
+
+    def _record(what):
+        with open(os.environ["LEDGER"], "a") as f:
+            f.write(what + "\\n")
+
+    @ss.function_tool(needs_approval=True)
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        _record(f"refund {order_id}")
+        return f"refunded {order_id}"
+
+    @ss.function_tool
+    def wait_for_bank(order_id: int) -> str:
+        """Hangs until Ctrl-C."""
+        raise KeyboardInterrupt
+
+    def _notify(ctx):
+        raise RuntimeError("the pager is down")
+
+    done = ss.Agent("done")
+    desk = ss.Agent("desk", tools=[process_refund, wait_for_bank],
+                    handoffs=[ss.handoff(done, on_handoff=_notify)])
+    support = ss.Workflow("support", entry=desk, agents=[desk, done])
+''')
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"output": [{"type": "function_call", "name": name, "arguments": arguments}]}
+
+
+def text(content: str) -> dict[str, Any]:
+    return {"output": [{"type": "message", "text": content}]}
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _app_file(tmp_path).write_text(WORKFLOW)
+    monkeypatch.setenv("LEDGER", str(tmp_path / "ledger.txt"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    return tmp_path
+
+
+def _app_file(app: Path) -> Path:
+    """A module name of its own per test: the CLI refuses two files of one name."""
+    return app / f"{app.name.replace('-', '_')}_app.py"
+
+
+def ledger(app: Path) -> list[str]:
+    path = app / "ledger.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def stepswitch_run(app: Path, steps: list[dict[str, Any]], *argv: str,
+                   capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    script = app / "script.json"
+    script.write_text(json.dumps({"steps": steps}))
+    code = main(["run", f"{_app_file(app)}:support", "--model", f"scripted:{script}", *argv])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_resuming_the_same_file_twice_runs_the_approved_call_once(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [call("process_refund", order_id=1), text("refunded")]
+    state = app / "s.json"
+    code, _, _ = stepswitch_run(app, steps, "--input", "refund 1", "--state", str(state),
+                                capsys=capsys)
+    assert code == 0 and ledger(app) == []
+    code, out, _ = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
+                                  capsys=capsys)
+    assert code == 0 and out == "refunded\n"
+    assert ledger(app) == ["refund 1"]
+    assert json.loads(state.read_text())["body"]["status"] == "finished"
+    # the same command again: the file now holds a finished run, which is refused
+    code, _, err = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
+                                  capsys=capsys)
+    assert code == 2
+    assert f"--resume {state}: the saved run already finished" in err
+    assert ledger(app) == ["refund 1"]
+
+
+def test_a_resumed_run_that_pauses_again_rewrites_its_file(
+    app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = [call("process_refund", order_id=1), call("process_refund", order_id=2),
+             text("both")]
+    state = app / "s.json"
+    stepswitch_run(app, steps, "--input", "refunds", "--state", str(state), capsys=capsys)
+    # approve the first refund; the model then asks for a second one: pause there
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\np\n"))
+    code, _, err = stepswitch_run(app, steps, "--resume", str(state), "--approve", "ask",
+                                  capsys=capsys)
+    assert ledger(app) == ["refund 1"]
+    assert code == 0 and f"saved the run to {state}" in err
+    # the file holds the new pause: resuming it runs the second refund, not the first again
+    code, out, _ = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
+                                  capsys=capsys)
+    assert code == 0 and out == "both\n"
+    assert ledger(app) == ["refund 1", "refund 2"]
+
+
+def test_a_hook_failing_after_an_approved_call_is_saved_and_never_repeated(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [{"output": [
+        {"type": "function_call", "name": "process_refund", "arguments": {"order_id": 1}},
+        {"type": "function_call", "name": "transfer_to_done", "arguments": {}},
+    ]}, text("done")]
+    state = app / "s.json"
+    stepswitch_run(app, steps, "--input", "refund 1", "--state", str(state), capsys=capsys)
+    command = ["--resume", str(state), "--approve", "all", "--state", str(state)]
+    code, _, err = stepswitch_run(app, steps, *command, capsys=capsys)
+    assert code == 1 and "RuntimeError: the pager is down" in err
+    assert f"saved the run so far to {state}" in err
+    assert ledger(app) == ["refund 1"]
+    code, _, err = stepswitch_run(app, steps, *command, capsys=capsys)
+    assert code == 2 and "middle of a turn" in err
+    assert ledger(app) == ["refund 1"]
+
+
+def test_ctrl_c_saves_the_run_so_far(app: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    steps = [call("process_refund", order_id=1), call("wait_for_bank", order_id=1),
+             text("done")]
+    state = app / "s.json"
+    stepswitch_run(app, steps, "--input", "refund 1", "--state", str(state), capsys=capsys)
+    code, _, err = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
+                                  capsys=capsys)
+    assert code == 130 and "interrupted" in err
+    assert f"saved the run so far to {state}" in err
+    assert ledger(app) == ["refund 1"]
+    saved = json.loads(state.read_text())["body"]
+    assert [i["type"] for i in saved["items"]].count("tool_call_output_item") == 1
+    code, _, err = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
+                                  capsys=capsys)
+    assert ledger(app) == ["refund 1"]
