@@ -38,3 +38,6 @@ class RunContext(Generic[TContext]):
 
     context: TContext
     usage: Usage = field(default_factory=Usage)
+    idempotency_key: str | None = None
+    """In a tool call: a key stable across retries and resumes of this call (derived
+    from the run id and the call id), to deduplicate external effects. None elsewhere."""

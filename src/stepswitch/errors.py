@@ -6,6 +6,8 @@
     ├── UserError                        the caller declared or called something wrong
     │   ├── CompileError                 the analyzer found errors; carries the Report
     │   └── StateError                   a saved RunState is unknown, tampered or truncated
+    ├── SessionError                     a conversation store refused or failed an operation
+    │   └── SessionConflict              another writer changed the session first
     ├── ModelBehaviorError               the model produced something nothing can act on
     ├── ModelProviderError               the model's server failed: unreachable, rate
     │                                    limited or erroring after the client's retries
@@ -34,6 +36,8 @@ __all__ = [
     "ModelProviderError",
     "OutputGuardrailTripwireTriggered",
     "RunLimitError",
+    "SessionConflict",
+    "SessionError",
     "StateError",
     "StepswitchError",
     "UserError",
@@ -73,6 +77,22 @@ class CompileError(UserError):
 
 class StateError(UserError):
     """A saved run state cannot be trusted: unknown version, tampered, truncated or stale."""
+
+
+class SessionError(StepswitchError):
+    """A conversation store (``stepswitch.sessions``) refused or failed an operation: a
+    bad session id or URL, an unreachable server, a schema written by a newer
+    stepswitch, an operation id reused with other items. When it ends a run,
+    ``run_data`` keeps the run so far; its ``to_state()`` re-sends a pending append."""
+
+    def __init__(self, message: str, *, run_data: Any = None) -> None:
+        super().__init__(message)
+        self.run_data = run_data
+
+
+class SessionConflict(SessionError):
+    """Another writer changed the session since this one loaded it (a stale
+    ``expected_version``): two overlapping runs never interleave their items."""
 
 
 class ModelBehaviorError(StepswitchError):

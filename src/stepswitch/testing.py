@@ -47,6 +47,7 @@ __all__ = [
     "Step",
     "assistant_message",
     "function_call",
+    "session_conformance",
 ]
 
 Step: TypeAlias = Sequence[OutputItem] | OutputItem | BaseException | ModelResponse
@@ -225,3 +226,11 @@ def __getattr__(name: str) -> Any:
 
         return OpenAIServer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def session_conformance(factory: Any = None, **options: Any) -> type:
+    """The conformance suite for a session backend, as a pytest test class (see
+    :mod:`stepswitch.sessions.conformance`; it loads pytest only when called)."""
+    from stepswitch.sessions.conformance import session_conformance as make
+
+    return make(factory, **options)

@@ -51,7 +51,6 @@ def test_approval_lines_show_control_and_bidi_characters_escaped(
 ) -> None:
     # \r is JSON whitespace: a raw one sends the cursor back and the rest of the line
     # overwrites what came before; U+202E reverses what follows on screen
-    arguments = '{"reason": "small fee",\r "order_id": 42}\u202e 00.5$ '
     sneaky = '{"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"}'
     with OpenAIServer(
         [
@@ -69,7 +68,6 @@ def test_approval_lines_show_control_and_bidi_characters_escaped(
     assert r'process_refund({"order_id": 42,\r"reason": "refund 5 dollars \u202e\u2066"})' in (
         proc.stderr
     )
-    assert arguments  # the shape of the attack, for the reader
 
 
 # ---- 6 and 21: a truncated stream in the CLI; no asyncio noise -------------------------
@@ -304,3 +302,23 @@ def test_names_with_lone_surrogates_are_shown_escaped(argv: list[str], tmp_path:
     shown = proc.stdout + ((tmp_path / "out.svg").read_text() if "out.svg" in argv else "")
     if argv[0] != "check":
         assert "ud800" in shown  # the name, escaped, not dropped
+
+
+# ---- 11, continued: the run's own files are never read or replaced unless regular ------
+
+
+@pytest.mark.parametrize("flag", ["--resume", "--state", "--model"])
+def test_run_refuses_a_fifo_or_device_for_its_files(flag: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    script = tmp_path / "s.json"
+    script.write_text("[]")
+    args = {
+        "--resume": ["--resume", str(fifo), "--model", f"scripted:{script}"],
+        "--state": ["--input", "hi", "--state", "/dev/stdout", "--model", f"scripted:{script}"],
+        "--model": ["--input", "hi", "--model", f"scripted:{fifo}"],
+    }[flag]
+    proc = cli("run", TARGET, *args, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "not a regular file" in proc.stderr
+    assert "Traceback" not in proc.stderr

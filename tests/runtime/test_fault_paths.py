@@ -125,6 +125,7 @@ def test_a_tool_result_with_no_text_form_is_an_error_output_and_the_run_goes_on(
         ({"max_tool_concurrency": True}, "max_tool_concurrency"),
         ({"unknown_tool": "ignore"}, "unknown_tool"),
         ({"reset_tool_choice": "yes"}, "reset_tool_choice"),
+        ({"trace_content": 1}, "trace_content"),
         ({"on_max_turns": 3}, "on_max_turns"),
         ({"on_invalid_output": "x"}, "on_invalid_output"),
         ({"handoff_input_filter": 1.5}, "handoff_input_filter"),
@@ -192,3 +193,18 @@ def test_the_deep_json_error_text_is_json_safe() -> None:
     with pytest.raises(JSONLimitError) as caught:
         loads(DEEP)
     json.dumps(str(caught.value))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper than 200 levels"),
+        ('{"format": "stepswitch.run_state", "version": ' + "1" * 5000 + "}",
+         "more than 4300 digits"),
+        (b'{"format": "\xff"}', "not valid JSON"),
+    ],
+    ids=["deep", "huge-int", "not-utf8"],
+)
+def test_a_hostile_saved_state_is_a_state_error(text: str | bytes, problem: str) -> None:
+    with pytest.raises(ss.StateError, match=problem):
+        ss.RunState.from_json(text)

@@ -218,6 +218,8 @@ def _read_state(path: str, machine: Any) -> RunState:
     Checked here, not only when the run resumes: a state whose calls all await approval
     may pause again before the machine ever sees it.
     """
+    if Path(path).exists() and not Path(path).is_file():  # a FIFO or a device: never read
+        raise UserError(f"--resume {path}: not a regular file; name a saved run")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -265,6 +267,8 @@ def _check_state_path(path: str, flag: str = "--state") -> None:
     target = Path(path).absolute()
     if target.is_dir():
         raise UserError(f"{flag} {path}: is a folder; name a file to save the run to")
+    if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: replaced, not written
+        raise UserError(f"{flag} {path}: not a regular file; name a file to save the run to")
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

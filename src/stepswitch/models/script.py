@@ -224,6 +224,8 @@ def reply_usage(reply: Reply) -> Usage:
 def load_script(path: str | Path) -> list[Reply | ErrorReply | RawReply]:
     """Read a JSON script file; every problem is a :class:`UserError` naming the file."""
     file = Path(path)
+    if file.exists() and not file.is_file():  # a FIFO or a device: never read
+        raise UserError(f"{file}: not a regular file; name a script file")
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:

@@ -40,11 +40,17 @@ class RunConfig:
     tracer_provider: Any = None
     """The OpenTelemetry ``TracerProvider`` for this run's spans; None uses the global
     one (when ``opentelemetry`` is set up), else the run is not traced."""
+    on_conflict: Literal["raise", "reload"] = "raise"
+    """A session another writer changed while this run was going: ``SessionConflict``
+    (default), or load its new version and append this turn after it (the turn stays
+    whole; the model did not see the other writer's items)."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
         if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
             _bad("model_settings", "a ModelSettings or None", self.model_settings)
+        if self.on_conflict not in ("raise", "reload"):
+            _bad("on_conflict", '"raise" or "reload"', self.on_conflict)
         if self.unknown_tool not in ("raise", "return_error"):
             _bad("unknown_tool", '"raise" or "return_error"', self.unknown_tool)
         limit = self.max_tool_concurrency

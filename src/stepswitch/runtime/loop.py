@@ -65,7 +65,7 @@ from stepswitch.runtime.model import (
     OutputMessage,
 )
 from stepswitch.runtime.result import RunResult
-from stepswitch.runtime.run import Run, call_hook, flush, keep_run
+from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
     Interruption,
@@ -565,7 +565,7 @@ def _prepare(
                     state.agent, call.call_id, str(exc), call.name, True
                 )
                 return None
-        args = (run.ctx,) if action.takes_context else ()
+        args = (tool_context(run, call.call_id),) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
         return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
     assert type(action) is RunAgent

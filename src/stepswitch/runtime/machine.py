@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
 from stepswitch.ir import MachineIR
-from stepswitch.runtime import tracing
+from stepswitch.runtime import conversation, tracing
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
@@ -90,6 +90,8 @@ class StateMachine:
         run_config: RunConfig | None,
         *,
         emit: bool = False,
+        session: Any = None,
+        starting_agent: str | None = None,
     ) -> Loop:
         if run_config is not None and not isinstance(run_config, RunConfig):
             raise UserError(f"run_config: expected a RunConfig, got {type(run_config).__name__}")
@@ -103,29 +105,65 @@ class StateMachine:
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
+            if session is not None or starting_agent is not None:
+                raise UserError(
+                    f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
+                    "for handoff workflows (a flow starts at its first node)"
+                )
             if max_turns is _UNSET:
                 max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
             return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
                               config=config, emit=emit)
+
+        if starting_agent is not None and starting_agent not in self._core.states:
+            raise UserError(
+                f"starting_agent {starting_agent!r} is not an agent of workflow "
+                f"{self.ir.name!r} (agents: {', '.join(self.agents)})"
+            )
+        conversation_id = None if session is None else conversation.check_session(session)
+
+        def make_loop(run: Run) -> Loop:
+            run.model = model
+            run.emit = emit
+            loop = run_loop(self._core, run, config)
+            tracer = tracer_for(config.tracer_provider)
+            if tracer is not None:
+                loop, run.trace_context = tracing.start(
+                    tracer, loop, workflow=self.ir.name, agent=run.current,
+                    content=config.trace_content, conversation_id=conversation_id,
+                    saved_context=run.trace_context,
+                    decisions=input.decisions if isinstance(input, RunState) else None,
+                    turn=run.turn,
+                )
+            return loop
+
         if isinstance(input, RunState):
+            if starting_agent is not None:
+                raise UserError(
+                    "starting_agent= starts a new run; a resumed state continues at its "
+                    f"own agent ({input.current_agent!r})"
+                )
             budget = input.max_turns if max_turns is _UNSET else max_turns
             run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)
-        else:
-            budget = self.ir.max_turns if max_turns is _UNSET else max_turns
-            run = Run.start(self.ir.name, self.ir.entry, input, max_turns=budget, ctx=ctx)
-        run.model = model
-        run.emit = emit
-        loop = run_loop(self._core, run, config)
-        tracer = tracer_for(config.tracer_provider)
-        if tracer is not None:
-            loop, run.trace_context = tracing.start(
-                tracer, loop, workflow=self.ir.name, agent=run.current,
-                content=config.trace_content, conversation_id=None,
-                saved_context=run.trace_context,
-                decisions=input.decisions if isinstance(input, RunState) else None,
-                turn=run.turn,
+            if session is not None:
+                return conversation.resume(run, input, session, make_loop, config)
+            if input.session is not None:
+                raise UserError(
+                    f"this state was taken with session {input.session.session_id!r}: pass "
+                    "session= to resume it, so its turns are appended there"
+                )
+            return make_loop(run)
+        budget = self.ir.max_turns if max_turns is _UNSET else max_turns
+        name = self.ir.name
+
+        def make_run(agent: str) -> Run:
+            return Run.start(name, agent, input, max_turns=budget, ctx=ctx)
+
+        if session is not None:
+            return conversation.start(
+                self._core, session, make_run, make_loop, config, starting_agent
             )
-        return loop
+        return make_loop(make_run(starting_agent or self.ir.entry))
 
     async def run(
         self,
@@ -135,13 +173,22 @@ class StateMachine:
         context: Any = None,
         max_turns: int | None = _UNSET,
         run_config: RunConfig | None = None,
+        session: Any = None,
+        starting_agent: str | None = None,
     ) -> RunResult:
         """Run (or resume, given a ``RunState``) to a final output or an interruption.
 
         ``max_turns`` defaults to the workflow's for a new run and to the state's when
-        resuming; given explicitly, it replaces either.
+        resuming; given explicitly, it replaces either. ``starting_agent`` starts a new
+        run at that agent instead of the entry. ``session`` (``stepswitch.sessions``):
+        the run reads the conversation, continues at its current agent (unless
+        ``starting_agent``), and appends each settled turn; resuming a state taken
+        with a session needs the same session.
         """
-        result: RunResult = await drive(self._start(input, model, context, max_turns, run_config))
+        result: RunResult = await drive(self._start(
+            input, model, context, max_turns, run_config, session=session,
+            starting_agent=starting_agent,
+        ))
         return result
 
     def run_sync(
@@ -152,6 +199,8 @@ class StateMachine:
         context: Any = None,
         max_turns: int | None = _UNSET,
         run_config: RunConfig | None = None,
+        session: Any = None,
+        starting_agent: str | None = None,
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
         try:
@@ -166,7 +215,7 @@ class StateMachine:
         loop = _thread_loop()
         return loop.run_until_complete(
             self.run(input, model=model, context=context, max_turns=max_turns,
-                     run_config=run_config)
+                     run_config=run_config, session=session, starting_agent=starting_agent)
         )
 
     def run_streamed(
@@ -177,11 +226,14 @@ class StateMachine:
         context: Any = None,
         max_turns: int | None = _UNSET,
         run_config: RunConfig | None = None,
+        session: Any = None,
+        starting_agent: str | None = None,
     ) -> RunResultStreaming:
         """A streamed run: iterate ``stream_events()``; afterwards the object carries the
         result's fields. The run advances as the events are consumed."""
         return RunResultStreaming(
-            self._start(input, model, context, max_turns, run_config, emit=True)
+            self._start(input, model, context, max_turns, run_config, emit=True,
+                        session=session, starting_agent=starting_agent)
         )
 
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import uuid
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from stepswitch.context import RunContext
@@ -42,7 +43,10 @@ from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResul
 from stepswitch.runtime.state import Decision, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
-__all__ = ["Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "visible"]
+__all__ = [
+    "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
+    "visible",
+]
 
 
 def visible(item: RunItem) -> bool:
@@ -82,6 +86,10 @@ class Run:
     """The run's model (never saved in a state)."""
     emit: bool = False
     """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Stable across pause and resume: session operation ids and idempotency keys."""
+    session: Any = None
+    """The run's link to its session (:mod:`.conversation`), or None."""
     trace_context: str | None = None
     """The W3C traceparent of the run's first workflow span, kept in its states so a
     resumed run continues the same trace."""
@@ -133,6 +141,8 @@ class Run:
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
         )
+        if state.run_id is not None:
+            run.run_id = state.run_id
         if state.history is None:
             run.history = list(run.input)
             run.history.extend(i for i in run.items if visible(i))
@@ -183,6 +193,8 @@ class Run:
             depth=self.depth,
             status=status,
             trace_context=self.trace_context,
+            run_id=self.run_id,
+            session=None if self.session is None else self.session.pin(),
         )
 
     def _history_prefix(self) -> int:
@@ -340,6 +352,11 @@ def flush(run: Run) -> Emit | None:
     batch = tuple(run.items[run.emitted :])
     run.emitted = len(run.items)
     return Emit(batch)
+
+
+def tool_context(run: Run, call_id: str) -> RunContext[Any]:
+    """The context a tool call sees: the run's, with the call's idempotency key."""
+    return replace(run.ctx, idempotency_key=f"{run.run_id}:{call_id}")
 
 
 def call_hook(value: Any) -> Generator[Any, Any, Any]:

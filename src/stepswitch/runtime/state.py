@@ -15,7 +15,10 @@ from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approval
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
-__all__ = ["Decision", "FanState", "FlowState", "PendingTurn", "RunState"]
+__all__ = [
+    "Decision", "FanState", "FlowState", "PendingAppend", "PendingTurn", "RunState",
+    "SessionPin",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,33 @@ class PendingTurn:
     output: tuple[OutputItem, ...]
     start: int
     """Index in the run's items where the turn's items begin."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAppend:
+    """A session append that was sent but not acknowledged: resuming sends it again
+    under the same operation id (a no-op when it had committed)."""
+
+    operation_id: str
+    items: tuple[InputItem, ...]
+    expected_version: int | None
+    current_agent: str | None
+    synced: int
+    """The run's items up to this index are in the session once it is applied."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPin:
+    """Where a run taken with a session stands in it: the version it last wrote or
+    read, how many of its items the session holds, and an unacknowledged append."""
+
+    session_id: str
+    version: int
+    synced: int
+    """``items[:synced]`` are in the session."""
+    input_saved: bool
+    """The run's input is in the session (it goes with the run's first append)."""
+    pending: PendingAppend | None = None
 
 
 FLOW_KEY = "flow:"
@@ -108,6 +138,10 @@ class RunState:
     ``finished``: ended with a final output (``stepswitch run --resume`` refuses it)."""
     trace_context: str | None = None
     """The traceparent of the run's trace, when it was traced (a resume continues it)."""
+    run_id: str | None = None
+    """The run's id: session operation ids and tools' idempotency keys derive from it."""
+    session: SessionPin | None = None
+    """The session pin of a run taken with a session (resume it with that session)."""
     flow: FlowState | None = None
     """Where a flow stopped (None for a run that is not a flow)."""
 

@@ -27,10 +27,18 @@ from stepswitch.runtime.items import (
     UserInputItem,
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
-from stepswitch.runtime.state import Decision, FanState, FlowState, PendingTurn, RunState
+from stepswitch.runtime.state import (
+    Decision,
+    FanState,
+    FlowState,
+    PendingAppend,
+    PendingTurn,
+    RunState,
+    SessionPin,
+)
 from stepswitch.runtime.state_check import check_structure
 
-__all__ = ["FORMAT", "STATE_VERSION", "dump_state", "load_state"]
+__all__ = ["FORMAT", "STATE_VERSION", "dump_state", "item_from_json", "item_to_json", "load_state"]
 
 FORMAT = "stepswitch.run_state"
 STATE_VERSION = 1
@@ -138,9 +146,72 @@ def _body(state: RunState) -> dict[str, Any]:
     }
     if state.trace_context is not None:  # only traced runs carry one
         body["trace_context"] = state.trace_context
+    if state.run_id is not None:
+        body["run_id"] = state.run_id
+    if state.session is not None:  # only runs taken with a session carry a pin
+        body["session"] = _pin(state.session)
     if state.flow is not None:  # only a flow's state has the key: others read as before
         body["flow"] = _flow(state.flow)
     return body
+
+
+def _pin(pin: SessionPin) -> dict[str, Any]:
+    p = pin.pending
+    return {
+        "session_id": pin.session_id,
+        "version": pin.version,
+        "synced": pin.synced,
+        "input_saved": pin.input_saved,
+        "pending": None if p is None else {
+            "operation_id": p.operation_id,
+            "items": [_item(i) for i in p.items],
+            "expected_version": p.expected_version,
+            "current_agent": p.current_agent,
+            "synced": p.synced,
+        },
+    }
+
+
+def _read_pin(raw: Any, where: str, n_items: int) -> SessionPin:
+    if not isinstance(raw, dict):
+        raise StateError(f"the saved state's {where} is not an object")
+    synced = _get(raw, "synced", int, where)
+    if not 0 <= synced <= n_items:
+        raise StateError(f"the saved state's {where}.synced {synced} is out of range "
+                         f"(the state has {n_items} items)")
+    version = _get(raw, "version", int, where)
+    if version < 0:
+        raise StateError(f"the saved state's {where}.version {version} is negative")
+    pending = None
+    p = raw.get("pending")
+    if p is not None:
+        w = f"{where}.pending"
+        if not isinstance(p, dict):
+            raise StateError(f"the saved state's {w} is not an object")
+        expected = p.get("expected_version")
+        if expected is not None and (not isinstance(expected, int) or isinstance(expected, bool)):
+            raise StateError(f"the saved state's {w}.expected_version has the wrong type")
+        agent = p.get("current_agent")
+        if agent is not None and not isinstance(agent, str):
+            raise StateError(f"the saved state's {w}.current_agent has the wrong type")
+        upto = _get(p, "synced", int, w)
+        if not synced <= upto <= n_items:
+            raise StateError(f"the saved state's {w}.synced {upto} is out of range")
+        pending = PendingAppend(
+            operation_id=_get(p, "operation_id", str, w),
+            items=tuple(_read_item(x, f"{w}.items[{i}]")
+                        for i, x in enumerate(_get(p, "items", list, w))),
+            expected_version=expected,
+            current_agent=agent,
+            synced=upto,
+        )
+    return SessionPin(
+        session_id=_get(raw, "session_id", str, where),
+        version=version,
+        synced=synced,
+        input_saved=_get(raw, "input_saved", bool, where),
+        pending=pending,
+    )
 
 
 def _always(always: dict[tuple[str, str], bool]) -> dict[str, dict[str, bool]]:
@@ -289,6 +360,12 @@ def _state(body: Any, where: str) -> RunState:
     for i, item in enumerate(items):
         if type(item) is UserInputItem:
             raise StateError(f"the saved state's {where}.items[{i}] is an input item")
+    run_id = body.get("run_id")
+    if run_id is not None and not isinstance(run_id, str):
+        raise StateError(f"the saved state's {where}.run_id has the wrong type")
+    pin = None
+    if body.get("session") is not None:
+        pin = _read_pin(body["session"], f"{where}.session", len(items))
     flow_raw = body.get("flow")
     flow = None if flow_raw is None else _read_flow(flow_raw, f"{where}.flow")
     trace_context = body.get("trace_context")
@@ -313,6 +390,8 @@ def _state(body: Any, where: str) -> RunState:
         depth=_get(body, "depth", int, where),
         status=status,
         trace_context=trace_context,
+        run_id=run_id,
+        session=pin,
         flow=flow,
     )
 
@@ -367,4 +446,17 @@ def _read_output(raw: Any, where: str) -> OutputItem:
     raise StateError(f"the saved state's {where} has unknown output type {kind!r}")
 
 
+# -- single items (conversation stores keep each item as one of these objects) --------------
 
+
+def item_to_json(item: InputItem) -> dict[str, Any]:
+    """One item as the JSON object a ``RunState`` holds it as."""
+    if getattr(item, "type", None) not in _ITEM_FIELDS:
+        raise StateError(f"cannot store {type(item).__name__}: not a run item")
+    return _item(item)
+
+
+def item_from_json(raw: Any, where: str) -> InputItem:
+    """The item of a JSON object written by :func:`item_to_json`; ``StateError`` names
+    ``where`` when it does not parse."""
+    return _read_item(raw, where)

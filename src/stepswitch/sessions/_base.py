@@ -1,0 +1,296 @@
+"""What every conversation store shares: the protocol, the snapshot, item encoding, and
+the async surface over a backend's few synchronous primitives.
+
+A backend implements five primitives over *rows* (one item's JSON text each):
+``load_rows``, ``append_rows``, ``pop_row``, ``clear`` and ``close``. Each runs as one
+transaction of its store. :class:`StoreSession` turns them into the public methods:
+the SDK's four (``get_items``, ``add_items``, ``pop_item``, ``clear_session``) and the
+transactional core (``load``, ``append``).
+
+Versions: a session's version starts at 0 and grows by one with every change (an
+append, an ``add_items``, a pop, a clear). ``append(..., expected_version=v)`` commits
+only when the session is still at ``v``; the operation id is stored with the change,
+in the same transaction, with a digest of what it appended, so a replay of the same
+operation returns the version it made and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from stepswitch.errors import SessionConflict, SessionError, StateError, UserError
+from stepswitch.runtime.items import ToolApprovalItem
+from stepswitch.runtime.model import InputItem
+from stepswitch.runtime.state_json import item_from_json, item_to_json
+
+__all__ = [
+    "MAX_SESSION_ID",
+    "SCHEMA_VERSION",
+    "AppendStatus",
+    "Backend",
+    "Session",
+    "SessionSnapshot",
+    "StoreSession",
+    "check_session_id",
+    "decode_rows",
+    "encode_items",
+]
+
+SCHEMA_VERSION = 1
+"""The layout of the stores' tables and keys this stepswitch writes and reads."""
+MAX_SESSION_ID = 256
+
+T = TypeVar("T")
+
+AppendStatus = Literal["ok", "replay", "reused", "conflict"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSnapshot:
+    """A session as one consistent read: its items (oldest first), the version they are
+    at, and the agent the conversation continues with (None: the workflow's entry)."""
+
+    items: tuple[InputItem, ...]
+    version: int
+    current_agent: str | None
+
+
+@runtime_checkable
+class Session(Protocol):
+    """A conversation store: the SDK's four methods plus the transactional core."""
+
+    session_id: str
+
+    async def get_items(self, limit: int | None = None) -> list[InputItem]: ...
+
+    async def add_items(self, items: Sequence[Any]) -> None: ...
+
+    async def pop_item(self) -> InputItem | None: ...
+
+    async def clear_session(self) -> None: ...
+
+    async def load(self, *, limit: int | None = None) -> SessionSnapshot: ...
+
+    async def append(
+        self,
+        items: Sequence[Any],
+        *,
+        operation_id: str,
+        expected_version: int | None,
+        current_agent: str | None,
+    ) -> int: ...
+
+
+class Backend(Protocol):
+    """The synchronous primitives of one store, each one transaction."""
+
+    where: str
+    """Where the store is, for messages (a file, a server, ``memory``)."""
+
+    def load_rows(self, session_id: str, limit: int | None) -> tuple[list[str], int, str | None]:
+        ...
+
+    def append_rows(
+        self,
+        session_id: str,
+        rows: list[str],
+        operation_id: str | None,
+        digest: str,
+        expected_version: int | None,
+        current_agent: str | None,
+    ) -> tuple[AppendStatus, int]:
+        """``("ok", new version)``, ``("replay", the version the operation made)``,
+        ``("reused", 0)`` (the id holds other items) or ``("conflict", current)``."""
+        ...
+
+    def pop_row(self, session_id: str) -> str | None: ...
+
+    def clear(self, session_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str):
+        raise SessionError(f"session id: expected a string, got {type(session_id).__name__}")
+    if not session_id:
+        raise SessionError("session id is empty: give each conversation a non-empty id")
+    if len(session_id) > MAX_SESSION_ID:
+        raise SessionError(
+            f"session id is {len(session_id)} characters long; at most {MAX_SESSION_ID} "
+            f"are allowed (it starts {session_id[:24]!r})"
+        )
+    if "\x00" in session_id:
+        raise SessionError(f"session id {session_id[:40]!r} contains a NUL character")
+    return session_id
+
+
+def _as_items(items: Iterable[Any]) -> list[InputItem]:
+    from stepswitch.runtime.run import input_items  # the run's own reading of input
+
+    if isinstance(items, str):
+        raise UserError("session items: expected a list of items, got a string")
+    out = list(input_items(list(items)))
+    for item in out:
+        if type(item) is ToolApprovalItem:
+            raise UserError(
+                f"session items: an approval request ({item.name}, call {item.call_id!r}) "
+                "is not conversation history; store the call's output once it settles"
+            )
+    return out
+
+
+def encode_items(items: Iterable[Any]) -> list[str]:
+    """Each item as compact, key-sorted JSON text (the ``RunState`` item encoding)."""
+    try:
+        return [
+            json.dumps(item_to_json(i), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            for i in _as_items(items)
+        ]
+    except StateError as exc:
+        raise UserError(f"session items: {exc}") from None
+
+
+def _digest(rows: list[str], current_agent: str | None) -> str:
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(row.encode("utf-8"))
+        h.update(b"\x1e")
+    h.update(b"\x1d" + (current_agent or "").encode("utf-8"))
+    return h.hexdigest()
+
+
+def decode_rows(rows: Sequence[str | bytes], session_id: str, where: str,
+                first: int = 0) -> tuple[InputItem, ...]:
+    """The items of stored rows; a row that does not parse is a ``StateError``."""
+    out: list[InputItem] = []
+    for n, row in enumerate(rows):
+        try:
+            raw = json.loads(row)
+            out.append(item_from_json(raw, "item"))
+        except (json.JSONDecodeError, UnicodeDecodeError, StateError, TypeError) as exc:
+            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise StateError(
+                f"session {session_id!r} in {where}: stored item {first + n} does not "
+                f"parse ({detail}); the store was changed outside stepswitch or is corrupted"
+            ) from None
+    return tuple(out)
+
+
+class StoreSession:
+    """The public methods of a session, over a :class:`Backend`.
+
+    ``threaded``: run each primitive in a worker thread (stores that do I/O), so a
+    busy store never blocks the event loop.
+    """
+
+    _threaded = True
+
+    def __init__(self, session_id: str, backend: Backend) -> None:
+        self.session_id = check_session_id(session_id)
+        self._backend = backend
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.session_id!r}, {self._backend.where})"
+
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        if not self._threaded:
+            return fn(*args)
+        return await asyncio.to_thread(fn, *args)
+
+    # -- the transactional core -------------------------------------------------------------
+
+    async def load(self, *, limit: int | None = None) -> SessionSnapshot:
+        """The session in one consistent read; ``limit``: only the last ``limit`` items."""
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise UserError(f"session load: limit must be a non-negative int, got {limit!r}")
+        rows, version, agent = await self._call(
+            self._backend.load_rows, self.session_id, limit
+        )
+        return SessionSnapshot(
+            decode_rows(rows, self.session_id, self._backend.where), version, agent
+        )
+
+    async def append(
+        self,
+        items: Sequence[Any],
+        *,
+        operation_id: str,
+        expected_version: int | None,
+        current_agent: str | None,
+    ) -> int:
+        """Append ``items`` atomically, once: the new version.
+
+        The same ``operation_id`` with the same items (and agent) again returns the
+        version it made and changes nothing; with other items it is ``SessionError``.
+        ``expected_version`` (None: any) not matching the store is ``SessionConflict``.
+        ``current_agent`` (None: unchanged) is where the conversation continues.
+        """
+        if not isinstance(operation_id, str) or not operation_id:
+            raise UserError("session append: operation_id must be a non-empty string")
+        if expected_version is not None and (
+            not isinstance(expected_version, int) or expected_version < 0
+        ):
+            raise UserError(
+                f"session append: expected_version must be a non-negative int or None, got "
+                f"{expected_version!r}"
+            )
+        rows = encode_items(items)
+        return await self._append(rows, operation_id, expected_version, current_agent)
+
+    async def _append(
+        self,
+        rows: list[str],
+        operation_id: str | None,
+        expected_version: int | None,
+        current_agent: str | None,
+    ) -> int:
+        status, version = await self._call(
+            self._backend.append_rows, self.session_id, rows, operation_id,
+            _digest(rows, current_agent), expected_version, current_agent,
+        )
+        if status == "reused":
+            raise SessionError(
+                f"session {self.session_id!r}: operation {operation_id!r} was already "
+                "applied with other items; nothing was changed (an operation id names one "
+                "append)"
+            )
+        if status == "conflict":
+            raise SessionConflict(
+                f"session {self.session_id!r} is at version {version}, not the expected "
+                f"{expected_version}: another writer changed it first; nothing was "
+                "appended (load it again, or run with RunConfig(on_conflict='reload'))"
+            )
+        return version
+
+    # -- the SDK's four methods -------------------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[InputItem]:
+        """The items, oldest first (the last ``limit`` of them when given)."""
+        return list((await self.load(limit=limit)).items)
+
+    async def add_items(self, items: Sequence[Any]) -> None:
+        """Append items with no operation id and no version check (the SDK's way)."""
+        rows = encode_items(items)
+        if rows:
+            await self._append(rows, None, None, None)
+
+    async def pop_item(self) -> InputItem | None:
+        """Remove and return the newest item (None when the session is empty)."""
+        row = await self._call(self._backend.pop_row, self.session_id)
+        if row is None:
+            return None
+        return decode_rows([row], self.session_id, self._backend.where)[0]
+
+    async def clear_session(self) -> None:
+        """Remove every item and the current agent (the version still grows)."""
+        await self._call(self._backend.clear, self.session_id)
+
+    async def close(self) -> None:
+        """Release this session's hold on its store's connection."""
+        await self._call(self._backend.close)

@@ -1,0 +1,567 @@
+"""``session_conformance(factory)``: the suite every session backend passes.
+
+It returns a pytest test class; bind it to a ``Test*`` name in a test module::
+
+    from stepswitch.testing import session_conformance
+
+    TestMyStore = session_conformance(lambda session_id: MyStore(session_id, ...))
+
+or subclass it and override its fixtures when the factory needs other fixtures (a
+per-test schema, a temporary file)::
+
+    class TestMyStore(session_conformance()):
+        @pytest.fixture
+        def session_factory(self, tmp_path):
+            return functools.partial(SQLiteSession, db_path=str(tmp_path / "s.db"))
+
+Fixtures: ``session_factory`` (``session_id -> Session``; required),
+``process_factory`` (the same, but picklable, for the two-processes case; None skips
+it: a store that lives in one process cannot share), ``corrupt_item`` (``(session,
+index, text)`` overwrites a stored item's raw text; None skips the corrupt-row case).
+
+The cases: order and limit; isolation between session ids; idempotent replay; an
+operation id reused with other items refused before any change; a stale version
+refused; the SDK's four methods; two concurrent runs (``asyncio.gather``) → exactly
+one ``SessionConflict``; two OS processes appending to one store → nothing lost or
+duplicated; an append that commits and then raises (a lost acknowledgement) → the
+retry adds nothing twice, at the session and through a run's state; a second resume
+of the same state → ``SessionConflict`` and the approved tool does not run again; a
+run continuing at the session's current agent; a corrupt row → ``StateError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from stepswitch.context import RunContext, Usage
+from stepswitch.errors import SessionConflict, SessionError, StateError
+from stepswitch.runtime.items import MessageOutputItem, UserInputItem
+from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputMessage
+from stepswitch.sessions._base import Session
+
+__all__ = ["session_conformance"]
+
+Factory = Callable[[str], Any]
+
+
+def _say(text: str) -> UserInputItem:
+    return UserInputItem(text)
+
+
+def _texts(items: Any) -> list[str]:
+    return [getattr(i, "content", "") for i in items]
+
+
+async def _close(*sessions: Any) -> None:
+    for s in sessions:
+        close = getattr(s, "close", None)
+        if close is not None:
+            await close()
+
+
+# -- a small workflow for the run cases -------------------------------------------------------
+
+
+def pay(ctx: RunContext[dict[str, Any]], amount: int) -> str:
+    """Pay out an amount (gated: a human approves each call)."""
+    ctx.context.setdefault("paid", []).append((amount, ctx.idempotency_key))
+    return f"paid {amount}"
+
+
+_MACHINE: Any = None
+
+
+def _machine() -> Any:
+    global _MACHINE
+    if _MACHINE is None:
+        import stepswitch as ss
+
+        tool = ss.function_tool(needs_approval=True)(pay)
+        desk = ss.Agent(name="desk", instructions="Pay people.", tools=[tool])
+        front = ss.Agent(name="front", instructions="Greet; send payments to desk.",
+                         handoffs=[desk])
+        _MACHINE = ss.Workflow(name="conformance", entry=front,
+                               agents=[front, desk]).compile()
+    return _MACHINE
+
+
+class _Together:
+    """A model whose calls all wait until ``parties`` calls arrived, so overlapping
+    runs have all read the session before any of them appends."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self.arrived = 0
+        self.event = asyncio.Event()
+        self.agents: list[str] = []
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        self.arrived += 1
+        self.agents.append(request.agent)
+        if self.arrived >= self.parties:
+            self.event.set()
+        await asyncio.wait_for(self.event.wait(), 30)
+        return ModelResponse((OutputMessage(f"answer {self.arrived}"),), Usage())
+
+
+class _LostAck:
+    """A session whose next append commits and then raises (the acknowledgement is
+    lost on the way back)."""
+
+    def __init__(self, inner: Any, *, fail_after: int = 0) -> None:
+        self.inner = inner
+        self.session_id = inner.session_id
+        self.skip = fail_after
+        self.failed = 0
+
+    async def load(self, *, limit: int | None = None) -> Any:
+        return await self.inner.load(limit=limit)
+
+    async def append(self, items: Any, **kw: Any) -> int:
+        version: int = await self.inner.append(items, **kw)
+        if items and self.failed == 0:
+            if self.skip:
+                self.skip -= 1
+            else:
+                self.failed += 1
+                raise ConnectionResetError("connection reset after the commit")
+        return version
+
+
+def _append_all(factory: Factory, session_id: str, tag: str, n: int) -> int:
+    """Append ``n`` items with compare-and-append, retrying conflicts; the conflicts."""
+
+    async def go() -> int:
+        session = factory(session_id)
+        conflicts = 0
+        for k in range(n):
+            while True:
+                snap = await session.load(limit=0)
+                try:
+                    await session.append([_say(f"{tag}-{k}")], operation_id=f"{tag}-{k}",
+                                         expected_version=snap.version, current_agent=tag)
+                    break
+                except SessionConflict:
+                    conflicts += 1
+        await _close(session)
+        return conflicts
+
+    return asyncio.run(go())
+
+
+def _other_process(factory: Factory, session_id: str, tag: str, n: int, ready: Any,
+                   start: Any, done: Any) -> None:
+    ready.set()
+    start.wait(60)
+    done.put(_append_all(factory, session_id, tag, n))
+
+
+def session_conformance(
+    factory: Factory | None = None,
+    *,
+    process_factory: Factory | None = None,
+    corrupt: Callable[[Any, int, str], Any] | None = None,
+) -> type:
+    """A pytest test class that checks a session backend (see the module docs)."""
+    import pytest
+
+    default_factory = factory
+
+    class SessionConformance:
+        @pytest.fixture
+        def session_factory(self) -> Factory:
+            if default_factory is None:
+                pytest.fail("session_conformance: pass a factory or define the "
+                            "session_factory fixture")
+            return default_factory
+
+        @pytest.fixture
+        def process_factory(self) -> Factory | None:
+            return process_factory
+
+        @pytest.fixture
+        def corrupt_item(self) -> Callable[[Any, int, str], Any] | None:
+            return corrupt
+
+        # -- the store -------------------------------------------------------------------
+
+        def test_is_a_session(self, session_factory: Factory) -> None:
+            s = session_factory(_fresh())
+            try:
+                assert isinstance(s, Session)
+            finally:
+                asyncio.run(_close(s))
+
+        def test_order_and_limit(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    empty = await s.load()
+                    assert (empty.items, empty.version, empty.current_agent) == ((), 0, None)
+                    v1 = await s.append([_say("a"), _say("b")], operation_id="o1",
+                                        expected_version=0, current_agent="front")
+                    v2 = await s.append([MessageOutputItem("front", "c")], operation_id="o2",
+                                        expected_version=v1, current_agent="desk")
+                    assert 0 < v1 < v2
+                    snap = await s.load()
+                    assert _texts(snap.items) == ["a", "b", "c"]
+                    assert (snap.version, snap.current_agent) == (v2, "desk")
+                    assert snap.items[2] == MessageOutputItem("front", "c")
+                    assert _texts((await s.load(limit=2)).items) == ["b", "c"]
+                    assert (await s.load(limit=2)).version == v2
+                    assert _texts(await s.get_items(limit=1)) == ["c"]
+                    assert _texts(await s.get_items()) == ["a", "b", "c"]
+                    assert await s.get_items(limit=0) == []
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_isolation_between_ids(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                a, b = session_factory(_fresh()), session_factory(_fresh())
+                try:
+                    await a.append([_say("for a")], operation_id="same", expected_version=0,
+                                   current_agent="desk")
+                    # the same operation id in another session is another operation
+                    await b.append([_say("for b")], operation_id="same", expected_version=0,
+                                   current_agent=None)
+                    assert _texts(await a.get_items()) == ["for a"]
+                    snap = await b.load()
+                    assert _texts(snap.items) == ["for b"] and snap.current_agent is None
+                    await b.clear_session()
+                    assert _texts(await a.get_items()) == ["for a"]
+                finally:
+                    await _close(a, b)
+
+            asyncio.run(go())
+
+        def test_idempotent_replay(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    items = [_say("hello"), MessageOutputItem("front", "hi")]
+                    v = await s.append(items, operation_id="run1:t1", expected_version=0,
+                                       current_agent="front")
+                    again = await s.append(items, operation_id="run1:t1", expected_version=0,
+                                           current_agent="front")
+                    assert again == v
+                    snap = await s.load()
+                    assert _texts(snap.items) == ["hello", "hi"] and snap.version == v
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_reused_operation_id_changes_nothing(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    v = await s.append([_say("one")], operation_id="op", expected_version=0,
+                                       current_agent="front")
+                    with pytest.raises(SessionError) as info:
+                        await s.append([_say("two")], operation_id="op", expected_version=v,
+                                       current_agent="front")
+                    assert not isinstance(info.value, SessionConflict)
+                    assert "op" in str(info.value)
+                    with pytest.raises(SessionError):  # same items, another agent
+                        await s.append([_say("one")], operation_id="op", expected_version=0,
+                                       current_agent="desk")
+                    snap = await s.load()
+                    assert (_texts(snap.items), snap.version) == (["one"], v)
+                    assert snap.current_agent == "front"
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_stale_version_is_a_conflict(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    v = await s.append([_say("first")], operation_id="a", expected_version=0,
+                                       current_agent="front")
+                    with pytest.raises(SessionConflict):
+                        await s.append([_say("late")], operation_id="b", expected_version=0,
+                                       current_agent="desk")
+                    snap = await s.load()
+                    assert (_texts(snap.items), snap.version) == (["first"], v)
+                    assert snap.current_agent == "front"
+                    # the refused operation id is free: it was never applied
+                    await s.append([_say("late")], operation_id="b", expected_version=v,
+                                   current_agent="desk")
+                    assert _texts(await s.get_items()) == ["first", "late"]
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_sdk_methods(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    assert await s.pop_item() is None
+                    await s.add_items([_say("x"), {"role": "user", "content": "y"}])
+                    v = (await s.load()).version
+                    popped = await s.pop_item()
+                    assert popped == _say("y")
+                    after = await s.load()
+                    assert _texts(after.items) == ["x"] and after.version > v
+                    # a writer that loaded before the pop is stale now
+                    with pytest.raises(SessionConflict):
+                        await s.append([_say("z")], operation_id="z", expected_version=v,
+                                       current_agent=None)
+                    await s.append([], operation_id="agent", expected_version=after.version,
+                                   current_agent="desk")
+                    await s.clear_session()
+                    cleared = await s.load()
+                    assert cleared.items == () and cleared.current_agent is None
+                    assert cleared.version > after.version
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_lost_acknowledgement_retry_adds_nothing_twice(
+            self, session_factory: Factory
+        ) -> None:
+            async def go() -> None:
+                real = session_factory(_fresh())
+                flaky = _LostAck(real)
+                try:
+                    items = [_say("pay 5"), MessageOutputItem("desk", "ok")]
+                    with pytest.raises(ConnectionResetError):
+                        await flaky.append(items, operation_id="r:t1", expected_version=0,
+                                           current_agent="desk")
+                    v = await flaky.append(items, operation_id="r:t1", expected_version=0,
+                                           current_agent="desk")
+                    snap = await real.load()
+                    assert _texts(snap.items) == ["pay 5", "ok"] and snap.version == v
+                finally:
+                    await _close(real)
+
+            asyncio.run(go())
+
+        def test_two_processes_lose_and_duplicate_nothing(
+            self, process_factory: Factory | None
+        ) -> None:
+            if process_factory is None:
+                pytest.skip("this store lives in one process (no process_factory)")
+            session_id, n = _fresh(), 40
+            ctx = multiprocessing.get_context("spawn")
+            ready, start, done = ctx.Event(), ctx.Event(), ctx.Queue()
+            other = ctx.Process(target=_other_process, args=(
+                process_factory, session_id, "q", n, ready, start, done))
+            other.start()
+            try:
+                assert ready.wait(120), "the other process did not start"
+                start.set()  # both write at once: this process and the other
+                _append_all(process_factory, session_id, "p", n)
+                done.get(timeout=120)
+            finally:
+                other.join(30)
+                if other.is_alive():
+                    other.kill()
+            assert other.exitcode == 0
+
+            async def check() -> None:
+                s = process_factory(session_id)
+                try:
+                    snap = await s.load()
+                    texts = _texts(snap.items)
+                    assert sorted(texts) == sorted(f"{t}-{k}" for t in "pq" for k in range(n))
+                    for tag in "pq":  # each process's items in its own order
+                        mine = [t for t in texts if t.startswith(tag + "-")]
+                        assert mine == [f"{tag}-{k}" for k in range(n)]
+                    assert snap.version == 2 * n
+                finally:
+                    await _close(s)
+
+            asyncio.run(check())
+
+        def test_corrupt_row_is_a_state_error(
+            self, session_factory: Factory, corrupt_item: Callable[[Any, int, str], Any] | None
+        ) -> None:
+            if corrupt_item is None:
+                pytest.skip("no corrupt_item hook for this store")
+
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    await s.append([_say("a"), _say("b")], operation_id="o",
+                                   expected_version=0, current_agent=None)
+                    result = corrupt_item(s, 1, '{"type": "user_input_item", "cont')
+                    if asyncio.iscoroutine(result):
+                        await result
+                    with pytest.raises(StateError, match="does not parse"):
+                        await s.load()
+                    with pytest.raises(StateError):
+                        await s.get_items()
+                    result = corrupt_item(s, 0, '{"type": "no_such_item"}')
+                    if asyncio.iscoroutine(result):
+                        await result
+                    with pytest.raises(StateError):
+                        await s.load(limit=2)
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        # -- runs on the store -------------------------------------------------------------
+
+        def test_runs_continue_at_the_current_agent(self, session_factory: Factory) -> None:
+            from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+            async def go() -> None:
+                s = session_factory(_fresh())
+                m = _machine()
+                model = ScriptedModel([
+                    [function_call("transfer_to_desk", {})],
+                    [assistant_message("How much?")],
+                    [assistant_message("Noted.")],
+                ])
+                try:
+                    first = await m.run("I need a payment", model=model, session=s)
+                    assert first.last_agent == "desk"
+                    second = await m.run("5 please", model=model, session=s)
+                    assert second.last_agent == "desk"
+                    assert model.calls[2].agent == "desk"  # no trip through front
+                    seen = [getattr(i, "content", None) for i in model.calls[2].input]
+                    assert seen[0] == "I need a payment" and seen[-1] == "5 please"
+                    snap = await s.load()
+                    assert snap.current_agent == "desk"
+                    assert _texts(snap.items)[-2:] == ["5 please", "Noted."]
+                    third = await m.run("hi", model=ScriptedModel([[assistant_message("Hi")]]),
+                                        session=s, starting_agent="front")
+                    assert third.last_agent == "front"
+                    assert (await s.load()).current_agent == "front"
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_concurrent_runs_one_conflict(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                sid = _fresh()
+                a, b = session_factory(sid), session_factory(sid)
+                m = _machine()
+                model = _Together(2)
+                try:
+                    outcomes = await asyncio.gather(
+                        m.run("from a", model=model, session=a),
+                        m.run("from b", model=model, session=b),
+                        return_exceptions=True,
+                    )
+                    errors = [o for o in outcomes if isinstance(o, BaseException)]
+                    assert len(errors) == 1 and isinstance(errors[0], SessionConflict), outcomes
+                    assert errors[0].run_data is not None
+                    won = next(o for o in outcomes if not isinstance(o, BaseException))
+                    texts = _texts((await a.load()).items)
+                    assert texts == [won.input[0].content, won.final_output]  # never interleaved
+                finally:
+                    await _close(a, b)
+
+            asyncio.run(go())
+
+        def test_reload_appends_the_turn_whole(self, session_factory: Factory) -> None:
+            from stepswitch.runtime.config import RunConfig
+
+            async def go() -> None:
+                sid = _fresh()
+                a, b = session_factory(sid), session_factory(sid)
+                m = _machine()
+                model = _Together(2)
+                config = RunConfig(on_conflict="reload")
+                try:
+                    done = await asyncio.gather(
+                        m.run("from a", model=model, session=a, run_config=config),
+                        m.run("from b", model=model, session=b, run_config=config),
+                    )
+                    texts = _texts((await a.load()).items)
+                    assert len(texts) == 4
+                    pairs = {(texts[0], texts[1]), (texts[2], texts[3])}
+                    assert pairs == {(r.input[0].content, r.final_output) for r in done}
+                finally:
+                    await _close(a, b)
+
+            asyncio.run(go())
+
+        def test_resume_twice_is_a_conflict_and_runs_the_tool_once(
+            self, session_factory: Factory
+        ) -> None:
+            from stepswitch.runtime.state import RunState
+            from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+            async def go() -> None:
+                s = session_factory(_fresh())
+                m = _machine()
+                ledger: dict[str, Any] = {}
+                model = ScriptedModel([
+                    [function_call("transfer_to_desk", {})],
+                    [function_call("pay", {"amount": 5})],
+                    [assistant_message("Paid.")],
+                ])
+                try:
+                    paused = await m.run("pay 5", model=model, session=s, context=ledger)
+                    assert paused.interruptions
+                    state = paused.to_state()
+                    assert state.session is not None
+                    state.approve(state.interruptions[0])
+                    saved = state.to_json()
+                    done = await m.run(RunState.from_json(saved), model=model, session=s,
+                                       context=ledger)
+                    assert done.final_output == "Paid."
+                    assert [a for a, _ in ledger["paid"]] == [5]
+                    key = ledger["paid"][0][1]
+                    assert key and key.endswith(state.interruptions[0].call_id
+                                                if state.interruptions else "")
+                    with pytest.raises(SessionConflict):
+                        await m.run(RunState.from_json(saved), model=model, session=s,
+                                    context=ledger)
+                    assert [a for a, _ in ledger["paid"]] == [5]  # the tool did not run again
+                    texts = _texts((await s.load()).items)
+                    assert texts[0] == "pay 5" and texts[-1] == "Paid."
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_resume_resends_a_pending_operation(self, session_factory: Factory) -> None:
+            from stepswitch.runtime.state import RunState
+            from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+            async def go() -> None:
+                sid = _fresh()
+                real = session_factory(sid)
+                m = _machine()
+                model = ScriptedModel([
+                    [function_call("transfer_to_desk", {})],
+                    [assistant_message("How much?")],
+                ])
+                try:
+                    with pytest.raises(SessionError) as info:
+                        await m.run("hello", model=model, session=_LostAck(real))
+                    state = info.value.run_data.to_state()
+                    assert state.session is not None and state.session.pending is not None
+                    state = RunState.from_json(state.to_json())  # it crosses processes
+                    # the append had committed: resuming re-sends it, a no-op, then goes on
+                    done = await m.run(state, model=model, session=real)
+                    assert done.final_output == "How much?"
+                    assert len(model.calls) == 2  # the model was not asked again
+                    snap = await real.load()
+                    assert _texts(snap.items) == ["hello", "", "", "How much?"]
+                    assert snap.current_agent == "desk"
+                finally:
+                    await _close(real)
+
+            asyncio.run(go())
+
+    return SessionConformance
+
+
+def _fresh() -> str:
+    return f"conformance-{uuid.uuid4().hex[:12]}"
