@@ -51,6 +51,9 @@ demo: venv
 	$(BIN)/python examples/generated_runner.py
 	@echo "== 6. the real openai client over HTTP against the scripted server, both APIs"
 	$(BIN)/python examples/support_over_http.py
+	@echo "== 7. a conversation kept in a session: the second message goes straight to the refund agent"
+	@rm -f $(OUT)/chat.db $(OUT)/chat.db-wal $(OUT)/chat.db-shm
+	printf 'I want a refund\norder 42, it arrived damaged\n' | $(BIN)/stepswitch chat graphs/support.py:support --model scripted:examples/support_chat.json --approve all --session sqlite:///$(OUT)/chat.db --session-id demo
 
 bench: venv
 	$(BIN)/python bench/bench_build.py
@@ -70,6 +73,7 @@ bench-render: venv
 docs: venv
 	$(BIN)/python -c "import json, stepswitch.graph.spec as s; print(json.dumps(s.spec_json_schema(), indent=2, sort_keys=True))" > docs/spec.schema.json
 	$(BIN)/python -m stepswitch.analysis.export_docs docs/diagnostics
+	$(BIN)/python -m stepswitch.review.export_docs docs/trail
 	$(BIN)/python -m stepswitch.cli._gallery docs/diagrams.md $(GALLERY)
 
 # Rewrite the diagram gallery in docs/diagrams.md: every workflow in graphs/, then the

@@ -81,3 +81,10 @@ def test_tracing_in_memory_example_runs() -> None:
     exporter = out["exporter"]
     names = [s.name for s in exporter.get_finished_spans()]  # type: ignore[attr-defined]
     assert names == ["chat scripted", "invoke_agent triage", "invoke_workflow support"]
+
+
+def test_sessions_page_two_runs_continue_at_refund(tmp_path: Path) -> None:
+    source = block("docs/sessions.md", "customer-42")
+    (ROOT / "out").mkdir(exist_ok=True)
+    namespace = run(source)
+    assert namespace["second"].last_agent == "refund"  # type: ignore[attr-defined]

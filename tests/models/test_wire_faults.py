@@ -294,3 +294,44 @@ def test_malformed_stream_chunks_name_the_field(
     with pytest.raises(ModelBehaviorError) as caught:
         stream(model("chat", openai_server))
     assert f"malformed response: {field} " in str(caught.value)
+
+
+# ---- 21: a stream abandoned or failed prints nothing -----------------------------------
+
+ABANDON = """
+import asyncio, sys
+import stepswitch as ss
+from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, OpenAIServer
+from stepswitch.models.script import message
+
+agent = ss.Agent(name="talker", instructions="Talk.")
+machine = ss.Workflow(name="talk", entry=agent).compile()
+cls = OpenAIChatCompletionsModel if sys.argv[1] == "chat" else OpenAIResponsesModel
+with OpenAIServer([[message("word " * 200)]] * 3, chunk_size=4) as server:
+    model = cls("m", server.client())
+
+    async def main() -> None:
+        for _ in range(3):
+            s = machine.run_streamed("hi", model=model)
+            seen = 0
+            async for _event in s.stream_events():
+                seen += 1
+                if seen == 6:
+                    break  # the consumer walks away mid-answer
+
+    asyncio.run(main())
+print("done")
+"""
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_stream_its_consumer_abandons_is_closed_quietly(api: str) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", ABANDON, api], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "done\n"
+    assert proc.stderr == ""

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from stepswitch.analysis.codes import CODES, GROUPS, code_doc
+from stepswitch.review.trail_codes import TRAIL_CODES, TRAIL_GROUPS, trail_code_doc
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,8 +23,17 @@ def run(args: argparse.Namespace) -> int:
                 group = code.code[:3]
                 print(f"{group}xx {GROUPS[group]}")
             print(f"  {code.code}  {code.severity:<7}  {code.name}: {code.summary}")
+        group = ""
+        for trail in TRAIL_CODES.values():  # stepswitch trail's codes: every one an error
+            if trail.code[:3] != group:
+                group = trail.code[:3]
+                print(f"{group}xx stepswitch trail: {TRAIL_GROUPS[group]}")
+            print(f"  {trail.code}  {'error':<7}  {trail.name}: {trail.summary}")
         return 0
     wanted = args.code.strip().upper()
+    if wanted in TRAIL_CODES:
+        sys.stdout.write(trail_code_doc(wanted))
+        return 0
     if wanted not in CODES:
         print(f"stepswitch explain: error: unknown code {args.code!r}; run `stepswitch "
               "explain` to list the codes", file=sys.stderr)

@@ -19,7 +19,8 @@ __all__ = ["entry", "main"]
 
 # Each name is a module stepswitch.cli.<name> with add_parser(sub) and run(args) -> int.
 _COMMANDS: tuple[str, ...] = (
-    "show", "check", "explain", "render", "run", "compile", "trace", "diff",
+    "show", "check", "explain", "render", "run", "chat", "compile", "trace", "diff",
+    "trail",
 )
 
 

@@ -24,12 +24,14 @@ from pydantic import BaseModel
 from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
+from stepswitch.cli._session import add_session_flags, open_cli_session
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
+    SessionError,
     StateError,
     UserError,
 )
@@ -114,6 +116,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="model-call budget (default: the workflow's, or the saved run's on --resume)",
     )
+    add_session_flags(p, default_help="default: none; the run continues at the session's agent")
     p.set_defaults(func=run)
 
 
@@ -129,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
+    args.session_object = open_cli_session(
+        getattr(args, "session", None), getattr(args, "session_id", None)
+    )
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
@@ -305,11 +311,13 @@ async def _drive(
             options["run_config"] = args.run_config
         if args.max_turns is not None:  # a resumed run takes a new budget too
             options["max_turns"] = args.max_turns
+        if getattr(args, "session_object", None) is not None:
+            options["session"] = args.session_object
         streamed = machine.run_streamed(next_input, **options)
         try:
             async for event in streamed.stream_events():
                 out.event(event)
-        except (ModelBehaviorError, ModelProviderError, RunLimitError) as exc:
+        except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
             return _failed(str(exc), exc, args, out)
         except UserError as exc:
             _keep(exc, args, out)

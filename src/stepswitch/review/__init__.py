@@ -9,11 +9,29 @@ and writes formats.
 """
 
 from stepswitch.review.diff import CATEGORIES, Category, Change, SpecDiff, diff_specs
+from stepswitch.review.trail import (
+    Finding,
+    Trail,
+    TrailError,
+    TrailItem,
+    TrailReport,
+    check_trail,
+    read_trail,
+    responses_items,
+)
 
 __all__ = [
     "CATEGORIES",
     "Category",
     "Change",
+    "Finding",
     "SpecDiff",
+    "Trail",
+    "TrailError",
+    "TrailItem",
+    "TrailReport",
+    "check_trail",
     "diff_specs",
+    "read_trail",
+    "responses_items",
 ]

@@ -1,0 +1,137 @@
+"""``stepswitch chat TARGET``: a conversation with a workflow on the terminal.
+
+Each line you type is one run on the session: the run reads the conversation so far,
+continues at the agent that holds it (a refund question stays with the refund agent),
+and keeps its settled turns in the session. The answering agent's name prefixes each
+answer; calls that need approval are asked for (``--approve all`` approves them). The
+default store is an SQLite file under the working folder, ``.stepswitch/sessions.db``.
+An empty line, ``/quit`` or end of input ends the chat.
+
+Exit codes: 0 the chat ended; 1 a run failed (model, server, limit, session); 2 a
+usage, target, key or session URL error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from stepswitch._visible import visible
+from stepswitch.cli._context import build_context
+from stepswitch.cli._session import DEFAULT_ID, add_session_flags, open_cli_session
+from stepswitch.cli.run import (
+    _decide,
+    _model,
+    _one_workflow,
+    _Progress,
+    _user_code_error,
+)
+from stepswitch.errors import (
+    ModelBehaviorError,
+    ModelProviderError,
+    RunLimitError,
+    SessionError,
+    UserError,
+)
+from stepswitch.runtime.state import RunState
+
+__all__ = ["add_parser", "run"]
+
+DEFAULT_STORE = ".stepswitch/sessions.db"
+_QUIT = ("", "/quit", "/exit")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "chat",
+        help="talk with a workflow on the terminal; the conversation is kept in a session",
+        description="A terminal conversation: each line is a run that continues at the "
+        "agent holding the conversation.",
+    )
+    p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
+    p.add_argument("--model", metavar="NAME",
+                   help="model name, or scripted:FILE.json to replay a scripted transcript")
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
+    p.add_argument("--api", choices=("responses", "chat"), default="responses",
+                   help="wire API: responses (OpenAI) or chat (most compatible servers)")
+    p.add_argument("--approve", choices=("ask", "all"), default="ask",
+                   help="calls that need approval: ask (default) or approve all")
+    p.add_argument("--context", metavar="MODULE:FACTORY", help="build the run context")
+    add_session_flags(p, default_help=f"default: sqlite:///{DEFAULT_STORE}")
+    p.set_defaults(func=run, stream=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    importlib.import_module("stepswitch.models.provider")
+    url = args.session
+    if url is None:
+        Path(DEFAULT_STORE).parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{DEFAULT_STORE}"
+    session = open_cli_session(url, args.session_id)
+    [loaded] = _one_workflow(args.target)
+    machine = loaded.workflow.compile()
+    context = build_context(args.context, loaded.workflow)
+    model = _model(args)
+    print(
+        f"chatting with {visible(machine.name)} (session "
+        f"{visible(args.session_id or DEFAULT_ID)} in {url}); an empty line or Ctrl-D ends",
+        file=sys.stderr,
+    )
+    try:
+        return asyncio.run(_chat(machine, session, model, context, args.approve))
+    except KeyboardInterrupt:
+        print("\nstepswitch: interrupted", file=sys.stderr)
+        return 130
+
+
+async def _chat(machine: Any, session: Any, model: Any, context: Any, policy: str) -> int:
+    out = _Progress(sys.stderr, stream_text=False)
+    try:
+        snap = await session.load(limit=0)
+        where = snap.current_agent or machine.entry
+        if snap.version:
+            out.line(f"(continuing the conversation at agent {visible(where)})")
+        while True:
+            print("you> ", end="", file=sys.stderr, flush=True)
+            line = sys.stdin.readline()
+            if line.strip() in _QUIT:
+                if not line:
+                    print(file=sys.stderr)
+                return 0
+            result = await _turn(machine, session, model, context, policy, line.strip(), out)
+            answer = result.final_output
+            text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
+            print(f"{result.last_agent}> {text}", flush=True)
+    except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
+        print(f"stepswitch: error: the run failed: {exc}", file=sys.stderr)
+        return 1
+    except UserError:
+        raise
+    except Exception as exc:  # raised by the user's own tool, hook or guardrail
+        print(f"stepswitch: error: the run failed: {_user_code_error(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        await session.close()
+
+
+async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: str,
+                text: str, out: _Progress) -> Any:
+    next_input: str | RunState = text
+    while True:
+        streamed = machine.run_streamed(next_input, model=model, context=context,
+                                        session=session)
+        async for event in streamed.stream_events():
+            out.event(event)
+        if not streamed.interruptions:
+            return streamed.result()
+        state = streamed.to_state()
+        pending = state.interruptions
+        if not _decide(state, pending, policy, out):
+            for item in state.interruptions:  # a chat cannot wait: no is the answer
+                state.reject(item)
+                out.line(f"  declined {visible(item.name)}")
+        next_input = state

@@ -1,0 +1,92 @@
+"""``stepswitch trail FILE``: check a recorded run's pins, and with ``--workflow`` that
+every step is a move the machine allows.
+
+FILE is a saved ``RunState`` or a JSON list of items in the Responses API input format.
+Exit 0 clean, 1 findings, 2 when FILE is not a trail or the workflow does not load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.errors import CompileError
+from stepswitch.review.trail import TrailError, check_trail, read_trail
+from stepswitch.review.trail_formats import TRAIL_FORMATS
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "trail",
+        help="check a recorded run (a saved state or a list of items) for pins that do "
+        "not line up",
+        description="Check a recorded run: every call has exactly one output with its "
+        "call_id, no output without a call, no reused id, pending calls kept apart; with "
+        "--workflow, every step is one the machine allows.",
+    )
+    p.add_argument("file", metavar="FILE", help="a saved RunState (JSON) or a JSON list of "
+                   "Responses API input items ('-' reads stdin)")
+    p.add_argument("--workflow", metavar="TARGET", default=None,
+                   help="check the steps against this workflow (path/file.py:NAME)")
+    p.add_argument("--agent", metavar="NAME", default=None,
+                   help="the agent the run started at (default: the workflow's entry)")
+    p.add_argument("--unknown-tool", choices=("raise", "return_error"), default="raise",
+                   help="the run's RunConfig(unknown_tool=...): with return_error, calls of "
+                   "tools an agent lacks were answered with an error and are allowed")
+    p.add_argument("--max-turns", type=int, default=None, metavar="N",
+                   help="the max_turns the run was given, when run() was passed one "
+                   "(default: a saved state's own, else the workflow's)")
+    p.add_argument("--on-max-turns", action="store_true",
+                   help="the run had a RunConfig(on_max_turns=...) handler: its final message "
+                   "after the last allowed turn is no finding")
+    p.add_argument("--key-env", metavar="VAR", default=None,
+                   help="read a signed state's HMAC key from this environment variable")
+    p.add_argument("--format", choices=sorted(TRAIL_FORMATS), default="text",
+                   help="output format (default: text)")
+    p.set_defaults(func=run)
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    key = None
+    if args.key_env is not None:
+        value = os.environ.get(args.key_env)
+        if not value:
+            raise TargetError(f"--key-env {args.key_env}: the variable is not set")
+        key = value.encode("utf-8")
+    machine = label = None
+    if args.workflow is not None:
+        loaded = load_targets([args.workflow])
+        if len(loaded) != 1:
+            names = ", ".join(w.label for w in loaded)
+            raise TargetError(f"--workflow {args.workflow}: names {len(loaded)} workflows "
+                              f"({names}); name one (FILE.py:NAME)")
+        label = loaded[0].label
+        try:
+            machine = loaded[0].workflow.compile().ir
+        except CompileError as exc:
+            errors = len(exc.report.errors)
+            raise TargetError(f"--workflow {label}: does not compile ({errors} errors); see "
+                              f"`stepswitch check {args.workflow}`") from None
+        if args.agent is not None and machine.state(args.agent) is None:
+            raise TargetError(f"--agent {args.agent}: {label} has no agent of that name")
+    try:
+        trail = read_trail(_read(args.file), key=key)
+    except TrailError as exc:
+        raise TargetError(f"{args.file}: {exc}") from None
+    report = check_trail(trail, machine, start=args.agent, unknown_tool=args.unknown_tool,
+                         max_turns="machine" if args.max_turns is None else args.max_turns,
+                         on_max_turns=args.on_max_turns)
+    sys.stdout.write(TRAIL_FORMATS[args.format](args.file, trail, report, label))
+    return 0 if report.ok else 1

@@ -1,0 +1,342 @@
+"""``stepswitch trail`` on a real recorded run of graphs/support.py, and the same run
+corrupted in each way a trail drifts: every corruption is caught, by its code, at the
+item it broke."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphs.support import support
+from stepswitch.cli.main import main
+from stepswitch.review import check_trail, read_trail, responses_items
+from stepswitch.review.trail_codes import TRAIL_CODES, trail_code_doc
+from stepswitch.runtime.state_json import _item
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = "graphs/support.py:support"
+
+
+def _script() -> ScriptedModel:
+    return ScriptedModel([
+        [function_call("lookup_order", {"order_id": 42}), function_call("transfer_to_refund", {})],
+        [assistant_message("checking"), function_call("process_refund", {"order_id": 42}),
+         function_call("process_refund", {"order_id": 43})],
+        [assistant_message("Refunded.")],
+    ])
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, Any]:
+    """The support workflow paused for two approvals, then resumed to the end."""
+    machine = support.compile()
+    model = _script()
+    paused = machine.run_sync("refund order 42", model=model)
+    state = json.loads(paused.to_state().to_json())
+    resumed_state = paused.to_state()
+    resumed_state.approve(paused.interruptions[0])
+    resumed_state.reject(paused.interruptions[1])
+    done = machine.run_sync(resumed_state, model=model)
+    return {
+        "machine": machine,
+        "items": responses_items(done.to_input_list()),
+        "records": [_item(i) for i in done.to_input_list()],
+        "state": state,
+    }
+
+
+def _write(tmp_path: Path, doc: Any, name: str = "trail.json") -> str:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return str(path)
+
+
+def _resign(state: dict[str, Any]) -> dict[str, Any]:
+    """A state edited by a buggy writer rather than tampered with: its digest fits."""
+    canonical = json.dumps(state["body"], sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
+    state["digest"] = "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return state
+
+
+def _trail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["trail", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _findings(doc: Any, recorded: dict[str, Any], **options: Any) -> list[tuple[str, str]]:
+    trail = read_trail(json.dumps(doc))
+    report = check_trail(trail, recorded["machine"].ir, **options)
+    return [(f.code, f.where) for f in report.findings]
+
+
+# -- the clean run, in every form ----------------------------------------------------------
+
+
+def test_the_recorded_run_is_clean_in_every_form(
+    recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("items", "records", "state"):
+        path = _write(tmp_path, recorded[name], f"{name}.json")
+        code, out, _ = _trail([path, "--workflow", WORKFLOW], capsys)
+        assert code == 0, out
+        assert out.endswith("checked against graphs/support.py:support: clean\n")
+    code, out, _ = _trail([_write(tmp_path, recorded["state"]), "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["ok"] and doc["source"] == "state" and doc["items"] == 10
+
+
+def test_a_paused_runs_list_has_dangling_calls_that_its_state_keeps_pending(
+    recorded: dict[str, Any]
+) -> None:
+    paused = copy.deepcopy(recorded["items"][:8])  # cut where the run paused
+    found = _findings(paused, recorded)
+    assert found == [("TR101", "[6]"), ("TR101", "[7]")]
+    report = check_trail(read_trail(json.dumps(paused)))
+    assert "check its saved RunState" in report.findings[0].message
+    assert _findings(recorded["state"], recorded) == []
+
+
+# -- pins, one corruption at a time --------------------------------------------------------
+
+
+def _corrupt(recorded: dict[str, Any], how: str) -> list[dict[str, Any]]:
+    items = copy.deepcopy(recorded["items"])
+    if how == "TR101":
+        del items[8]  # process_refund call_2_3's output
+    elif how == "TR102":
+        items[9]["call_id"] = "call_9_9"
+    elif how == "TR103":
+        items.insert(1, items.pop(3))  # lookup_order's output ahead of its call
+    elif how == "TR104":
+        items.insert(9, copy.deepcopy(items[8]))
+    elif how == "TR105":
+        items[7]["call_id"] = "call_1_1"  # reuses lookup_order's id
+        items[9]["call_id"] = "call_1_1"
+    elif how == "TR106":
+        items[5]["id"] = "msg_1"
+        items[10]["id"] = "msg_1"
+    elif how == "TR201":
+        items[1]["name"] = "delete_account"
+    elif how == "TR202":
+        items[4]["output"] = json.dumps({"assistant": "researcher"})
+    return items
+
+
+CORRUPTED = {
+    "TR101": [("TR101", "[6]")],
+    "TR102": [("TR101", "[7]"), ("TR102", "[9]")],
+    "TR103": [("TR103", "[1]")],
+    "TR104": [("TR104", "[9]")],
+    "TR105": [("TR104", "[9]"), ("TR105", "[7]")],
+    "TR106": [("TR106", "[10]")],
+    "TR201": [("TR201", "[1]")],
+    "TR202": [("TR201", "[6]"), ("TR201", "[7]"), ("TR202", "[4]")],
+}
+
+
+@pytest.mark.parametrize("code", sorted(CORRUPTED))
+def test_each_corruption_of_the_list_is_caught_where_it_is(
+    code: str, recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = _corrupt(recorded, code)
+    assert sorted(_findings(doc, recorded)) == sorted(CORRUPTED[code])
+    exit_code, out, _ = _trail([_write(tmp_path, doc), "--workflow", WORKFLOW], capsys)
+    assert exit_code == 1
+    line = next(ln for ln in out.splitlines() if f": {code} " in ln)
+    where = dict(CORRUPTED[code])[code]
+    assert f"trail.json:{where}: {code} {TRAIL_CODES[code].name}: " in line
+
+
+def test_pins_need_no_workflow(recorded: dict[str, Any]) -> None:
+    report = check_trail(read_trail(json.dumps(_corrupt(recorded, "TR104"))))
+    assert [f.code for f in report.findings] == ["TR104"] and not report.machine
+    report = check_trail(read_trail(json.dumps(_corrupt(recorded, "TR201"))))
+    assert report.ok  # a call of an unknown tool is a machine question
+
+
+def test_unknown_tools_answered_by_the_run_config_are_allowed(recorded: dict[str, Any]) -> None:
+    doc = _corrupt(recorded, "TR201")
+    assert _findings(doc, recorded, unknown_tool="return_error") == []
+
+
+# -- steps the machine does not allow --------------------------------------------------------
+
+
+def _turns(*turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for n, calls in enumerate(turns):
+        for i, (name, _) in enumerate(calls):
+            call_id = f"c{n}_{i}"
+            out.append({"type": "function_call", "call_id": call_id, "name": name,
+                        "arguments": "{}"})
+        for i, (_, output) in enumerate(calls):
+            out.append({"type": "function_call_output", "call_id": f"c{n}_{i}",
+                        "output": output})
+    return out
+
+
+def _hand(target: str) -> str:
+    return json.dumps({"assistant": target})
+
+
+def test_a_handoff_taken_past_its_budget(recorded: dict[str, Any]) -> None:
+    # refund → triage has max_uses=2: the third time is TR203
+    back_and_forth = [[("transfer_to_refund", _hand("refund"))],
+                      [("transfer_to_triage", _hand("triage"))]] * 3
+    doc = _turns(*back_and_forth)
+    found = _findings(doc, recorded)
+    assert found == [("TR203", "[12]")]
+    # refused calls (an error output, as the machine writes) are allowed
+    doc[12]["output"] = "Handoff transfer_to_triage is no longer available"
+    assert _findings(doc[:13], recorded) == []
+
+
+def test_more_turns_than_max_turns(recorded: dict[str, Any]) -> None:
+    doc = _turns(*[[("lookup_order", "ok")]] * 11)  # support has max_turns=10
+    assert _findings(doc, recorded) == [("TR204", "[21]")]
+    assert _findings(doc, recorded, max_turns=11) == []
+    # a new user message starts a new run of the conversation, with a new budget
+    doc.insert(11, {"role": "user", "content": "and another thing"})
+    assert _findings(doc, recorded) == []
+
+
+def test_items_attributed_to_the_wrong_agent(recorded: dict[str, Any]) -> None:
+    records = copy.deepcopy(recorded["records"])
+    records[5]["agent"] = "triage"  # "checking" was said by refund, after the handoff
+    assert _findings(records, recorded) == [("TR205", "[5]")]
+    records[5]["agent"] = "ghost"
+    assert _findings(records, recorded) == [("TR205", "[5]")]
+
+
+# -- saved states ----------------------------------------------------------------------------
+
+
+def _state_with(recorded: dict[str, Any], change: str) -> dict[str, Any]:
+    state = copy.deepcopy(recorded["state"])
+    body = state["body"]
+    if change == "TR107":  # a pending approval counted as done
+        body["items"].append({"type": "tool_call_output_item", "agent": "refund",
+                              "call_id": "call_2_3", "output": "refunded", "name":
+                              "process_refund", "is_error": False})
+    elif change == "TR108":
+        body["decisions"]["call_7"] = {"approved": True, "message": None}
+    elif change == "TR109":
+        body["pending"]["output"][1]["call_id"] = "call_2_9"
+    elif change == "TR205":
+        body["current_agent"] = "triage"
+    elif change == "TR101":
+        del body["items"][2]  # lookup_order's output, in history before the pending turn
+    return _resign(state)
+
+
+REFUSED = ("TR110", "body")  # the runtime's own check refuses to resume these
+STATE_CORRUPTED = {
+    "TR101": [("TR101", "items[0]"), REFUSED],
+    "TR107": [("TR107", "items[9]")],  # a pending call counted as done: the runtime misses it
+    "TR108": [("TR108", "decisions['call_7']"), REFUSED],
+    "TR109": [("TR109", "pending.output"), REFUSED],
+    "TR205": [("TR205", "current_agent"), REFUSED],
+}
+
+
+@pytest.mark.parametrize("code", sorted(STATE_CORRUPTED))
+def test_each_corruption_of_a_saved_state_is_caught(
+    code: str, recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = _state_with(recorded, code)
+    assert sorted(_findings(doc, recorded)) == sorted(STATE_CORRUPTED[code])
+    exit_code, out, _ = _trail([_write(tmp_path, doc), "--workflow", WORKFLOW], capsys)
+    assert exit_code == 1 and f": {code} " in out
+
+
+def test_a_tampered_state_fails_closed(
+    recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = copy.deepcopy(recorded["state"])
+    doc["body"]["current_agent"] = "triage"  # edited without the digest
+    code, out, err = _trail([_write(tmp_path, doc)], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "digest does not match" in err
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+BAD = {
+    "not JSON": ('[{"type": "function_call", ', "not JSON"),
+    "a number": ("42", "expected a saved run state or a JSON list of items, got int"),
+    "an object": ('{"items": []}', "got an object"),
+    "not objects": ('[["role", "user"]]', "item [0]: expected an object, got list"),
+    "unknown type": ('[{"type": "function_cal", "call_id": "a"}]',
+                     "item [0]: unknown item type 'function_cal'"),
+    "no call id": ('[{"type": "function_call", "name": "x", "arguments": "{}"}]',
+                   "item [0]: function_call item's call_id is missing"),
+    "no role": ('[{"content": "hi"}]', "neither a known item type nor a message with a role"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_trails_are_one_line_errors_exit_two(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text, message = BAD[case]
+    code, out, err = _trail([_write(tmp_path, text)], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and message in err
+    assert str(tmp_path / "trail.json") in err
+
+
+def test_missing_file_and_broken_workflow_are_exit_two(
+    recorded: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = _trail([str(tmp_path / "nope.json")], capsys)
+    assert code == 2 and "cannot read" in err and err.count("\n") == 1
+    broken = tmp_path / "broken_wf.py"
+    broken.write_text("raise RuntimeError('half-done')\n")
+    code, _, err = _trail([_write(tmp_path, recorded["items"]), "--workflow", str(broken)],
+                          capsys)
+    assert code == 2 and "RuntimeError: half-done" in err
+    code, _, err = _trail([_write(tmp_path, recorded["items"]), "--workflow", WORKFLOW,
+                           "--agent", "ghost"], capsys)
+    assert code == 2 and "has no agent of that name" in err
+
+
+def test_every_trail_code_has_a_page_and_explain_prints_it(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    for code, entry in TRAIL_CODES.items():
+        page = trail_code_doc(code)
+        assert page.startswith(f"# {code} {entry.name}\n")
+        for section in ("## What it does", "## Why it matters", "## Example", "## Fix"):
+            assert section in page
+    exercised = set(CORRUPTED) | set(STATE_CORRUPTED) | {"TR110", "TR203", "TR204"}
+    assert exercised == set(TRAIL_CODES)
+    assert main(["explain", "TR105"]) == 0
+    assert capsys.readouterr().out.startswith("# TR105 reused-call-id")
+
+
+def test_trail_reads_stdin_as_a_subprocess(recorded: dict[str, Any]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "stepswitch", "trail", "-", "--workflow", WORKFLOW],
+        input=json.dumps(_corrupt(recorded, "TR104")), capture_output=True, text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "-:[9]: TR104 duplicate-output: a second output for call 'call_2_3'" in done.stdout
+
+
+def test_docs_trail_is_up_to_date() -> None:
+    from stepswitch.review.export_docs import pages
+
+    present = {p.name: p.read_text("utf-8") for p in (ROOT / "docs" / "trail").glob("*.md")}
+    assert present == pages(), "docs/trail is stale: run `make docs`"

@@ -1,0 +1,189 @@
+"""Bad input to the stores: URLs, ids, unreachable servers, newer schemas; and the
+SDK adapters both ways."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from typing import Any
+
+import pytest
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.sessions import (
+    MemorySession,
+    PostgresSession,
+    RedisSession,
+    SQLiteSession,
+    from_sdk_session,
+    open_session,
+    to_sdk_session,
+)
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests.sessions.stores import PG_DSN, REDIS_URL, pg_connect, pg_schema, redis_prefix
+
+__all__ = ["pg_schema", "redis_prefix"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("", "session id is empty"),
+    ("x" * 300, "300 characters long; at most 256"),
+    ("a\x00b", "NUL"),
+])
+def test_bad_session_ids(bad: str, message: str) -> None:
+    with pytest.raises(ss.SessionError, match=message):
+        MemorySession(bad)
+    with pytest.raises(ss.SessionError, match=message):
+        open_session("sqlite:///:memory:", bad)
+
+
+@pytest.mark.parametrize("url, message", [
+    ("mongodb://x/y", "unknown session URL scheme 'mongodb'"),
+    ("conversations.db", "has no scheme"),
+    ("sqlite://relative.db", "sqlite:///relative/path.db"),
+])
+def test_bad_urls(url: str, message: str) -> None:
+    with pytest.raises(ss.SessionError, match=message):
+        open_session(url, "u")
+
+
+def test_urls_open_each_backend(tmp_path: Any, pg_schema: str, redis_prefix: str) -> None:
+    async def go() -> None:
+        for url in (f"sqlite:///{tmp_path}/c.db", f"{PG_DSN}?schema={pg_schema}",
+                    f"{REDIS_URL}?prefix={redis_prefix}"):
+            s = open_session(url, "u")
+            await s.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                           expected_version=0, current_agent="triage")
+            assert (await s.load()).current_agent == "triage"
+            await s.close()
+
+    asyncio.run(go())
+    assert (tmp_path / "c.db").exists()
+
+
+def test_unreachable_servers_are_one_line_errors() -> None:
+    async def go(session: Any) -> None:
+        await session.load()
+
+    for session in (PostgresSession("u", "postgresql://postgres@127.0.0.1:1/test"),
+                    RedisSession("u", "redis://127.0.0.1:1/0")):
+        with pytest.raises(ss.SessionError, match="cannot connect to") as info:
+            asyncio.run(go(session))
+        assert "\n" not in str(info.value)
+        asyncio.run(session.close())
+
+
+def test_an_unusable_sqlite_path(tmp_path: Any) -> None:
+    with pytest.raises(ss.SessionError, match="cannot open SQLite file"):
+        SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")
+
+
+def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
+    path = tmp_path / "new.db"
+    SQLiteSession("u", path)  # creates the tables
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE stepswitch_meta SET value = '9' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    from stepswitch.sessions import sqlite as backend
+
+    backend._REGISTRY.clear()  # a new process, as far as the store is concerned
+    with pytest.raises(ss.SessionError, match=r"newer stepswitch \(schema version 9"):
+        SQLiteSession("u", path)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT value FROM stepswitch_meta").fetchall() == [("9",)]
+    conn.close()
+
+
+def test_newer_postgres_schema_is_refused(pg_schema: str) -> None:
+    asyncio.run(PostgresSession("u", PG_DSN, schema=pg_schema).load())
+    conn = pg_connect()
+    conn.execute(f'UPDATE "{pg_schema}".stepswitch_meta SET value = \'2\'')
+    conn.close()
+    fresh = PostgresSession("u", PG_DSN + "?application_name=other", schema=pg_schema)
+    with pytest.raises(ss.SessionError, match=r"schema version 2; this one reads 1"):
+        asyncio.run(fresh.load())
+
+
+def test_newer_redis_schema_is_refused(redis_prefix: str) -> None:
+    import redis
+
+    redis.Redis.from_url(REDIS_URL).set(redis_prefix + "schema", "7")
+    with pytest.raises(ss.SessionError, match=r"schema version 7"):
+        asyncio.run(RedisSession("u", REDIS_URL, key_prefix=redis_prefix).load())
+
+
+def test_bad_postgres_schema_name() -> None:
+    with pytest.raises(ss.SessionError, match="not a plain name"):
+        PostgresSession("u", PG_DSN, schema='x"; drop table y; --')
+
+
+def test_approval_items_are_not_history() -> None:
+    item = ss.runtime.ToolApprovalItem("refund", "process_refund", "c1", "{}")
+    with pytest.raises(ss.UserError, match="not conversation history"):
+        asyncio.run(MemorySession("u").add_items([item]))
+
+
+# -- the SDK, both ways -------------------------------------------------------------------
+
+
+def test_an_sdk_session_runs_a_stepswitch_conversation(tmp_path: Any) -> None:
+    from agents import SQLiteSession as SDKSQLiteSession
+
+    sdk = SDKSQLiteSession("chat", str(tmp_path / "sdk.db"))
+    session = from_sdk_session(sdk, agent_name="refund")
+    machine = support.compile()
+    model = ScriptedModel([
+        [function_call("transfer_to_refund", {})],
+        [assistant_message("Which order?")],
+        [assistant_message("Done.")],
+    ])
+    machine.run_sync("I want a refund", model=model, session=session)
+    machine.run_sync("order 42", model=model, session=session)
+    assert model.calls[-1].agent == "refund"  # kept by the adapter object
+    raw = asyncio.run(sdk.get_items())
+    assert raw[0] == {"role": "user", "content": "I want a refund"}
+    assert raw[1]["type"] == "function_call" and raw[1]["name"] == "transfer_to_refund"
+    assert raw[-1] == {"role": "assistant", "content": "Done."}
+
+
+def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
+    from agents import Agent, Runner
+    from agents.items import ModelResponse as SDKResponse
+    from agents.memory import Session as SDKSession
+    from agents.models.interface import Model as SDKModel
+    from agents.usage import Usage as SDKUsage
+    from openai.types.responses import ResponseOutputMessage, ResponseOutputText
+
+    class Echo(SDKModel):
+        def __init__(self) -> None:
+            self.inputs: list[Any] = []
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any,
+                               **kwargs: Any) -> SDKResponse:
+            self.inputs.append(input)
+            text = f"seen {len(input)}"
+            msg = ResponseOutputMessage(
+                id="m", type="message", role="assistant", status="completed",
+                content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+            )
+            return SDKResponse(output=[msg], usage=SDKUsage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    ours = MemorySession("sdk")
+    asyncio.run(ours.add_items([ss.runtime.UserInputItem("earlier")]))
+    adapter = to_sdk_session(ours)
+    assert isinstance(adapter, SDKSession)
+    model = Echo()
+    agent = Agent(name="helper", instructions="help", model=model)
+    from agents import RunConfig as SDKRunConfig
+
+    result = asyncio.run(Runner.run(agent, "now", session=adapter,
+                                    run_config=SDKRunConfig(tracing_disabled=True)))
+    assert result.final_output == "seen 2"  # the SDK read our history
+    items = asyncio.run(ours.get_items())
+    assert [getattr(i, "content", None) for i in items] == ["earlier", "now", "seen 2"]
+    assert asyncio.run(adapter.pop_item()) == {"role": "assistant", "content": "seen 2"}
