@@ -13,6 +13,8 @@
     │                                    limited or erroring after the client's retries
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
+        ├── RunTimeoutError              the run took longer than RunConfig(timeout=…)
+        ├── ToolTimeoutError             a tool took longer than function_tool(timeout=…)
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
             ├── InputGuardrailTripwireTriggered
             └── OutputGuardrailTripwireTriggered
@@ -36,10 +38,12 @@ __all__ = [
     "ModelProviderError",
     "OutputGuardrailTripwireTriggered",
     "RunLimitError",
+    "RunTimeoutError",
     "SessionConflict",
     "SessionError",
     "StateError",
     "StepswitchError",
+    "ToolTimeoutError",
     "UserError",
 ]
 
@@ -129,6 +133,32 @@ class RunLimitError(StepswitchError):
 
 class MaxTurnsExceeded(RunLimitError):
     """The run needed more model calls than its ``max_turns`` budget allows."""
+
+
+class RunTimeoutError(RunLimitError):
+    """The run took longer than ``RunConfig(timeout=…)`` seconds; what it was awaiting
+    (a model call, a tool, a hook) was cancelled. ``run_data`` keeps the run so far."""
+
+    def __init__(self, timeout: float, *, run_data: Any = None) -> None:
+        super().__init__(
+            f"the run exceeded its timeout of {timeout:g} s and was stopped",
+            hint="resume exc.run_data.to_state() to go on, or raise RunConfig(timeout=...)",
+            run_data=run_data,
+        )
+        self.timeout = timeout
+
+
+class ToolTimeoutError(RunLimitError):
+    """A function tool took longer than its ``function_tool(timeout=…)``. The model sees
+    it as an error output, unless the tool says ``failure_error_function=None``: then it
+    ends the run, with ``run_data``. A synchronous tool's thread cannot be stopped: it
+    runs on, but its result is never used."""
+
+    def __init__(self, tool_name: str, timeout: float, *, run_data: Any = None) -> None:
+        super().__init__(f"Tool '{tool_name}' timed out after {timeout:g} seconds.",
+                         run_data=run_data)
+        self.tool_name = tool_name
+        self.timeout = timeout
 
 
 class GuardrailTripwireTriggered(RunLimitError):

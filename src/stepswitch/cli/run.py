@@ -464,7 +464,7 @@ class _Progress:
 
     def event(self, event: Any) -> None:
         if isinstance(event, AgentUpdatedStreamEvent):
-            self.line(f"→ agent {event.new_agent}")
+            self.line(f"→ agent {visible(event.new_agent)}")
         elif isinstance(event, RunItemStreamEvent):
             self.item(event.item)
         elif isinstance(event, RawResponsesStreamEvent) and self.stream_text:
@@ -472,7 +472,9 @@ class _Progress:
             if delta:
                 if not self._mid_text:
                     print("  ", end="", file=self.file)
-                print(delta, end="", file=self.file, flush=True)
+                # the model's text as it comes, with no control character that could
+                # hide or rewrite what the terminal shows next (an approval prompt)
+                print(visible(delta, keep="\n\t"), end="", file=self.file, flush=True)
                 self._mid_text = True
 
     def item(self, item: RunItem) -> None:

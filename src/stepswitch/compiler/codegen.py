@@ -210,6 +210,11 @@ class ModulePlan:
     steps: tuple[StepPlan, ...]
     step_table: tuple[str, ...]
     exports: tuple[str, ...]
+    flow_preds: tuple[str, ...] = ()
+    """``PRED_… = predicate_of(OBJECTS, "module:name")`` lines (flows only)."""
+    flow_exits: tuple[StepPlan, ...] = ()
+    """One explicit exit function per flow node that has a then/branch/route exit."""
+    flow_table: tuple[str, ...] = ()
 
 
 _FIXED_IMPORTS = frozenset(
@@ -241,6 +246,14 @@ def plan_module(
     table: list[str] = []
     for state in ir.states:
         table.extend(literal_lines(state.agent, indent=1, suffix=f": {names[state.agent]},"))
+    preds, exits, flow_table = _flow_plan(ir)
+    for plan in exits:
+        used.update(plan.uses)
+    if ir.flow is not None:
+        used.update(("FlowNode", "FlowStep"))
+    unknown = used - set(_generated.__all__)
+    if unknown:
+        raise AssertionError(f"generated code would import undeclared names {sorted(unknown)}")
     return ModulePlan(
         doc=_module_doc(ir, module_name, source),
         imports=tuple(sorted(used, key=_isort_key)),
@@ -248,7 +261,75 @@ def plan_module(
         steps=steps,
         step_table=tuple(table),
         exports=_EXPORTS,
+        flow_preds=preds,
+        flow_exits=exits,
+        flow_table=flow_table,
     )
+
+
+def _flow_plan(ir: MachineIR) -> tuple[tuple[str, ...], tuple[StepPlan, ...], tuple[str, ...]]:
+    """The flow's explicit exit functions: one per node whose exit is a then, branch or
+    route (a fan-out's join is the loop's), each the interpreter's ``next_node`` for that
+    node with its targets written in."""
+    flow = ir.flow
+    if flow is None:
+        return (), (), ()
+    preds: dict[str, str] = {}
+    exits: list[StepPlan] = []
+    table: list[str] = []
+    taken: set[str] = set()
+
+    def target(name: str | None) -> str:
+        return "return None  # END" if name is None else f"return {name!r}"
+
+    for node in flow.nodes:
+        ex = node.exit
+        if ex is None or ex.kind == "fan_out":
+            continue
+        stem = re.sub(r"[^0-9a-zA-Z]+", "_", node.name)[:40].strip("_").lower() or "node"
+        function, n = f"exit_{stem}", 2
+        while function in taken:
+            function, n = f"exit_{stem}_{n}", n + 1
+        taken.add(function)
+        uses: set[str] = set()
+        if ex.kind == "then":
+            body = [target(ex.target)]
+            doc = f"Then {ex.target!r}." if ex.target else "Then END."
+        elif ex.kind == "branch":
+            path = ex.predicate or ""
+            if path not in preds:
+                pstem = re.sub(r"[^0-9a-zA-Z]+", "_", path.rsplit(":", 1)[-1])[:40].upper()
+                pname, k = f"PRED_{pstem.strip('_') or 'BRANCH'}", 2
+                while pname in preds.values():
+                    pname, k = f"PRED_{pstem}_{k}", k + 1
+                preds[path] = pname
+            body = [f"if {preds[path]}(out):", f"    {target(ex.target)}", target(ex.otherwise)]
+            doc = "Branch on the predicate: its target when true, else the other."
+            uses.add("predicate_of")
+        else:
+            field = ex.field or ""
+            body = [f"match route_key(out, {field!r}):"]
+            for value, to in ex.cases:
+                body.extend(literal_lines(value, indent=1, prefix="case ", suffix=":",
+                                          width=WIDTH - 4))
+                body.append(f"        {target(to)}")
+            body += ["    case other:", f"        raise no_route(node, {field!r}, other)"]
+            doc = f"Route on the output's field {field!r}: one case per value."
+            uses.update(("route_key", "no_route"))
+        exits.append(StepPlan(
+            function=function,
+            comment=f"# flow node {_short_repr(node.name)} ({node.kind})",
+            doc=doc,
+            body=tuple(body),
+            uses=tuple(sorted(uses)),
+        ))
+        table.extend(literal_lines(node.name, indent=1, suffix=f": {function},"))
+    pred_lines = tuple(
+        line for path, name in preds.items()
+        for line in literal_lines(path, prefix=f"{name} = predicate_of(OBJECTS, ",
+                                  suffix=")", width=WIDTH)
+    )
+    return pred_lines, tuple(exits), tuple(table)
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from stepswitch.errors import UserError
 from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
-from stepswitch.graph.spec import FlowEdgeSpec, WorkflowSpec
+from stepswitch.graph.spec import FlowEdgeSpec, Ref, WorkflowSpec
 
 __all__ = ["lower_flow"]
 
@@ -71,8 +71,8 @@ def lower_flow(spec: WorkflowSpec, agents: set[str]) -> FlowIR:
                 ref=s.ref.path,
                 is_async=s.is_async,
                 takes_context=s.takes_context,
-                input_type=s.input_type.path,
-                output_type=s.output_type.path,
+                input_type=_type_path(s.input_type),
+                output_type=_type_path(s.output_type),
                 exit=exits.get(name),
             ))
         else:
@@ -82,7 +82,13 @@ def lower_flow(spec: WorkflowSpec, agents: set[str]) -> FlowIR:
             nodes.append(FlowNode(
                 name=name,
                 kind="agent",
-                output_type=out.ref.path if out is not None else None,
+                output_type=_type_path(out.ref) if out is not None else None,
                 exit=exits.get(name),
             ))
     return FlowIR(entry=entry, nodes=tuple(nodes))
+
+
+def _type_path(ref: Ref) -> str | None:
+    """A type's import path; None for one that has none (``list[Outline]``): a value
+    saved in a paused flow's state is then handed back as its JSON."""
+    return None if ref.path.startswith("<object>") else ref.path

@@ -51,6 +51,7 @@ class FunctionTool:
         takes_context: bool,
         failure_error_function: FailureErrorFunction | Any | None,
         site: Site,
+        timeout: float | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
@@ -66,6 +67,8 @@ class FunctionTool:
         self.failure_error_function = failure_error_function
         self.uses_default_failure = failure_error_function is _DEFAULT
         self.site = site
+        self.timeout = timeout
+        """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__name__ = getattr(fn, "__name__", name)
@@ -99,6 +102,7 @@ def function_tool(
     needs_approval: bool | Callable[..., Any] = False,
     strict: bool = True,
     failure_error_function: FailureErrorFunction | None = ...,
+    timeout: float | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -114,6 +118,7 @@ def function_tool(
     needs_approval: bool | Callable[..., Any] = False,
     strict: bool = True,
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
+    timeout: float | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -125,7 +130,11 @@ def function_tool(
     parameter descriptions from the docstring (Google, NumPy or Sphinx style). A first
     parameter typed ``RunContext[T]`` receives the run context and is not in the schema.
     ``failure_error_function``: what the model sees when the tool raises; ``None``
-    makes the error abort the run instead.
+    makes the error abort the run instead. ``timeout``: seconds one call may take; a
+    call past it is an error output the model sees ("Tool '<name>' timed out after <s>
+    seconds."), or with ``failure_error_function=None`` a ``ToolTimeoutError`` that ends
+    the run. A synchronous tool runs in a worker thread, which cannot be stopped: past
+    its timeout it runs on, but its result is dropped.
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -149,6 +158,7 @@ def function_tool(
             needs_approval=needs_approval,
             strict=strict,
             failure_error_function=failure_error_function,
+            timeout=timeout,
         )
 
     if fn is not None:
@@ -176,6 +186,7 @@ def _make_tool(
     needs_approval: bool | Callable[..., Any],
     strict: bool,
     failure_error_function: Any,
+    timeout: Any = None,
 ) -> FunctionTool:
     if isinstance(fn, FunctionTool):
         raise UserError(f"function_tool at {caller_site()}: {fn.name!r} is already a tool")
@@ -191,6 +202,13 @@ def _make_tool(
         raise UserError(
             f"function_tool at {site}: needs_approval: expected a bool or a function "
             f"deciding per call, got {type(needs_approval).__name__} {needs_approval!r}"
+        )
+    if timeout is not None and (
+        type(timeout) not in (int, float) or not 0 < timeout < float("inf")
+    ):
+        raise UserError(
+            f"function_tool at {site}: timeout: expected a positive number of seconds or "
+            f"None, got {type(timeout).__name__} {timeout!r}"
         )
     if failure_error_function is not _DEFAULT and failure_error_function is not None and (
         not callable(failure_error_function)
@@ -216,6 +234,7 @@ def _make_tool(
         takes_context=context_type is not _NO_CONTEXT,
         failure_error_function=failure_error_function,
         site=site,
+        timeout=timeout,
     )
 
 

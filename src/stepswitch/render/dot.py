@@ -80,6 +80,14 @@ def _node(node: SceneNode) -> str:
     elif node.kind == "paused":
         attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
                      "penwidth=2")
+    elif node.kind == "step":
+        attrs.append('shape=box, style=filled, fillcolor="#e8eaf6", color="#3949ab", '
+                     "peripheries=2")
+    elif node.kind in ("branch", "route"):
+        attrs.append('shape=diamond, style=filled, fillcolor="#fffde7", color="#f9a825"')
+    elif node.kind in ("fan_out", "join"):
+        shape = "trapezium" if node.kind == "fan_out" else "invtrapezium"
+        attrs.append(f'shape={shape}, style=filled, fillcolor="#fffde7", color="#f9a825"')
     elif node.kind == "tool":
         if node.pause:
             attrs.append('shape=hexagon, style=filled, fillcolor="#fff8e1", color="#f57f17", '
@@ -109,6 +117,7 @@ _PLAIN_EDGE_ATTRS = {
     "interrupt": ', color="#f57f17", fontcolor="#e65100", penwidth=2',
     "resume": ', style=dotted, color="#f57f17", fontcolor="#e65100"',
     "run_again": ', color="#78909c", fontcolor="#546e7a"',
+    "flow": "",
 }
 
 

@@ -67,6 +67,10 @@ def _state_lines(state: StateIR) -> list[str]:
 def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> Scene:
     """The machine view of ``ir``; ``report`` highlights diagnostics as in the graph view
     (an agent's marks on its state, a handoff's or agent tool's on its transition)."""
+    if ir.flow is not None:
+        from stepswitch.render.flow_scene import build_flow_machine_scene
+
+        return build_flow_machine_scene(ir, report=report)
     names = [s.agent for s in ir.states]
     by_name = {s.agent: s for s in ir.states}
 

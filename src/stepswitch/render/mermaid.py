@@ -30,6 +30,8 @@ _CLASS_DEFS: dict[str, str] = {
     "nested": "stroke-dasharray:5 3",
     "missing": "fill:#ffebee,stroke:#c62828,stroke-dasharray:5 3",
     "tool": "fill:#f1f8e9,stroke:#689f38",
+    "step": "fill:#e8eaf6,stroke:#3949ab",
+    "decision": "fill:#fffde7,stroke:#f9a825",
     "pause": "fill:#fff8e1,stroke:#f57f17,stroke-width:2px",
     "info": "stroke:#1565c0,stroke-width:2px",
     "warning": "fill:#fff3e0,stroke:#ef6c00,stroke-width:2px",
@@ -84,6 +86,14 @@ def _node(node: SceneNode) -> str:
         return f"{node.id}{{{{{label}}}}}" if node.pause else f"{node.id}[/{label}/]"
     if node.kind == "paused":
         return f"{node.id}{{{{{label}}}}}"
+    if node.kind == "step":
+        return f"{node.id}[[{label}]]"
+    if node.kind in ("branch", "route"):
+        return f"{node.id}{{{label}}}"
+    if node.kind == "fan_out":
+        return f"{node.id}[/{label}\\]"
+    if node.kind == "join":
+        return f"{node.id}[\\{label}/]"
     return f"{node.id}[{label}]"
 
 
@@ -96,6 +106,7 @@ _ARROWS = {
     "interrupt": "==>",
     "resume": "-.->",
     "run_again": "-->",
+    "flow": "-->",
 }
 
 
@@ -115,6 +126,10 @@ def _classes(node: SceneNode) -> Iterable[str]:
         yield "pause" if node.pause else "tool"
     if node.kind == "paused":
         yield "pause"
+    if node.kind == "step":
+        yield "step"
+    if node.kind in ("branch", "route", "fan_out", "join"):
+        yield "decision"
     if node.entry:
         yield "entry"
     if node.nested_only:

@@ -34,15 +34,21 @@ __all__ = [
     "sort_marks",
 ]
 
-NodeKind = Literal["start", "end", "agent", "missing", "tool", "paused"]
+NodeKind = Literal[
+    "start", "end", "agent", "missing", "tool", "paused", "step", "branch", "route",
+    "fan_out", "join",
+]
 """``missing``: a handoff or agent-tool target that names no agent of the workflow;
-``paused``: where a run waits for a human's approval (machine view)."""
+``paused``: where a run waits for a human's approval (machine view); the last five are
+a flow's: a ``@step``, a branch or route decision, a fan-out and its join."""
 
 EdgeKind = Literal[
-    "start", "final", "handoff", "agent_tool", "tool", "interrupt", "resume", "run_again"
+    "start", "final", "handoff", "agent_tool", "tool", "interrupt", "resume", "run_again",
+    "flow",
 ]
-"""The last three belong to the machine view: Interruption, resuming after approval,
-and RunAgain (another model call in the same state)."""
+"""``interrupt``, ``resume`` and ``run_again`` belong to the machine view: Interruption,
+resuming after approval, and RunAgain (another model call in the same state); ``flow``
+is a flow's move from one node to the next."""
 
 Severity = Literal["error", "warning", "info"]
 
@@ -304,8 +310,13 @@ def build_scene(
 
     ``tools=True`` draws function tools as nodes of their own (one per tool, shared
     by the agents that list it) instead of listing them inside their agent.
-    ``report`` highlights each diagnostic on the element its path names.
+    ``report`` highlights each diagnostic on the element its path names. A workflow
+    with a flow is drawn as its flow (:mod:`~stepswitch.render.flow_scene`).
     """
+    if graph.spec.flow is not None:
+        from stepswitch.render.flow_scene import build_flow_scene
+
+        return build_flow_scene(graph, report=report)
     marks = sort_marks(
         graph.agent_names(), report, lambda name, field: len(getattr(graph.agent(name), field))
     )

@@ -28,7 +28,7 @@ one ``state`` change, not a removal plus an addition. Fields this module does no
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -125,12 +125,28 @@ def diff_specs(
     d.workflow()
     base_bound = head_bound = None
     if bound is not None:
-        base_bound, head_bound = bound(base), bound(head)
+        base_bound = bound(base)
+        # Two workflows of one shape (as far as the bound can see) share their bound.
+        head_bound = base_bound if _bound_shape(base) == _bound_shape(head) else bound(head)
         d.bound(base_bound, head_bound)
     order = {c: i for i, c in enumerate(CATEGORIES)}
     changes = sorted(d.changes, key=lambda c: (order[c.category], c.path, c.message))
     return SpecDiff(base, head, tuple(changes), base_bound, head_bound,
                     tuple(sorted(d.renamed.items())))
+
+
+def _bound_shape(spec: WorkflowSpec) -> tuple[Any, ...]:
+    """Everything the worst-case model-call bound (SW203) reads: the budgets, the entry,
+    each agent's handoff targets, agent tools and ``parallel_tool_calls``, and a flow."""
+    return (
+        spec.entry, spec.max_turns, spec.max_depth, getattr(spec, "flow", None),
+        tuple(
+            (a.name, tuple(h.target for h in a.handoffs),
+             tuple((t.target, t.max_turns, t.max_depth) for t in a.agent_tools),
+             a.model_settings.get("parallel_tool_calls"))
+            for a in spec.agents
+        ),
+    )
 
 
 # -- the comparison ------------------------------------------------------------------------
@@ -353,8 +369,7 @@ class _Differ:
         subject: Subject,
     ) -> None:
         """Fields a newer spec has and this module does not know: still compared."""
-        names = set(type(before).model_fields) | set(type(after).model_fields)
-        for name in sorted(names - known):
+        for name in _unknown(type(before), type(after), known):
             a, b = getattr(before, name, None), getattr(after, name, None)
             if a != b:
                 self.add("structure", "changed", f"{path}.{name}", f"{name} changed",
@@ -391,7 +406,8 @@ class _Differ:
             self.agent(base_agents[old], head_agents[new])
         for name, agent in head_agents.items():
             before = base_agents.get(name)
-            if before is not None and before is not agent:
+            # equal agents (generated ones share their declaration line) cost one compare
+            if before is not None and before is not agent and before != agent:
                 self.agent(before, agent)
         common_b = [n for n in base_agents if n in head_agents or n in self.renamed]
         common_h = [n for n in head_agents if n in base_agents or n in matched_heads]
@@ -830,7 +846,22 @@ def _untitled(schema: dict[str, Any], renamed: bool) -> dict[str, Any]:
     return {k: v for k, v in schema.items() if k != "title"}
 
 
-def _first_of_each(items: Iterable[_T], key: Callable[[_T], str]) -> dict[str, _T]:
+_UNKNOWN: dict[tuple[type[Any], type[Any], frozenset[str]], tuple[str, ...]] = {}
+
+
+def _unknown(before: type[Any], after: type[Any], known: frozenset[str]) -> tuple[str, ...]:
+    """The fields of these spec classes that ``known`` lacks (computed once per pair)."""
+    key = (before, after, known)
+    names = _UNKNOWN.get(key)
+    if names is None:
+        fields = set(before.model_fields) | set(after.model_fields)
+        names = _UNKNOWN[key] = tuple(sorted(fields - known))
+    return names
+
+
+def _first_of_each(items: Sequence[_T], key: Callable[[_T], str]) -> dict[str, _T]:
+    if not items:
+        return {}
     out: dict[str, _T] = {}
     for item in items:
         out.setdefault(key(item), item)

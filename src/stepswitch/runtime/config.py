@@ -44,6 +44,10 @@ class RunConfig:
     """A session another writer changed while this run was going: ``SessionConflict``
     (default), or load its new version and append this turn after it (the turn stays
     whole; the model did not see the other writer's items)."""
+    timeout: float | None = None
+    """Seconds the whole run may take (nested runs included; a resumed run starts a new
+    clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
+    run, keeping it in ``run_data``. None: no limit."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
@@ -59,6 +63,11 @@ class RunConfig:
         for flag in ("reset_tool_choice", "trace_content"):
             if type(getattr(self, flag)) is not bool:
                 _bad(flag, "True or False", getattr(self, flag))
+        timeout = self.timeout
+        if timeout is not None and (
+            type(timeout) not in (int, float) or not 0 < timeout < float("inf")
+        ):
+            _bad("timeout", "a positive number of seconds or None", timeout)
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Itera
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from stepswitch.errors import ModelBehaviorError
+from stepswitch.errors import ModelBehaviorError, RunTimeoutError, ToolTimeoutError
 from stepswitch.runtime.events import (
     AgentUpdated,
     AgentUpdatedStreamEvent,
@@ -62,7 +62,8 @@ class CallModel:
 @dataclass(slots=True)
 class CallJob:
     """Call ``fn(*args, **kwargs)``; an async function is awaited, a sync one runs in a
-    worker thread when other jobs run beside it."""
+    worker thread (so it cannot block other runs on the event loop). Past ``timeout``
+    seconds the outcome is a ``ToolTimeoutError``."""
 
     fn: Callable[..., Any]
     args: tuple[Any, ...]
@@ -71,6 +72,7 @@ class CallJob:
     name: str = ""
     """The tool's name and the model's call id (for tracing; empty for hooks)."""
     call_id: str = ""
+    timeout: float | None = None
 
 
 @dataclass(slots=True)
@@ -140,19 +142,41 @@ class Pump:
     loop returned.
     """
 
-    __slots__ = ("done", "loop", "result", "stream")
+    __slots__ = ("deadline", "done", "loop", "result", "stream", "timeout")
 
-    def __init__(self, loop: Generator[Any, Any, Any], *, stream: bool = False) -> None:
+    def __init__(
+        self, loop: Generator[Any, Any, Any], *, stream: bool = False,
+        timeout: float | None = None,
+    ) -> None:
         self.loop = loop
         self.stream = stream
         self.result: Any = None
         self.done = False
+        self.timeout = timeout
+        """``RunConfig.timeout``: every effect is awaited within it (never a yield to the
+        consumer of a stream, which is not the run's to bound)."""
+        self.deadline: float | None = None
+
+    async def _in_time(self, awaitable: Awaitable[Any]) -> Any:
+        if self.deadline is None:
+            return await awaitable
+        async with asyncio.timeout_at(self.deadline):
+            return await awaitable
+
+    def _expired(self) -> bool:
+        return (
+            self.deadline is not None
+            and asyncio.get_running_loop().time() >= self.deadline
+        )
 
     async def events(self) -> AsyncIterator[StreamEvent]:
         loop = self.loop
         stream = self.stream
         send: Any = None
         error: BaseException | None = None
+        if self.timeout is not None:
+            self.deadline = asyncio.get_running_loop().time() + self.timeout
+        in_time = self._in_time
         try:
             while True:
                 try:
@@ -175,12 +199,17 @@ class Pump:
                     if kind is CallModel and stream and hasattr(effect.model, "stream_response"):
                         guards = start_alongside(effect.alongside)
                         response: ModelResponse | None = None
-                        async for raw in effect.model.stream_response(effect.request):
+                        raws = aiter(effect.model.stream_response(effect.request))
+                        while True:
+                            try:
+                                raw = await in_time(anext(raws))
+                            except StopAsyncIteration:
+                                break
                             if isinstance(raw, ResponseCompleted):
                                 response = raw.response
                             else:
                                 yield RawResponsesStreamEvent(raw)
-                        outcomes = await settle(guards)
+                        outcomes = await in_time(settle(guards))
                         if response is None:
                             raise ModelBehaviorError(
                                 f"the model's stream for agent {effect.request.agent!r} ended "
@@ -188,29 +217,22 @@ class Pump:
                             )
                         send = (response, outcomes) if effect.alongside else response
                     elif kind is CallModel and not effect.alongside:
-                        send = await effect.model.get_response(effect.request)
+                        send = await in_time(effect.model.get_response(effect.request))
                     elif (
                         kind is RunJobs
                         and len(effect.jobs) == 1
                         and type(effect.jobs[0]) is CallJob
                     ):
-                        job = effect.jobs[0]
-                        if job.is_async:
-                            send = (await _job(job, threaded=False),)
-                        else:  # one sync call: run it right here
-                            try:
-                                value = job.fn(*job.args, **job.kwargs)
-                                if type(value) is not str and inspect.isawaitable(value):
-                                    value = await value
-                                send = (Ok(value),)
-                            except Exception as exc:
-                                send = (Err(exc),)
+                        send = (await in_time(_job(effect.jobs[0])),)
                     else:
-                        send = await perform(effect)
+                        send = await in_time(perform(effect))
                 except GeneratorExit:
                     raise
                 except BaseException as exc:  # Ctrl-C and cancellation too: the loop keeps
                     error = exc  # the run (as exc.run_data) and raises it again
+                    if isinstance(exc, TimeoutError) and self._expired():
+                        assert self.timeout is not None
+                        error = RunTimeoutError(self.timeout)
                     if guards:  # a failed call leaves no task behind for asyncio to warn of
                         await discard(guards)
         finally:
@@ -231,9 +253,10 @@ def _stream_events(effect: Emit) -> Iterator[StreamEvent]:
             yield RunItemStreamEvent(name, item)
 
 
-async def drive(loop: Generator[Any, Any, Any]) -> Any:
-    """Drive a loop to its end, performing every effect; stream events are dropped."""
-    pump = Pump(loop)
+async def drive(loop: Generator[Any, Any, Any], *, timeout: float | None = None) -> Any:
+    """Drive a loop to its end, performing every effect; stream events are dropped.
+    ``timeout``: seconds the whole run may take (``RunConfig.timeout``)."""
+    pump = Pump(loop, timeout=timeout)
     async for _ in pump.events():
         pass  # never reached: a pump without ``stream`` yields nothing
     return pump.result
@@ -251,7 +274,7 @@ async def perform(effect: Effect) -> Any:
     if type(effect) is RunJobs:
         jobs = effect.jobs
         if len(jobs) == 1:
-            return (await _job(jobs[0], threaded=False),)
+            return (await _job(jobs[0]),)
         sem = asyncio.Semaphore(effect.limit) if effect.limit else None
         tasks = [asyncio.ensure_future(_limited(job, sem)) for job in jobs]
         return tuple(await asyncio.gather(*tasks))
@@ -294,24 +317,35 @@ async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
 
 async def _limited(job: Job, sem: asyncio.Semaphore | None) -> Outcome:
     if sem is None:
-        return await _job(job, threaded=True)
+        return await _job(job)
     async with sem:
-        return await _job(job, threaded=True)
+        return await _job(job)
 
 
-async def _job(job: Job, *, threaded: bool) -> Outcome:
+async def _job(job: Job) -> Outcome:
     try:
         if type(job) is NestedJob:
             return Ok(await drive(job.loop))
         assert type(job) is CallJob
-        if job.is_async:
-            return Ok(await job.fn(*job.args, **job.kwargs))
-        if threaded:
-            value = await asyncio.to_thread(job.fn, *job.args, **job.kwargs)
-        else:
-            value = job.fn(*job.args, **job.kwargs)
-        if type(value) is not str and inspect.isawaitable(value):
-            value = await value
-        return Ok(value)
+        if job.timeout is None:
+            return Ok(await _call(job))
+        timer = asyncio.timeout(job.timeout)
+        try:
+            async with timer:
+                return Ok(await _call(job))
+        except TimeoutError:
+            if not timer.expired():
+                raise  # the tool's own TimeoutError
+            return Err(ToolTimeoutError(job.name, job.timeout))
     except Exception as exc:
         return Err(exc)
+
+
+async def _call(job: CallJob) -> Any:
+    """Call a function tool: awaited when async, in a worker thread when not."""
+    if job.is_async:
+        return await job.fn(*job.args, **job.kwargs)
+    value = await asyncio.to_thread(job.fn, *job.args, **job.kwargs)
+    if type(value) is not str and inspect.isawaitable(value):
+        value = await value
+    return value

@@ -47,7 +47,16 @@ from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Run, input_items
 from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
 
-__all__ = ["FlowCore", "FlowStep", "next_node", "start_flow", "to_text"]
+__all__ = [
+    "FlowCore",
+    "FlowStep",
+    "next_node",
+    "no_route",
+    "predicate_of",
+    "route_key",
+    "start_flow",
+    "to_text",
+]
 
 Loop = Generator[Any, Any, RunResult]
 
@@ -99,18 +108,55 @@ class FlowCore:
             elif ex.kind == "branch":
                 self.preds[n.name] = core.obj(ex.predicate or "")
         self.steps: dict[str, FlowStep] = dict(steps or {})
+        unknown = set(self.steps) - set(self.nodes)
+        if unknown:
+            raise UserError(f"flow step functions for unknown nodes: {sorted(unknown)}")
         self._adapters: dict[str, TypeAdapter[Any]] = {}
 
-    def adapter(self, ref: str | None) -> TypeAdapter[Any]:
-        key = ref or ""
+    def adapter(self, ref: str | None, *, text: bool = False) -> TypeAdapter[Any]:
+        """Validates a saved value as the type at ``ref``: ``str`` with ``text``, any
+        JSON value when the type has no path (a generic alias such as ``list[int]``)."""
+        key = ref or ("<text>" if text else "")
         adapter = self._adapters.get(key)
         if adapter is None:
-            adapter = TypeAdapter(self.core.obj(ref) if ref else str)
+            tp: Any = self.core.obj(ref) if ref else str if text else Any
+            adapter = TypeAdapter(tp)
             self._adapters[key] = adapter
         return adapter
 
-    def input_ref(self, node: FlowNode) -> str | None:
-        return node.input_type if node.kind == "step" else None
+    def input_adapter(self, node: FlowNode) -> TypeAdapter[Any]:
+        return self.adapter(node.input_type) if node.kind == "step" else self.adapter(
+            None, text=True)
+
+    def output_adapter(self, node: FlowNode) -> TypeAdapter[Any]:
+        if node.kind == "agent" and node.output_type is None:
+            return self.adapter(None, text=True)
+        return self.adapter(node.output_type)
+
+
+def route_key(out: Any, field_name: str) -> str:
+    """The case a route takes: ``str`` of the output's field (an Enum's value)."""
+    value = out.get(field_name) if isinstance(out, dict) else getattr(out, field_name)
+    if isinstance(value, enum.Enum):
+        value = value.value
+    return str(value)
+
+
+def no_route(node: FlowNode, field_name: str, key: str) -> UserError:
+    """The error of a route whose field holds a value no case names."""
+    cases = [c for c, _ in node.exit.cases] if node.exit is not None else []
+    return UserError(
+        f"flow node {node.name!r}: route on {field_name!r} has no case for {key!r} "
+        f"(cases: {', '.join(map(repr, cases))})"
+    )
+
+
+def predicate_of(objects: Mapping[str, object], path: str) -> Callable[[Any], object]:
+    """The branch predicate bound at ``path`` (for generated exit functions)."""
+    fn = objects[path]
+    if not callable(fn):
+        raise UserError(f"branch predicate {path!r} is not callable")
+    return fn
 
 
 def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
@@ -124,16 +170,10 @@ def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
         return ex.target if fc.preds[node.name](out) else ex.otherwise
     assert kind == "route"
     field_name = ex.field or ""
-    value = out.get(field_name) if isinstance(out, dict) else getattr(out, field_name)
-    if isinstance(value, enum.Enum):
-        value = value.value
+    key = route_key(out, field_name)
     cases = fc.cases[node.name]
-    key = str(value)
     if key not in cases:
-        raise UserError(
-            f"flow node {node.name!r}: route on {field_name!r} has no case for {value!r} "
-            f"(cases: {', '.join(map(repr, cases))})"
-        )
+        raise no_route(node, field_name, key)
     return cases[key]
 
 
@@ -320,7 +360,7 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         elif child is not None or fs.fan is not None:
             value = None
         else:
-            value = fc.adapter(fc.input_ref(node)).validate_python(fs.value)
+            value = fc.input_adapter(node).validate_python(fs.value)
     except ValueError as exc:
         raise StateError(f"the state's input for flow node {fs.node!r} does not fit: {exc}"
                          ) from None
@@ -352,10 +392,10 @@ def _read_fan(fc: FlowCore, fan: FanState, node_name: str, nested: dict[str, Run
     if any(not 0 <= i < n for i in fan.results) or set(fan.results) & set(paused):
         raise StateError("the state's fan-out branches do not line up")
     try:
-        in_adapter = fc.adapter(fc.input_ref(each))
+        in_adapter = fc.input_adapter(each)
         elements = [e if each.kind == "agent" else in_adapter.validate_python(e)
                     for e in fan.elements]
-        out_adapter = fc.adapter(each.output_type)
+        out_adapter = fc.output_adapter(each)
         results = {i: out_adapter.validate_python(v) for i, v in fan.results.items()}
     except ValueError as exc:
         raise StateError(f"the state's fan-out values do not fit: {exc}") from None

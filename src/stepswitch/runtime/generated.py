@@ -37,6 +37,7 @@ import importlib
 from collections.abc import Iterable, Mapping
 
 from stepswitch.errors import UserError
+from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
 from stepswitch.ir import (
     IR_VERSION,
     GuardrailIR,
@@ -53,6 +54,7 @@ from stepswitch.ir import (
     ToolEntry,
 )
 from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.flow import FlowStep, no_route, predicate_of, route_key
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.result import RunResult
@@ -77,6 +79,10 @@ __all__ = [
     "AskToolUse",
     "Final",
     "FinalMessage",
+    "FlowExit",
+    "FlowIR",
+    "FlowNode",
+    "FlowStep",
     "GuardrailIR",
     "HandOff",
     "Handoff",
@@ -106,6 +112,9 @@ __all__ = [
     "check_ir_version",
     "import_objects",
     "interpret_step",
+    "no_route",
+    "predicate_of",
+    "route_key",
 ]
 
 

@@ -27,6 +27,7 @@ from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,
     StepswitchError,
+    ToolTimeoutError,
     UserError,
 )
 from stepswitch.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
@@ -567,7 +568,8 @@ def _prepare(
                 return None
         args = (tool_context(run, call.call_id),) if action.takes_context else ()
         kwargs = {name: getattr(params, name) for name in bound.names}
-        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id)
+        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id,
+                       getattr(bound.tool, "timeout", None))
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
@@ -636,6 +638,8 @@ def _function_outcome(
     assert type(outcome) is Err
     err = outcome.error
     if action.failure == "raise":
+        if isinstance(err, ToolTimeoutError):
+            raise err  # its own clear error; the run so far goes with it
         raise UserError(f"Error running tool {call.name}: {err}") from err
     if action.failure == "custom":
         handler = core.obj(action.ref).failure_error_function

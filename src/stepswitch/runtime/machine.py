@@ -23,7 +23,7 @@ from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
-from stepswitch.runtime.flow import FlowCore, start_flow
+from stepswitch.runtime.flow import FlowCore, FlowStep, start_flow
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -61,10 +61,11 @@ class StateMachine:
         resolver: Mapping[str, object],
         *,
         steps: Mapping[str, StepFunction] | None = None,
+        flow_steps: Mapping[str, FlowStep] | None = None,
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
-        self._flow = FlowCore(self._core) if ir.flow is not None else None
+        self._flow = FlowCore(self._core, flow_steps) if ir.flow is not None else None
 
     @property
     def name(self) -> str:
@@ -185,10 +186,12 @@ class StateMachine:
         ``starting_agent``), and appends each settled turn; resuming a state taken
         with a session needs the same session.
         """
-        result: RunResult = await drive(self._start(
+        loop = self._start(
             input, model, context, max_turns, run_config, session=session,
             starting_agent=starting_agent,
-        ))
+        )
+        timeout = run_config.timeout if run_config is not None else None
+        result: RunResult = await drive(loop, timeout=timeout)
         return result
 
     def run_sync(
@@ -233,7 +236,8 @@ class StateMachine:
         result's fields. The run advances as the events are consumed."""
         return RunResultStreaming(
             self._start(input, model, context, max_turns, run_config, emit=True,
-                        session=session, starting_agent=starting_agent)
+                        session=session, starting_agent=starting_agent),
+            timeout=run_config.timeout if run_config is not None else None,
         )
 
 
@@ -252,8 +256,9 @@ class RunResultStreaming:
     """A run in progress. ``stream_events()`` yields its events; once it is exhausted,
     the fields of :class:`RunResult` are available here too."""
 
-    def __init__(self, loop: Loop) -> None:
+    def __init__(self, loop: Loop, *, timeout: float | None = None) -> None:
         self._loop = loop
+        self._timeout = timeout
         self._result: RunResult | None = None
         self._started = False
         self.current_agent: str | None = None
@@ -265,7 +270,7 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        pump = Pump(self._loop, stream=True)
+        pump = Pump(self._loop, stream=True, timeout=self._timeout)
         async for event in pump.events():
             if type(event) is AgentUpdatedStreamEvent:
                 self.current_agent = event.new_agent
