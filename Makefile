@@ -62,6 +62,8 @@ bench: venv
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_openai_http.py
+	$(BIN)/python bench/bench_sessions.py
+	$(BIN)/python bench/bench_interop.py
 	$(BIN)/python bench/bench_review.py
 
 bench-analysis: venv
