@@ -414,8 +414,16 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
     """Drive a flow to its result, yielding effects; an error carries the run so far."""
     try:
         return (yield from _flow(fc, fr, config))
-    except Exception as exc:
-        if isinstance(exc, StepswitchError) or not hasattr(exc, "run_data"):
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        # Ctrl-C and cancellation too; for them (as for our errors) the flow's run
+        # replaces the data a node's run attached on the way out
+        if (
+            isinstance(exc, StepswitchError)
+            or not isinstance(exc, Exception)
+            or not hasattr(exc, "run_data")
+        ):
             with contextlib.suppress(AttributeError):  # a type that refuses attributes
                 exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
         raise

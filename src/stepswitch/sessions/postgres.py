@@ -7,7 +7,7 @@ operation id and the version, then writes the items, the new head and the operat
 A load is one statement, so the items and the version it returns are one snapshot.
 Tables live in ``schema`` (created when missing, under an advisory lock so processes
 racing on a fresh database cannot collide). Sessions of one process on the same DSN
-share one connection, guarded by a lock; a broken connection is reopened on the next
+share a few connections (``POOL_SIZE``); a broken connection is replaced on the next
 call.
 """
 
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from stepswitch.errors import SessionError
@@ -27,7 +29,9 @@ __all__ = ["PostgresSession"]
 
 _STATUSES: tuple[AppendStatus, ...] = ("ok", "replay", "reused", "conflict")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_LOCK_KEY = 0x5E55_1011  # the advisory lock that serializes creating the tables
+_LOCK_KEY = 0x5E55_1011
+POOL_SIZE = 4
+"""Connections per DSN and process (at most this many operations run at once)."""  # the advisory lock that serializes creating the tables
 
 
 def _psycopg() -> Any:
@@ -46,22 +50,21 @@ def _first_line(exc: BaseException) -> str:
 
 
 class _Conn:
-    """One connection per DSN in this process."""
+    """A few connections per DSN in this process: concurrent conversations commit side
+    by side (PostgreSQL can then flush their commits together) instead of in a queue."""
 
     def __init__(self, dsn: str, synchronous_commit: bool) -> None:
         self.dsn = dsn
         self.key = (dsn, synchronous_commit)
         self.synchronous_commit = synchronous_commit
         self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(POOL_SIZE)
         self.users = 0
         self.ready: set[str] = set()
-        self._conn: psycopg.Connection[Any] | None = None
+        self.idle: list[psycopg.Connection[Any]] = []
         self.where = f"PostgreSQL {_describe(dsn)}"
 
-    def get(self) -> psycopg.Connection[Any]:
-        conn = self._conn
-        if conn is not None and not conn.closed and not conn.broken:
-            return conn
+    def _connect(self) -> psycopg.Connection[Any]:
         pg = _psycopg()
         try:
             conn = cast("psycopg.Connection[Any]", pg.connect(
@@ -70,13 +73,27 @@ class _Conn:
                 conn.execute("SET synchronous_commit = off")
         except pg.Error as exc:
             raise SessionError(f"cannot connect to {self.where}: {_first_line(exc)}") from None
-        self._conn = conn
         return conn
 
+    @contextmanager
+    def borrow(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.slots:
+            with self.lock:
+                conn = self.idle.pop() if self.idle else None
+            if conn is None or conn.closed or conn.broken:
+                conn = self._connect()
+            try:
+                yield conn
+            finally:
+                if not conn.closed and not conn.broken:
+                    with self.lock:
+                        self.idle.append(conn)
+
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.close()
 
 
 def _describe(dsn: str) -> str:
@@ -114,12 +131,12 @@ class _Backend:
         if self.closed:
             raise SessionError(f"{what} on a closed session ({self.where})")
         psycopg = _psycopg()
-        with self.shared.lock:
-            conn = self.shared.get()
+        with self.shared.borrow() as conn:
             try:
                 if self.schema not in self.shared.ready:
                     self._setup(conn)
-                    self.shared.ready.add(self.schema)
+                    with self.shared.lock:
+                        self.shared.ready.add(self.schema)
                 if not transaction:  # one statement: atomic and one snapshot on its own
                     with conn.cursor() as cur:
                         return fn(cur)
@@ -228,8 +245,7 @@ class _Backend:
             if last and _REGISTRY.get(self.shared.key) is self.shared:
                 del _REGISTRY[self.shared.key]
         if last:
-            with self.shared.lock:
-                self.shared.close()
+            self.shared.close()
 
 
 def _newer(value: object) -> bool:
