@@ -29,9 +29,9 @@ __all__ = ["PostgresSession"]
 
 _STATUSES: tuple[AppendStatus, ...] = ("ok", "replay", "reused", "conflict")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_LOCK_KEY = 0x5E55_1011
+_LOCK_KEY = 0x5E55_1011  # the advisory lock that serializes creating the tables
 POOL_SIZE = 4
-"""Connections per DSN and process (at most this many operations run at once)."""  # the advisory lock that serializes creating the tables
+"""Connections per DSN and process (at most this many operations run at once)."""
 
 
 def _psycopg() -> Any:
