@@ -70,6 +70,16 @@ def test_a_generated_runner_imports_no_compiler_stage() -> None:
     assert _under(loaded, HEAVY) == []
 
 
+def test_the_pytest_plugin_costs_nothing_until_its_fixture_is_used() -> None:
+    """pytest imports every installed pytest11 plugin in every project at start-up."""
+    loaded = _loaded("import stepswitch.models.pytest_plugin")
+    assert _under(loaded, ("stepswitch",)) == [
+        "stepswitch", "stepswitch._version", "stepswitch.models",
+        "stepswitch.models.pytest_plugin",
+    ]
+    assert _under(loaded, HEAVY) == []
+
+
 def test_the_sdk_reader_loads_only_when_asked_for() -> None:
     loaded = _loaded("import stepswitch as ss\nwf = ss.Workflow('w', entry=ss.Agent('a'))\n"
                      "wf.compile()")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
 from stepswitch.cli._session import add_session_flags, open_cli_session
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 DEFAULT_MODEL = "gpt-4.1"
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPTED = "scripted:"
 
 
@@ -401,7 +401,7 @@ def _user_code_error(exc: BaseException) -> str:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith(_PACKAGE_DIR) and "asyncio" not in f.filename
+        if not f.filename.startswith(PACKAGE_DIR) and "asyncio" not in f.filename
     ]
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}: {exc} (raised in your code{where})"
