@@ -300,3 +300,39 @@ def test_trace_context_survives_save_and_load() -> None:
     assert loaded.trace_context.startswith(
         f"00-{root.context.trace_id:032x}-{root.context.span_id:016x}-"
     )
+
+
+def test_a_flow_traces_each_node_and_fan_out_branch() -> None:
+    from graphs.translation import translation
+
+    exporter, config = traced_config()
+    model = ScriptedModel([
+        [assistant_message("Hola uno")],
+        [assistant_message("Hola dos")],
+        [assistant_message("Hola tres")],
+        [assistant_message("Hola dos")],
+    ])
+    result = translation.compile().run_sync("hello", model=model, run_config=config)
+    assert result.final_output == "Hola dos"
+    assert tree(exporter) == [
+        ("invoke_workflow translation", "internal", [
+            ("execute_step three_attempts", "internal"),
+            ("fan_out spanish_agent", "internal", [
+                ("invoke_agent spanish_agent", "internal", [
+                    ("chat scripted", "client", "Final"),
+                ]),
+                ("invoke_agent spanish_agent", "internal", [
+                    ("chat scripted", "client", "Final"),
+                ]),
+                ("invoke_agent spanish_agent", "internal", [
+                    ("chat scripted", "client", "Final"),
+                ]),
+            ]),
+            ("execute_step list_translations", "internal"),
+            ("invoke_agent translation_picker", "internal", [
+                ("chat scripted", "client", "Final"),
+            ]),
+        ]),
+    ]
+    fan = spans_named(exporter, "fan_out spanish_agent")[0]
+    assert dict(fan.attributes or {})[sc.FLOW_FAN_OUT_COUNT] == 3

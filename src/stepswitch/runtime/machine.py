@@ -113,8 +113,17 @@ class StateMachine:
                 )
             if max_turns is _UNSET:
                 max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
-            return start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
-                              config=config, emit=emit)
+            tracer = tracer_for(config.tracer_provider)
+            # a traced flow announces its nodes (Emit), which the tracer turns into spans;
+            # drivers that do not stream drop those effects as they drop every Emit
+            loop = start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                              config=config, emit=emit or tracer is not None)
+            if tracer is not None:
+                loop, _ = tracing.start(
+                    tracer, loop, workflow=self.ir.name, agent=None,
+                    content=config.trace_content, conversation_id=None, saved_context=None,
+                )
+            return loop
 
         if starting_agent is not None and starting_agent not in self._core.states:
             raise UserError(

@@ -20,6 +20,9 @@ __all__ = [
     "EVENT_GUARDRAIL_TRIPPED",
     "EVENT_HANDOFF",
     "EVENT_RESUMED",
+    "FLOW_FAN_OUT_COUNT",
+    "FLOW_NODE",
+    "FLOW_NODE_KIND",
     "INPUT_MESSAGES",
     "OPERATION_NAME",
     "OP_CHAT",
@@ -29,6 +32,8 @@ __all__ = [
     "OUTPUT_MESSAGES",
     "PROVIDER_NAME",
     "REQUEST_MODEL",
+    "SPAN_FAN_OUT",
+    "SPAN_FLOW_STEP",
     "STEP",
     "SYSTEM_INSTRUCTIONS",
     "TOOL_CALL_ARGUMENTS",
@@ -75,6 +80,13 @@ STEP: Final = "stepswitch.step"
 """How a turn ended: ``Final``, ``Handoff``, ``Interruption`` or ``RunAgain``."""
 TURN: Final = "stepswitch.turn"
 """The turn's number in its run (1 for the first model call)."""
+
+# flows: a code step's span and a fan-out's span (agent nodes are invoke_agent spans)
+SPAN_FLOW_STEP: Final = "execute_step"
+SPAN_FAN_OUT: Final = "fan_out"
+FLOW_NODE: Final = "stepswitch.flow.node"
+FLOW_NODE_KIND: Final = "stepswitch.flow.node_kind"
+FLOW_FAN_OUT_COUNT: Final = "stepswitch.flow.fan_out.count"
 
 # span events
 EVENT_HANDOFF: Final = "stepswitch.handoff"

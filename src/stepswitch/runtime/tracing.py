@@ -37,7 +37,8 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from stepswitch.runtime import semconv as sc
-from stepswitch.runtime.effects import CallJob, CallModel, NestedJob, RunJobs
+from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
+from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.model import ModelRequest, ModelResponse
 
 __all__ = ["traced", "traceparent", "tracer_for"]
@@ -143,7 +144,7 @@ class _Trace:
         self,
         tracer: Any,
         *,
-        agent: str,
+        agent: str | None,
         parent: Any,
         workflow: str | None,
         content: bool,
@@ -173,14 +174,19 @@ class _Trace:
                 kind=trace.SpanKind.INTERNAL, attributes=attrs,
             )
             self.parent = trace.set_span_in_context(self.root)
-        self.agent = agent
-        self.agent_span: Any = self._agent_span(agent)
-        self.agent_ctx: Any = trace.set_span_in_context(self.agent_span)
+        # the open segment: an agent's span, or (in a flow) a step's or a fan-out's; a
+        # flow opens its first segment when its first node starts
+        self.agent = agent or ""
+        self.agent_span: Any = None
+        self.agent_ctx: Any = None
+        self.segment = "agent"
+        if agent is not None:
+            self._open(self._agent_span(agent), "agent")
         # the last model call, ended when the loop shows which step its turn took
         self.chat: Any = None
         self.chat_end = 0
         self.chat_usage: Any = None
-        self.chat_agent = agent
+        self.chat_agent = self.agent
 
     # -- safety ---------------------------------------------------------------------------
 
@@ -209,10 +215,38 @@ class _Trace:
             kind=self.api.SpanKind.INTERNAL, attributes=attrs,
         )
 
+    def _open(self, span: Any, segment: str) -> None:
+        self.agent_span = span
+        self.agent_ctx = self.api.set_span_in_context(span)
+        self.segment = segment
+
     def _end_agent(self) -> None:
-        span = self.agent_span
-        span.set_attribute(sc.PROVIDER_NAME, self.provider)
+        span, self.agent_span = self.agent_span, None
+        if span is None:
+            return
+        if self.segment == "agent":
+            span.set_attribute(sc.PROVIDER_NAME, self.provider)
         span.end()
+
+    def _event(self, name: str, attrs: dict[str, Any]) -> None:
+        (self.agent_span or self.root).add_event(name, attrs)
+
+    def flow_node(self, node: str, kind: str, count: int | None) -> None:
+        """A flow moved to ``node``: the last node's turn ended in a Handoff (a move to
+        the next node); the node gets a span of its own."""
+        self._settle_chat("Handoff")
+        self._end_agent()
+        self.agent = node
+        if kind == "agent":
+            self._open(self._agent_span(node), "agent")
+            return
+        attrs: dict[str, Any] = {sc.FLOW_NODE: node, sc.FLOW_NODE_KIND: kind}
+        if count is not None:
+            attrs[sc.FLOW_FAN_OUT_COUNT] = count
+        name = f"{sc.SPAN_FLOW_STEP} {node}" if kind == "step" else f"{sc.SPAN_FAN_OUT} {node}"
+        self._open(self.tracer.start_span(
+            name, context=self.parent, kind=self.api.SpanKind.INTERNAL, attributes=attrs,
+        ), kind)
 
     def _settle_chat(self, step: str | None) -> None:
         if self.chat is None:
@@ -233,12 +267,15 @@ class _Trace:
         if self.chat is not None:
             step = "RunAgain" if request.agent == self.chat_agent else "Handoff"
             self._settle_chat(step)
-        if request.agent != self.agent:
+        if self.agent_span is None or self.segment != "agent":
+            self._end_agent()
+            self.agent = request.agent
+            self._open(self._agent_span(request.agent), "agent")
+        elif request.agent != self.agent:
             self.agent_span.add_event(sc.EVENT_HANDOFF, {sc.AGENT_NAME: request.agent})
             self._end_agent()
             self.agent = request.agent
-            self.agent_span = self._agent_span(request.agent)
-            self.agent_ctx = self.api.set_span_in_context(self.agent_span)
+            self._open(self._agent_span(request.agent), "agent")
         self.turn += 1
         self.provider = _provider(effect.model)
         model = _model_name(effect)
@@ -309,7 +346,7 @@ class _Trace:
         interruptions = getattr(result, "interruptions", None) or []
         self._settle_chat("Interruption" if interruptions else "Final")
         for item in interruptions:
-            self.agent_span.add_event(
+            self._event(
                 sc.EVENT_APPROVAL_REQUESTED,
                 {sc.TOOL_NAME: item.name, sc.TOOL_CALL_ID: item.call_id,
                  sc.AGENT_NAME: item.agent},
@@ -331,12 +368,13 @@ class _Trace:
             self._settle_chat(step)
         if isinstance(exc, Exception) and type(exc).__name__.endswith("TripwireTriggered"):
             verdict = getattr(exc, "guardrail_result", None)
-            self.agent_span.add_event(
+            self._event(
                 sc.EVENT_GUARDRAIL_TRIPPED,
                 {"stepswitch.guardrail": str(getattr(verdict, "guardrail", "")),
                  sc.ERROR_TYPE: type(exc).__qualname__},
             )
-        self._error(self.agent_span, exc)
+        if self.agent_span is not None:
+            self._error(self.agent_span, exc)
         self._end_agent()
         if self.root is not None:
             self._error(self.root, exc)
@@ -401,6 +439,15 @@ class _Trace:
         return traced_sync
 
     def _wrap_nested(self, job: NestedJob) -> None:
+        if not job.name:  # a flow's fan-out branch: its spans go under the fan-out's
+            branch = self.guard(
+                _Trace, self.tracer, agent=job.agent or None,
+                parent=self.agent_ctx or self.parent, workflow=None,
+                content=self.content, conversation_id=self.conversation_id,
+            )
+            if branch is not None:
+                job.loop = traced(job.loop, branch)
+            return
         span = self.guard(self.tool_span, job.name, job.call_id, "agent", None)
         if span is None:
             return
@@ -441,7 +488,7 @@ def start(
     loop: Loop,
     *,
     workflow: str,
-    agent: str,
+    agent: str | None,
     content: bool,
     conversation_id: str | None,
     saved_context: str | None,
@@ -505,6 +552,9 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
                 trace.guard(trace.model_call, effect)
             elif kind is RunJobs:
                 trace.guard(trace.wrap_jobs, effect)
+            elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
+                event = effect.event
+                trace.guard(trace.flow_node, event.node, event.kind, event.count)
         try:
             send = yield effect
         except GeneratorExit:
