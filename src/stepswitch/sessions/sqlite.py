@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -52,7 +53,7 @@ class _Db:
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             if path != ":memory:":
-                self.conn.execute("PRAGMA journal_mode = WAL")
+                self._wal()
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self._setup()
         except sqlite3.Error as exc:
@@ -61,6 +62,24 @@ class _Db:
         except SessionError:
             self.conn.close()
             raise
+
+    def _wal(self) -> None:
+        """Switch the file to WAL once. Changing the journal mode needs the file to
+        itself and SQLite may answer "locked" at once, without its busy handler, while
+        another process opens the same fresh file: so read the mode first (a file
+        already in WAL needs no lock) and retry within the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                row = self.conn.execute("PRAGMA journal_mode").fetchone()
+                if row is None or str(row[0]).lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _setup(self) -> None:
         with self.write() as cur:
