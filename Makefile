@@ -57,6 +57,7 @@ bench: venv
 	$(BIN)/python bench/bench_runtime.py
 	$(BIN)/python bench/bench_render.py
 	$(BIN)/python bench/bench_openai_http.py
+	$(BIN)/python bench/bench_flows.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py

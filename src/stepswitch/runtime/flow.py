@@ -415,9 +415,9 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
     try:
         return (yield from _flow(fc, fr, config))
     except Exception as exc:
-        if isinstance(exc, StepswitchError) or not hasattr(exc, "run_data"):
-            with contextlib.suppress(AttributeError):  # a type that refuses attributes
-                exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
+        # a node's run attached its own run data; the flow's holds every node's items
+        with contextlib.suppress(AttributeError):  # a type that refuses attributes
+            exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
         raise
 
 
