@@ -18,6 +18,7 @@ from stepswitch.runtime.generated import (
     OutputRule,
     RunAgain,
     RunAgent,
+    StateFacts,
     StateIR,
     StateMachine,
     StepCase,
@@ -231,6 +232,7 @@ IR = MachineIR(
                 },
                 name='AnalysisSummary',
             ),
+            facts=StateFacts(nested_only=True),
             switch=(
                 StepCase(when='called', then='run_again'),
                 StepCase(when='no_message', then='run_again'),
@@ -259,6 +261,7 @@ IR = MachineIR(
                 },
                 name='AnalysisSummary',
             ),
+            facts=StateFacts(nested_only=True),
             switch=(
                 StepCase(when='called', then='run_again'),
                 StepCase(when='no_message', then='run_again'),

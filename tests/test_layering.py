@@ -42,6 +42,7 @@ def _under(modules: set[str], packages: tuple[str, ...]) -> list[str]:
 def test_import_stepswitch_loads_nothing_but_the_package() -> None:
     loaded = _loaded("import stepswitch")
     assert _under(loaded, ("stepswitch",)) == ["stepswitch", "stepswitch._version"]
+    assert _under(loaded, ("agents",)) == []
     assert _under(loaded, ("pydantic", *HEAVY)) == []
 
 
@@ -54,6 +55,7 @@ def test_the_lazy_names_still_load_on_use() -> None:
 def test_the_runtime_imports_no_compiler_stage() -> None:
     loaded = _loaded("import stepswitch.runtime.generated")
     assert _under(loaded, COMPILER) == []
+    assert _under(loaded, ("stepswitch.interop", "agents")) == []
     assert _under(loaded, HEAVY) == []
     assert _under(loaded, ("stepswitch.testing", "stepswitch.models")) == []
 
@@ -66,3 +68,22 @@ def test_a_generated_runner_imports_no_compiler_stage() -> None:
     assert "codegen.support" in loaded and "stepswitch.runtime.loop" in loaded
     assert _under(loaded, tuple(p for p in COMPILER if p != "stepswitch.dsl")) == []
     assert _under(loaded, HEAVY) == []
+
+
+def test_the_pytest_plugin_costs_nothing_until_its_fixture_is_used() -> None:
+    """pytest imports every installed pytest11 plugin in every project at start-up."""
+    loaded = _loaded("import stepswitch.models.pytest_plugin")
+    assert _under(loaded, ("stepswitch",)) == [
+        "stepswitch", "stepswitch._version", "stepswitch.models",
+        "stepswitch.models.pytest_plugin",
+    ]
+    assert _under(loaded, HEAVY) == []
+
+
+def test_the_sdk_reader_loads_only_when_asked_for() -> None:
+    loaded = _loaded("import stepswitch as ss\nwf = ss.Workflow('w', entry=ss.Agent('a'))\n"
+                     "wf.compile()")
+    assert _under(loaded, ("stepswitch.interop", "agents")) == []
+    loaded = _loaded("import stepswitch as ss\nassert callable(ss.from_sdk)")
+    assert "stepswitch.interop.sdk" in loaded
+    assert _under(loaded, ("agents",)) == []  # the SDK itself loads with the app

@@ -1,7 +1,8 @@
 """Where a declaration was written, found with one frame walk (no source reading).
 
 A shared leaf module (like ``errors.py``): the DSL and ``ModelSettings`` both name the
-user's line in their errors.
+user's line in their errors; the CLI and codegen show paths with :func:`display_path`
+and tell the package's own frames apart with :data:`PACKAGE_DIR`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import os
 import sys
 from typing import NamedTuple
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+"""The stepswitch package's folder: frames under it are ours, not the user's."""
 
 
 class Site(NamedTuple):
@@ -30,7 +32,7 @@ def caller_site(*, skip: tuple[str, ...] = ()) -> Site:
     cheap (``inspect.stack()`` would read every file on the stack each time).
     """
     frame = sys._getframe(1)
-    inside = (_PACKAGE_DIR, *skip)
+    inside = (PACKAGE_DIR, *skip)
     while frame is not None and frame.f_code.co_filename.startswith(inside):
         back = frame.f_back
         if back is None:
@@ -49,14 +51,14 @@ def function_site(fn: object) -> Site:
     return Site(code.co_filename, code.co_firstlineno)
 
 
-def display_path(path: str) -> str:
-    """``path`` relative to the working directory when it lies under it (posix style)."""
-    if not os.path.isabs(path):
-        return path.replace(os.sep, "/")
+def display_path(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory when it lies under it (posix style),
+    else as given."""
+    text = os.fspath(path)
     try:
-        rel = os.path.relpath(path)
+        rel = os.path.relpath(text)
     except ValueError:  # another drive on Windows
-        return path
+        return text
     if rel.startswith(".."):
-        return path
+        return text
     return rel.replace(os.sep, "/")

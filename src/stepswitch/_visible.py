@@ -33,7 +33,12 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, keep: str = "") -> str:
     """``text`` with every hidden or misleading character escaped (a backslash that is
-    already there stays as it is, so JSON reads unchanged)."""
-    return _HIDDEN.sub(_escape, text) if _HIDDEN.search(text) else text
+    already there stays as it is, so JSON reads unchanged), except those in ``keep``
+    (``"\n\t"`` for running text)."""
+    if _HIDDEN.search(text) is None:
+        return text
+    if not keep:
+        return _HIDDEN.sub(_escape, text)
+    return _HIDDEN.sub(lambda m: m.group() if m.group() in keep else _escape(m), text)

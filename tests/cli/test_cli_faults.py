@@ -322,3 +322,74 @@ def test_run_refuses_a_fifo_or_device_for_its_files(flag: str, tmp_path: Path) -
     assert proc.returncode == 2, proc.stderr
     assert "not a regular file" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+UNREACHABLE_SURROGATE = """
+import stepswitch as ss
+b = ss.Agent(name="b\\ud800x", instructions="B.")
+a = ss.Agent(name="a", instructions="A.")
+wf = ss.Workflow(name="w", entry=a, agents=[a, b])
+"""
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_machine_formats_escape_a_lone_surrogate_and_stay_valid(fmt: str, tmp_path: Path) -> None:
+    (tmp_path / "wf.py").write_text(UNREACHABLE_SURROGATE)
+    proc = cli("check", "wf.py", "--format", fmt, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    parsed = [json.loads(line) for line in text.splitlines()] if fmt == "json" else [
+        json.loads(text)]
+    assert parsed and "b\ud800x" in json.dumps(parsed, ensure_ascii=False)
+
+
+def completion(message: dict[str, Any]) -> str:
+    return json.dumps({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", **message}}],
+    })
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"content": "Refunding \ud800 now."}, "choices[0].message.content"),
+        ({"content": None, "tool_calls": [{"id": "c9", "type": "function", "function": {
+            "name": "lookup_order", "arguments": '{"order_id": 4\udc00}'}}]},
+         "choices[0].message.tool_calls[0].function.arguments"),
+    ],
+    ids=["content", "arguments"],
+)
+def test_a_model_answer_holding_a_lone_surrogate_is_refused_and_the_run_kept(
+    message: dict[str, Any], field: str, tmp_path: Path
+) -> None:
+    # JSON can carry a lone surrogate as an escape; it is no text: it could be neither
+    # sent back to the model nor saved, so the answer is refused where it arrives
+    state = tmp_path / "run.json"
+    with OpenAIServer([[call("lookup_order", {"order_id": 42})],
+                       raw_reply(completion(message))]) as server:
+        proc = cli("run", TARGET, "--input", "refund", "--model", "m", "--base-url", server.url,
+                   "--api", "chat", "--state", str(state))
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"malformed response: {field} holds a lone surrogate" in proc.stderr
+    assert f"saved the run so far to {state}" in proc.stderr
+    import stepswitch as ss
+
+    saved = ss.RunState.from_json(state.read_text(encoding="utf-8"))
+    assert [i.type for i in saved.items] == ["tool_call_item", "tool_call_output_item"]
+
+
+def test_streamed_text_cannot_hide_the_approval_prompt(tmp_path: Path) -> None:
+    # ESC[8m conceals what follows on most terminals; ESC[2J clears the screen
+    hide = "Sure.\x1b[8m\x1b[2J\r"
+    with OpenAIServer([[message(hide), call("transfer_to_refund", {})],
+                       [call("process_refund", {"order_id": 42})]]) as server:
+        proc = cli("run", TARGET, "--input", "refund", "--model", "m", "--base-url", server.url,
+                   "--stream", "--approve", "ask", "--state", str(tmp_path / "s.json"),
+                   stdin="p\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stderr and "\r" not in proc.stderr
+    assert "Sure.\\x1b[8m\\x1b[2J\\r" in proc.stderr
+    assert 'approve process_refund({"order_id": 42})' in proc.stderr

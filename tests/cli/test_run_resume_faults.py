@@ -155,3 +155,48 @@ def test_ctrl_c_saves_the_run_so_far(app: Path, capsys: pytest.CaptureFixture[st
     code, _, err = stepswitch_run(app, steps, "--resume", str(state), "--approve", "all",
                                   capsys=capsys)
     assert ledger(app) == ["refund 1"]
+
+
+SLOW_APP = textwrap.dedent('''
+    import asyncio
+    import stepswitch as ss
+
+    @ss.function_tool
+    def quick(n: int) -> str:
+        """Quick."""
+        return "ok"
+
+    @ss.function_tool
+    async def slow(n: int) -> str:
+        """Slow."""
+        await asyncio.sleep(60)
+        return "late"
+
+    a = ss.Agent("a", tools=[quick, slow])
+    support = ss.Workflow("slow", entry=a, agents=[a])
+''')
+
+
+def test_a_real_ctrl_c_saves_the_run_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    (tmp_path / "slow_app.py").write_text(SLOW_APP)
+    (tmp_path / "script.json").write_text(json.dumps({"steps": [
+        call("quick", n=1), call("slow", n=1), text("done")]}))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "run", "slow_app.py:support", "--model",
+         "scripted:script.json", "--input", "go", "--state", "s.json"],
+        cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until the slow tool is running
+        if "tool slow" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "saved the run so far to s.json" in err and "Traceback" not in err
+    saved = json.loads((tmp_path / "s.json").read_text())["body"]
+    assert [i["type"] for i in saved["items"]] == [
+        "tool_call_item", "tool_call_output_item", "tool_call_item"]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 import stepswitch as ss
 from stepswitch.testing import ScriptedModel, Step, assistant_message, function_call
@@ -193,3 +194,19 @@ def test_a_cancelled_run_keeps_the_run() -> None:
     # the cancelled turn's model call is made again on resume: nothing was lost
     resumed = machine.run_sync(data.to_state(), model=ScriptedModel([[assistant_message("b")]]))
     assert resumed.final_output == "b"
+
+
+def test_a_cancelled_flow_keeps_the_flow_run() -> None:
+    class Outline(BaseModel):
+        text: str
+
+    outline = ss.Agent("outline", "Outline a story.", output_type=Outline)
+    story = ss.Agent("story", "Write the story.")
+    machine = ss.Workflow("story", outline, flow=[
+        ss.then(outline, story), ss.then(story, ss.END)]).compile()
+    model = ScriptedModel([[assistant_message('{"text": "good"}')], KeyboardInterrupt()])
+    with pytest.raises(KeyboardInterrupt) as caught:
+        machine.run_sync("a story", model=model)
+    data = caught.value.run_data  # type: ignore[attr-defined]
+    # the flow's run, not only the node's: the outline the first node made is in it
+    assert [(i.type, i.agent) for i in data.new_items] == [("message_output_item", "outline")]

@@ -137,3 +137,44 @@ def test_a_context_type_that_builds_itself_is_used(
                           "--model", _script(tmp_path, steps)], capsys)
     assert code == 0, err
     assert out == "howdy\n"
+
+
+RUNNER_DRIVER = """
+import importlib.util, sys
+from stepswitch.testing import ScriptedModel, function_call
+from tests.interop.sdk_apps.support import Account
+spec = importlib.util.spec_from_file_location("sdk_runner", sys.argv[1])
+runner = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(runner)
+model = ScriptedModel([
+    [function_call("transfer_to_refund_agent", {"reason": "late"})],
+    [function_call("process_refund", {"order_id": 7})],
+])
+paused = runner.run_sync("refund 7", model=model, context=Account("bo"))
+state = paused.to_state()
+state.approve(paused.interruptions[0])
+done = runner.run_sync(state, model=model, context=Account("bo"))
+print(done.final_output, "|", sorted(m for m in sys.modules if m.startswith("stepswitch.")
+                                     and m.split(".")[1] in ("analysis", "render")))
+"""
+
+
+def test_compile_an_sdk_agent_gives_a_runner_that_runs_in_a_fresh_process(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_file = tmp_path / "runner.py"
+    code, _, err = run(["compile", f"{APP}:triage_agent", "-o", str(out_file)], capsys)
+    assert code == 0, err
+    source = out_file.read_text()
+    assert "'stepswitch.interop.sdk_objects:tests.interop.sdk_apps.support:polite'" in source
+    code, _, err = run(["compile", f"{APP}:triage_agent", "-o", str(out_file), "--check"],
+                       capsys)
+    assert code == 0, err
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", RUNNER_DRIVER, str(out_file)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    output, loaded = done.stdout.strip().split(" | ")
+    assert output == "refunded 7 for bo"
+    assert loaded == "[]"  # the runner needs no analyzer or renderer (the DSL builds tools)

@@ -200,3 +200,17 @@ def test_import_stepswitch_loads_neither_the_reader_nor_the_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_handoff_cycle_needs_a_budget_and_handoff_max_uses_gives_one() -> None:
+    triage = agents.Agent(name="triage")
+    seats = agents.Agent(name="seats", handoffs=[triage])
+    triage.handoffs.append(agents.handoff(seats))
+    assert "SW201" in ss.from_sdk(triage).check().codes()
+    budgeted = ss.from_sdk(triage, handoff_max_uses=2)
+    report = budgeted.check()
+    assert "SW201" not in report.codes() and report.ok
+    spec = budgeted.to_spec()
+    assert {h.max_uses for a in spec.agents for h in a.handoffs} == {2}
+    with pytest.raises(ss.UserError, match="handoff_max_uses: expected a positive int"):
+        ss.from_sdk(triage, handoff_max_uses=0)

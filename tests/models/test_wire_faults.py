@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -335,3 +336,22 @@ def test_a_stream_its_consumer_abandons_is_closed_quietly(api: str) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "done\n"
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("api", "body", "field"),
+    [
+        ("chat", '{"choices": [{"message": {"content": "a \\ud800 b"}}]}',
+         "choices[0].message.content"),
+        ("responses", '{"output": [{"type": "message", "content": [{"type": "output_text", '
+                      '"text": "a \\udfff"}]}]}', "output[0].content[0].text"),
+        ("responses", '{"output": [{"type": "function_call", "call_id": "c", "name": "refund", '
+                      '"arguments": "{\\"order_id\\": \\"\\ud800\\"}"}]}', "output[0].arguments"),
+    ],
+)
+def test_a_lone_surrogate_from_the_model_is_refused_naming_the_field(
+    api: str, body: str, field: str, openai_server: OpenAIServer
+) -> None:
+    openai_server.add(raw_reply(body))
+    with pytest.raises(ModelBehaviorError, match=rf"{re.escape(field)} holds a lone surrogate"):
+        asyncio.run(model(api, openai_server).get_response(request()))

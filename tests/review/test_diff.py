@@ -349,3 +349,50 @@ def test_diff_as_a_subprocess(history: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert "safety: a safety property weakens (4)  [--fail-on]" in done.stdout
+
+
+def test_flow_changes_of_the_judge_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (ROOT / "graphs" / "judge.py").read_text()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "judge.py").write_text(source)
+    head = source.replace('ss.route(evaluator, on="score", max_uses=3,',
+                          'ss.route(evaluator, on="score", max_uses=6,')
+    head = head.replace('"pass": final_outline,', '"pass": ss.END,')
+    head = head.replace("        ss.then(final_outline, ss.END),\n", "")
+    assert head.count("max_uses=6") == 1 and "then(final_outline" not in head
+    (tmp_path / "b" / "judge.py").write_text(head)
+    doc = _json([str(tmp_path / "a" / "judge.py"), str(tmp_path / "b" / "judge.py")], capsys)
+    assert _found(doc) == {
+        ("state", "steps.final_outline"),
+        ("safety", "flow.evaluator.max_uses"),
+        ("safety", "workflow.model_call_bound"),  # three more rounds of the loop
+        ("structure", "flow.evaluator"),
+        ("structure", "flow.final_outline"),
+    }
+
+
+def test_folders_pair_workflows_by_file_and_name(
+    history: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # graphs/ at v1 holds support; the work tree adds a second workflow file
+    monkeypatch.chdir(history)
+    extra = history / "graphs" / "extra.py"
+    extra.write_text("import stepswitch as ss\nsolo = ss.Agent('solo', 'Alone.')\n"
+                     "extra = ss.Workflow(name='extra', entry=solo)\n")
+    try:
+        code, out, _ = _diff(["git:v1:graphs/", "graphs/", "--fail-on", "state"], capsys)
+        assert code == 0
+        assert "structure: workflow graphs/extra.py:extra added" in out
+        assert "graphs/support.py:support@v1 → graphs/support.py:support" in out
+        code, out, _ = _diff(["graphs/", "git:v1:graphs/", "--fail-on", "state",
+                              "--format", "json"], capsys)
+        assert code == 1
+        doc = json.loads(out)
+        lone = next(p for p in doc["pairs"] if p["head"] is None)
+        assert lone["base"] == "graphs/extra.py:extra"
+        assert lone["changes"][0]["category"] == "state" and doc["failed"] == ["state"]
+    finally:
+        extra.unlink()

@@ -156,3 +156,53 @@ def test_session_must_be_a_session() -> None:
 def test_on_conflict_must_be_known() -> None:
     with pytest.raises(ss.UserError, match="on_conflict"):
         ss.RunConfig(on_conflict="merge")  # type: ignore[arg-type]
+
+
+class _LoseLastAck:
+    """Commits every append; the ``n``-th (1-based) then raises."""
+
+    def __init__(self, inner: Any, n: int) -> None:
+        self.inner, self.n, self.seen = inner, n, 0
+        self.session_id = inner.session_id
+
+    async def load(self, **kw: Any) -> Any:
+        return await self.inner.load(**kw)
+
+    async def append(self, items: Any, **kw: Any) -> int:
+        version: int = await self.inner.append(items, **kw)
+        self.seen += 1
+        if self.seen == self.n:
+            raise ConnectionResetError("reset after the commit")
+        return version
+
+
+def test_a_lost_ack_on_the_last_turn_resumes_without_asking_the_model() -> None:
+    real = MemorySession("last")
+    model = _script()
+    first = MACHINE.run_sync("I want a refund", model=model, session=real)
+    assert first.final_output == "Which order?"
+    with pytest.raises(ss.SessionError, match=r"resume exc\.run_data\.to_state") as info:
+        MACHINE.run_sync("order 42", model=model, session=_LoseLastAck(real, 1))
+    state = ss.RunState.from_json(info.value.run_data.to_state().to_json())
+    assert state.session is not None and state.session.pending is not None
+    calls = len(model.calls)
+    done = MACHINE.run_sync(state, model=model, session=real)
+    assert done.final_output == "Order 42 it is." and len(model.calls) == calls
+    texts = [getattr(i, "content", None) for i in asyncio.run(real.get_items())]
+    assert texts.count("order 42") == 1 and texts.count("Order 42 it is.") == 1
+    with pytest.raises(ss.SessionConflict):  # and that state cannot be used twice
+        MACHINE.run_sync(state, model=model, session=real)
+
+
+def test_the_runtime_loads_no_store_driver() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, stepswitch.runtime, stepswitch.sessions;"
+        "print(sorted(m for m in ('psycopg', 'redis', 'sqlite3', 'stepswitch.sessions.postgres')"
+        " if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

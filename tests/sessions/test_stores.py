@@ -42,6 +42,7 @@ def test_bad_session_ids(bad: str, message: str) -> None:
     ("mongodb://x/y", "unknown session URL scheme 'mongodb'"),
     ("conversations.db", "has no scheme"),
     ("sqlite://relative.db", "sqlite:///relative/path.db"),
+    ("postgresql://h/db?synchronous_commit=maybe", "synchronous_commit is on or off"),
 ])
 def test_bad_urls(url: str, message: str) -> None:
     with pytest.raises(ss.SessionError, match=message):
@@ -50,7 +51,8 @@ def test_bad_urls(url: str, message: str) -> None:
 
 def test_urls_open_each_backend(tmp_path: Any, pg_schema: str, redis_prefix: str) -> None:
     async def go() -> None:
-        for url in (f"sqlite:///{tmp_path}/c.db", f"{PG_DSN}?schema={pg_schema}",
+        pg = f"{PG_DSN}?schema={pg_schema}&synchronous_commit=off"
+        for url in (f"sqlite:///{tmp_path}/c.db", pg,
                     f"{REDIS_URL}?prefix={redis_prefix}"):
             s = open_session(url, "u")
             await s.append([ss.runtime.UserInputItem("hi")], operation_id="o",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Sequence
 
 from stepswitch.analysis._context import Ctx
@@ -11,6 +10,7 @@ from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.report import Report
 from stepswitch.analysis.rules import RULES
 from stepswitch.errors import UserError
+from stepswitch.graph.build import gc_paused
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = ["analyze"]
@@ -44,14 +44,9 @@ def analyze(
     found: list[Diagnostic] = []
     # The passes allocate many small, short-lived objects and no reference cycles; a
     # full collection triggered midway would walk the whole (large) spec for nothing.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         for rule in RULES:
             found.extend(rule(ctx))
-    finally:
-        if collecting:
-            gc.enable()
     agent_ignores: dict[str, tuple[str, ...]] = {}
     for agent in spec.agents:  # the first agent of a name is the one the graph keeps
         agent_ignores.setdefault(agent.name, agent.ignore)

@@ -53,6 +53,8 @@ class LoadedSpec:
     label: str
     attribute: str
     spec: WorkflowSpec
+    key: str = ""
+    """``file.py:NAME`` as seen from the working directory, the same on both sides."""
 
 
 def parse_side(text: str) -> Side:
@@ -96,7 +98,7 @@ def _specs(side: Side) -> list[LoadedSpec]:
     out = []
     for item in loaded:
         label = item.label if side.ref is None else f"{item.label}@{side.ref}"
-        out.append(LoadedSpec(label, item.attribute, item.workflow.to_spec()))
+        out.append(LoadedSpec(label, item.attribute, item.workflow.to_spec(), item.label))
     return out
 
 

@@ -45,17 +45,20 @@ def parse_categories(text: str) -> list[Category]:
     return [c for c in CATEGORIES if c in wanted]
 
 
-def _pairs(base: list[LoadedSpec], head: list[LoadedSpec]) -> list[tuple[LoadedSpec, LoadedSpec]]:
+def _pairs(base: list[LoadedSpec], head: list[LoadedSpec]) -> list[Compared]:
+    """One workflow on each side: compared whatever their names. Several: paired by
+    ``file.py:NAME``; one found on a single side is added or removed."""
     if len(base) == 1 and len(head) == 1:
-        return [(base[0], head[0])]
-    by_name = {h.attribute: h for h in head}
-    missing = [b.label for b in base if b.attribute not in by_name]
-    extra = sorted(set(by_name) - {b.attribute for b in base})
-    if missing or extra:
-        names = missing + [by_name[n].label for n in extra]
-        raise TargetError(f"the sides name different workflows ({', '.join(names)}); name one "
-                          "workflow on each side (FILE.py:NAME)")
-    return [(b, by_name[b.attribute]) for b in base]
+        return [Compared(base[0].label, head[0].label, diff_specs(base[0].spec, head[0].spec))]
+    heads = {h.key: h for h in head}
+    keys = {b.key for b in base}
+    out = []
+    for b in base:
+        h = heads.get(b.key)
+        out.append(Compared(b.label, None, None) if h is None
+                   else Compared(b.label, h.label, diff_specs(b.spec, h.spec)))
+    out.extend(Compared(None, h.label, None) for h in head if h.key not in keys)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,10 +66,10 @@ def run(args: argparse.Namespace) -> int:
     base_side, head_side = parse_side(args.base), parse_side(args.head)
     base = load_side(base_side)
     head = load_side(head_side)
-    pairs = [Compared(b.label, h.label, diff_specs(b.spec, h.spec)) for b, h in _pairs(base, head)]
-    if args.format == "mermaid" and len(pairs) != 1:
+    pairs = _pairs(base, head)
+    if args.format == "mermaid" and (len(pairs) != 1 or pairs[0].diff is None):
         raise TargetError("--format mermaid draws one workflow: name one on each side "
                           "(FILE.py:NAME)")
     sys.stdout.write(DIFF_FORMATS[args.format](pairs, failing))
-    changed = {c for p in pairs for c in p.diff.categories()}
+    changed = {c for p in pairs for c in p.categories()}
     return 1 if changed & set(failing) else 0

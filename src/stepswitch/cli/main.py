@@ -7,6 +7,7 @@ mistake never ends in a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ __all__ = ["entry", "main"]
 _COMMANDS: tuple[str, ...] = (
     "show", "check", "explain", "render", "run", "chat", "compile", "trace", "diff",
     "trail",
+    "worker",
 )
 
 
@@ -46,6 +48,7 @@ def _commands(argv: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _escape_unencodable()
     if argv is None:
         argv = sys.argv[1:]
     parser = _parser(argv)
@@ -67,6 +70,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+
+
+def _escape_unencodable() -> None:
+    """What the terminal's encoding cannot hold (a lone surrogate in a name, say) is
+    written as a backslash escape, never a ``UnicodeEncodeError`` after the work is
+    done. In a JSON string the escape is the same character, so JSON stays valid."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # detached or closed: leave it
+                reconfigure(errors="backslashreplace")
 
 
 def entry() -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
 from stepswitch.cli._session import add_session_flags, open_cli_session
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run"]
 
 DEFAULT_MODEL = "gpt-4.1"
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPTED = "scripted:"
 
 
@@ -401,7 +401,7 @@ def _user_code_error(exc: BaseException) -> str:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith(_PACKAGE_DIR) and "asyncio" not in f.filename
+        if not f.filename.startswith(PACKAGE_DIR) and "asyncio" not in f.filename
     ]
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}: {exc} (raised in your code{where})"
@@ -464,7 +464,7 @@ class _Progress:
 
     def event(self, event: Any) -> None:
         if isinstance(event, AgentUpdatedStreamEvent):
-            self.line(f"→ agent {event.new_agent}")
+            self.line(f"→ agent {visible(event.new_agent)}")
         elif isinstance(event, RunItemStreamEvent):
             self.item(event.item)
         elif isinstance(event, RawResponsesStreamEvent) and self.stream_text:
@@ -472,7 +472,9 @@ class _Progress:
             if delta:
                 if not self._mid_text:
                     print("  ", end="", file=self.file)
-                print(delta, end="", file=self.file, flush=True)
+                # the model's text as it comes, with no control character that could
+                # hide or rewrite what the terminal shows next (an approval prompt)
+                print(visible(delta, keep="\n\t"), end="", file=self.file, flush=True)
                 self._mid_text = True
 
     def item(self, item: RunItem) -> None:

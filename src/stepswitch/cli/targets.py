@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from stepswitch._site import PACKAGE_DIR, display_path
 from stepswitch.cli._shadow import shadowed
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
@@ -26,7 +27,6 @@ from stepswitch.errors import UserError
 __all__ = ["LoadedWorkflow", "TargetError", "load_targets"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class TargetError(Exception):
@@ -92,7 +92,7 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
             for file in sorted(_python_files(path)):
                 # one module that does not import must not hide the others' problems
                 try:
-                    results.extend(_workflows_in(_import_file(file), _display(file)))
+                    results.extend(_workflows_in(_import_file(file), display_path(file)))
                 except TargetError as exc:
                     failures.append(str(exc))
             if failures and collected is None:
@@ -105,7 +105,7 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
         module = _import_file(path)
-        label = _display(path)
+        label = display_path(path)
     else:
         if "/" in path_part or os.sep in path_part:
             raise TargetError(f"{target}: no such file or folder: {path_part}")
@@ -140,7 +140,7 @@ def import_target(spec: str, *, what: str) -> tuple[object, str]:
     if path.suffix == ".py" or path.exists():
         if not path.is_file():
             raise TargetError(f"{what} {spec}: no such file: {path_part}")
-        module, label = _import_file(path), _display(path)
+        module, label = _import_file(path), display_path(path)
     else:
         module, label = _import_module(path_part), path_part
     if not hasattr(module, name):
@@ -169,14 +169,6 @@ def _python_files(folder: Path) -> list[Path]:
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
         files.extend(Path(root, n) for n in names if n.endswith(".py"))
     return files
-
-
-def _display(path: Path) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 def _module_name_for(path: Path) -> tuple[str, Path]:
@@ -211,7 +203,7 @@ def _import_file(path: Path) -> ModuleType:
                 f"{path}: its module name {name!r} is already taken by {file}; rename one"
             )
     try:
-        module = _import_module(name, shown=_display(path))
+        module = _import_module(name, shown=display_path(path))
     except TargetError:
         _refuse_shadows(root)  # the likelier cause of a failed import, if there is one
         raise
@@ -261,7 +253,7 @@ def _user_traceback(shown: str, exc: BaseException) -> str:
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
-        if "importlib" not in f.filename and not f.filename.startswith(_PACKAGE_DIR)
+        if "importlib" not in f.filename and not f.filename.startswith(PACKAGE_DIR)
     ]
     body = "".join(traceback.format_list(frames))
     message = "".join(traceback.format_exception_only(type(exc), exc)).rstrip()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import inspect
 import linecache
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
+from stepswitch._site import display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
 from stepswitch.errors import UserError
@@ -173,23 +173,15 @@ def _declared_at(obj: object) -> str | None:
     fn = getattr(obj, "fn", obj)
     code = getattr(fn, "__code__", None)
     if code is not None:
-        return f"{_display(code.co_filename)}:{code.co_firstlineno}"
+        return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
     if isinstance(obj, type):
         try:
             file = inspect.getsourcefile(obj)
             line = inspect.getsourcelines(obj)[1]
         except (OSError, TypeError):
             return None
-        return f"{_display(file)}:{line}" if file else None
+        return f"{display_path(file)}:{line}" if file else None
     return None
-
-
-def _display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 # -- pass 2: the plan (every decision) -----------------------------------------------------

@@ -117,9 +117,9 @@ def build(wf: Workflow) -> BuiltWorkflow:
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Building allocates many small acyclic objects; letting the cyclic collector scan
-    the growing heap over and over made large builds superlinear. Nothing built here
-    forms a cycle that needs collecting while the build runs."""
+    """The cyclic collector off for a pass that allocates many small acyclic objects
+    (building, indexing, the facts, lowering, analysis): letting it scan the growing
+    heap over and over made large workflows superlinear. The one helper for it."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -11,7 +11,8 @@ draw), a :class:`~stepswitch.ir.StateFacts`:
   handoffs inside it, or by agent tools of those, to any depth) has an approval
   tool, so this is one reverse search from the agents with approvals over every
   edge: O(V + E);
-* **does it only run nested**: reached from the entry only through agent tools.
+* **does it only run nested**: reached from the entry (or a flow's agent nodes) only
+  through agent tools.
 
 ``lower()`` stores them in the IR; the analyzer and the graph diagram (which also
 look at workflows that cannot be lowered) read :meth:`WorkflowGraph.facts()
@@ -165,8 +166,11 @@ def machine_facts(spec: WorkflowSpec) -> dict[str, StateFacts]:
     endings = [own_ending(agent) for agent in listed]
     distance = _end_distance([e[2] for e in endings], reverse_ending)
 
-    entry = pos.get(spec.entry) if spec.entry is not None else None
-    top = reach([entry] if entry is not None else [], handoffs)
+    roots: list[str] = [spec.entry] if spec.entry is not None else []
+    if spec.flow is not None:  # every agent node of a flow starts a top-level run
+        roots.extend(n for e in spec.flow for n in (e.source, *e.targets(), e.each)
+                     if n is not None)
+    top = reach([pos[r] for r in roots if r in pos], handoffs)
     everything = [h + t for h, t in zip(handoffs, nested, strict=True)]
     reachable = reach([i for i in range(n) if top[i]], everything)
 

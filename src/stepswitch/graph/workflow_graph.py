@@ -8,13 +8,12 @@ kept aside as ``dangling`` so nothing is lost and the analyzer can locate them.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
-from stepswitch.graph.facts import machine_facts
+from stepswitch.graph.facts import machine_facts, reach
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
 from stepswitch.ir import StateFacts
 
@@ -170,14 +169,11 @@ class WorkflowGraph:
         origin = start if start is not None else self.entry
         if origin is None or origin not in self._agents:
             return frozenset()
-        seen = {origin}
-        queue = deque([origin])
-        while queue:
-            for target in self.successors(queue.popleft()):
-                if target not in seen:
-                    seen.add(target)
-                    queue.append(target)
-        return frozenset(seen)
+        names = list(self._agents)
+        pos = {name: i for i, name in enumerate(names)}
+        succ = [[pos[e.target] for e in self._out[name]] for name in names]
+        seen = reach([pos[origin]], succ)
+        return frozenset(name for name, hit in zip(names, seen, strict=True) if hit)
 
     def subgraph(self, kind: EdgeKind) -> DiGraph[str]:
         """A simple directed graph of one edge kind over all agents."""

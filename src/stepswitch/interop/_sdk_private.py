@@ -9,6 +9,7 @@ internals is a clear error instead of a silently wrong workflow.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +38,11 @@ _checked: str | None = None
 
 def installed_version() -> str:
     """The installed ``openai-agents`` version ("" when not installed)."""
+    return _metadata_version()
+
+
+@functools.lru_cache(maxsize=1)
+def _metadata_version() -> str:
     try:
         return importlib.metadata.version("openai-agents")
     except importlib.metadata.PackageNotFoundError:

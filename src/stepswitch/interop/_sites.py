@@ -20,11 +20,25 @@ __all__ = ["SourceSites", "modules_holding", "sites_in"]
 
 @dataclass(slots=True)
 class SourceSites:
-    """What one file declares: agent calls by assigned variable and by literal name."""
+    """What one file declares: agent calls assigned to module-level variables (read
+    first, from the top-level statements only) and, on demand, every agent call by its
+    literal name (a walk of the whole tree)."""
 
     file: str
+    tree: ast.Module | None = None
     by_variable: dict[str, int] = field(default_factory=dict)
-    by_name: dict[str, int] = field(default_factory=dict)
+    _by_name: dict[str, int] | None = None
+
+    @property
+    def by_name(self) -> dict[str, int]:
+        if self._by_name is None:
+            self._by_name = {}
+            for node in ast.walk(self.tree) if self.tree is not None else ():
+                if isinstance(node, ast.Call) and _is_agent_call(node):
+                    name = _literal_name(node)
+                    if name is not None:
+                        self._by_name.setdefault(name, node.lineno)
+        return self._by_name
 
     def site_of(self, variable: str | None, name: str) -> Site | None:
         line = self.by_variable.get(variable or "") or self.by_name.get(name)
@@ -73,26 +87,23 @@ def sites_in(path: str) -> SourceSites:
     except (OSError, SyntaxError, ValueError):
         _CACHE[key] = found
         return found
-    for node in ast.walk(tree):
+    found.tree = tree
+    for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Call):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if _is_agent_call(node.value):
                 for target in targets:
                     if isinstance(target, ast.Name):
                         found.by_variable.setdefault(target.id, node.lineno)
-        if isinstance(node, ast.Call) and _is_agent_call(node):
-            name = _literal_name(node)
-            if name is not None:
-                found.by_name.setdefault(name, node.lineno)
     _CACHE[key] = found
     return found
 
 
-def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, str]]:
-    """``(file, variable, module)`` for every module-level variable bound to one of the
+def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, object]]:
+    """``(file, variable, value)`` for every module-level variable bound to one of the
     objects whose ``id`` is in ``ids`` (modules of the standard library and site-packages
     cannot hold a user's agents, but checking them costs little and keeps this simple)."""
-    for module_name, module in list(sys.modules.items()):
+    for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not file or not file.endswith(".py"):
             continue
@@ -102,4 +113,4 @@ def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, str]]:
             continue
         for variable, value in items:
             if id(value) in ids:
-                yield file, variable, module_name
+                yield file, variable, value

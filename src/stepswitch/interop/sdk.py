@@ -12,6 +12,7 @@ Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 
 from __future__ import annotations
 
+import copy
 import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -28,11 +29,12 @@ from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, res
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
-from stepswitch.interop._sites import modules_holding, sites_in
+from stepswitch.interop import sdk_objects as _sdk_objects
+from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
 
-__all__ = ["from_sdk", "is_sdk_agent", "sdk_roots"]
+__all__ = ["converted", "from_sdk", "is_sdk_agent", "sdk_roots"]
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
@@ -54,6 +56,7 @@ def from_sdk(
     max_turns: int | None = _SDK_MAX_TURNS,
     max_depth: int = 8,
     context_type: Any = None,
+    handoff_max_uses: int | None = None,
 ) -> Workflow:
     """The workflow an OpenAI Agents SDK agent describes, with ``agent`` as its entry.
 
@@ -62,6 +65,10 @@ def from_sdk(
     Raises ``UserError`` (one line, naming the object and its file:line) for what cannot
     be read: not an SDK agent, an unsupported SDK version, an ``as_tool`` cycle, a tool
     that fails when read.
+
+    The SDK has no handoff budgets, so an app whose handoffs form a cycle (triage and a
+    specialist that hands back) fails ``check`` with SW201; ``handoff_max_uses=N`` gives
+    every handoff of the app that budget, as ``ss.handoff(..., max_uses=N)`` would.
     """
     site = caller_site()
     private.check_version()
@@ -73,7 +80,13 @@ def from_sdk(
     if context_type is None:  # Agent[Account](...) keeps Account on the instance
         args = typing.get_args(getattr(agent, "__orig_class__", None))
         context_type = args[0] if args and isinstance(args[0], type) else None
-    reader = _Reader(site)
+    if handoff_max_uses is not None and (
+        isinstance(handoff_max_uses, bool) or not isinstance(handoff_max_uses, int)
+        or handoff_max_uses < 1
+    ):
+        raise UserError(f"from_sdk at {site}: handoff_max_uses: expected a positive int, got "
+                        f"{handoff_max_uses!r}")
+    reader = _Reader(site, handoff_max_uses)
     entry = reader.read(agent)
     workflow = Workflow(
         name or agent.name,
@@ -127,6 +140,39 @@ def _targets(agent: Any) -> Iterable[Any]:
             yield target
 
 
+_CONVERTED: dict[tuple[int, str], tuple[Any, Any]] = {}
+"""(id of the SDK object, kind) -> (the SDK object, kept alive; what it became)."""
+
+
+def converted(sdk_obj: Any, kind: str = "") -> Any:
+    """What an SDK tool, guardrail (``kind=""``), ``tool_use_behavior`` function
+    (``"tool_use"``) or handoff input filter (``"input_filter"``) becomes: made once per
+    object, so a generated runner importing it by path gets the object the machine runs."""
+    key = (id(sdk_obj), kind)
+    hit = _CONVERTED.get(key)
+    if hit is not None:
+        return hit[1]
+    result: Any
+    if kind == "tool_use":
+        result = _tool_use_function(sdk_obj)
+    elif kind == "input_filter":
+        result = _sdk_filter(sdk_obj)
+    elif hasattr(sdk_obj, "guardrail_function"):
+        cls = OutputGuardrail if type(sdk_obj).__name__ == "OutputGuardrail" else InputGuardrail
+        fn = sdk_obj.guardrail_function
+        name = sdk_obj.get_name() if hasattr(sdk_obj, "get_name") else sdk_obj.name
+        result = cls(fn, name=name, run_in_parallel=bool(getattr(sdk_obj, "run_in_parallel",
+                                                                 False)),
+                     site=function_site(fn))
+    else:
+        result = _function_tool(sdk_obj)
+    path = _sdk_objects.path_of(sdk_obj, kind)
+    if path is not None:
+        result.__module__, result.__qualname__ = path
+    _CONVERTED[key] = (sdk_obj, result)
+    return result
+
+
 def _short(obj: object) -> str:
     text = repr(obj)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -143,14 +189,16 @@ class _Edge:
 
 
 class _Reader:
-    def __init__(self, site: Site) -> None:
+    def __init__(self, site: Site, handoff_max_uses: int | None = None) -> None:
         self.site = site
+        self.handoff_max_uses = handoff_max_uses
         self.sdk_agents: dict[int, Any] = {}
         self.edges: dict[int, list[_Edge]] = {}
         self.converted: dict[int, Agent] = {}
         self.tools: dict[int, FunctionTool] = {}
-        self.guardrails: dict[int, Any] = {}
         self.sites: dict[int, Site] = {}
+        self.settings: dict[int, tuple[Any, ModelSettings | None]] = {}
+        self.template: Agent | None = None
 
     # walk ------------------------------------------------------------------------------
 
@@ -249,13 +297,15 @@ class _Reader:
     def _locate(self, order: list[Any]) -> None:
         ids = {id(a) for a in order}
         files: list[str] = []
-        for file, variable, _module in modules_holding(ids):
-            agent = self.sdk_agents.get(id(self._lookup(variable, file, ids)))
-            if file not in files:
+        parsed: dict[str, SourceSites] = {}
+        for file, variable, value in modules_holding(ids):
+            agent = self.sdk_agents.get(id(value))
+            if file not in parsed:
                 files.append(file)
+                parsed[file] = sites_in(file)
             if agent is None:
                 continue
-            found = sites_in(file).site_of(variable, agent.name)
+            found = parsed[file].site_of(variable, agent.name)
             if found is not None and id(agent) not in self.sites:
                 self.sites[id(agent)] = found
         for tool_fn_file in self._tool_files(order):
@@ -272,18 +322,15 @@ class _Reader:
             else:
                 self.sites[id(agent)] = self.site
 
-    def _lookup(self, variable: str, file: str, ids: set[int]) -> Any:
-        for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) == file:
-                value = vars(module).get(variable)
-                if id(value) in ids:
-                    return value
-        return None
-
     def _tool_files(self, order: list[Any]) -> list[str]:
         files: list[str] = []
+        agent_tools = {id(e.sdk) for a in order for e in self.edges[id(a)]}
+        seen: set[int] = set()
         for agent in order:
             for t in agent.tools:
+                if id(t) in seen or id(t) in agent_tools or type(t).__name__ != "FunctionTool":
+                    continue
+                seen.add(id(t))
                 code = None
                 try:
                     fn, _ = private.tool_function(t)
@@ -310,22 +357,44 @@ class _Reader:
     # conversion ------------------------------------------------------------------------
 
     def _shell(self, sdk: Any) -> Agent:
-        """The agent without its tools and handoffs (filled once every agent exists)."""
-        try:
-            converted = Agent(
-                sdk.name,
-                _instructions(sdk.instructions),
-                output_type=self._output_type(sdk),
-                model=sdk.model if isinstance(sdk.model, str) else None,
-                model_settings=_settings(sdk.model_settings),
-                handoff_description=sdk.handoff_description,
-                tool_use_behavior=self._tool_use(sdk),
-            )
-        except UserError as exc:
-            message = str(exc).split(": ", 1)[-1]
-            raise self._error(sdk, message) from None
-        converted.site = self.sites[id(sdk)]
-        return converted
+        """The agent without its tools and handoffs (filled once every agent exists).
+
+        A copy of one validated template with the SDK's (already typed) values set: the
+        DSL's per-field validation would cost most of the read for a large app."""
+        if self.template is None:
+            self.template = Agent("template")
+        name = sdk.name
+        if not isinstance(name, str) or not name:
+            raise self._error(sdk, f"name: expected a non-empty string, got {name!r}")
+        agent = copy.copy(self.template)
+        agent.name = name
+        agent.instructions = _instructions(sdk.instructions)
+        agent.output_type = self._output_type(sdk)
+        agent.model = sdk.model if isinstance(sdk.model, str) else None
+        agent.model_settings = self._settings(sdk.model_settings)
+        handoff_description = sdk.handoff_description
+        agent.handoff_description = (
+            handoff_description if isinstance(handoff_description, str) else None
+        )
+        agent.tool_use_behavior = self._tool_use(sdk)
+        agent.tools = []
+        agent.handoffs = []
+        agent.input_guardrails = []
+        agent.output_guardrails = []
+        agent.ignore = []
+        agent.site = self.sites[id(sdk)]
+        return agent
+
+    def _settings(self, sdk_settings: Any) -> ModelSettings | None:
+        """Settings converted once per SDK settings object (apps share one often)."""
+        key = id(sdk_settings)
+        if key not in self.settings:
+            try:
+                self.settings[key] = (sdk_settings, _settings(sdk_settings))
+            except UserError as exc:
+                raise UserError(f"model_settings {_short(sdk_settings)}: "
+                                f"{str(exc).split(': ', 1)[-1]}") from None
+        return self.settings[key][1]
 
     def _fill(self, sdk: Any) -> None:
         agent = self.converted[id(sdk)]
@@ -351,18 +420,21 @@ class _Reader:
                                  site))
         handoffs: list[Agent | Handoff | str] = []
         for h in sdk.handoffs:
-            if is_sdk_agent(h):
+            if is_sdk_agent(h) and self.handoff_max_uses is None:
                 handoffs.append(self.converted[id(h)])
+                continue
+            if is_sdk_agent(h):
+                handoffs.append(Handoff(self.converted[id(h)], max_uses=self.handoff_max_uses,
+                                        tool_name=None, description=None, input_type=None,
+                                        on_handoff=None, input_filter=None, site=site))
                 continue
             if getattr(h, "is_enabled", True) is False:
                 continue
             handoffs.append(self._handoff(h, edges[id(h)].target, site))
         agent.tools = tools
         agent.handoffs = handoffs
-        agent.input_guardrails = [self._guardrail(g, InputGuardrail) for g in
-                                  sdk.input_guardrails]
-        agent.output_guardrails = [self._guardrail(g, OutputGuardrail) for g in
-                                   sdk.output_guardrails]
+        agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]
+        agent.output_guardrails = [self._guardrail(g) for g in sdk.output_guardrails]
 
     def _tool(self, sdk_tool: Any, site: Site) -> FunctionTool:
         cached = self.tools.get(id(sdk_tool))
@@ -371,11 +443,11 @@ class _Reader:
         if type(sdk_tool).__name__ != "FunctionTool":
             tool_name = getattr(sdk_tool, "name", None) or function_style(type(sdk_tool).__name__)
             kind = type(sdk_tool).__name__
-            converted = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
+            tool: FunctionTool = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
         else:
-            converted = _function_tool(sdk_tool)
-        self.tools[id(sdk_tool)] = converted
-        return converted
+            tool = converted(sdk_tool)
+        self.tools[id(sdk_tool)] = tool
+        return tool
 
     def _agent_tool(self, sdk_tool: Any, target: Any, site: Site) -> AgentTool:
         options = private.agent_tool_options(sdk_tool)
@@ -396,25 +468,17 @@ class _Reader:
         flt = h.input_filter
         return Handoff(
             self.converted[id(target)] if target is not None else h.agent_name,
-            max_uses=None,
+            max_uses=self.handoff_max_uses,
             tool_name=h.tool_name,
             description=h.tool_description,
             input_type=input_type,
             on_handoff=on_handoff,
-            input_filter=_sdk_filter(flt, h.tool_name) if flt is not None else None,
+            input_filter=converted(flt, "input_filter") if flt is not None else None,
             site=function_site(on_handoff) if on_handoff is not None else site,
         )
 
-    def _guardrail(self, g: Any, cls: type[InputGuardrail] | type[OutputGuardrail]) -> Any:
-        cached = self.guardrails.get(id(g))
-        if cached is None:
-            fn = g.guardrail_function
-            name = g.get_name() if hasattr(g, "get_name") else g.name
-            cached = cls(fn, name=name, run_in_parallel=bool(getattr(g, "run_in_parallel",
-                                                                     False)),
-                         site=function_site(fn))
-            self.guardrails[id(g)] = cached
-        return cached
+    def _guardrail(self, g: Any) -> Any:
+        return converted(g)
 
     def _output_type(self, sdk: Any) -> Any:
         tp = sdk.output_type
@@ -433,7 +497,7 @@ class _Reader:
         if isinstance(behavior, Mapping) and "stop_at_tool_names" in behavior:
             return StopAtTools(list(behavior["stop_at_tool_names"]))
         if callable(behavior):
-            return _tool_use_function(behavior)
+            return typing.cast(ToolUseBehavior, converted(behavior, "tool_use"))
         raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
                                "reads")
 
@@ -567,12 +631,12 @@ def _tool_use_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     return adapter
 
 
-def _sdk_filter(fn: Callable[..., Any], tool_name: str) -> Callable[..., Any]:
+def _sdk_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
     """SDK input filters work on the SDK's items; running one on ours is a clear error."""
 
     def refuse(data: Any) -> Any:
         raise UserError(
-            f"handoff {tool_name}: the input filter {getattr(fn, '__qualname__', fn)!r} is "
+            f"the handoff input filter {getattr(fn, '__qualname__', fn)!r} is "
             "written for the Agents SDK's items; write it for stepswitch's HandoffInputData "
             "(docs/migrating.md)"
         )

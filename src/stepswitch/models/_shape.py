@@ -5,11 +5,14 @@ from deep in an adapter. Not public API."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from stepswitch.errors import ModelBehaviorError
 
-__all__ = ["arguments_text", "malformed", "optional", "required"]
+__all__ = ["arguments_text", "malformed", "optional", "required", "unicode_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _KIND_NAMES = {
     dict: "an object",
@@ -37,6 +40,19 @@ def required(data: dict[str, Any], key: str, kind: type, path: str) -> Any:
         if value is None:
             raise malformed(path, f"is missing (expected {_KIND_NAMES[kind]})")
         raise malformed(path, f"must be {_KIND_NAMES[kind]}, got {_kind(value)}")
+    if isinstance(value, str):
+        unicode_text(value, path)
+    return value
+
+
+def unicode_text(value: str, path: str) -> str:
+    """``value``, unless it holds a lone surrogate: JSON can carry one as an escape, but
+    it is no Unicode text, so it can be neither sent back to the model nor saved."""
+    found = _SURROGATE.search(value)
+    if found is not None:
+        raise malformed(
+            path, f"holds a lone surrogate (\\u{ord(found.group()):04x}), which is not text"
+        )
     return value
 
 
@@ -53,9 +69,9 @@ def arguments_text(value: Any, path: str) -> str:
     Anything else is refused, so a tool never runs with arguments the model did not
     send (an empty default in place of a number, say)."""
     if isinstance(value, str):
-        return value
+        return unicode_text(value, path)
     if value is None:
         return ""
     if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
+        return unicode_text(json.dumps(value, ensure_ascii=False), path)
     raise malformed(path, f"must be a JSON string or object, got {_kind(value)}")

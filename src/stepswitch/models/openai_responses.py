@@ -19,7 +19,7 @@ from stepswitch.models._convert import (
     usage_from,
     verbatim_kwargs,
 )
-from stepswitch.models._shape import arguments_text
+from stepswitch.models._shape import arguments_text, unicode_text
 from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
@@ -195,6 +195,8 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
                 raise ModelBehaviorError(
                     f"malformed response: output[{n}] is a function_call without name or call_id"
                 )
+            unicode_text(name, f"output[{n}].name")
+            unicode_text(call_id, f"output[{n}].call_id")
             text = arguments_text(args, f"output[{n}].arguments")
             items.append(OutputFunctionCall(name, text, call_id))
         # reasoning and hosted-tool items carry nothing the loop acts on
@@ -212,11 +214,11 @@ def _message(item: dict[str, Any], n: int) -> OutputMessage:
         raise ModelBehaviorError(f"malformed response: output[{n}] message has no content list")
     texts: list[str] = []
     refusals: list[str] = []
-    for part in content:
+    for i, part in enumerate(content):
         if not isinstance(part, dict):
             continue
         if part.get("type") == "output_text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
+            texts.append(unicode_text(part["text"], f"output[{n}].content[{i}].text"))
         elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-            refusals.append(part["refusal"])
+            refusals.append(unicode_text(part["refusal"], f"output[{n}].content[{i}].refusal"))
     return OutputMessage("".join(texts), "".join(refusals) if refusals else None)

@@ -3,8 +3,8 @@
 ``diff_specs(base, head)`` is pure: two frozen :class:`WorkflowSpec` values in, a frozen
 :class:`SpecDiff` out. Each :class:`Change` falls in exactly one category:
 
-* ``state``: an agent, tool, agent tool or handoff removed or renamed, or the workflow
-  renamed; saved ``RunState``s and running durable runs refer to them by name and
+* ``state``: an agent, tool, agent tool, handoff or flow step removed or renamed, or the
+  workflow renamed; saved ``RunState``s and running durable runs refer to them by name and
   cannot resume.
 * ``model``: what the model is sent changes: instructions, tool descriptions and
   parameter schemas, output schemas, handoff descriptions and inputs, model and
@@ -27,54 +27,29 @@ one ``state`` change, not a removal plus an addition. Fields this module does no
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-from stepswitch.dsl.names import default_handoff_tool_name
-from stepswitch.graph.spec import (
-    AgentSpec,
-    AgentToolSpec,
-    ApprovalMode,
-    GuardrailSpec,
-    HandoffSpec,
-    Location,
-    OutputTypeSpec,
-    Ref,
-    ToolSpec,
-    WorkflowSpec,
+from stepswitch.graph.spec import AgentSpec, Location, OutputTypeSpec, WorkflowSpec
+from stepswitch.review._diff_base import (
+    _AGENT_FIELDS,
+    _WORKFLOW_FIELDS,
+    CATEGORIES,
+    Category,
+    Change,
+    ChangeKind,
+    Subject,
+    _content,
+    _first_of_each,
+    _ref,
+    _schema_delta,
+    _texts,
 )
+from stepswitch.review.diff_flow import diff_flow
+from stepswitch.review.diff_parts import _Parts
 
 __all__ = ["CATEGORIES", "Category", "Change", "ChangeKind", "SpecDiff", "diff_specs"]
-
-Category = Literal["state", "model", "safety", "structure", "cosmetic"]
-CATEGORIES: tuple[Category, ...] = ("state", "model", "safety", "structure", "cosmetic")
-"""Every category, most breaking first (the order of the text output)."""
-
-ChangeKind = Literal["added", "removed", "renamed", "changed"]
-
-Subject = tuple[str, ...]
-"""What a change is about, for diagrams: ``("workflow",)``, ``("agent", name)``,
-``("edge", source, tool_name)`` (a handoff or agent tool), ``("tool", agent, name)``
-(a function tool) or ``("guardrail", agent, name)``. Agent names are the head's."""
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One difference between the two workflows."""
-
-    category: Category
-    kind: ChangeKind
-    path: str
-    """Where in the spec, by name: ``agents.triage.tools.lookup_order.description``."""
-    message: str
-    base: Location | None
-    """The declaration in the base version (None for an addition)."""
-    head: Location | None
-    """The declaration in the head version (None for a removal)."""
-    subject: Subject
-
 
 @dataclass(frozen=True, slots=True)
 class SpecDiff:
@@ -125,7 +100,9 @@ def diff_specs(
     d.workflow()
     base_bound = head_bound = None
     if bound is not None:
-        base_bound, head_bound = bound(base), bound(head)
+        base_bound = bound(base)
+        # Two workflows of one shape (as far as the bound can see) share their bound.
+        head_bound = base_bound if _bound_shape(base) == _bound_shape(head) else bound(head)
         d.bound(base_bound, head_bound)
     order = {c: i for i, c in enumerate(CATEGORIES)}
     changes = sorted(d.changes, key=lambda c: (order[c.category], c.path, c.message))
@@ -133,148 +110,22 @@ def diff_specs(
                     tuple(sorted(d.renamed.items())))
 
 
-# -- the comparison ------------------------------------------------------------------------
-
-_T = TypeVar("_T")
-
-_WORKFLOW_FIELDS = frozenset({
-    "spec_version", "name", "entry", "agents", "max_turns", "max_depth", "max_model_calls",
-    "context_type", "ignore", "location",
-})
-_AGENT_FIELDS = frozenset({
-    "name", "instructions", "instructions_fn", "instructions_context_type", "tools",
-    "handoffs", "agent_tools", "output_type", "model", "model_ref", "model_settings",
-    "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
-    "ignore", "location",
-})
-_TOOL_FIELDS = frozenset({
-    "name", "description", "parameters", "strict", "schema_problems", "needs_approval",
-    "ref", "is_async", "context_type", "failure_mode", "location",
-})
-_HANDOFF_FIELDS = frozenset({
-    "target", "tool_name", "description", "max_uses", "input_schema", "input_type",
-    "schema_problems", "on_handoff", "on_handoff_context_type", "input_filter", "location",
-})
-_AGENT_TOOL_FIELDS = frozenset({
-    "target", "tool_name", "description", "parameters", "parameters_type",
-    "schema_problems", "max_turns", "max_depth", "needs_approval", "output_extractor",
-    "extractor_input_type", "location",
-})
-_GUARDRAIL_FIELDS = frozenset({
-    "name", "kind", "ref", "run_in_parallel", "declared_type", "context_type", "location",
-})
-
-_APPROVAL_RANK: dict[ApprovalMode, int] = {"never": 0, "per_call": 1, "always": 2}
+def _bound_shape(spec: WorkflowSpec) -> tuple[Any, ...]:
+    """Everything the worst-case model-call bound (SW203) reads: the budgets, the entry,
+    each agent's handoff targets, agent tools and ``parallel_tool_calls``, and a flow."""
+    return (
+        spec.entry, spec.max_turns, spec.max_depth, getattr(spec, "flow", None),
+        tuple(
+            (a.name, tuple(h.target for h in a.handoffs),
+             tuple((t.target, t.max_turns, t.max_depth) for t in a.agent_tools),
+             a.model_settings.get("parallel_tool_calls"))
+            for a in spec.agents
+        ),
+    )
 
 
-def _q(name: str) -> str:
-    return repr(name)
-
-
-def _preview(text: str | None, width: int = 60, start: int = 0) -> str:
-    if text is None:
-        return "none"
-    flat = " ".join(text.split())
-    head = "…" if start > 0 else ""
-    shown = flat[start:]
-    return repr(head + (shown if len(shown) <= width else shown[: width - 1] + "…"))
-
-
-def _texts(before: str | None, after: str | None) -> str:
-    """``'old' → 'new'``, both shown from a little before where they first differ."""
-    if before is None or after is None:
-        return f"{_preview(before)} → {_preview(after)}"
-    a, b = " ".join(before.split()), " ".join(after.split())
-    same = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        same += 1
-    start = max(0, same - 20)
-    return f"{_preview(a, start=start)} → {_preview(b, start=start)}"
-
-
-def _limit(value: int | None) -> str:
-    return "none" if value is None else str(value)
-
-
-def _raised(before: int | None, after: int | None) -> bool:
-    """True when a limit got looser: raised, or removed (None is no limit)."""
-    if before is None:
-        return False
-    return after is None or after > before
-
-
-def _ref(ref: Ref | None) -> str | None:
-    return None if ref is None else ref.path
-
-
-def _strip_locations(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_locations(v) for k, v in value.items() if k != "location"}
-    if isinstance(value, list | tuple):
-        return [_strip_locations(v) for v in value]
-    return value
-
-
-def _content(model: Any, *drop: str) -> str:
-    """A model's fields without its name(s) and locations, as canonical JSON."""
-    data = model.model_dump(mode="json", by_alias=True, exclude=set(drop))
-    return json.dumps(_strip_locations(data), sort_keys=True)
-
-
-def _schema_delta(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-    """A short account of how a JSON schema changed (top-level properties)."""
-    if before is None or after is None:
-        return "added" if before is None else "removed"
-    props_a = before.get("properties") if isinstance(before.get("properties"), dict) else None
-    props_b = after.get("properties") if isinstance(after.get("properties"), dict) else None
-    if props_a is None or props_b is None:
-        return "changed"
-    parts: list[str] = []
-    added = [k for k in props_b if k not in props_a]
-    removed = [k for k in props_a if k not in props_b]
-    changed = [k for k in props_a if k in props_b and props_a[k] != props_b[k]]
-    if added:
-        parts.append("property " + ", ".join(map(_q, added)) + " added")
-    if removed:
-        parts.append("property " + ", ".join(map(_q, removed)) + " removed")
-    if changed:
-        parts.append("property " + ", ".join(map(_q, changed)) + " changed")
-    req_a, req_b = set(before.get("required") or ()), set(after.get("required") or ())
-    if req_a != req_b:
-        now = sorted(req_b - req_a)
-        no_longer = sorted(req_a - req_b)
-        if now:
-            parts.append(", ".join(map(_q, now)) + " now required")
-        if no_longer:
-            parts.append(", ".join(map(_q, no_longer)) + " no longer required")
-    rest_a = {k: v for k, v in before.items() if k not in ("properties", "required")}
-    rest_b = {k: v for k, v in after.items() if k not in ("properties", "required")}
-    if rest_a != rest_b:
-        parts.append("other schema keywords changed")
-    return "; ".join(parts) if parts else "changed"
-
-
-class _Differ:
-    def __init__(self, base: WorkflowSpec, head: WorkflowSpec) -> None:
-        self.base = base
-        self.head = head
-        self.changes: list[Change] = []
-        self.renamed: dict[str, str] = {}
-        """base agent name → head agent name, for renamed agents."""
-
-    def add(
-        self,
-        category: Category,
-        kind: ChangeKind,
-        path: str,
-        message: str,
-        base: Location | None,
-        head: Location | None,
-        subject: Subject,
-    ) -> None:
-        self.changes.append(Change(category, kind, path, message, base, head, subject))
+class _Differ(_Parts):
+    """The whole comparison: the workflow, then each agent."""
 
     # -- workflow ------------------------------------------------------------------------
 
@@ -305,6 +156,7 @@ class _Differ:
         if b.ignore != h.ignore:
             self.add("cosmetic", "changed", "workflow.ignore",
                      f"ignored codes {list(b.ignore)} → {list(h.ignore)}", bl, hl, w)
+        diff_flow(b, h, self.add, self.limit)
         self.unknown_fields(b, h, _WORKFLOW_FIELDS, "workflow", bl, hl, w)
 
     def bound(self, before: int | None, after: int | None) -> None:
@@ -320,45 +172,6 @@ class _Differ:
             self.add("structure", "changed", "workflow.model_call_bound",
                      f"worst-case model calls of a run shrank: {shown}", loc_b, loc_h,
                      ("workflow",))
-
-    def limit(
-        self,
-        path: str,
-        what: str,
-        before: int | None,
-        after: int | None,
-        bl: Location,
-        hl: Location,
-        subject: Subject,
-    ) -> None:
-        if before == after:
-            return
-        if _raised(before, after):
-            verb = "removed" if after is None else "raised"
-            self.add("safety", "changed", path,
-                     f"{what} {verb}: {_limit(before)} → {_limit(after)}", bl, hl, subject)
-        else:
-            verb = "added" if before is None else "lowered"
-            self.add("structure", "changed", path,
-                     f"{what} {verb}: {_limit(before)} → {_limit(after)}", bl, hl, subject)
-
-    def unknown_fields(
-        self,
-        before: Any,
-        after: Any,
-        known: frozenset[str],
-        path: str,
-        bl: Location | None,
-        hl: Location | None,
-        subject: Subject,
-    ) -> None:
-        """Fields a newer spec has and this module does not know: still compared."""
-        names = set(type(before).model_fields) | set(type(after).model_fields)
-        for name in sorted(names - known):
-            a, b = getattr(before, name, None), getattr(after, name, None)
-            if a != b:
-                self.add("structure", "changed", f"{path}.{name}", f"{name} changed",
-                         bl, hl, subject)
 
     # -- agents --------------------------------------------------------------------------
 
@@ -391,7 +204,8 @@ class _Differ:
             self.agent(base_agents[old], head_agents[new])
         for name, agent in head_agents.items():
             before = base_agents.get(name)
-            if before is not None and before is not agent:
+            # equal agents (generated ones share their declaration line) cost one compare
+            if before is not None and before is not agent and before != agent:
                 self.agent(before, agent)
         common_b = [n for n in base_agents if n in head_agents or n in self.renamed]
         common_h = [n for n in head_agents if n in base_agents or n in matched_heads]
@@ -512,353 +326,6 @@ class _Differ:
             self.add("cosmetic", "changed", f"{p}.output_type",
                      f"output type of agent {name!r}: display name or importability changed",
                      bl, hl, me)
-
-    # -- function tools ------------------------------------------------------------------
-
-    def tools(self, agent: str, ba: AgentSpec, ha: AgentSpec) -> None:
-        base = _first_of_each(ba.tools, lambda t: t.name)
-        head = _first_of_each(ha.tools, lambda t: t.name)
-        p = f"agents.{agent}.tools"
-        renamed = _match(
-            [n for n in base if n not in head], [n for n in head if n not in base],
-            lambda n: base[n].ref.path, lambda n: head[n].ref.path,
-        )
-        for name, tool in base.items():
-            if name in head:
-                continue
-            if name in renamed:
-                new = renamed[name]
-                self.add("state", "renamed", f"{p}.{new}",
-                         f"tool {name!r} of agent {agent!r} renamed to {new!r}: saved states "
-                         "with calls to it cannot resume", tool.location, head[new].location,
-                         ("tool", agent, new))
-                self.tool(agent, tool, head[new])
-            else:
-                self.add("state", "removed", f"{p}.{name}",
-                         f"tool {name!r} of agent {agent!r} removed: saved states with calls "
-                         "to it cannot resume", tool.location, None, ("tool", agent, name))
-        new_names = set(renamed.values())
-        for name, tool in head.items():
-            if name in base:
-                self.tool(agent, base[name], tool)
-            elif name not in new_names:
-                extra = " (needs approval)" if tool.needs_approval != "never" else ""
-                self.add("structure", "added", f"{p}.{name}",
-                         f"tool {name!r} added to agent {agent!r}{extra}", None, tool.location,
-                         ("tool", agent, name))
-        self.order(p, f"tools of agent {agent!r}", list(base), list(head), renamed,
-                   ba.location, ha.location, agent)
-
-    def tool(self, agent: str, b: ToolSpec, h: ToolSpec) -> None:
-        if b == h:
-            return
-        p = f"agents.{agent}.tools.{h.name}"
-        bl, hl = b.location, h.location
-        me: Subject = ("tool", agent, h.name)
-        what = f"tool {h.name!r} of agent {agent!r}"
-        if b.description != h.description:
-            self.add("model", "changed", f"{p}.description",
-                     f"description of {what} changed: "
-                     f"{_texts(b.description, h.description)}", bl, hl, me)
-        if _untitled(b.parameters, b.name != h.name) != _untitled(h.parameters, b.name != h.name):
-            self.add("model", "changed", f"{p}.parameters",
-                     f"parameters of {what}: {_schema_delta(b.parameters, h.parameters)}",
-                     bl, hl, me)
-        if b.strict != h.strict:
-            self.add("model", "changed", f"{p}.strict",
-                     f"{what} sends its schema {'strict' if h.strict else 'non-strict'} now",
-                     bl, hl, me)
-        self.approval(p, what, b.needs_approval, h.needs_approval, bl, hl, me)
-        if b.ref.path != h.ref.path:
-            self.add("structure", "changed", f"{p}.ref",
-                     f"{what} runs another function: {b.ref.path} → {h.ref.path}", bl, hl, me)
-        elif b.ref != h.ref:
-            self.add("cosmetic", "changed", f"{p}.ref",
-                     f"{what}: display name or importability of its function changed",
-                     bl, hl, me)
-        if b.is_async != h.is_async:
-            self.add("structure", "changed", f"{p}.is_async",
-                     f"{what} is {'async' if h.is_async else 'sync'} now", bl, hl, me)
-        if _ref(b.context_type) != _ref(h.context_type):
-            self.add("structure", "changed", f"{p}.context_type",
-                     f"context type of {what}: {_ref(b.context_type)} → "
-                     f"{_ref(h.context_type)}", bl, hl, me)
-        if b.failure_mode != h.failure_mode:
-            self.add("structure", "changed", f"{p}.failure_mode",
-                     f"failure mode of {what}: {b.failure_mode} → {h.failure_mode}", bl, hl, me)
-        self.unknown_fields(b, h, _TOOL_FIELDS, p, bl, hl, me)
-
-    def approval(
-        self,
-        p: str,
-        what: str,
-        before: ApprovalMode,
-        after: ApprovalMode,
-        bl: Location,
-        hl: Location,
-        me: Subject,
-    ) -> None:
-        if before == after:
-            return
-        message = f"approval of {what}: {before} → {after}"
-        if _APPROVAL_RANK[after] < _APPROVAL_RANK[before]:
-            self.add("safety", "changed", f"{p}.needs_approval",
-                     message + (" (no human approves its calls any more)"
-                                if after == "never" else " (weakened)"), bl, hl, me)
-        else:
-            self.add("structure", "changed", f"{p}.needs_approval", message, bl, hl, me)
-
-    # -- handoffs ------------------------------------------------------------------------
-
-    def handoffs(self, agent: str, ba: AgentSpec, ha: AgentSpec) -> None:
-        # A renamed agent renames the handoffs to it; match them through the rename.
-        base = _first_of_each(ba.handoffs, lambda e: self.handoff_key(e))
-        head = _first_of_each(ha.handoffs, lambda e: e.tool_name)
-        p = f"agents.{agent}.handoffs"
-        renamed = _match(
-            [n for n in base if n not in head], [n for n in head if n not in base],
-            lambda n: self.renamed.get(base[n].target, base[n].target),
-            lambda n: head[n].target,
-        )
-        for key, edge in base.items():
-            if key in head:
-                continue
-            if key in renamed:
-                new = renamed[key]
-                self.add("state", "renamed", f"{p}.{new}",
-                         f"handoff tool {edge.tool_name!r} of agent {agent!r} renamed to "
-                         f"{new!r}: saved states with calls to it cannot resume",
-                         edge.location, head[new].location, ("edge", agent, new))
-                self.handoff(agent, edge, head[new])
-            else:
-                self.add("state", "removed", f"{p}.{edge.tool_name}",
-                         f"handoff {agent!r} → {edge.target!r} ({edge.tool_name}) removed: "
-                         "saved states with calls to it cannot resume", edge.location, None,
-                         ("edge", agent, edge.tool_name))
-        new_names = set(renamed.values())
-        for key, edge in head.items():
-            if key in base:
-                self.handoff(agent, base[key], edge)
-            elif key not in new_names:
-                budget = "" if edge.max_uses is None else f", max_uses={edge.max_uses}"
-                self.add("structure", "added", f"{p}.{key}",
-                         f"handoff {agent!r} → {edge.target!r} ({key}{budget}) added", None,
-                         edge.location, ("edge", agent, key))
-        self.order(p, f"handoffs of agent {agent!r}", list(base), list(head), renamed,
-                   ba.location, ha.location, agent)
-
-    def handoff_key(self, edge: HandoffSpec) -> str:
-        """The head-side tool name this base handoff would have under the agent renames."""
-        new = self.renamed.get(edge.target)
-        if new is not None and edge.tool_name == default_handoff_tool_name(edge.target):
-            return default_handoff_tool_name(new)
-        return edge.tool_name
-
-    def handoff(self, agent: str, b: HandoffSpec, h: HandoffSpec) -> None:
-        p = f"agents.{agent}.handoffs.{h.tool_name}"
-        bl, hl = b.location, h.location
-        me: Subject = ("edge", agent, h.tool_name)
-        what = f"handoff {agent!r} → {h.target!r}"
-        if self.renamed.get(b.target, b.target) != h.target:
-            self.add("state", "changed", f"{p}.target",
-                     f"handoff tool {h.tool_name!r} of agent {agent!r} now leads to "
-                     f"{h.target!r} instead of {b.target!r}: running durable runs and saved "
-                     "states take the other path", bl, hl, me)
-        if b.description != h.description:
-            self.add("model", "changed", f"{p}.description",
-                     f"description of {what} changed: "
-                     f"{_texts(b.description, h.description)}", bl, hl, me)
-        if b.input_schema != h.input_schema:
-            self.add("model", "changed", f"{p}.input_schema",
-                     f"input of {what}: {_schema_delta(b.input_schema, h.input_schema)}",
-                     bl, hl, me)
-        elif _ref(b.input_type) != _ref(h.input_type):
-            self.add("structure", "changed", f"{p}.input_type",
-                     f"input type of {what}: {_ref(b.input_type)} → {_ref(h.input_type)}",
-                     bl, hl, me)
-        self.limit(f"{p}.max_uses", f"max_uses of {what}", b.max_uses, h.max_uses, bl, hl, me)
-        if _ref(b.input_filter) != _ref(h.input_filter):
-            self.add("model", "changed", f"{p}.input_filter",
-                     f"input filter of {what} (the history the next agent's model sees): "
-                     f"{_ref(b.input_filter)} → {_ref(h.input_filter)}", bl, hl, me)
-        if _ref(b.on_handoff) != _ref(h.on_handoff) or _ref(b.on_handoff_context_type) != _ref(
-            h.on_handoff_context_type
-        ):
-            self.add("structure", "changed", f"{p}.on_handoff",
-                     f"on_handoff hook of {what}: {_ref(b.on_handoff)} → {_ref(h.on_handoff)}",
-                     bl, hl, me)
-        self.unknown_fields(b, h, _HANDOFF_FIELDS, p, bl, hl, me)
-
-    # -- agent tools ---------------------------------------------------------------------
-
-    def agent_tools(self, agent: str, ba: AgentSpec, ha: AgentSpec) -> None:
-        base = _first_of_each(ba.agent_tools, lambda e: e.tool_name)
-        head = _first_of_each(ha.agent_tools, lambda e: e.tool_name)
-        p = f"agents.{agent}.agent_tools"
-        renamed = _match(
-            [n for n in base if n not in head], [n for n in head if n not in base],
-            lambda n: self.renamed.get(base[n].target, base[n].target),
-            lambda n: head[n].target,
-        )
-        for name, edge in base.items():
-            if name in head:
-                continue
-            if name in renamed:
-                new = renamed[name]
-                self.add("state", "renamed", f"{p}.{new}",
-                         f"agent tool {name!r} of agent {agent!r} renamed to {new!r}: saved "
-                         "states with calls to it cannot resume", edge.location,
-                         head[new].location, ("edge", agent, new))
-                self.agent_tool(agent, edge, head[new])
-            else:
-                self.add("state", "removed", f"{p}.{name}",
-                         f"agent tool {name!r} ({agent!r} calls {edge.target!r}) removed: "
-                         "saved states with calls to it cannot resume", edge.location, None,
-                         ("edge", agent, name))
-        new_names = set(renamed.values())
-        for name, edge in head.items():
-            if name in base:
-                self.agent_tool(agent, base[name], edge)
-            elif name not in new_names:
-                self.add("structure", "added", f"{p}.{name}",
-                         f"agent tool {name!r} ({agent!r} calls {edge.target!r}) added", None,
-                         edge.location, ("edge", agent, name))
-        self.order(p, f"agent tools of agent {agent!r}", list(base), list(head), renamed,
-                   ba.location, ha.location, agent)
-
-    def agent_tool(self, agent: str, b: AgentToolSpec, h: AgentToolSpec) -> None:
-        p = f"agents.{agent}.agent_tools.{h.tool_name}"
-        bl, hl = b.location, h.location
-        me: Subject = ("edge", agent, h.tool_name)
-        what = f"agent tool {h.tool_name!r} of agent {agent!r}"
-        if self.renamed.get(b.target, b.target) != h.target:
-            self.add("state", "changed", f"{p}.target",
-                     f"{what} runs {h.target!r} instead of {b.target!r}: paused nested runs "
-                     "in saved states cannot resume", bl, hl, me)
-        if b.description != h.description:
-            self.add("model", "changed", f"{p}.description",
-                     f"description of {what} changed: "
-                     f"{_texts(b.description, h.description)}", bl, hl, me)
-        if b.parameters != h.parameters:
-            self.add("model", "changed", f"{p}.parameters",
-                     f"parameters of {what}: {_schema_delta(b.parameters, h.parameters)}",
-                     bl, hl, me)
-        elif _ref(b.parameters_type) != _ref(h.parameters_type):
-            self.add("structure", "changed", f"{p}.parameters_type",
-                     f"parameters type of {what}: {_ref(b.parameters_type)} → "
-                     f"{_ref(h.parameters_type)}", bl, hl, me)
-        self.limit(f"{p}.max_turns", f"max_turns of {what}", b.max_turns, h.max_turns,
-                   bl, hl, me)
-        self.limit(f"{p}.max_depth", f"max_depth of {what}", b.max_depth, h.max_depth,
-                   bl, hl, me)
-        self.approval(p, what, b.needs_approval, h.needs_approval, bl, hl, me)
-        if _ref(b.output_extractor) != _ref(h.output_extractor):
-            self.add("structure", "changed", f"{p}.output_extractor",
-                     f"output extractor of {what}: {_ref(b.output_extractor)} → "
-                     f"{_ref(h.output_extractor)}", bl, hl, me)
-        self.unknown_fields(b, h, _AGENT_TOOL_FIELDS, p, bl, hl, me)
-
-    # -- guardrails ----------------------------------------------------------------------
-
-    def guardrails(self, agent: str, kind: str, ba: AgentSpec, ha: AgentSpec) -> None:
-        field = f"{kind}_guardrails"
-        base = _first_of_each(getattr(ba, field), lambda g: g.name)
-        head = _first_of_each(getattr(ha, field), lambda g: g.name)
-        p = f"agents.{agent}.{field}"
-        for name, g in base.items():
-            if name not in head:
-                self.add("safety", "removed", f"{p}.{name}",
-                         f"{kind} guardrail {name!r} of agent {agent!r} removed", g.location,
-                         None, ("guardrail", agent, name))
-        for name, g in head.items():
-            before = base.get(name)
-            if before is None:
-                self.add("structure", "added", f"{p}.{name}",
-                         f"{kind} guardrail {name!r} added to agent {agent!r}", None,
-                         g.location, ("guardrail", agent, name))
-            else:
-                self.guardrail(agent, kind, before, g)
-        self.order(p, f"{kind} guardrails of agent {agent!r}", list(base), list(head), {},
-                   ba.location, ha.location, agent)
-
-    def guardrail(self, agent: str, kind: str, b: GuardrailSpec, h: GuardrailSpec) -> None:
-        p = f"agents.{agent}.{kind}_guardrails.{h.name}"
-        bl, hl = b.location, h.location
-        me: Subject = ("guardrail", agent, h.name)
-        what = f"{kind} guardrail {h.name!r} of agent {agent!r}"
-        if b.ref.path != h.ref.path:
-            self.add("safety", "changed", f"{p}.ref",
-                     f"{what} runs another function: {b.ref.path} → {h.ref.path}", bl, hl, me)
-        if b.run_in_parallel != h.run_in_parallel:
-            if h.run_in_parallel:
-                self.add("safety", "changed", f"{p}.run_in_parallel",
-                         f"{what} runs in parallel with the model now: the model is called "
-                         "before it decides", bl, hl, me)
-            else:
-                self.add("structure", "changed", f"{p}.run_in_parallel",
-                         f"{what} runs before the model now", bl, hl, me)
-        if _ref(b.declared_type) != _ref(h.declared_type) or _ref(b.context_type) != _ref(
-            h.context_type
-        ):
-            self.add("structure", "changed", f"{p}.declared_type",
-                     f"declared types of {what} changed", bl, hl, me)
-        self.unknown_fields(b, h, _GUARDRAIL_FIELDS, p, bl, hl, me)
-
-    def order(
-        self,
-        p: str,
-        what: str,
-        base: Sequence[str],
-        head: Sequence[str],
-        renamed: Mapping[str, str],
-        bl: Location,
-        hl: Location,
-        agent: str,
-    ) -> None:
-        common_b = [renamed.get(n, n) for n in base if n in head or n in renamed]
-        kept = set(common_b)
-        common_h = [n for n in head if n in kept]
-        if common_b != common_h:
-            self.add("cosmetic", "changed", p, f"{what} declared in another order", bl, hl,
-                     ("agent", agent))
-
-
-def _untitled(schema: dict[str, Any], renamed: bool) -> dict[str, Any]:
-    """A tool's schema without the title its name gave it, when the tool was renamed."""
-    if not renamed or "title" not in schema:
-        return schema
-    return {k: v for k, v in schema.items() if k != "title"}
-
-
-def _first_of_each(items: Iterable[_T], key: Callable[[_T], str]) -> dict[str, _T]:
-    out: dict[str, _T] = {}
-    for item in items:
-        out.setdefault(key(item), item)
-    return out
-
-
-def _match(
-    removed: list[str],
-    added: list[str],
-    key_b: Callable[[str], str],
-    key_h: Callable[[str], str],
-) -> dict[str, str]:
-    """Pair removed and added names whose key (a function path, a target) is the same and
-    unique on both sides."""
-    if not removed or not added:
-        return {}
-    heads: dict[str, list[str]] = {}
-    for name in added:
-        heads.setdefault(key_h(name), []).append(name)
-    bases: dict[str, list[str]] = {}
-    for name in removed:
-        bases.setdefault(key_b(name), []).append(name)
-    out = {}
-    for key, names in bases.items():
-        candidates = heads.get(key, [])
-        if len(names) == 1 and len(candidates) == 1:
-            out[names[0]] = candidates[0]
-    return out
 
 
 def _behaviour(agent: AgentSpec) -> str:

@@ -21,11 +21,25 @@ __all__ = ["DIFF_FORMATS", "Compared", "github", "json_doc", "mermaid", "text"]
 
 @dataclass(frozen=True, slots=True)
 class Compared:
-    """One compared pair: how each side is named, and the diff."""
+    """One compared pair: how each side is named, and the diff; or a workflow found on
+    one side only (``diff`` None, ``base`` or ``head`` None)."""
 
-    base: str
-    head: str
-    diff: SpecDiff
+    base: str | None
+    head: str | None
+    diff: SpecDiff | None
+
+    def categories(self) -> frozenset[Category]:
+        if self.diff is not None:
+            return self.diff.categories()
+        return frozenset({"state"} if self.head is None else {"structure"})
+
+
+def _lone(pair: Compared) -> tuple[Category, str]:
+    """The category and message of a workflow found on one side only."""
+    if pair.head is None:
+        return "state", (f"workflow {pair.base} removed: its saved states and running "
+                         "durable runs cannot resume")
+    return "structure", f"workflow {pair.head} added"
 
 
 _TITLES: dict[Category, str] = {
@@ -56,6 +70,11 @@ def text(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> str:
     lines: list[str] = []
     for pair in pairs:
         diff = pair.diff
+        if diff is None:
+            category, message = _lone(pair)
+            mark = "  [--fail-on]" if category in failing else ""
+            lines.append(f"{category}: {message}{mark}")
+            continue
         lines.append(f"{pair.base} → {pair.head}")
         if not diff.changes:
             lines.append("  no changes")
@@ -69,7 +88,7 @@ def text(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> str:
                 lines.append(f"    {c.path}: {c.message}")
                 lines.append(f"      base {_loc(c.base)}  head {_loc(c.head)}")
         lines.append(f"  {_summary(diff)}")
-    failed = sorted({c for p in pairs for c in p.diff.categories() if c in failing},
+    failed = sorted({c for p in pairs for c in p.categories() if c in failing},
                     key=CATEGORIES.index)
     if failed:
         lines.append(f"failed: {', '.join(failed)} changed (--fail-on)")
@@ -93,20 +112,30 @@ def _change(c: Change) -> dict[str, Any]:
 
 def json_doc(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> str:
     """One JSON document: every pair with its changes, counts and bounds."""
+    out: list[dict[str, Any]] = []
+    for p in pairs:
+        if p.diff is None:
+            category, message = _lone(p)
+            out.append({"base": p.base, "head": p.head,
+                        "counts": {c: int(c == category) for c in CATEGORIES},
+                        "model_call_bound": None, "renamed_agents": [],
+                        "changes": [{"category": category,
+                                     "kind": "removed" if p.head is None else "added",
+                                     "path": "workflow", "message": message,
+                                     "base": None, "head": None}]})
+            continue
+        out.append({
+            "base": p.base,
+            "head": p.head,
+            "counts": p.diff.counts(),
+            "model_call_bound": {"base": p.diff.base_bound, "head": p.diff.head_bound},
+            "renamed_agents": [list(r) for r in p.diff.renamed_agents],
+            "changes": [_change(c) for c in p.diff.changes],
+        })
     doc = {
-        "pairs": [
-            {
-                "base": p.base,
-                "head": p.head,
-                "counts": p.diff.counts(),
-                "model_call_bound": {"base": p.diff.base_bound, "head": p.diff.head_bound},
-                "renamed_agents": [list(r) for r in p.diff.renamed_agents],
-                "changes": [_change(c) for c in p.diff.changes],
-            }
-            for p in pairs
-        ],
+        "pairs": out,
         "fail_on": sorted(failing, key=CATEGORIES.index),
-        "failed": sorted({c for p in pairs for c in p.diff.categories() if c in failing},
+        "failed": sorted({c for p in pairs for c in p.categories() if c in failing},
                          key=CATEGORIES.index),
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -126,6 +155,12 @@ def github(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> str
     rest warnings."""
     lines = []
     for pair in pairs:
+        if pair.diff is None:
+            category, message = _lone(pair)
+            command = "error" if category in failing else "warning"
+            title = _escape_property(f"stepswitch diff: {category}")
+            lines.append(f"::{command} title={title}::{_escape_data(message)}")
+            continue
         for c in pair.diff.changes:
             loc = c.head or c.base
             if c.category in failing:
@@ -172,7 +207,7 @@ def _status(changes: Sequence[Change]) -> str | None:
 def mermaid(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> str:
     """The merged graph of one pair: every agent and edge of either side, styled as
     added, removed, renamed or changed; a node lists its changed tools and guardrails."""
-    if len(pairs) != 1:
+    if len(pairs) != 1 or pairs[0].diff is None:
         raise ValueError("the Mermaid format draws one compared pair")
     return _merged(pairs[0].diff)
 

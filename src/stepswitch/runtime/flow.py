@@ -414,8 +414,11 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
     """Drive a flow to its result, yielding effects; an error carries the run so far."""
     try:
         return (yield from _flow(fc, fr, config))
-    except Exception as exc:
-        # a node's run attached its own run data; the flow's holds every node's items
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        # Ctrl-C and cancellation too. A node's run attached its own run data on the way
+        # out (for a model's or a hook's error as well); the flow's holds every node's
         with contextlib.suppress(AttributeError):  # a type that refuses attributes
             exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
         raise

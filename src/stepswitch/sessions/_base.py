@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from stepswitch.errors import SessionConflict, SessionError, StateError, UserError
-from stepswitch.runtime.items import ToolApprovalItem
+from stepswitch.runtime.items import ToolApprovalItem, UserInputItem
 from stepswitch.runtime.model import InputItem
 from stepswitch.runtime.state_json import item_from_json, item_to_json
 
@@ -165,9 +165,52 @@ def _digest(rows: list[str], current_agent: str | None) -> str:
     return h.hexdigest()
 
 
+def _fast_table() -> dict[str, tuple[type[Any], tuple[str, ...]]]:
+    from stepswitch.runtime.state_json import _ITEM_FIELDS
+
+    return {k: v for k, v in _ITEM_FIELDS.items() if k != "tool_approval_item"}
+
+
+_FAST = _fast_table()
+_ROLES = frozenset(("user", "system", "developer", "assistant"))
+
+
+def _fast_item(raw: Any) -> Any:
+    """The item of a well-formed row, or None (then the full reader says what is wrong)."""
+    if type(raw) is not dict:
+        return None
+    spec = _FAST.get(raw.get("type"))  # type: ignore[arg-type]
+    if spec is None:
+        return None
+    cls, fields = spec
+    kwargs = {}
+    for name in fields:
+        value = raw.get(name)
+        if name == "refusal":
+            if value is not None and type(value) is not str:
+                return None
+        elif name == "is_error":
+            if type(value) is not bool:
+                return None
+        elif type(value) is not str:
+            return None
+        kwargs[name] = value
+    if cls is UserInputItem and kwargs["role"] not in _ROLES:
+        return None
+    return cls(**kwargs)
+
+
 def decode_rows(rows: Sequence[str | bytes], session_id: str, where: str,
                 first: int = 0) -> tuple[InputItem, ...]:
     """The items of stored rows; a row that does not parse is a ``StateError``."""
+    try:  # the common case: every row well formed, read in one pass
+        parsed = json.loads("[" + ",".join(
+            r.decode("utf-8") if isinstance(r, bytes) else r for r in rows) + "]")
+        fast = [_fast_item(raw) for raw in parsed]
+        if len(fast) == len(rows) and None not in fast:
+            return tuple(fast)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
+        pass
     out: list[InputItem] = []
     for n, row in enumerate(rows):
         try:
@@ -179,6 +222,11 @@ def decode_rows(rows: Sequence[str | bytes], session_id: str, where: str,
                 f"session {session_id!r} in {where}: stored item {first + n} does not "
                 f"parse ({detail}); the store was changed outside stepswitch or is corrupted"
             ) from None
+        if type(out[-1]) is ToolApprovalItem:
+            raise StateError(
+                f"session {session_id!r} in {where}: stored item {first + n} is an approval "
+                "request, which is not conversation history"
+            )
     return tuple(out)
 
 

@@ -20,7 +20,8 @@ def open_session(url: str, session_id: str) -> StoreSession:
 
     ``sqlite:///conversations.db`` (relative), ``sqlite:////abs/path.db``,
     ``sqlite:///:memory:``; ``postgresql://…`` (a ``?schema=NAME`` query picks the
-    tables' schema); ``redis://host:port/db`` (``?prefix=P`` the key prefix).
+    tables' schema, ``?synchronous_commit=off`` trades the flush of each commit for
+    speed); ``redis://host:port/db`` (``?prefix=P`` the key prefix).
     Nothing is read or written until the session is first used.
     """
     if not isinstance(url, str) or "://" not in url:
@@ -42,9 +43,12 @@ def open_session(url: str, session_id: str) -> StoreSession:
         parts = urlsplit(url)
         query = parse_qs(parts.query)
         schema = query.pop("schema", ["public"])[-1]
+        sync = query.pop("synchronous_commit", ["on"])[-1].lower()
+        if sync not in ("on", "off"):
+            raise SessionError(f"session URL {url!r}: synchronous_commit is on or off")
         rest = "&".join(f"{k}={v[-1]}" for k, v in query.items())
         dsn = parts._replace(query=rest).geturl()
-        return PostgresSession(session_id, dsn, schema=schema)
+        return PostgresSession(session_id, dsn, schema=schema, synchronous_commit=sync == "on")
     if scheme in ("redis", "rediss", "unix"):
         from stepswitch.sessions.redis import RedisSession
 

@@ -1,19 +1,22 @@
 """``PostgresSession``: conversations in PostgreSQL (psycopg 3, extra
 ``stepswitch[postgres]``).
 
-An append is one transaction: it locks the session's row (``SELECT … FOR UPDATE``),
-checks the operation id and the version, then writes the items, the new head and the
-operation in one statement. A load is one statement, so the items and the version it
-returns are one snapshot. Tables live in ``schema`` (created when missing, under an
-advisory lock so processes racing on a fresh database cannot collide). Sessions of
-one process on the same DSN share one connection, guarded by a lock; a broken
-connection is reopened on the next call.
+An append is one call of a PL/pgSQL function the setup creates, so one round trip and
+one transaction: it locks the session's row (``SELECT … FOR UPDATE``), checks the
+operation id and the version, then writes the items, the new head and the operation.
+A load is one statement, so the items and the version it returns are one snapshot.
+Tables live in ``schema`` (created when missing, under an advisory lock so processes
+racing on a fresh database cannot collide). Sessions of one process on the same DSN
+share a few connections (``POOL_SIZE``); a broken connection is replaced on the next
+call.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from stepswitch.errors import SessionError
@@ -24,8 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresSession"]
 
+_STATUSES: tuple[AppendStatus, ...] = ("ok", "replay", "reused", "conflict")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _LOCK_KEY = 0x5E55_1011  # the advisory lock that serializes creating the tables
+POOL_SIZE = 4
+"""Connections per DSN and process (at most this many operations run at once)."""
 
 
 def _psycopg() -> Any:
@@ -44,33 +50,50 @@ def _first_line(exc: BaseException) -> str:
 
 
 class _Conn:
-    """One connection per DSN in this process."""
+    """A few connections per DSN in this process: concurrent conversations commit side
+    by side (PostgreSQL can then flush their commits together) instead of in a queue."""
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, synchronous_commit: bool) -> None:
         self.dsn = dsn
+        self.key = (dsn, synchronous_commit)
+        self.synchronous_commit = synchronous_commit
         self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(POOL_SIZE)
         self.users = 0
         self.ready: set[str] = set()
-        self._conn: psycopg.Connection[Any] | None = None
+        self.idle: list[psycopg.Connection[Any]] = []
         self.where = f"PostgreSQL {_describe(dsn)}"
 
-    def get(self) -> psycopg.Connection[Any]:
-        conn = self._conn
-        if conn is not None and not conn.closed and not conn.broken:
-            return conn
+    def _connect(self) -> psycopg.Connection[Any]:
         pg = _psycopg()
         try:
             conn = cast("psycopg.Connection[Any]", pg.connect(
                 self.dsn, autocommit=True, connect_timeout=5))
+            if not self.synchronous_commit:
+                conn.execute("SET synchronous_commit = off")
         except pg.Error as exc:
             raise SessionError(f"cannot connect to {self.where}: {_first_line(exc)}") from None
-        self._conn = conn
         return conn
 
+    @contextmanager
+    def borrow(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.slots:
+            with self.lock:
+                conn = self.idle.pop() if self.idle else None
+            if conn is None or conn.closed or conn.broken:
+                conn = self._connect()
+            try:
+                yield conn
+            finally:
+                if not conn.closed and not conn.broken:
+                    with self.lock:
+                        self.idle.append(conn)
+
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.close()
 
 
 def _describe(dsn: str) -> str:
@@ -86,7 +109,7 @@ def _describe(dsn: str) -> str:
     return f"at {host}:{port}/{db}"
 
 
-_REGISTRY: dict[str, _Conn] = {}
+_REGISTRY: dict[tuple[str, bool], _Conn] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -104,16 +127,19 @@ class _Backend:
             for name, text in _QUERIES.items()
         }
 
-    def _run(self, what: str, session_id: str, fn: Any) -> Any:
+    def _run(self, what: str, session_id: str, fn: Any, *, transaction: bool = True) -> Any:
         if self.closed:
             raise SessionError(f"{what} on a closed session ({self.where})")
         psycopg = _psycopg()
-        with self.shared.lock:
-            conn = self.shared.get()
+        with self.shared.borrow() as conn:
             try:
                 if self.schema not in self.shared.ready:
                     self._setup(conn)
-                    self.shared.ready.add(self.schema)
+                    with self.shared.lock:
+                        self.shared.ready.add(self.schema)
+                if not transaction:  # one statement: atomic and one snapshot on its own
+                    with conn.cursor() as cur:
+                        return fn(cur)
                 with conn.transaction(), conn.cursor() as cur:
                     return fn(cur)
             except psycopg.Error as exc:
@@ -137,7 +163,7 @@ class _Backend:
                         f"{SCHEMA_VERSION}); upgrade stepswitch"
                     )
             for name in ("create_schema", "create_meta", "create_sessions", "create_items",
-                         "create_operations"):
+                         "create_operations", "create_append"):
                 cur.execute(self.q[name])
             cur.execute(self.q["set_schema_version"], (str(SCHEMA_VERSION),))
 
@@ -150,7 +176,9 @@ class _Backend:
             rows = [r[2] for r in found if r[2] is not None]
             return rows, int(found[0][0]), found[0][1]
 
-        result: tuple[list[str], int, str | None] = self._run("load", session_id, go)
+        result: tuple[list[str], int, str | None] = self._run(
+            "load", session_id, go, transaction=False
+        )
         return result
 
     def _lock_head(self, cur: Any, session_id: str) -> tuple[int, int]:
@@ -172,23 +200,17 @@ class _Backend:
         current_agent: str | None,
     ) -> tuple[AppendStatus, int]:
         def go(cur: Any) -> tuple[AppendStatus, int]:
-            version, seq = self._lock_head(cur, session_id)
-            if operation_id is not None:
-                cur.execute(self.q["find_op"], (session_id, operation_id))
-                done = cur.fetchone()
-                if done is not None:
-                    return ("replay", int(done[1])) if done[0] == digest else ("reused", 0)
-            if expected_version is not None and expected_version != version:
-                return "conflict", version
-            version += 1
-            cur.execute(self.q["write"], {
-                "sid": session_id, "seq": seq, "rows": rows, "version": version,
-                "next": seq + len(rows), "agent": current_agent, "op": operation_id,
-                "digest": digest,
-            })
-            return "ok", version
+            cur.execute(self.q["append"], (session_id, rows, operation_id, digest,
+                                           expected_version, current_agent))
+            row = cur.fetchone()
+            for known in _STATUSES:
+                if row[0] == known:
+                    return known, int(row[1])
+            raise SessionError(f"append to session {session_id!r}: unexpected reply {row!r}")
 
-        result: tuple[AppendStatus, int] = self._run("append", session_id, go)
+        result: tuple[AppendStatus, int] = self._run(
+            "append", session_id, go, transaction=False
+        )
         return result
 
     def pop_row(self, session_id: str) -> str | None:
@@ -220,11 +242,10 @@ class _Backend:
         with _REGISTRY_LOCK:
             self.shared.users -= 1
             last = self.shared.users <= 0
-            if last and _REGISTRY.get(self.shared.dsn) is self.shared:
-                del _REGISTRY[self.shared.dsn]
+            if last and _REGISTRY.get(self.shared.key) is self.shared:
+                del _REGISTRY[self.shared.key]
         if last:
-            with self.shared.lock:
-                self.shared.close()
+            self.shared.close()
 
 
 def _newer(value: object) -> bool:
@@ -257,15 +278,56 @@ _QUERIES = {
     "WHERE session_id = %s FOR UPDATE",
     "new_head": "INSERT INTO {s}.stepswitch_sessions (session_id, version, current_agent, "
     "next_seq) VALUES (%s, 0, NULL, 0) ON CONFLICT (session_id) DO NOTHING",
-    "find_op": "SELECT digest, version FROM {s}.stepswitch_operations "
-    "WHERE session_id = %s AND operation_id = %s",
-    "write": "WITH items AS (INSERT INTO {s}.stepswitch_items (session_id, seq, data) "
-    "SELECT %(sid)s, %(seq)s + t.o - 1, t.d FROM unnest(%(rows)s::text[]) "
-    "WITH ORDINALITY AS t(d, o)), "
-    "head AS (UPDATE {s}.stepswitch_sessions SET version = %(version)s, next_seq = %(next)s, "
-    "current_agent = COALESCE(%(agent)s, current_agent) WHERE session_id = %(sid)s) "
-    "INSERT INTO {s}.stepswitch_operations (session_id, operation_id, digest, version) "
-    "SELECT %(sid)s, %(op)s, %(digest)s, %(version)s WHERE %(op)s::text IS NOT NULL",
+    # The compare-and-append, whole, in one call (one round trip, one transaction): lock
+    # the head row, check the operation id, then the version, then write.
+    "create_append": """
+CREATE OR REPLACE FUNCTION {s}.stepswitch_append(
+    p_sid text, p_rows text[], p_op text, p_digest text, p_expected bigint, p_agent text,
+    OUT status text, OUT version bigint) LANGUAGE plpgsql AS $fn$
+DECLARE
+    v bigint; n bigint; done_digest text; done_version bigint;
+BEGIN
+    SELECT h.version, h.next_seq INTO v, n FROM {s}.stepswitch_sessions h
+        WHERE h.session_id = p_sid FOR UPDATE;
+    IF NOT FOUND THEN
+        INSERT INTO {s}.stepswitch_sessions (session_id, version, current_agent, next_seq)
+            VALUES (p_sid, 0, NULL, 0) ON CONFLICT (session_id) DO NOTHING;
+        SELECT h.version, h.next_seq INTO v, n FROM {s}.stepswitch_sessions h
+            WHERE h.session_id = p_sid FOR UPDATE;
+    END IF;
+    IF p_op IS NOT NULL THEN
+        SELECT o.digest, o.version INTO done_digest, done_version
+            FROM {s}.stepswitch_operations o
+            WHERE o.session_id = p_sid AND o.operation_id = p_op;
+        IF FOUND THEN
+            IF done_digest = p_digest THEN
+                status := 'replay'; version := done_version;
+            ELSE
+                status := 'reused'; version := 0;
+            END IF;
+            RETURN;
+        END IF;
+    END IF;
+    IF p_expected IS NOT NULL AND p_expected <> v THEN
+        status := 'conflict'; version := v;
+        RETURN;
+    END IF;
+    INSERT INTO {s}.stepswitch_items (session_id, seq, data)
+        SELECT p_sid, n + t.o - 1, t.d FROM unnest(p_rows) WITH ORDINALITY AS t(d, o);
+    v := v + 1;
+    UPDATE {s}.stepswitch_sessions SET version = v,
+        next_seq = n + coalesce(array_length(p_rows, 1), 0),
+        current_agent = coalesce(p_agent, current_agent)
+        WHERE session_id = p_sid;
+    IF p_op IS NOT NULL THEN
+        INSERT INTO {s}.stepswitch_operations (session_id, operation_id, digest, version)
+            VALUES (p_sid, p_op, p_digest, v);
+    END IF;
+    status := 'ok'; version := v;
+END
+$fn$""",
+    "append": "SELECT status, version FROM {s}.stepswitch_append("
+    "%s, %s::text[], %s, %s, %s::bigint, %s)",
     "pop": "DELETE FROM {s}.stepswitch_items WHERE session_id = %s AND seq = "
     "(SELECT max(seq) FROM {s}.stepswitch_items WHERE session_id = %s) RETURNING data",
     "bump": "UPDATE {s}.stepswitch_sessions SET version = version + 1 WHERE session_id = %s",
@@ -277,9 +339,19 @@ _QUERIES = {
 
 class PostgresSession(StoreSession):
     """A conversation in PostgreSQL: ``dsn`` is a libpq connection string or URL;
-    the tables live in ``schema`` (created when missing)."""
+    the tables live in ``schema`` (created when missing).
 
-    def __init__(self, session_id: str, dsn: str, *, schema: str = "public") -> None:
+    ``synchronous_commit=False`` lets an append return before its commit is flushed
+    to disk (PostgreSQL's ``synchronous_commit = off``): much faster on a disk whose
+    flush is slow, and never torn or interleaved, but a crash of the server may lose
+    the last fraction of a second of acknowledged turns (SQLite's WAL with
+    ``synchronous=NORMAL`` makes the same trade against power loss).
+    """
+
+    def __init__(
+        self, session_id: str, dsn: str, *, schema: str = "public",
+        synchronous_commit: bool = True,
+    ) -> None:
         check_session_id(session_id)
         _psycopg()
         if not isinstance(schema, str) or not _NAME.fullmatch(schema):
@@ -287,10 +359,11 @@ class PostgresSession(StoreSession):
                 f"PostgresSession: schema {schema!r} is not a plain name (letters, digits "
                 "and _, at most 63)"
             )
+        key = (dsn, bool(synchronous_commit))
         with _REGISTRY_LOCK:
-            shared = _REGISTRY.get(dsn)
+            shared = _REGISTRY.get(key)
             if shared is None:
-                shared = _REGISTRY[dsn] = _Conn(dsn)
+                shared = _REGISTRY[key] = _Conn(dsn, bool(synchronous_commit))
             shared.users += 1
         super().__init__(session_id, _Backend(shared, schema))
         self.dsn = dsn

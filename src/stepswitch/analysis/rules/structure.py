@@ -3,14 +3,13 @@ runs that cannot end, unknown codes in ignore lists."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
-from stepswitch.graph.facts import forced_tool
+from stepswitch.graph.facts import forced_tool, reach
 from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]
@@ -97,23 +96,11 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
     if graph.entry is None and graph.spec.flow is None:
         return
     index = ctx.index()
-    succ = index.adjacency("all")
-    seen = [False] * len(index)
-    queue: deque[int] = deque()
     roots = [graph.entry] if graph.entry is not None else []
     if graph.spec.flow is not None:  # every agent node of a flow starts runs
         roots.extend(n for e in graph.spec.flow for n in (e.source, *e.targets(), e.each)
                      if n is not None and n in graph)
-    for root in roots:
-        start = index.pos[root]
-        if not seen[start]:
-            seen[start] = True
-            queue.append(start)
-    while queue:
-        for target in succ[queue.popleft()]:
-            if not seen[target]:
-                seen[target] = True
-                queue.append(target)
+    seen = reach([index.pos[root] for root in roots], index.adjacency("all"))
     for i, reached in enumerate(seen):
         if not reached:
             yield ctx.diag(

@@ -1,0 +1,105 @@
+"""``stepswitch worker TARGET --address HOST:PORT --task-queue Q``: run a Temporal worker
+for a workflow's durable runs until Ctrl-C (or SIGTERM).
+
+``--model`` is what ``stepswitch run`` takes (a model name, ``scripted:FILE.json``) or
+``FILE.py:NAME``, an object with ``async get_response(request)`` defined in your code.
+Exit codes: 0 stopped, 2 a usage, target or connection error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from stepswitch.errors import UserError
+
+__all__ = ["add_parser", "load_model", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "worker",
+        help="run a Temporal worker for a workflow's durable runs",
+        description="Run a Temporal worker: the workflow's runs, model calls and tools.",
+    )
+    p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
+    p.add_argument("--address", required=True, metavar="HOST:PORT",
+                   help="the Temporal server, e.g. 127.0.0.1:7233")
+    p.add_argument("--task-queue", required=True, metavar="Q", help="the task queue to poll")
+    p.add_argument("--namespace", default="default", help="Temporal namespace (default: default)")
+    p.add_argument(
+        "--model", metavar="NAME",
+        help="model for agents without their own: a name, scripted:FILE.json, or FILE.py:NAME",
+    )
+    p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
+    p.add_argument("--api", choices=("responses", "chat"), default="responses")
+    p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="how long one model call may take before it is tried again")
+    p.set_defaults(func=run)
+
+
+def load_model(args: argparse.Namespace) -> Any:
+    """The worker's model: ``FILE.py:NAME`` from user code, else as ``stepswitch run``."""
+    spec: str | None = args.model
+    if spec is None:
+        return None
+    file, sep, name = spec.rpartition(":")
+    if sep and file.endswith(".py"):
+        from stepswitch.cli.targets import _import_file
+
+        path = Path(file)
+        if not path.is_file():
+            raise UserError(f"--model {spec}: no file {file}")
+        module = _import_file(path)
+        model = getattr(module, name, None)
+        if model is None or not hasattr(model, "get_response"):
+            raise UserError(
+                f"--model {spec}: {file} has no model named {name!r} (an object with "
+                "async get_response(request))"
+            )
+        return model
+    from stepswitch.cli.run import _model
+
+    return _model(argparse.Namespace(**{**vars(args), "stream": False}))
+
+
+def run(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from stepswitch.cli.run import _one_workflow
+
+    if args.model_timeout <= 0:
+        raise UserError("--model-timeout must be positive")
+    [loaded] = _one_workflow(args.target)
+    machine = loaded.workflow.compile()
+    model = load_model(args)
+    try:
+        import stepswitch.temporal as st
+    except ImportError as exc:
+        raise UserError(str(exc)) from None
+
+    async def serve() -> int:
+        client = await st.connect(args.address, namespace=args.namespace)
+        worker = st.worker_for(
+            client, machine, task_queue=args.task_queue, model=model,
+            model_timeout=timedelta(seconds=args.model_timeout),
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(
+            f"stepswitch: worker for {machine.name} ({st.machine_digest(machine)[:19]}) on "
+            f"task queue {args.task_queue!r} at {args.address}; Ctrl-C stops it",
+            file=sys.stderr, flush=True,
+        )
+        async with worker:
+            await stop.wait()
+        print("stepswitch: worker stopped", file=sys.stderr)
+        return 0
+
+    return asyncio.run(serve())

@@ -1,0 +1,181 @@
+"""The activities of a compiled machine: what a Temporal worker runs outside the
+deterministic workflow.
+
+- ``<workflow>.model``: one model call (retried by Temporal when the provider fails);
+- one activity per function tool, named by the tool's import path;
+- ``<workflow>.hook``: instruction functions, guardrails, ``on_handoff`` and per-call
+  ``needs_approval`` functions, run as local activities (they may do I/O, so they
+  cannot run inside the workflow, and their answers are recorded in the history);
+- ``<workflow>.stamp``: the worker's IR digest, recorded once per run.
+
+Errors keep our tree: a ``ModelProviderError`` (or any unexpected error of a model)
+is retryable; a ``UserError`` or ``ModelBehaviorError`` is not, and a tool that raises
+is never re-run (its error is the model's tool output, as in-process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from stepswitch.compiler.ir import HandOff, RunFunction
+from stepswitch.context import RunContext, Usage
+from stepswitch.errors import ModelProviderError, StepswitchError
+from stepswitch.runtime.model import Model
+from stepswitch.runtime.tools import adapter_for, output_text
+from stepswitch.temporal._codec import (
+    HookCall,
+    ModelCall,
+    ToolCall,
+    jsonable,
+    request_of,
+    write_response,
+)
+
+if TYPE_CHECKING:
+    from stepswitch.runtime.machine import StateMachine
+
+__all__ = ["activities_for", "activity_names", "machine_digest"]
+
+
+def machine_digest(machine: StateMachine) -> str:
+    """A digest of the compiled machine's IR: what a running workflow is pinned to."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(repr(machine.ir).encode("utf-8")).hexdigest()
+
+
+def activity_names(machine: StateMachine) -> dict[str, str]:
+    """The names of the machine's own activities (model, hook, stamp)."""
+    base = f"stepswitch.{machine.name}"
+    return {"model": f"{base}.model", "hook": f"{base}.hook", "stamp": f"{base}.stamp"}
+
+
+_JSON_NATIVE = (str, int, float, bool, type(None), dict, list)
+
+
+def _failure(exc: BaseException, *, retryable: bool) -> ApplicationError:
+    message = str(getattr(exc, "summary", None) or exc)
+    return ApplicationError(message, type=type(exc).__name__, non_retryable=not retryable)
+
+
+async def _value(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def activities_for(machine: StateMachine, model: Model | None = None) -> list[Callable[..., Any]]:
+    """The activities a worker needs for ``machine``'s runs.
+
+    ``model`` answers the model calls of agents without a model of their own.
+    """
+    core = machine._core
+    names = activity_names(machine)
+    digest = machine_digest(machine)
+    functions: dict[str, RunFunction] = {}
+    handoff_types: dict[str, str | None] = {}
+    for s in machine.ir.states:
+        for t in s.tools:
+            a = t.action
+            if type(a) is RunFunction:
+                functions[a.ref] = a
+            elif type(a) is HandOff and a.on_handoff is not None:
+                handoff_types[a.on_handoff] = a.input_type
+
+    @activity.defn(name=names["model"])
+    async def call_model(call: ModelCall) -> dict[str, Any]:
+        chosen: Any = model if call.model_ref is None else core.obj(call.model_ref)
+        if chosen is None:
+            raise ApplicationError(
+                f"agent {call.request['agent']!r} has no model of its own and the worker "
+                "was started without one: pass model=... to worker_for()/activities_for(), "
+                "or --model to `stepswitch worker`",
+                type="UserError",
+                non_retryable=True,
+            )
+        try:
+            response = await chosen.get_response(request_of(call.request))
+        except ModelProviderError as exc:
+            raise _failure(exc, retryable=True) from exc
+        except (StepswitchError, AssertionError) as exc:
+            # the model misbehaved, or a scripted model ran dry: retrying cannot help
+            raise _failure(exc, retryable=False) from exc
+        return write_response(response)
+
+    def tool_activity(ref: str, action: RunFunction) -> Callable[..., Any]:
+        bound = core.function(ref)
+
+        @activity.defn(name=ref)
+        async def run_tool(call: ToolCall) -> dict[str, Any]:
+            params = bound.validator.validate_json(json.dumps(call.arguments))
+            kwargs = {name: getattr(params, name) for name in bound.names}
+            args = (RunContext(call.context, Usage()),) if action.takes_context else ()
+            try:
+                if action.is_async:
+                    value = await bound.fn(*args, **kwargs)
+                else:
+                    value = await _value(await asyncio.to_thread(bound.fn, *args, **kwargs))
+            except Exception as exc:
+                # a tool that raised is the model's error output, never run again
+                raise _failure(exc, retryable=False) from exc
+            if isinstance(value, _JSON_NATIVE):
+                try:
+                    json.dumps(value)
+                    return {"value": value}
+                except (TypeError, ValueError):
+                    pass
+            return {"text": output_text(value)}
+
+        return run_tool
+
+    @activity.defn(name=names["hook"])
+    async def run_hook(call: HookCall) -> Any:
+        try:
+            return await _hook(call)
+        except Exception as exc:
+            raise _failure(exc, retryable=False) from exc
+
+    async def _hook(call: HookCall) -> Any:
+        ctx: RunContext[Any] = RunContext(call.context, Usage())
+        fn: Any = core.obj(call.ref)
+        if call.kind == "instructions":
+            return await _value(fn(ctx, core.state(call.agent)))
+        if call.kind in ("input_guardrail", "output_guardrail"):
+            state = core.state(call.agent)
+            subject = call.args[0]
+            if call.kind == "output_guardrail" and state.output.kind == "typed":
+                subject = adapter_for(core.obj(state.output.type_ref or "")).validate_python(
+                    subject
+                )
+            verdict = await _value(fn(ctx, state, subject))
+            return {
+                "output_info": jsonable(verdict.output_info),
+                "tripwire_triggered": bool(verdict.tripwire_triggered),
+            }
+        if call.kind == "on_handoff":
+            input_type = handoff_types.get(call.ref)
+            if input_type is None:
+                await _value(fn(ctx))
+            else:
+                value = adapter_for(core.obj(input_type)).validate_python(call.args[0])
+                await _value(fn(ctx, value))
+            return None
+        if call.kind == "needs_approval":
+            params, call_id = call.args
+            return bool(await _value(fn.needs_approval(ctx, params, call_id)))
+        raise ApplicationError(f"unknown hook kind {call.kind!r}", non_retryable=True)
+
+    @activity.defn(name=names["stamp"])
+    async def stamp() -> str:
+        return digest
+
+    made: list[Callable[..., Any]] = [call_model, run_hook, stamp]
+    made.extend(tool_activity(ref, a) for ref, a in functions.items())
+    return made

@@ -1,0 +1,60 @@
+"""Client-side helpers: connect with a clear error, and refuse to start a run on a
+task queue no worker polls (it would wait forever, silently)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+
+from stepswitch.errors import UserError
+
+__all__ = ["connect", "wait_for_worker"]
+
+
+async def connect(address: str, *, namespace: str = "default", timeout: float = 5.0) -> Client:
+    """A client of the Temporal server at ``address`` (``HOST:PORT``), or a ``UserError``
+    saying it cannot be reached."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UserError(f"Temporal address {address!r}: expected HOST:PORT, e.g. 127.0.0.1:7233")
+    try:
+        return await asyncio.wait_for(Client.connect(address, namespace=namespace), timeout)
+    except TimeoutError:
+        raise UserError(
+            f"cannot reach the Temporal server at {address}: no answer in {timeout:g}s "
+            "(is it running? `temporal server start-dev` starts one)"
+        ) from None
+    except RuntimeError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"cannot reach the Temporal server at {address}: {reason}") from None
+
+
+async def _pollers(client: Client, task_queue: str) -> int:
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    return len(response.pollers)
+
+
+async def wait_for_worker(client: Client, task_queue: str, *, timeout: float = 10.0) -> None:
+    """Return once a worker polls ``task_queue``; after ``timeout`` seconds, a
+    ``UserError`` that says how to start one."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        if await _pollers(client, task_queue) > 0:
+            return
+        if loop.time() >= deadline:
+            raise UserError(
+                f"no worker polls task queue {task_queue!r} (waited {timeout:g}s): start one "
+                f"with `stepswitch worker TARGET --address HOST:PORT --task-queue {task_queue}`"
+            )
+        await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))

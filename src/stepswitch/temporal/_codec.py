@@ -1,0 +1,159 @@
+"""What crosses between the workflow and its activities, as plain JSON values.
+
+Temporal records every activity's input and result in the run's history, so they
+are JSON: run items in the same shape a saved ``RunState`` uses, tool arguments as
+the JSON the model sent (validated again on the worker), return values as JSON
+values or, when a tool returns something richer, as the text the model sees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from stepswitch.context import Usage
+from stepswitch.errors import (
+    InputGuardrailTripwireTriggered,
+    MaxTurnsExceeded,
+    ModelBehaviorError,
+    ModelProviderError,
+    OutputGuardrailTripwireTriggered,
+    StateError,
+    StepswitchError,
+    UserError,
+)
+from stepswitch.runtime.model import (
+    InputItem,
+    ModelRequest,
+    ModelResponse,
+    OutputItem,
+    OutputSchema,
+    ToolDefinition,
+)
+from stepswitch.runtime.state_json import _item, _output, _read_item, _read_output
+from stepswitch.settings import ModelSettings
+
+__all__ = [
+    "HookCall",
+    "ModelCall",
+    "ToolCall",
+    "error_class",
+    "jsonable",
+    "read_items",
+    "read_response",
+    "request_of",
+    "write_items",
+    "write_request",
+    "write_response",
+]
+
+
+@dataclass
+class ModelCall:
+    """One model call: the request, and which model makes it (``None``: the worker's)."""
+
+    request: dict[str, Any]
+    model_ref: str | None = None
+
+
+@dataclass
+class ToolCall:
+    """One function tool call: the validated arguments as JSON, and the run's context."""
+
+    arguments: dict[str, Any]
+    context: Any = None
+    call_id: str = ""
+    workflow_id: str = ""
+
+
+@dataclass
+class HookCall:
+    """A hook that may do I/O (instructions, guardrails, on_handoff, needs_approval)."""
+
+    kind: str
+    ref: str
+    agent: str
+    args: list[Any] = field(default_factory=list)
+    context: Any = None
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON values (pydantic models and dataclasses become objects)."""
+    return to_jsonable_python(value, fallback=str)
+
+
+def write_items(items: Any) -> list[dict[str, Any]]:
+    return [_item(i) for i in items]
+
+
+def read_items(raw: list[Any]) -> list[InputItem]:
+    return [_read_item(x, f"items[{i}]") for i, x in enumerate(raw)]
+
+
+def write_request(request: ModelRequest) -> dict[str, Any]:
+    schema = request.output_schema
+    return {
+        "agent": request.agent,
+        "instructions": request.instructions,
+        "input": write_items(request.input),
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters,
+             "strict": t.strict, "kind": t.kind}
+            for t in request.tools
+        ],
+        "output_schema": None if schema is None else {
+            "name": schema.name, "schema": schema.schema, "strict": schema.strict
+        },
+        "settings": request.settings.model_dump(mode="json", exclude_none=True),
+        "model": request.model,
+    }
+
+
+def request_of(raw: dict[str, Any]) -> ModelRequest:
+    schema = raw["output_schema"]
+    return ModelRequest(
+        agent=raw["agent"],
+        instructions=raw["instructions"],
+        input=tuple(read_items(raw["input"])),
+        tools=tuple(ToolDefinition(**t) for t in raw["tools"]),
+        output_schema=None if schema is None else OutputSchema(**schema),
+        settings=ModelSettings(**raw["settings"]),
+        model=raw["model"],
+    )
+
+
+def write_response(response: ModelResponse) -> dict[str, Any]:
+    u = response.usage
+    return {
+        "output": [_output(o) for o in response.output],
+        "usage": [u.requests, u.input_tokens, u.output_tokens, u.total_tokens],
+        "response_id": response.response_id,
+    }
+
+
+def read_response(raw: dict[str, Any]) -> ModelResponse:
+    output: tuple[OutputItem, ...] = tuple(
+        _read_output(o, f"output[{i}]") for i, o in enumerate(raw["output"])
+    )
+    return ModelResponse(output, Usage(*raw["usage"]), response_id=raw["response_id"])
+
+
+_ERRORS: dict[str, type[StepswitchError]] = {
+    cls.__name__: cls
+    for cls in (
+        UserError,
+        StateError,
+        ModelBehaviorError,
+        ModelProviderError,
+        MaxTurnsExceeded,
+        InputGuardrailTripwireTriggered,
+        OutputGuardrailTripwireTriggered,
+    )
+}
+
+
+def error_class(name: str | None) -> type[StepswitchError] | None:
+    """Our error class of that name (an activity's failure carries only the name)."""
+    return _ERRORS.get(name or "")

@@ -1,0 +1,663 @@
+"""``workflow_for(machine)``: the run loop as a Temporal workflow.
+
+The workflow drives the very generator the in-process drivers drive
+(:func:`stepswitch.runtime.loop.run_loop`), so every decision of the loop (what the
+model is sent, which tool runs, handoffs, budgets, approvals, the step rule) is made
+inside the deterministic workflow and replays from history. What touches the world
+becomes an activity: the model call, each function tool, and the hooks that may do
+I/O (local activities). Pure user callables (tool-use-behaviour functions, handoff
+input filters, output extractors, failure formatters) run inside the workflow and must
+be deterministic.
+
+The workflow reads the user's objects through a resolver whose entries for those
+effects are stand-ins (:class:`_RemoteTool`, :class:`_Hook`, :class:`_RemoteModel`);
+the driver here turns the effects they produce into activity calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+from stepswitch.compiler.ir import HandOff, RunFunction
+from stepswitch.context import RunContext, Usage
+from stepswitch.errors import ModelProviderError, StepswitchError, UserError
+from stepswitch.runtime.config import RunConfig
+from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
+from stepswitch.runtime.loop import run_loop
+from stepswitch.runtime.result import RunResult
+from stepswitch.runtime.run import Run
+from stepswitch.runtime.state import RunState
+from stepswitch.temporal._activities import activity_names, machine_digest
+from stepswitch.temporal._codec import (
+    HookCall,
+    ModelCall,
+    ToolCall,
+    error_class,
+    jsonable,
+    read_response,
+    write_items,
+    write_request,
+)
+
+if TYPE_CHECKING:
+    from stepswitch.runtime.machine import StateMachine
+
+__all__ = [
+    "Decision",
+    "Interruption",
+    "RunInput",
+    "RunOutput",
+    "workflow_for",
+    "workflow_name",
+]
+
+
+@dataclass
+class RunInput:
+    """What starts a run: the user's input (text or input items as dicts).
+
+    ``state`` continues a saved run instead (a ``RunState``'s JSON; the workflow's own
+    continue-as-new uses it); ``context`` is the run context's value, handed to tools
+    and hooks (JSON). ``max_turns`` replaces the workflow's budget.
+    """
+
+    input: str | list[dict[str, Any]]
+    session_id: str | None = None
+    context: Any = None
+    max_turns: int | None = None
+    state: str | None = None
+    digest: str | None = None
+    """The IR digest this run is pinned to (set by continue-as-new; leave it unset)."""
+    usage: list[int] | None = None
+    runs: int = 1
+
+
+@dataclass
+class Decision:
+    """A human's answer to one pending approval (``message``: what the model sees on
+    a rejection)."""
+
+    call_id: str
+    approve: bool
+    message: str | None = None
+
+
+@dataclass
+class Interruption:
+    """A call waiting for approval."""
+
+    call_id: str
+    name: str
+    arguments: str
+    agent: str
+
+
+@dataclass
+class RunOutput:
+    """A finished run: the final output (as JSON), the last agent, every item."""
+
+    final_output: Any
+    last_agent: str
+    items: list[dict[str, Any]]
+    digest: str
+    usage: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    runs: int = 1
+    """How many workflow runs (continue-as-new) the conversation took."""
+
+
+def workflow_name(machine: StateMachine) -> str:
+    """The Temporal workflow type of ``machine``'s runs."""
+    return f"stepswitch.{machine.name}"
+
+
+class ToolFailure(Exception):
+    """A function tool raised on the worker; ``str()`` is its message."""
+
+    def __init__(self, message: str, kind: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class _Stop(BaseException):
+    """Leaves the loop for good (the machine changed, or continue-as-new): never an
+    outcome the loop could turn into a tool's error output."""
+
+    def __init__(self, error: ApplicationError | None = None, state: RunState | None = None):
+        super().__init__()
+        self.error = error
+        self.state = state
+
+
+# -- stand-ins the workflow's resolver holds for effects -----------------------------------
+
+
+class _HookCall:
+    """The awaitable a stand-in hook returns; the driver runs it as a local activity."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: HookCall) -> None:
+        self.call = call
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - never awaited
+        raise RuntimeError("a Temporal hook stand-in is performed by the workflow driver")
+
+
+class _Hook:
+    def __init__(self, kind: str, ref: str) -> None:
+        self.kind = kind
+        self.ref = ref
+
+    def __call__(self, ctx: RunContext[Any], *args: Any) -> _HookCall:
+        agent = ""
+        rest: list[Any] = []
+        if self.kind in ("instructions", "input_guardrail", "output_guardrail"):
+            agent = args[0].agent
+            rest = [jsonable(a) for a in args[1:]]
+        else:  # on_handoff(ctx[, value])
+            rest = [jsonable(a) for a in args]
+        return _HookCall(HookCall(self.kind, self.ref, agent, rest, ctx.context))
+
+
+class _ToolFn:
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: str) -> None:
+        self.ref = ref
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise RuntimeError("a Temporal tool stand-in is performed by the workflow driver")
+
+
+class _RemoteTool:
+    """A function tool as the workflow sees it: its parameters model (arguments are
+    validated in the workflow), a stand-in function, approvals as a local activity."""
+
+    def __init__(self, tool: Any, ref: str) -> None:
+        self._tool = tool
+        self.ref = ref
+        self.fn = _ToolFn(ref)
+        self.params_model = tool.params_model
+
+    def needs_approval(self, ctx: RunContext[Any], params: Any, call_id: str) -> _HookCall:
+        return _HookCall(HookCall("needs_approval", self.ref, "", [params, call_id], ctx.context))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tool, name)
+
+
+class _RemoteModel:
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: str | None) -> None:
+        self.ref = ref
+
+
+def _workflow_core(machine: StateMachine) -> MachineCore:
+    original = machine._core
+    resolver: dict[str, object] = dict(original.resolver)
+    for s in machine.ir.states:
+        if s.model_ref is not None:
+            resolver[s.model_ref] = _RemoteModel(s.model_ref)
+        if s.instructions_fn is not None:
+            resolver[s.instructions_fn] = _Hook("instructions", s.instructions_fn)
+        for g in s.input_guardrails:
+            resolver[g.ref] = _Hook("input_guardrail", g.ref)
+        for g in s.output_guardrails:
+            resolver[g.ref] = _Hook("output_guardrail", g.ref)
+        for t in s.tools:
+            a = t.action
+            if type(a) is RunFunction:
+                resolver[a.ref] = _RemoteTool(original.resolver[a.ref], a.ref)
+            elif type(a) is HandOff and a.on_handoff is not None:
+                resolver[a.on_handoff] = _Hook("on_handoff", a.on_handoff)
+    return MachineCore(machine.ir, resolver, original.steps)
+
+
+# -- options ---------------------------------------------------------------------------------
+
+_NOT_RETRYABLE = ["UserError", "StateError", "ModelBehaviorError", "AssertionError",
+                  "ScriptExhausted"]
+
+
+@dataclass(frozen=True)
+class _Options:
+    model_timeout: timedelta
+    tool_timeout: timedelta
+    hook_timeout: timedelta
+    model_retry: RetryPolicy
+    tool_retry: RetryPolicy
+    continue_as_new_after: int | None
+
+
+def workflow_for(
+    machine: StateMachine,
+    *,
+    model_timeout: timedelta = timedelta(minutes=5),
+    tool_timeout: timedelta = timedelta(minutes=10),
+    hook_timeout: timedelta = timedelta(minutes=1),
+    model_retry: RetryPolicy | None = None,
+    tool_retry: RetryPolicy | None = None,
+    continue_as_new_after: int | None = 100,
+) -> type:
+    """A Temporal workflow class that runs ``machine`` (workflow type
+    ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
+    :class:`RunOutput`.
+
+    ``continue_as_new_after`` model turns (or when Temporal suggests it), a run goes on
+    in a fresh workflow run carrying its ``RunState``, so histories stay bounded.
+    Timeouts bound one attempt of an activity; a worker that dies mid-activity is
+    noticed when it runs out, and the activity runs again on another worker.
+    """
+    options = _Options(
+        model_timeout,
+        tool_timeout,
+        hook_timeout,
+        model_retry
+        or RetryPolicy(
+            initial_interval=timedelta(seconds=1),
+            maximum_interval=timedelta(seconds=30),
+            maximum_attempts=8,
+            non_retryable_error_types=_NOT_RETRYABLE,
+        ),
+        tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
+        continue_as_new_after,
+    )
+    core = _workflow_core(machine)
+    digest = machine_digest(machine)
+    names = activity_names(machine)
+
+    cls_name = f"StepswitchRun_{machine.name}"
+
+    async def run(self, input: RunInput) -> RunOutput:  # type: ignore[no-untyped-def]
+        driver: _Driver = self._driver
+        return await driver.run(input)
+
+    # Temporal wants the run method defined on the class itself (it checks by name)
+    run.__qualname__ = f"{cls_name}.run"
+    run.__annotations__ = {"input": RunInput, "return": RunOutput}
+    attrs = {
+        "run": workflow.run(run),
+        "_setup": (core, digest, names, options),
+        "__module__": __name__,
+    }
+    cls = type(cls_name, (_RunBase,), attrs)
+    cls.__doc__ = f"A durable run of workflow {machine.name!r}."
+    defined: type = workflow.defn(name=workflow_name(machine), sandboxed=False)(cls)
+    return defined
+
+
+class _RunBase:
+    """The workflow's handlers; ``workflow_for`` makes one subclass per machine."""
+
+    _setup: tuple[MachineCore, str, dict[str, str], _Options]
+
+    def __init__(self) -> None:
+        self._driver = _Driver(*type(self)._setup)
+
+    @workflow.query
+    def interruptions(self) -> list[Interruption]:
+        """The calls waiting for a decision now."""
+        return list(self._driver.pending.values())
+
+    @workflow.query
+    def items(self) -> list[dict[str, Any]]:
+        """The run's items so far (as a saved state writes them)."""
+        run = self._driver.top
+        return write_items(run.items) if run is not None else []
+
+    @workflow.update
+    async def decide(self, decision: Decision) -> str:
+        """Approve or reject one pending call."""
+        return await self._driver.decide(decision)
+
+    @decide.validator
+    def _check_decision(self, decision: Decision) -> None:
+        self._driver.check_decision(decision, early=True)
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+
+class _Driver:
+    """Performs the loop's effects with Temporal's primitives."""
+
+    def __init__(
+        self, core: MachineCore, digest: str, names: dict[str, str], options: _Options
+    ) -> None:
+        self.core = core
+        self.digest = digest
+        self.names = names
+        self.options = options
+        self.stamp: str | None = None
+        self.top: Run | None = None
+        self.context: Any = None
+        self.pending: dict[str, Interruption] = {}
+        self.decisions: dict[str, Decision] = {}
+        self.decided: dict[str, bool] = {}
+        self.waiting = False
+        self.finished = False
+        self.turns = 0
+
+    # -- versioning -------------------------------------------------------------------------
+
+    def _changed(self) -> ApplicationError | None:
+        if self.stamp is None or self.stamp == self.digest:
+            return None
+        return ApplicationError(
+            f"the workflow {self.core.ir.name!r} changed under this run: it started on "
+            f"machine {self.stamp} and this worker runs {self.digest}. Finish running runs "
+            "on workers of the old version (a task queue per version), or start them anew",
+            type="MachineChanged",
+            non_retryable=True,
+        )
+
+    def _check_version(self) -> None:
+        changed = self._changed()
+        if changed is not None and not workflow.unsafe.is_replaying():
+            raise _Stop(changed)
+
+    # -- decisions --------------------------------------------------------------------------
+
+    def check_decision(self, decision: Decision, *, early: bool = False) -> None:
+        """Refuse a decision the run cannot take (``early``: the validator, which may
+        run before the run has come back to its pause; it checks what it can). A changed
+        machine is not refused here: the accepted update fails the run, loudly."""
+        if decision.call_id in self.decided:
+            verdict = "approved" if self.decided[decision.call_id] else "rejected"
+            raise ApplicationError(
+                f"call {decision.call_id!r} was already decided ({verdict}); a decision "
+                "cannot be changed",
+                type="AlreadyDecided",
+            )
+        if early and not self.waiting:
+            return
+        if decision.call_id not in self.pending:
+            waiting = ", ".join(sorted(self.pending)) or "none"
+            raise ApplicationError(
+                f"no approval is pending for call id {decision.call_id!r} "
+                f"(pending: {waiting})",
+                type="UnknownCall",
+            )
+
+    async def decide(self, decision: Decision) -> str:
+        # An update can arrive in the same activation that resumes the run to its
+        # pause (a new worker replaying): wait until the run is paused or over.
+        await workflow.wait_condition(lambda: self.waiting or self.finished)
+        changed = self._changed()
+        if changed is not None:
+            raise changed
+        if self.finished:
+            raise ApplicationError(
+                f"the run has ended; no approval is pending for call id {decision.call_id!r}",
+                type="UnknownCall",
+            )
+        if decision.call_id in self.decided or decision.call_id not in self.pending:
+            self.check_decision(decision)  # raises with the reason
+        self.decisions[decision.call_id] = decision
+        self.decided[decision.call_id] = decision.approve
+        item = self.pending.pop(decision.call_id)
+        return f"{'approved' if decision.approve else 'rejected'} {item.name} ({item.call_id})"
+
+    # -- the run ----------------------------------------------------------------------------
+
+    async def run(self, input: RunInput) -> RunOutput:
+        if input.session_id is not None:
+            raise ApplicationError(
+                "RunInput.session_id: sessions are not supported by the Temporal driver "
+                "yet; keep the conversation in the workflow (one workflow id per "
+                "conversation) or pass the history as input",
+                type="UserError",
+                non_retryable=True,
+            )
+        self.context = input.context
+        if input.digest is not None:
+            self.stamp = input.digest
+        else:
+            self.stamp = await workflow.execute_local_activity(
+                self.names["stamp"],
+                result_type=str,
+                start_to_close_timeout=self.options.hook_timeout,
+            )
+        try:
+            self._check_version()
+            result = await self._run(input)
+        except _Stop as stop:
+            if stop.error is not None:
+                raise stop.error from None
+            assert stop.state is not None and self.top is not None
+            u = self.top.ctx.usage
+            workflow.continue_as_new(
+                RunInput(
+                    input=input.input,
+                    context=input.context,
+                    max_turns=stop.state.max_turns,
+                    state=stop.state.to_json(),
+                    digest=self.stamp,
+                    usage=[u.requests, u.input_tokens, u.output_tokens, u.total_tokens],
+                    runs=input.runs + 1,
+                )
+            )
+        except StepswitchError as exc:
+            raise self._run_failed(exc) from None
+        finally:
+            self.finished = True
+        u = result.usage
+        return RunOutput(
+            final_output=jsonable(result.final_output),
+            last_agent=result.last_agent,
+            items=write_items(result.new_items),
+            digest=self.digest,
+            usage=[u.requests, u.input_tokens, u.output_tokens, u.total_tokens],
+            runs=input.runs,
+        )
+
+    def _run_failed(self, exc: StepswitchError) -> ApplicationError:
+        """The run's error as the workflow's failure, carrying the run so far."""
+        details: list[Any] = []
+        data = getattr(exc, "run_data", None)
+        if data is not None:
+            try:
+                details = [data.to_state().to_json()]
+            except StepswitchError:
+                details = [write_items(data.new_items)]
+        return ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True)
+
+    async def _run(self, input: RunInput) -> RunResult:
+        ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
+        config = RunConfig()
+        ir = self.core.ir
+        if input.state is not None:
+            state = RunState.from_json(input.state)
+            budget = input.max_turns if input.max_turns is not None else state.max_turns
+            run = Run.resume(self.core, state, max_turns=budget, ctx=ctx)
+        else:
+            budget = input.max_turns if input.max_turns is not None else ir.max_turns
+            try:
+                run = Run.start(ir.name, ir.entry, input.input, max_turns=budget, ctx=ctx)
+            except UserError as exc:
+                raise ApplicationError(str(exc), type="UserError", non_retryable=True) from None
+        run.model = _RemoteModel(None)
+        self.top = run
+        result: RunResult = await self._drive(run_loop(self.core, run, config), top=True)
+        while result.interruptions:
+            state = result.to_state()
+            self.pending = {
+                i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
+                for i in result.interruptions
+            }
+            self.waiting = True
+            await workflow.wait_condition(
+                lambda: not self.pending
+                or (self._changed() is not None and not workflow.unsafe.is_replaying())
+            )
+            self.waiting = False
+            self._check_version()
+            for call_id, decision in self.decisions.items():
+                if decision.approve:
+                    state.approve(call_id)
+                else:
+                    state.reject(call_id, decision.message)
+            self.decisions = {}
+            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=run.ctx)
+            run.model = _RemoteModel(None)
+            self.top = run
+            result = await self._drive(run_loop(self.core, run, config), top=True)
+        return result
+
+    async def _drive(self, loop: Generator[Any, Any, Any], *, top: bool) -> Any:
+        send: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = loop.throw(error) if error is not None else loop.send(send)
+            except StopIteration as stop:
+                return stop.value
+            send, error = None, None
+            kind = type(effect)
+            if kind is Emit:
+                continue
+            try:
+                if kind is CallModel:
+                    send = await self._model(effect, top)
+                elif kind is RunJobs:
+                    send = await self._jobs(effect)
+                elif kind is Await:
+                    awaitable = effect.awaitable
+                    if type(awaitable) is _HookCall:
+                        send = await self._hook(awaitable.call)
+                    else:  # a pure async hook: it runs in the workflow
+                        send = await awaitable
+                else:
+                    raise TypeError(f"not an effect: {effect!r}")
+            except Exception as exc:
+                error = exc
+
+    async def _model(self, effect: CallModel, top: bool) -> Any:
+        self._check_version()
+        if top and not effect.alongside and self.top is not None:
+            self._maybe_continue(self.top)
+        self.turns += 1
+        marker: Any = effect.model
+        ref = marker.ref if type(marker) is _RemoteModel else None
+        call = ModelCall(write_request(effect.request), ref)
+        task = asyncio.ensure_future(
+            workflow.execute_activity(
+                self.names["model"],
+                call,
+                result_type=dict,
+                start_to_close_timeout=self.options.model_timeout,
+                retry_policy=self.options.model_retry,
+            )
+        )
+        outcomes: list[Any] = []
+        for thunk in effect.alongside:
+            try:
+                hook = thunk()
+                outcomes.append(Ok(await self._hook(hook.call)))
+            except Exception as exc:
+                outcomes.append(Err(exc))
+        try:
+            raw = await task
+        except ActivityError as exc:
+            raise _activity_error(exc, "the model call") from None
+        response = read_response(raw)
+        return (response, tuple(outcomes)) if effect.alongside else response
+
+    def _maybe_continue(self, run: Run) -> None:
+        """At a turn's start (the turn already counted, nothing of it done), hand the run
+        to a fresh workflow run when the history is long."""
+        limit = self.options.continue_as_new_after
+        info = workflow.info()
+        if self.turns == 0 or not (
+            (limit is not None and self.turns >= limit) or info.is_continue_as_new_suggested()
+        ):
+            return
+        state = run.snapshot(pending=None, status="stopped")
+        state.current_turn = run.turn - 1
+        raise _Stop(state=state)
+
+    async def _jobs(self, effect: RunJobs) -> tuple[Any, ...]:
+        sem = asyncio.Semaphore(effect.limit) if effect.limit else None
+
+        async def one(job: Any) -> Any:
+            if sem is None:
+                return await self._job(job)
+            async with sem:
+                return await self._job(job)
+
+        if len(effect.jobs) == 1:
+            return (await self._job(effect.jobs[0]),)
+        return tuple(await asyncio.gather(*(one(j) for j in effect.jobs)))
+
+    async def _job(self, job: Any) -> Any:
+        if type(job) is NestedJob:
+            try:
+                return Ok(await self._drive(job.loop, top=False))
+            except Exception as exc:
+                return Err(exc)
+        assert type(job) is CallJob
+        self._check_version()
+        fn = job.fn
+        if type(fn) is not _ToolFn:
+            raise TypeError(f"the workflow cannot run {fn!r} itself")
+        args = ToolCall(jsonable(job.kwargs), self.context, "", workflow.info().workflow_id)
+        try:
+            raw = await workflow.execute_activity(
+                fn.ref,
+                args,
+                result_type=dict,
+                start_to_close_timeout=self.options.tool_timeout,
+                retry_policy=self.options.tool_retry,
+            )
+        except ActivityError as exc:
+            return Err(_activity_error(exc, f"tool {fn.ref}"))
+        if "value" in raw:
+            return Ok(raw["value"])
+        return Ok(raw["text"])
+
+    async def _hook(self, call: HookCall) -> Any:
+        self._check_version()
+        try:
+            value = await workflow.execute_local_activity(
+                self.names["hook"],
+                call,
+                start_to_close_timeout=self.options.hook_timeout,
+                retry_policy=RetryPolicy(
+                    maximum_attempts=3, non_retryable_error_types=_NOT_RETRYABLE
+                ),
+            )
+        except ActivityError as exc:
+            raise _activity_error(exc, f"hook {call.ref}") from None
+        if call.kind in ("input_guardrail", "output_guardrail"):
+            return _Verdict(value["output_info"], value["tripwire_triggered"])
+        return value
+
+
+@dataclass
+class _Verdict:
+    output_info: Any
+    tripwire_triggered: bool
+
+
+def _activity_error(exc: ActivityError, what: str) -> Exception:
+    cause = exc.cause
+    if isinstance(cause, ApplicationError):
+        cls = error_class(cause.type)
+        if cls is not None:
+            return cls(cause.message)
+        return ToolFailure(cause.message, cause.type)
+    if isinstance(cause, TimeoutError):
+        return ModelProviderError(f"{what} timed out on every attempt ({cause.message})")
+    return ModelProviderError(f"{what} failed: {cause or exc}")
+
+

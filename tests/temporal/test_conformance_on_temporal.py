@@ -1,0 +1,176 @@
+"""The loop's scenarios through the Temporal driver: the same items, final output and
+last agent as the in-process run, or the same error with the same items; every run's
+history replays cleanly with ``Replayer`` afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from temporalio.client import Client
+
+import stepswitch as ss
+from graphs.support import support
+from stepswitch.testing import assistant_message, function_call
+from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
+from tests.temporal.drive import in_process, on_temporal
+
+Verdict = ss.GuardrailFunctionOutput
+
+
+class Answer(BaseModel):
+    verdict: str
+    score: int
+
+
+class Reason(BaseModel):
+    reason: str
+
+
+def _support() -> tuple[ss.StateMachine, list[Any]]:
+    return support.compile(), [
+        [function_call("lookup_order", {"order_id": 42})],
+        [function_call("research", {"input": "is order 42 refundable?"})],
+        [assistant_message('{"summary": "refundable within 30 days"}')],
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42, "reason": "damaged"})],
+        [assistant_message("Refunded order 42.")],
+    ]
+
+
+def _typed_output() -> tuple[ss.StateMachine, list[Any]]:
+    ledger = Ledger()
+    a = ss.Agent("a", tools=[lookup_tool(ledger)], output_type=Answer)
+    return compile_agents(a), [
+        [function_call("lookup_order", {"order_id": 7})],
+        [assistant_message('{"verdict": "ok", "score": 3}')],
+    ]
+
+
+def _tool_errors() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.function_tool
+    def flaky(n: int) -> str:
+        """Fails on odd numbers."""
+        if n % 2:
+            raise ValueError(f"{n} is odd")
+        return f"{n} is even"
+
+    a = ss.Agent("a", tools=[flaky])
+    return compile_agents(a), [
+        [function_call("flaky", {"n": 3}), function_call("flaky", {"n": "x"}),
+         function_call("nope", {}), function_call("flaky", {"n": 4})],
+        [assistant_message("done")],
+    ]
+
+
+def _hooks() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.input_guardrail
+    def polite(ctx: ss.RunContext[Any], agent: object, input: object) -> Verdict:
+        return Verdict(output_info={"len": len(str(input))}, tripwire_triggered=False)
+
+    @ss.output_guardrail
+    def short(ctx: ss.RunContext[Any], agent: object, output: str) -> Verdict:
+        return Verdict(output_info=len(output), tripwire_triggered=False)
+
+    def instructions(ctx: ss.RunContext[Any], agent: object) -> str:
+        return f"Help user {ctx.context['user']}."
+
+    def on_handoff(ctx: ss.RunContext[Any], data: Reason) -> None:
+        assert data.reason == "billing"
+
+    def big(ctx: ss.RunContext[Any], params: dict[str, int], call_id: str) -> bool:
+        return params["order_id"] > 100
+
+    ledger = Ledger()
+    b = ss.Agent("b", instructions=instructions, output_guardrails=[short],
+                 tools=[refund_tool(ledger, needs_approval=big)])
+    a = ss.Agent("a", input_guardrails=[polite],
+                 handoffs=[ss.handoff(b, input_type=Reason, on_handoff=on_handoff)])
+    return compile_agents(a, b), [
+        [function_call("transfer_to_b", {"reason": "billing"})],
+        [function_call("process_refund", {"order_id": 5}),
+         function_call("process_refund", {"order_id": 500})],
+        [assistant_message("both refunded")],
+    ]
+
+
+def _nested_approval() -> tuple[ss.StateMachine, list[Any]]:
+    ledger = Ledger()
+    inner = ss.Agent("inner", tools=[refund_tool(ledger, needs_approval=True)])
+    outer = ss.Agent("outer", tools=[inner.as_tool("ask", "Ask")])
+    return compile_agents(outer, inner), [
+        [function_call("ask", {"input": "refund 5"})],
+        [function_call("process_refund", {"order_id": 5})],
+        [assistant_message("inner after approval")],
+        [assistant_message("outer done")],
+    ]
+
+
+def _max_turns() -> tuple[ss.StateMachine, list[Any]]:
+    ledger = Ledger()
+    a = ss.Agent("a", tools=[lookup_tool(ledger)])
+    return compile_agents(a, max_turns=2), [
+        [function_call("lookup_order", {"order_id": 1})],
+        [function_call("lookup_order", {"order_id": 2})],
+    ]
+
+
+def _tripwire() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.output_guardrail
+    def no_refunds(ctx: ss.RunContext[Any], agent: object, output: str) -> Verdict:
+        return Verdict(output_info=len(output), tripwire_triggered="refund" in output)
+
+    return compile_agents(ss.Agent("a", output_guardrails=[no_refunds])), [
+        [assistant_message("here is a refund")],
+    ]
+
+
+def _bad_model_output() -> tuple[ss.StateMachine, list[Any]]:
+    a = ss.Agent("a", output_type=Answer)
+    return compile_agents(a), [[assistant_message('{"verdict": 1}')]]
+
+
+def _stop_on_first_tool() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.function_tool
+    def pick(n: int) -> dict[str, int]:
+        """Pick n."""
+        return {"picked": n}
+
+    a = ss.Agent("a", tools=[pick], tool_use_behavior="stop_on_first_tool")
+    return compile_agents(a), [[function_call("pick", {"n": 9})]]
+
+
+SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
+    "support_flow_with_nested_agent_handoff_and_approval": _support,
+    "typed_output": _typed_output,
+    "tool_errors_invalid_arguments_unknown_tool": _tool_errors,
+    "hooks_as_local_activities_and_per_call_approval": _hooks,
+    "nested_approval": _nested_approval,
+    "max_turns_exceeded_keeps_items": _max_turns,
+    "output_guardrail_tripwire": _tripwire,
+    "invalid_structured_output": _bad_model_output,
+    "stop_on_first_tool": _stop_on_first_tool,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("approve", [True, False], ids=["approve", "reject"])
+def test_scenario_matches_in_process(dev_server: str, name: str, approve: bool) -> None:
+    machine, script = SCENARIOS[name]()
+    context = {"user": "ada"}
+    expected = in_process(machine, "I need help", script, approve, context)
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, "I need help", script, approve, context)
+
+    seen, history = asyncio.run(go())
+    assert seen.error == expected.error
+    assert seen.items == expected.items
+    assert seen.final_output == expected.final_output
+    assert seen.last_agent == expected.last_agent
+    assert seen.asked == expected.asked
+    assert len(history.events) > 3

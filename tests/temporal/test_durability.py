@@ -1,0 +1,139 @@
+"""Durability: a worker killed with SIGKILL mid-run, a new worker finishes the run, and
+every tool ran exactly once (counted in an SQLite file outside the workers); an
+approval decided three days later on the time-skipping server resumes the run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
+
+from graphs.support import support
+from stepswitch.temporal import (
+    Decision,
+    RunInput,
+    RunOutput,
+    worker_for,
+    workflow_for,
+    workflow_name,
+)
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests.temporal.drive import in_process, wait_for_interruptions
+from tests.temporal.flows import counts, durable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _worker(address: str, queue: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", address, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model", "--model-timeout", "2"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+
+
+def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
+    dev_server: str, tmp_path: Path
+) -> None:
+    ledger, go = tmp_path / "ledger.db", tmp_path / "go"
+    env = {**os.environ, "STEPSWITCH_LEDGER": str(ledger), "STEPSWITCH_GO": str(go)}
+    os.environ["STEPSWITCH_LEDGER"] = str(ledger)  # for counts() in this process
+    queue = f"durable-{uuid.uuid4().hex[:8]}"
+    machine = durable.compile()
+    workers = [_worker(dev_server, queue, env)]
+
+    async def go_on() -> RunOutput:
+        client = await Client.connect(dev_server)
+        handle = await client.start_workflow(
+            workflow_name(machine), RunInput("a lamp, please"),
+            id=f"durable-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+        )
+        deadline = time.monotonic() + 30
+        while not (ledger.exists() and counts(str(ledger)).get("reserve")):
+            assert time.monotonic() < deadline, "the first tool never ran"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the second model call is now in flight, held
+        _kill(workers[0])  # mid-run: SIGKILL, nothing is cleaned up
+        go.touch()
+        workers.append(_worker(dev_server, queue, env))
+        pending = await wait_for_interruptions(handle, timeout=30)
+        assert [p.call_id for p in pending] == ["c2"]
+        _kill(workers[1])  # and again while the run waits for the approval
+        workers.append(_worker(dev_server, queue, env))
+        await handle.execute_update("decide", Decision("c2", True))
+        output = await handle.result()
+        history = await handle.fetch_history()
+        await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
+        return output
+
+    try:
+        output = asyncio.run(go_on())
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.terminate()
+                w.wait(10)
+    assert output.final_output == "reserved and charged"
+    assert counts(str(ledger)) == {"reserve": 1, "charge": 1}
+    assert [i["type"] for i in output.items] == [
+        "tool_call_item", "tool_call_output_item", "tool_call_item", "tool_approval_item",
+        "tool_call_output_item", "message_output_item",
+    ]
+
+
+def _support_script() -> list[object]:
+    return [
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42, "reason": "late"})],
+        [assistant_message("Refunded.")],
+    ]
+
+
+def test_an_approval_decided_three_days_later_resumes_the_run(test_server_path: str) -> None:
+    machine = support.compile()
+
+    async def go_on() -> tuple[RunOutput, timedelta]:
+        env = await WorkflowEnvironment.start_time_skipping(
+            test_server_existing_path=test_server_path
+        )
+        async with env, worker_for(env.client, machine, task_queue="slow-humans",
+                              model=ScriptedModel(_support_script())):
+            handle = await env.client.start_workflow(
+                workflow_name(machine), RunInput("refund order 42"),
+                id="three-days", task_queue="slow-humans", result_type=RunOutput,
+            )
+            pending = await wait_for_interruptions(handle)
+            await env.sleep(timedelta(days=3))
+            described = await handle.describe()
+            assert described.status == WorkflowExecutionStatus.RUNNING
+            again = await wait_for_interruptions(handle)
+            assert again == pending
+            await handle.execute_update("decide", Decision(pending[0].call_id, True))
+            output = await handle.result()
+            history = await handle.fetch_history()
+        await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
+        events = history.events
+        waited = events[-1].event_time.ToDatetime() - events[0].event_time.ToDatetime()
+        return output, waited
+
+    output, waited = asyncio.run(go_on())
+    assert waited >= timedelta(days=3)
+    expected = in_process(machine, "refund order 42", _support_script())
+    assert output.items == expected.items
+    assert output.final_output == "Refunded."
