@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepswitch.models._convert import Answered, Said, ToolResult, plan_history
+from stepswitch.models._convert import Answered, Said, ToolOutputEntry, plan_history
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
@@ -71,11 +71,11 @@ def test_every_sent_call_is_followed_by_its_output(items: list[Any]) -> None:
             ids = [c.call_id for c in entry.calls]
             sent_calls.extend(ids)
             following = plan[k + 1 : k + 1 + len(ids)]
-            assert [r.call_id for r in following if isinstance(r, ToolResult)] == ids
-        if isinstance(entry, ToolResult):
+            assert [r.call_id for r in following if isinstance(r, ToolOutputEntry)] == ids
+        if isinstance(entry, ToolOutputEntry):
             assert entry.call_id in called
     assert sorted(sent_calls) == sorted(called & answered)  # each once, unpaired left out
-    results = [e.call_id for e in plan if isinstance(e, ToolResult)]
+    results = [e.call_id for e in plan if isinstance(e, ToolOutputEntry)]
     assert len(results) == len(set(results))
     # user messages and texts keep their order
     said = [e.text for e in plan if isinstance(e, Said)]

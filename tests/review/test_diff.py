@@ -372,6 +372,15 @@ def test_flow_changes_of_the_judge_graph(
         ("structure", "flow.evaluator"),
         ("structure", "flow.final_outline"),
     }
+    code, out, _ = _diff([str(tmp_path / "a" / "judge.py"), str(tmp_path / "b" / "judge.py"),
+                          "--format", "mermaid"], capsys)
+    assert code == 0
+    parsed = check_mermaid(out)
+    labels = {decode_label(raw): node for node, raw in parsed.nodes.items()}
+    assert parsed.classes[labels["step: final_outline"]] == {"removed"}
+    assert "entry" in parsed.classes[labels["step: take_request"]]
+    routes = [label for _, _, _, label in parsed.edges if label and label.startswith("score")]
+    assert sorted(routes) == ["score = fail", "score = needs_improvement", "score = pass"]
 
 
 def test_folders_pair_workflows_by_file_and_name(
@@ -396,3 +405,15 @@ def test_folders_pair_workflows_by_file_and_name(
         assert lone["changes"][0]["category"] == "state" and doc["failed"] == ["state"]
     finally:
         extra.unlink()
+
+
+def test_the_example_in_docs_review_is_real_output(
+    history: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = (ROOT / "docs" / "review.md").read_text()
+    example = page.split("```text\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(history)
+    code, out, _ = _diff(["git:v2:graphs/support.py:support", "git:v3:graphs/support.py",
+                          "--fail-on", "state,safety"], capsys)
+    assert code == 1
+    assert out == example

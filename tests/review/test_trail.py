@@ -340,3 +340,60 @@ def test_docs_trail_is_up_to_date() -> None:
 
     present = {p.name: p.read_text("utf-8") for p in (ROOT / "docs" / "trail").glob("*.md")}
     assert present == pages(), "docs/trail is stale: run `make docs`"
+
+
+SDK_SHAPED = [
+    {"content": "refund order 42", "role": "user"},
+    {"id": "rs_1", "type": "reasoning", "summary": []},
+    {"arguments": "{\"order_id\":42}", "call_id": "call_a", "name": "lookup_order",
+     "type": "function_call", "id": "fc_1", "status": "completed"},
+    {"arguments": "{}", "call_id": "call_b", "name": "transfer_to_refund",
+     "type": "function_call", "id": "fc_2", "status": "completed"},
+    {"call_id": "call_a", "output": "order 42: shipped", "type": "function_call_output"},
+    {"call_id": "call_b", "output": "{\"assistant\": \"refund\"}",
+     "type": "function_call_output"},
+    {"id": "msg_1", "content": [{"annotations": [], "text": "Refunding.", "type": "output_text"}],
+     "role": "assistant", "status": "completed", "type": "message"},
+    {"role": "user", "content": [{"type": "input_text", "text": "thanks"}]},
+    {"role": "assistant", "content": "You're welcome."},
+]
+
+
+def test_an_sdk_shaped_history_with_ids_reasoning_and_a_second_run(
+    recorded: dict[str, Any]
+) -> None:
+    assert _findings(SDK_SHAPED, recorded) == []
+    doubled = copy.deepcopy(SDK_SHAPED)
+    doubled[3]["id"] = "fc_1"  # the SDK's item ids must be unique too
+    assert _findings(doubled, recorded) == [("TR106", "[3]")]
+    # the refund agent has no lookup_order: after the handoff, this call is not allowed
+    wrong = copy.deepcopy(SDK_SHAPED)
+    wrong.insert(7, {"type": "function_call", "call_id": "call_c", "name": "lookup_order",
+                     "arguments": "{}"})
+    wrong.insert(8, {"type": "function_call_output", "call_id": "call_c", "output": "x"})
+    assert _findings(wrong, recorded) == [("TR201", "[7]")]
+
+
+def test_a_paused_nested_run_is_checked_as_a_run_of_its_agent() -> None:
+    import stepswitch as ss
+
+    @ss.function_tool(needs_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return "paid"
+
+    worker = ss.Agent("worker", "Work.", tools=[pay])
+    boss = ss.Agent("boss", "Boss.", tools=[worker.as_tool("delegate", "Delegate")])
+    machine = ss.Workflow(name="nested", entry=boss, agents=[boss, worker]).compile()
+    model = ScriptedModel([[function_call("delegate", {"input": "pay 5"})],
+                           [function_call("pay", {"amount": 5})]])
+    state = json.loads(machine.run_sync("go", model=model).to_state().to_json())
+    report = check_trail(read_trail(json.dumps(state)), machine.ir)
+    assert report.ok and report.items == 6  # the nested run's items are checked too
+    nested = state["body"]["nested"]["call_1_1"]
+    nested["items"][0]["name"] = "delegate"  # the worker has no such tool
+    nested["items"][1]["name"] = "delegate"
+    nested["pending"]["output"][0]["name"] = "delegate"
+    found = [(f.code, f.where)
+             for f in check_trail(read_trail(json.dumps(_resign(state))), machine.ir).findings]
+    assert ("TR201", "nested['call_1_1'].items[0]") in found

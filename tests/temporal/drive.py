@@ -35,6 +35,7 @@ class Seen:
     last_agent: str | None = None
     error: tuple[str, str] | None = None
     asked: list[list[str]] = field(default_factory=list)
+    runs: int = 1
 
 
 def in_process(
@@ -114,6 +115,7 @@ async def on_temporal(
             seen.items = output.items
             seen.final_output = output.final_output
             seen.last_agent = output.last_agent
+            seen.runs = output.runs
         except WorkflowFailureError as exc:
             cause = exc.cause
             assert isinstance(cause, ApplicationError), cause

@@ -174,3 +174,25 @@ def test_scenario_matches_in_process(dev_server: str, name: str, approve: bool) 
     assert seen.last_agent == expected.last_agent
     assert seen.asked == expected.asked
     assert len(history.events) > 3
+
+
+def test_a_long_conversation_continues_as_new_with_its_state(dev_server: str) -> None:
+    ledger = Ledger()
+    a = ss.Agent("a", tools=[lookup_tool(ledger)], output_type=Answer)
+    machine = compile_agents(a, max_turns=20)
+    script: list[Any] = [[function_call("lookup_order", {"order_id": n})] for n in range(7)]
+    script.append([assistant_message('{"verdict": "ok", "score": 7}')])
+    expected = in_process(machine, "look them all up", script)
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, "look them all up", script,
+                                 continue_as_new_after=3)
+
+    seen, history = asyncio.run(go())
+    assert seen.error is None
+    assert seen.items == expected.items
+    assert seen.final_output == {"verdict": "ok", "score": 7}
+    assert seen.runs == 3  # 8 model turns, at most 3 per workflow run
+    kinds = [e.WhichOneof("attributes") for e in history.events]  # the last run's
+    assert kinds.count("activity_task_scheduled_event_attributes") <= 6

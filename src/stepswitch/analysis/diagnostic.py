@@ -8,11 +8,11 @@ element a diagnostic is about.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 __all__ = ["Diagnostic", "DiagnosticLocation", "Severity"]
 
-Severity = Literal["error", "warning", "info"]
+from stepswitch._severity import Severity
+
 """Errors stop ``compile()``; warnings and info do not."""
 
 

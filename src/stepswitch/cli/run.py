@@ -117,10 +117,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="model-call budget (default: the workflow's, or the saved run's on --resume)",
     )
     add_session_flags(p, default_help="default: none; the run continues at the session's agent")
+    durable = p.add_argument_group("durable runs on Temporal (see docs/durable.md)")
+    durable.add_argument("--temporal", metavar="HOST:PORT",
+                         help="start the run on this Temporal server (a worker runs it)")
+    durable.add_argument("--task-queue", default="stepswitch", metavar="Q",
+                         help="the workers' task queue (default: stepswitch)")
+    durable.add_argument("--workflow-id", metavar="ID",
+                         help="the run's workflow id; an id of a running run attaches to it")
+    durable.add_argument("--worker-wait", type=float, default=10.0, metavar="SECONDS",
+                         help="how long to wait for a worker on the task queue (default: 10)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "temporal", None):
+        from stepswitch.cli._durable import run_durable
+
+        return run_durable(args)
     if args.resume and args.input is not None:
         raise UserError("--resume continues a saved run; drop --input")
     if not args.resume and args.input is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, overload
+from typing import Any, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
@@ -15,6 +15,7 @@ from stepswitch.context import RunContext
 from stepswitch.dsl._site import Site, caller_site, function_site
 from stepswitch.dsl.names import function_style
 from stepswitch.errors import UserError
+from stepswitch.ir import Approval
 from stepswitch.schema import SchemaProblem, strictify
 
 __all__ = ["FailureErrorFunction", "FunctionTool", "context_param_type", "function_tool"]
@@ -356,10 +357,9 @@ def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
     return f"a parameter type has no JSON schema: {first}"
 
 
-ApprovalLiteral = Literal["never", "always", "per_call"]
 
 
-def approval_mode(needs_approval: bool | Callable[..., Any]) -> ApprovalLiteral:
+def approval_mode(needs_approval: bool | Callable[..., Any]) -> Approval:
     """How a ``needs_approval`` setting reads in the spec."""
     if callable(needs_approval) and not isinstance(needs_approval, bool):
         return "per_call"

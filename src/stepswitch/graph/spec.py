@@ -13,12 +13,13 @@ from typing import Any, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepswitch.ir import Approval
+
 __all__ = [
     "SPEC_VERSION",
     "AgentName",
     "AgentSpec",
     "AgentToolSpec",
-    "ApprovalMode",
     "FlowCaseSpec",
     "FlowEdgeSpec",
     "GuardrailSpec",
@@ -39,7 +40,6 @@ SPEC_VERSION = 1
 AgentName = NewType("AgentName", str)
 """An agent's name: how every spec object refers to an agent."""
 
-ApprovalMode = Literal["never", "always", "per_call"]
 """Whether a call needs a human's yes: never, always, or as a callable decides per call."""
 
 
@@ -90,7 +90,7 @@ class ToolSpec(_Frozen):
     """The JSON schema of the arguments, rewritten for strict mode when ``strict``."""
     strict: bool = True
     schema_problems: tuple[SchemaProblemSpec, ...] = ()
-    needs_approval: ApprovalMode = "never"
+    needs_approval: Approval = "never"
     ref: Ref
     is_async: bool = False
     context_type: Ref | None = None
@@ -129,7 +129,7 @@ class AgentToolSpec(_Frozen):
     schema_problems: tuple[SchemaProblemSpec, ...] = ()
     max_turns: int | None = None
     max_depth: int | None = None
-    needs_approval: ApprovalMode = "never"
+    needs_approval: Approval = "never"
     output_extractor: Ref | None = None
     extractor_input_type: Ref | None = None
     """What the extractor declares it takes (its first parameter's annotation)."""

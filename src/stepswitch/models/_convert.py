@@ -29,7 +29,7 @@ __all__ = [
     "Answered",
     "Entry",
     "Said",
-    "ToolResult",
+    "ToolOutputEntry",
     "as_dict",
     "as_int",
     "as_str",
@@ -66,14 +66,14 @@ class Answered:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolOutputEntry:
     """The output for ``call_id``; always right after the ``Answered`` that made the call."""
 
     call_id: str
     output: str
 
 
-Entry: TypeAlias = Said | Answered | ToolResult
+Entry: TypeAlias = Said | Answered | ToolOutputEntry
 
 
 @dataclass(slots=True)
@@ -111,7 +111,7 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
             return
         plan.append(Answered(pending.text, pending.refusal, tuple(pending.calls)))
         for c in pending.calls:
-            plan.append(ToolResult(c.call_id, outputs[c.call_id]))
+            plan.append(ToolOutputEntry(c.call_id, outputs[c.call_id]))
         pending = _Pending()
 
     for item in items:

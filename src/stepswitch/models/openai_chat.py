@@ -13,7 +13,7 @@ from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
     Said,
-    ToolResult,
+    ToolOutputEntry,
     as_dict,
     as_str,
     map_error,
@@ -101,7 +101,7 @@ def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
                     for c in entry.calls
                 ]
             out.append(msg)
-        elif isinstance(entry, ToolResult):
+        elif isinstance(entry, ToolOutputEntry):
             out.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.output})
     return out
 

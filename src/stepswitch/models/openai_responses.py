@@ -10,7 +10,7 @@ from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
     Said,
-    ToolResult,
+    ToolOutputEntry,
     as_dict,
     as_str,
     map_error,
@@ -117,7 +117,7 @@ def responses_input(request: ModelRequest) -> list[dict[str, Any]]:
                         "arguments": c.arguments,
                     }
                 )
-        elif isinstance(entry, ToolResult):
+        elif isinstance(entry, ToolOutputEntry):
             out.append(
                 {"type": "function_call_output", "call_id": entry.call_id, "output": entry.output}
             )

@@ -32,7 +32,7 @@ __all__ = [
     "ErrorReply",
     "RawReply",
     "Reply",
-    "Step",
+    "ServerStep",
     "call",
     "error_reply",
     "fill_call_ids",
@@ -85,7 +85,9 @@ class RawReply:
     delay: float = 0.0
 
 
-Step: TypeAlias = Reply | ErrorReply | RawReply | ModelResponse | Sequence[OutputItem] | OutputItem
+ServerStep: TypeAlias = (
+    Reply | ErrorReply | RawReply | ModelResponse | Sequence[OutputItem] | OutputItem
+)
 """Anything :func:`normalize_step` accepts as one model call's answer."""
 
 

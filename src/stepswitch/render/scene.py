@@ -50,7 +50,7 @@ EdgeKind = Literal[
 resuming after approval, and RunAgain (another model call in the same state); ``flow``
 is a flow's move from one node to the next."""
 
-Severity = Literal["error", "warning", "info"]
+from stepswitch._severity import Severity  # noqa: E402  (re-exported here)
 
 _SEVERITY_RANK: dict[str, int] = {"error": 3, "warning": 2, "info": 1}
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from stepswitch.graph.spec import (
-    ApprovalMode,
     Location,
     Ref,
     WorkflowSpec,
 )
+from stepswitch.ir import Approval
 
 __all__ = ["CATEGORIES", "Category", "Change", "ChangeKind", "Subject"]
 
@@ -92,7 +92,7 @@ _GUARDRAIL_FIELDS = frozenset({
 })
 
 
-_APPROVAL_RANK: dict[ApprovalMode, int] = {"never": 0, "per_call": 1, "always": 2}
+_APPROVAL_RANK: dict[Approval, int] = {"never": 0, "per_call": 1, "always": 2}
 
 
 def _q(name: str) -> str:
@@ -301,8 +301,8 @@ class _Base:
         self,
         p: str,
         what: str,
-        before: ApprovalMode,
-        after: ApprovalMode,
+        before: Approval,
+        after: Approval,
         bl: Location,
         hl: Location,
         me: Subject,

@@ -40,24 +40,24 @@ def diff_flow(base: WorkflowSpec, head: WorkflowSpec, add: Add, limit: Add) -> N
         if after is None:
             add("state", "removed", f"steps.{name}",
                 f"step {name!r} removed: saved states paused in the flow after it cannot "
-                "resume", step.location, None, w)
+                "resume", step.location, None, ("step", name))
             continue
         p = f"steps.{name}"
         if step.ref.path != after.ref.path:
             add("structure", "changed", f"{p}.ref",
                 f"step {name!r} runs another function: {step.ref.path} → {after.ref.path}",
-                step.location, after.location, w)
+                step.location, after.location, ("step", name))
         if _ref(step.input_type) != _ref(after.input_type) or _ref(step.output_type) != _ref(
             after.output_type
         ):
             add("structure", "changed", f"{p}.types",
                 f"step {name!r} takes {_ref(after.input_type)} and gives "
                 f"{_ref(after.output_type)} (was {_ref(step.input_type)} → "
-                f"{_ref(step.output_type)})", step.location, after.location, w)
+                f"{_ref(step.output_type)})", step.location, after.location, ("step", name))
     for name, step in h_steps.items():
         if name not in b_steps:
             add("structure", "added", f"steps.{name}", f"step {name!r} added", None,
-                step.location, w)
+                step.location, ("step", name))
 
     b_flow, h_flow = getattr(base, "flow", None), getattr(head, "flow", None)
     if b_flow is None and h_flow is None:
@@ -76,7 +76,7 @@ def diff_flow(base: WorkflowSpec, head: WorkflowSpec, add: Add, limit: Add) -> N
         p = f"flow.{source}"
         if after is None:
             add("structure", "removed", p, f"flow edge out of {source!r} ({edge.kind}) removed",
-                edge.location, None, w)
+                edge.location, None, ("flow", source))
             continue
         el, al = edge.location, after.location
         if edge.kind != after.kind or edge.targets() != after.targets() or (
@@ -85,18 +85,20 @@ def diff_flow(base: WorkflowSpec, head: WorkflowSpec, add: Add, limit: Add) -> N
             add("structure", "changed", p,
                 f"flow edge out of {source!r}: {edge.kind} to "
                 f"{', '.join(map(_node, edge.targets()))} → {after.kind} to "
-                f"{', '.join(map(_node, after.targets()))}", el, al, w)
+                f"{', '.join(map(_node, after.targets()))}", el, al, ("flow", source))
         elif edge.field != after.field or _ref(edge.predicate) != _ref(after.predicate):
             add("structure", "changed", f"{p}.condition",
-                f"flow edge out of {source!r} decides on another field or predicate", el, al, w)
+                f"flow edge out of {source!r} decides on another field or predicate", el, al,
+                ("flow", source))
         limit(f"{p}.max_uses", f"max_uses of the flow edge out of {source!r}",
-              edge.max_uses, after.max_uses, el, al, w)
+              edge.max_uses, after.max_uses, el, al, ("flow", source))
         limit(f"{p}.max_items", f"max_items of the fan-out out of {source!r}",
-              edge.max_items, after.max_items, el, al, w)
+              edge.max_items, after.max_items, el, al, ("flow", source))
         limit(f"{p}.concurrency", f"concurrency of the fan-out out of {source!r}",
-              edge.concurrency, after.concurrency, el, al, w)
+              edge.concurrency, after.concurrency, el, al, ("flow", source))
     for source, edge in h_edges.items():
         if source not in b_edges:
             add("structure", "added", f"flow.{source}",
                 f"flow edge out of {source!r} ({edge.kind} to "
-                f"{', '.join(map(_node, edge.targets()))}) added", None, edge.location, w)
+                f"{', '.join(map(_node, edge.targets()))}) added", None, edge.location,
+                ("flow", source))

@@ -290,6 +290,7 @@ def _merged(diff: SpecDiff) -> str:
                     if max_uses is not None:
                         label += f" ≤{max_uses}"
                     edges.append((ids[src], arrow, ids[target], label, status))
+    _flow(diff, by_subject, ids, lines, classes, edges)
     for src, arrow, dst, label, _ in edges:
         lines.append(f'    {src} {arrow}|"{mermaid_escape(label)}"| {dst}')
     for status in ("added", "removed", "changed", "renamed"):
@@ -306,6 +307,61 @@ def _merged(diff: SpecDiff) -> str:
         if index:
             lines.append(f"    linkStyle {','.join(index)} {_LINKS[status]}")
     return "\n".join(lines) + "\n"
+
+
+def _flow_targets(edge: Any) -> list[tuple[str | None, str]]:
+    """Where a flow edge leads, each with its label (None is END)."""
+    if edge.kind == "branch":
+        return [(edge.target, "yes"), (edge.otherwise, "no")]
+    if edge.kind == "route":
+        return [(c.target, f"{edge.field} = {c.value}") for c in edge.cases]
+    if edge.kind == "fan_out":
+        return [(edge.each, f"each {edge.field}"), (edge.target, "then")]
+    return [(edge.target, "then")]
+
+
+def _flow(
+    diff: SpecDiff,
+    by_subject: dict[tuple[str, ...], list[Change]],
+    ids: dict[str, str],
+    lines: list[str],
+    classes: dict[str, list[str]],
+    edges: list[tuple[str, str, str, str, str | None]],
+) -> None:
+    """Step nodes and flow edges of both versions (a workflow with a flow)."""
+    base_flow = getattr(diff.base, "flow", None) or ()
+    head_flow = getattr(diff.head, "flow", None) or ()
+    if not base_flow and not head_flow:
+        return
+    names: list[str] = []
+    for spec in (diff.head, diff.base):
+        names.extend(s.name for s in getattr(spec, "steps", ()) if s.name not in names)
+    for i, name in enumerate(names):
+        if name in ids:
+            continue
+        ids[name] = f"t{i}"
+        lines.append(f'    t{i}[/"step: {mermaid_escape(name)}"/]')
+        status = _status(by_subject.get(("step", name), []))
+        if status is not None:
+            classes.setdefault(status, []).append(f"t{i}")
+    found: list[tuple[str, str, str, str | None]] = []
+    head_sources = {e.source for e in head_flow}
+    for side, flow in (("head", head_flow), ("base", base_flow)):
+        for edge in flow:
+            status = _status(by_subject.get(("flow", edge.source), []))
+            if side == "base":
+                if edge.source in head_sources and status != "removed":
+                    continue
+                status = "removed"
+            for target, label in _flow_targets(edge):
+                found.append((edge.source, target or "", label, status))
+    if any(not target for _, target, _, _ in found):
+        lines.append('    n_end(["end"])')
+        ids[""] = "n_end"
+    for source, target, label, status in found:
+        if source in ids and target in ids:
+            edges.append((ids[source], "-->", ids[target], label,
+                          "changed" if status == "renamed" else status))
 
 
 DIFF_FORMATS: dict[str, Callable[[Sequence[Compared], Collection[Category]], str]] = {

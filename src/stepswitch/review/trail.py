@@ -158,7 +158,7 @@ def _pins(trail: Trail, out: list[Finding]) -> None:
                 ids[item.item_id] = item
             else:
                 out.append(Finding("TR106", f"item id {item.item_id!r} is used again (first "
-                                   f"at {first.where})", item.index, item.where))
+                                   f"at {first.where})", item.position, item.where))
         kind = item.kind
         call_id = item.call_id
         if kind == "call":
@@ -169,7 +169,7 @@ def _pins(trail: Trail, out: list[Finding]) -> None:
             else:
                 out.append(Finding("TR105", f"call id {call_id!r} of {item.name!r} was already "
                                    f"used by the call of {first.name!r} at {first.where}",
-                                   item.index, item.where))
+                                   item.position, item.where))
         elif kind == "output":
             assert call_id is not None
             if call_id in calls:
@@ -179,7 +179,7 @@ def _pins(trail: Trail, out: list[Finding]) -> None:
                     out.append(Finding(
                         "TR104", f"a second output for call {call_id!r} "
                         f"({calls[call_id].name!r}); the first is at {answered[0].where}",
-                        item.index, item.where))
+                        item.position, item.where))
             else:
                 orphans.append(item)
         elif kind == "approval" and not item.run_path:
@@ -190,10 +190,10 @@ def _pins(trail: Trail, out: list[Finding]) -> None:
         later = calls.get(item.call_id)
         if later is not None:
             out.append(Finding("TR103", f"output for call {item.call_id!r} comes before its "
-                               f"call at {later.where}", item.index, item.where))
+                               f"call at {later.where}", item.position, item.where))
         else:
             out.append(Finding("TR102", f"output for call {item.call_id!r}, which no call "
-                               "made", item.index, item.where))
+                               "made", item.position, item.where))
     pending = _pending(trail, calls)
     last_turn = _last_turn_start(trail.items)
     early = {item.call_id for item in orphans}
@@ -201,11 +201,11 @@ def _pins(trail: Trail, out: list[Finding]) -> None:
         if call_id in outputs or call_id in pending or call_id in early:
             continue
         hint = ""
-        if trail.source == "items" and call.index >= last_turn:
+        if trail.source == "items" and call.position >= last_turn:
             hint = ("; if the run is paused, check its saved RunState, which keeps pending "
                     "calls apart")
         out.append(Finding("TR101", f"call {call_id!r} of {call.name!r} has no output{hint}",
-                           call.index, call.where))
+                           call.position, call.where))
     if trail.source == "state":
         _state_pins(trail, calls, outputs, approvals, out)
     out.sort(key=lambda f: (f.index if f.index is not None else -1, f.code))
@@ -215,7 +215,7 @@ def _pending(trail: Trail, calls: dict[str, TrailItem]) -> set[str]:
     """Calls that may lack an output: those of an interrupted state's pending turn."""
     if trail.pending_start is None:
         return set()
-    return {c for c, item in calls.items() if item.index >= trail.pending_start}
+    return {c for c, item in calls.items() if item.position >= trail.pending_start}
 
 
 def _state_pins(
@@ -234,31 +234,31 @@ def _state_pins(
             out.append(Finding("TR109", f"the pending turn starts at item {start}, past the "
                                f"end of the trail ({len(trail.items)} items)", None,
                                f"{prefix}pending.start"))
-        turn = {c for c, item in calls.items() if item.index >= start}
+        turn = {c for c, item in calls.items() if item.position >= start}
         for call_id in trail.pending_calls:
             if call_id not in turn:
                 out.append(Finding("TR109", f"the pending turn's call {call_id!r} is not among "
                                    "the calls recorded from pending.start on", None,
                                    f"{prefix}pending.output"))
         for call_id, approval in approvals.items():
-            if approval.index < start or call_id in decided:
+            if approval.position < start or call_id in decided:
                 continue
             answered = outputs.get(call_id)
             if answered and call_id in turn:
                 out.append(Finding(
                     "TR107", f"call {call_id!r} ({approval.name!r}) awaits approval, yet "
                     f"its output is recorded at {answered[0].where} as if it had run",
-                    answered[0].index, answered[0].where))
+                    answered[0].position, answered[0].where))
         for call_id in nested:
             if call_id in outputs:
                 first = outputs[call_id][0]
                 out.append(Finding("TR107", f"agent-tool call {call_id!r} has a paused nested "
                                    f"run, yet its output is recorded at {first.where}",
-                                   first.index, first.where))
+                                   first.position, first.where))
     for call_id, approval in approvals.items():
         if call_id not in calls:
             out.append(Finding("TR108", f"approval request for call {call_id!r} "
-                               f"({approval.name!r}), which no call made", approval.index,
+                               f"({approval.name!r}), which no call made", approval.position,
                                approval.where))
     for call_id in trail.decisions:
         if call_id not in approvals:
@@ -272,7 +272,7 @@ def _last_turn_start(items: Sequence[TrailItem]) -> int:
     seen_call = False
     for item in reversed(items):
         if item.kind in _ASSISTANT_SIDE:
-            start = item.index
+            start = item.position
             seen_call = True
         elif seen_call and item.kind in ("input", "output"):
             break
@@ -320,7 +320,7 @@ class _Machine:
         return table
 
     def find(self, code: str, message: str, item: TrailItem) -> None:
-        self.out.append(Finding(code, message, item.index, item.where))
+        self.out.append(Finding(code, message, item.position, item.where))
 
     def run(self) -> None:
         items = self.trail.items
@@ -346,7 +346,7 @@ class _Machine:
                 if side != "assistant":  # a new model response
                     turns += 1
                     if (self.max_turns is not None and turns > self.max_turns and not over
-                            and not (self.on_max_turns and _closing_message(items, item.index))):
+                            and not (self.on_max_turns and _closing_message(items, item.position))):
                         over = True
                         self.find("TR204", f"model turn {turns} of a run whose max_turns is "
                                   f"{self.max_turns}", item)
@@ -419,10 +419,17 @@ def _closing_message(items: Sequence[TrailItem], pos: int) -> bool:
     return j == len(items) or items[j].kind == "input"
 
 
+_TRANSFER_HEAD = '{"assistant": "'
+
+
 def _transfer_target(output: str | None) -> str | None:
     """The agent a handoff's output names (``{"assistant": "<agent>"}``), if it is one."""
     if not output or not output.startswith("{"):
         return None
+    if output.startswith(_TRANSFER_HEAD) and output.endswith('"}'):
+        name = output[len(_TRANSFER_HEAD):-2]
+        if '"' not in name and "\\" not in name:  # the common case, without a parser
+            return name
     try:
         value = json.loads(output)
     except json.JSONDecodeError:

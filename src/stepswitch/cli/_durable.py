@@ -1,0 +1,113 @@
+"""``stepswitch run TARGET --temporal HOST:PORT``: start (or attach to) a durable run,
+show its progress, ask for approvals through the ``decide`` update, print the result.
+
+The run itself happens on a worker (``stepswitch worker``); this process only starts
+it and watches, so it may be stopped (Ctrl-C) and attached again with
+``--workflow-id``: the run goes on without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from typing import Any
+
+from stepswitch.errors import UserError
+
+__all__ = ["run_durable"]
+
+
+def run_durable(args: argparse.Namespace) -> int:
+    if args.resume or args.state:
+        raise UserError("--temporal keeps the run on the server; drop --resume/--state")
+    if args.input is None and not args.workflow_id:
+        raise UserError("--input TEXT is required (or --workflow-id ID to attach to a run)")
+    try:
+        import stepswitch.temporal  # noqa: F401
+    except ImportError as exc:
+        raise UserError(str(exc)) from None
+    from stepswitch.cli.run import _one_workflow
+
+    [loaded] = _one_workflow(args.target)
+    machine = loaded.workflow.compile()
+    policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
+    try:
+        return asyncio.run(_watch(machine, args, policy))
+    except KeyboardInterrupt:
+        print("\nstepswitch: stopped watching; the run goes on (attach with --workflow-id)",
+              file=sys.stderr)
+        return 130
+
+
+async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
+    from temporalio.client import WorkflowFailureError
+    from temporalio.common import WorkflowIDConflictPolicy
+    from temporalio.exceptions import ApplicationError
+
+    import stepswitch.temporal as st
+    from stepswitch.cli.run import _ask, _print_output, _Progress
+    from stepswitch.temporal._codec import read_items
+
+    out = _Progress(sys.stderr, stream_text=False)
+    client = await st.connect(args.temporal)
+    workflow_id = args.workflow_id or f"{machine.name}-{uuid.uuid4().hex[:12]}"
+    if args.input is not None:
+        await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait)
+        handle = await client.start_workflow(
+            st.workflow_name(machine),
+            st.RunInput(args.input, max_turns=args.max_turns),
+            id=workflow_id,
+            task_queue=args.task_queue,
+            result_type=st.RunOutput,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        )
+    else:
+        handle = client.get_workflow_handle(workflow_id, result_type=st.RunOutput)
+    out.line(f"run {workflow_id} on {args.temporal} (task queue {args.task_queue})")
+    result = asyncio.ensure_future(handle.result())
+    shown = 0
+    asked: set[str] = set()
+    try:
+        while True:
+            done, _ = await asyncio.wait({result}, timeout=0.25)
+            items = await handle.query("items", result_type=list[dict[str, Any]])
+            for item in read_items(items[shown:]):
+                out.item(item)  # type: ignore[arg-type]
+            shown = max(shown, len(items))
+            if done:
+                break
+            pending = await handle.query("interruptions", result_type=list[st.Interruption])
+            for p in pending:
+                if p.call_id in asked:
+                    continue
+                asked.add(p.call_id)
+                if policy == "none":
+                    out.line(
+                        f"waiting for approval: {p.call_id}: {p.name}({p.arguments}) by "
+                        f"{p.agent}; the run waits on the server (id {workflow_id})"
+                    )
+                    return 0
+                approve = True
+                if policy == "ask":
+                    answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}? [y/N] ")
+                    approve = answer in ("y", "yes")
+                said = await handle.execute_update("decide", st.Decision(p.call_id, approve))
+                out.line(f"  {said}")
+        output: st.RunOutput = result.result()
+    except WorkflowFailureError as exc:
+        cause = exc.cause
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
+        print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
+        return 1
+    finally:
+        if not result.done():
+            result.cancel()
+    out.line(f"done: last agent {output.last_agent}, {output.usage[0]} model call(s)")
+    if isinstance(output.final_output, dict | list):
+        print(json.dumps(output.final_output, indent=2))
+    else:
+        _print_output(output.final_output)
+    return 0

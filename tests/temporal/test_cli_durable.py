@@ -1,0 +1,70 @@
+"""``stepswitch worker`` and ``stepswitch run --temporal``: a run started from the CLI,
+its progress shown, its approval given through the update, its result printed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from stepswitch.cli.main import main
+from tests.temporal.flows import counts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"cli-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "all",
+                     "--workflow-id", f"cli-{uuid.uuid4().hex[:8]}"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "reserved and charged\n"
+    assert "tool reserve" in out.err and "approved charge (c2)" in out.err
+    assert counts(str(ledger)) == {"reserve": 1, "charge": 1}
+    assert b"worker for durable" in err
+
+
+def test_run_on_an_unreachable_server_is_a_one_line_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "tests/temporal/flows.py:durable", "--temporal", "127.0.0.1:9",
+                 "--input", "hi", "--approve", "all"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("stepswitch: error: cannot reach the Temporal server at 127.0.0.1:9")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_run_on_a_queue_without_workers_waits_a_bounded_time(
+    dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                 "--task-queue", "nobody-here", "--worker-wait", "0.5", "--input", "hi"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no worker polls task queue 'nobody-here' (waited 0.5s)" in err
