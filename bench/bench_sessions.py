@@ -281,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
             flush = asyncio.run(_flush_cost(schema))
             print(f"  {'':<28} one durable commit on this server costs {flush * 1000:.3f} ms "
                   "by itself (the flush to disk)")
-            failed |= min(durable, fast) > 0.003
+            if durable > 0.003:  # judged on the durable default; the flush is shown above
+                failed = True
+                print(f"  {'':<28} the durable default misses 3 ms here; "
+                      "synchronous_commit=off " + ("meets it" if fast <= 0.003 else "too"))
         if rd:
             t, full = asyncio.run(ours_per_turn(RedisSession("bench", REDIS_URL,
                                                              key_prefix=prefix), turns))

@@ -5,8 +5,10 @@ asks the researcher agent as a tool, answers: 4 model calls, 3 activities of too
 and nested turns, no approval) on ONE worker against a local dev server started from
 the pinned `temporal` binary, with a scripted model that answers by the request (so
 concurrent runs do not share a script). The same N runs on ``machine.run`` for
-comparison. Reports runs/s, p50/p99 run latency, and the engine's per-turn overhead
-(a run's latency alone, sequential runs, minus in-process, per model turn).
+comparison; then again with ``local_activities=True`` (model calls and tools as local
+activities: no server round trip per call). Reports runs/s, p50/p99 run latency, and
+the engine's per-turn overhead (a run's latency alone, sequential runs, minus
+in-process, per model turn).
 
 Goal (issue #14): >= 50 runs/s on this 2-core machine.
 
@@ -94,7 +96,9 @@ async def _in_process(runs: int) -> tuple[float, list[float], float]:
     return total, list(lat), statistics.median(alone)
 
 
-async def _temporal(address: str, runs: int) -> tuple[float, list[float], float]:
+async def _temporal(
+    address: str, runs: int, local: bool = False
+) -> tuple[float, list[float], float]:
     machine = support.compile()
     client = await Client.connect(address)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
@@ -109,7 +113,8 @@ async def _temporal(address: str, runs: int) -> tuple[float, list[float], float]
         return time.perf_counter() - t
 
     async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
-                          max_concurrent_workflow_tasks=200, max_concurrent_activities=400):
+                          max_concurrent_workflow_tasks=200, max_concurrent_activities=400,
+                          local_activities=local):
         for _ in range(5):  # warm up
             await one()
         t0 = time.perf_counter()
@@ -156,11 +161,14 @@ def main() -> int:
             _report("in-process", runs, *local)
             durable = asyncio.run(_temporal(f"127.0.0.1:{port}", runs))
             _report("temporal", runs, *durable)
+            fast = asyncio.run(_temporal(f"127.0.0.1:{port}", runs, local=True))
+            _report("temporal-la", runs, *fast)
             overhead = (durable[2] - local[2]) / TURNS
             print(f"per-turn overhead of the engine (sequential runs): {overhead * 1000:.2f} ms")
-            rate = runs / durable[0]
-            print(f"goal >= 50 runs/s on Temporal: {'met' if rate >= 50 else 'NOT met'} "
-                  f"({rate:.1f})")
+            for label, figures in (("activities", durable), ("local activities", fast)):
+                rate = runs / figures[0]
+                print(f"goal >= 50 runs/s on Temporal with {label}: "
+                      f"{'met' if rate >= 50 else 'NOT met'} ({rate:.1f})")
         finally:
             server.terminate()
             server.wait(20)

@@ -196,3 +196,22 @@ def test_a_long_conversation_continues_as_new_with_its_state(dev_server: str) ->
     assert seen.runs == 3  # 8 model turns, at most 3 per workflow run
     kinds = [e.WhichOneof("attributes") for e in history.events]  # the last run's
     assert kinds.count("activity_task_scheduled_event_attributes") <= 6
+
+
+@pytest.mark.parametrize("name", ["support_flow_with_nested_agent_handoff_and_approval",
+                                  "tool_errors_invalid_arguments_unknown_tool"])
+def test_local_activities_give_the_same_run(dev_server: str, name: str) -> None:
+    machine, script = SCENARIOS[name]()
+    expected = in_process(machine, "I need help", script, True, {"user": "ada"})
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, "I need help", script, True,
+                                 {"user": "ada"}, local_activities=True)
+
+    seen, history = asyncio.run(go())
+    assert (seen.items, seen.final_output, seen.error) == (
+        expected.items, expected.final_output, expected.error
+    )
+    kinds = {e.WhichOneof("attributes") for e in history.events}
+    assert "activity_task_scheduled_event_attributes" not in kinds  # all local: markers

@@ -81,7 +81,7 @@ def worker_for(
     ``continue_as_new_after``) and to ``temporalio.worker.Worker`` otherwise.
     """
     keys = {"model_timeout", "tool_timeout", "hook_timeout", "model_retry", "tool_retry",
-            "continue_as_new_after"}
+            "continue_as_new_after", "local_activities"}
     wf_options = {k: v for k, v in options.items() if k in keys}
     worker_options = {k: v for k, v in options.items() if k not in keys}
     return Worker(

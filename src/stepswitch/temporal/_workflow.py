@@ -237,6 +237,17 @@ class _Options:
     model_retry: RetryPolicy
     tool_retry: RetryPolicy
     continue_as_new_after: int | None
+    local_activities: bool = False
+
+    def execute(self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy) -> Any:
+        """Schedule an activity (or a local one): an awaitable of its result."""
+        if self.local_activities:
+            return workflow.execute_local_activity(
+                name, arg, result_type=dict, start_to_close_timeout=timeout, retry_policy=retry
+            )
+        return workflow.execute_activity(
+            name, arg, result_type=dict, start_to_close_timeout=timeout, retry_policy=retry
+        )
 
 
 def workflow_for(
@@ -248,6 +259,7 @@ def workflow_for(
     model_retry: RetryPolicy | None = None,
     tool_retry: RetryPolicy | None = None,
     continue_as_new_after: int | None = 100,
+    local_activities: bool = False,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
     ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
@@ -255,8 +267,11 @@ def workflow_for(
 
     ``continue_as_new_after`` model turns (or when Temporal suggests it), a run goes on
     in a fresh workflow run carrying its ``RunState``, so histories stay bounded.
-    Timeouts bound one attempt of an activity; a worker that dies mid-activity is
-    noticed when it runs out, and the activity runs again on another worker.
+    ``local_activities`` runs model calls and tools as local activities (in the worker
+    that runs the workflow, without a round trip through the server per call: faster,
+    for calls well under the workflow task timeout). Timeouts bound one attempt of an
+    activity; a worker that dies mid-activity is noticed when it runs out, and the
+    activity runs again on another worker.
     """
     options = _Options(
         model_timeout,
@@ -271,6 +286,7 @@ def workflow_for(
         ),
         tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
         continue_as_new_after,
+        local_activities,
     )
     core = _workflow_core(machine)
     digest = machine_digest(machine)
@@ -551,12 +567,8 @@ class _Driver:
         ref = marker.ref if type(marker) is _RemoteModel else None
         call = ModelCall(write_request(effect.request), ref)
         task = asyncio.ensure_future(
-            workflow.execute_activity(
-                self.names["model"],
-                call,
-                result_type=dict,
-                start_to_close_timeout=self.options.model_timeout,
-                retry_policy=self.options.model_retry,
+            self.options.execute(
+                self.names["model"], call, self.options.model_timeout, self.options.model_retry
             )
         )
         outcomes: list[Any] = []
@@ -612,12 +624,8 @@ class _Driver:
             raise TypeError(f"the workflow cannot run {fn!r} itself")
         args = ToolCall(jsonable(job.kwargs), self.context, "", workflow.info().workflow_id)
         try:
-            raw = await workflow.execute_activity(
-                fn.ref,
-                args,
-                result_type=dict,
-                start_to_close_timeout=self.options.tool_timeout,
-                retry_policy=self.options.tool_retry,
+            raw = await self.options.execute(
+                fn.ref, args, self.options.tool_timeout, self.options.tool_retry
             )
         except ActivityError as exc:
             return Err(_activity_error(exc, f"tool {fn.ref}"))
