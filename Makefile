@@ -65,6 +65,7 @@ bench: venv
 	$(BIN)/python bench/bench_sessions.py
 	$(BIN)/python bench/bench_interop.py
 	$(BIN)/python bench/bench_review.py
+	$(BIN)/python bench/bench_flows.py
 
 bench-analysis: venv
 	$(BIN)/python bench/bench_analysis.py

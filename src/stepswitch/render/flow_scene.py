@@ -12,6 +12,7 @@ state's step switch (RunAgain, Interruption into ``paused``, resume).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -198,10 +199,10 @@ def build_flow_scene(graph: WorkflowGraph, *, report: ReportLike | None = None) 
             node.exit, node.exit_at = _exit_of(spec, k), k
     # agents the flow's agents reach by handoffs and agent tools are drawn too
     extra_edges: list[SceneEdge] = []
-    queue = [n for n, node in nodes.items() if node.kind == "agent"]
+    queue = deque(n for n, node in nodes.items() if node.kind == "agent")
     seen = set(queue)
     while queue:
-        name = queue.pop(0)
+        name = queue.popleft()
         agent = graph.agent(name)
         targets: list[tuple[str, EdgeKind, str, bool]] = [
             (h.target, "handoff", _handoff_label(h), False) for h in agent.handoffs]

@@ -417,15 +417,10 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
     except GeneratorExit:
         raise
     except BaseException as exc:
-        # Ctrl-C and cancellation too; for them (as for our errors) the flow's run
-        # replaces the data a node's run attached on the way out
-        if (
-            isinstance(exc, StepswitchError)
-            or not isinstance(exc, Exception)
-            or not hasattr(exc, "run_data")
-        ):
-            with contextlib.suppress(AttributeError):  # a type that refuses attributes
-                exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
+        # Ctrl-C and cancellation too. A node's run attached its own run data on the way
+        # out (for a model's or a hook's error as well); the flow's holds every node's
+        with contextlib.suppress(AttributeError):  # a type that refuses attributes
+            exc.run_data = fr.error_details(fc)  # type: ignore[attr-defined]
         raise
 
 

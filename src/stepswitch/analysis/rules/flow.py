@@ -110,7 +110,13 @@ def _live(ctx: Ctx, ref: Ref | None) -> Any:
 
 
 def _step(ctx: Ctx, name: str) -> StepSpec | None:
-    return ctx.graph.spec.step(name)
+    steps = ctx.memo.get("flow_steps")
+    if steps is None:  # the first step of each name, indexed once per analysis
+        steps = ctx.memo["flow_steps"] = {}
+        for s in ctx.graph.spec.steps:
+            steps.setdefault(s.name, s)
+    found: StepSpec | None = steps.get(name)
+    return found
 
 
 def _output_type(ctx: Ctx, name: str) -> Any:
