@@ -336,3 +336,23 @@ def test_a_flow_traces_each_node_and_fan_out_branch() -> None:
     ]
     fan = spans_named(exporter, "fan_out spanish_agent")[0]
     assert dict(fan.attributes or {})[sc.FLOW_FAN_OUT_COUNT] == 3
+
+
+def test_spans_a_tool_opens_nest_under_its_execute_tool_span() -> None:
+    exporter, config = traced_config()
+    provider = config.tracer_provider
+
+    @ss.function_tool
+    def audited(order_id: int) -> str:
+        """Looks an order up, with a span of its own."""
+        with provider.get_tracer("user").start_as_current_span("db query"):
+            return f"order {order_id}"
+
+    agent = ss.Agent(name="a", instructions="a", tools=[audited])
+    wf = ss.Workflow(name="w", entry=agent, agents=[agent])
+    model = ScriptedModel([[function_call("audited", {"order_id": 1})],
+                           [assistant_message("ok")]])
+    wf.compile().run_sync("x", model=model, run_config=config)
+    tool = spans_named(exporter, "execute_tool audited")[0]
+    query = spans_named(exporter, "db query")[0]
+    assert query.parent is not None and query.parent.span_id == tool.context.span_id

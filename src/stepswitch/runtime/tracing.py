@@ -36,6 +36,7 @@ from collections.abc import Callable, Generator
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from stepswitch.errors import GuardrailTripwireTriggered, MaxTurnsExceeded
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
@@ -149,7 +150,6 @@ class _Trace:
         workflow: str | None,
         content: bool,
         conversation_id: str | None,
-        turn: int = 0,
     ) -> None:
         from opentelemetry import trace
 
@@ -158,7 +158,6 @@ class _Trace:
         self.content = content
         self.conversation_id = conversation_id
         self.on = True
-        self.turn = turn
         self.provider = "unknown"
         self.root: Any = None
         self.parent = parent
@@ -267,16 +266,13 @@ class _Trace:
         if self.chat is not None:
             step = "RunAgain" if request.agent == self.chat_agent else "Handoff"
             self._settle_chat(step)
-        if self.agent_span is None or self.segment != "agent":
+        in_agent = self.agent_span is not None and self.segment == "agent"
+        if not in_agent or request.agent != self.agent:
+            if in_agent:  # the same segment, another agent: a handoff
+                self.agent_span.add_event(sc.EVENT_HANDOFF, {sc.AGENT_NAME: request.agent})
             self._end_agent()
             self.agent = request.agent
             self._open(self._agent_span(request.agent), "agent")
-        elif request.agent != self.agent:
-            self.agent_span.add_event(sc.EVENT_HANDOFF, {sc.AGENT_NAME: request.agent})
-            self._end_agent()
-            self.agent = request.agent
-            self._open(self._agent_span(request.agent), "agent")
-        self.turn += 1
         self.provider = _provider(effect.model)
         model = _model_name(effect)
         attrs: dict[str, Any] = {
@@ -360,13 +356,13 @@ class _Trace:
         data = getattr(exc, "run_data", None)
         last = getattr(data, "last_agent", None)
         step = None
-        if self.chat is not None and type(exc).__name__ == "MaxTurnsExceeded":
+        if self.chat is not None and isinstance(exc, MaxTurnsExceeded):
             step = "Handoff" if last is not None and last != self.chat_agent else "RunAgain"
         if step is None:
             self.model_failed(exc)
         else:
             self._settle_chat(step)
-        if isinstance(exc, Exception) and type(exc).__name__.endswith("TripwireTriggered"):
+        if isinstance(exc, GuardrailTripwireTriggered):
             verdict = getattr(exc, "guardrail_result", None)
             self._event(
                 sc.EVENT_GUARDRAIL_TRIPPED,
@@ -398,70 +394,66 @@ class _Trace:
             elif type(job) is NestedJob:
                 self._wrap_nested(job)
 
+    def _enter_tool(self, job: CallJob) -> tuple[Any, Any]:
+        """Open the tool's span and make it current (user code's spans nest under it)."""
+        span = self.guard(self.tool_span, job.name, job.call_id, "function", job.kwargs)
+        token = None if span is None else self.guard(_attach, self.api, span)
+        return span, token
+
+    def _exit_tool(
+        self, span: Any, token: Any, value: Any = None, exc: BaseException | None = None
+    ) -> None:
+        _detach(token)
+        if span is not None:
+            self.guard(self.tool_done, span, value, exc)
+
     def _wrap_call(self, job: CallJob) -> Callable[..., Any]:
-        fn, name, call_id = job.fn, job.name, job.call_id
+        fn = job.fn
         trace = self
-        args = job.kwargs
 
         if job.is_async:
             async def traced_async(*a: Any, **k: Any) -> Any:
-                span = trace.guard(trace.tool_span, name, call_id, "function", args)
-                if span is None:
-                    return await fn(*a, **k)
-                token = trace.guard(_attach, trace.api, span)
+                span, token = trace._enter_tool(job)
                 try:
                     value = await fn(*a, **k)
                 except BaseException as exc:
-                    trace.guard(trace.tool_done, span, exc=exc)
+                    trace._exit_tool(span, token, exc=exc)
                     raise
-                finally:
-                    _detach(token)
-                trace.guard(trace.tool_done, span, value)
+                trace._exit_tool(span, token, value)
                 return value
 
             return traced_async
 
         def traced_sync(*a: Any, **k: Any) -> Any:
-            span = trace.guard(trace.tool_span, name, call_id, "function", args)
-            if span is None:
-                return fn(*a, **k)
-            token = trace.guard(_attach, trace.api, span)
+            span, token = trace._enter_tool(job)
             try:
                 value = fn(*a, **k)
             except BaseException as exc:
-                trace.guard(trace.tool_done, span, exc=exc)
+                trace._exit_tool(span, token, exc=exc)
                 raise
-            finally:
-                _detach(token)
-            trace.guard(trace.tool_done, span, value)
+            trace._exit_tool(span, token, value)
             return value
 
         return traced_sync
 
     def _wrap_nested(self, job: NestedJob) -> None:
-        if not job.name:  # a flow's fan-out branch: its spans go under the fan-out's
-            branch = self.guard(
-                _Trace, self.tracer, agent=job.agent or None,
-                parent=self.agent_ctx or self.parent, workflow=None,
-                content=self.content, conversation_id=self.conversation_id,
-            )
-            if branch is not None:
-                job.loop = traced(job.loop, branch)
-            return
-        span = self.guard(self.tool_span, job.name, job.call_id, "agent", None)
-        if span is None:
-            return
-        trace = self
-
-        def child() -> _Trace:
-            return _Trace(
-                trace.tracer, agent=job.agent, parent=trace.api.set_span_in_context(span),
-                workflow=None, content=trace.content, conversation_id=trace.conversation_id,
-            )
-
-        nested = self.guard(child)
+        """An agent tool's nested run goes under its ``execute_tool`` span; a flow's
+        fan-out branch (a job with no tool name) under the fan-out's span."""
+        span = None
+        if job.name:
+            span = self.guard(self.tool_span, job.name, job.call_id, "agent", None)
+            if span is None:
+                return
+            parent = self.api.set_span_in_context(span)
+        else:
+            parent = self.agent_ctx or self.parent
+        nested = self.guard(
+            _Trace, self.tracer, agent=job.agent or None, parent=parent, workflow=None,
+            content=self.content, conversation_id=self.conversation_id,
+        )
         if nested is None:
-            self.guard(span.end)
+            if span is not None:
+                self.guard(span.end)
             return
         job.loop = traced(job.loop, nested, tool_span=span)
 
@@ -500,13 +492,11 @@ def start(
     ``saved_context`` is the traceparent a resumed state carries: the resumed run
     continues that trace (its workflow span is a child of the saved one).
     """
-    holder: list[_Trace] = []
-
-    def make() -> None:
+    try:
         parent = _remote_parent(saved_context) if saved_context else None
         trace = _Trace(
             tracer, agent=agent, parent=parent, workflow=workflow, content=content,
-            conversation_id=conversation_id, turn=turn,
+            conversation_id=conversation_id,
         )
         if saved_context is not None:
             trace.root.add_event(sc.EVENT_RESUMED, {sc.TURN: turn})
@@ -516,14 +506,9 @@ def start(
                 {sc.TOOL_CALL_ID: str(call_id),
                  "stepswitch.approved": bool(getattr(decision, "approved", False))},
             )
-        holder.append(trace)
-
-    try:
-        make()
     except Exception as exc:
         _warn_once(exc)
         return loop, saved_context
-    trace = holder[0]
     kept = saved_context or trace.guard(traceparent, trace.root)
     return traced(loop, trace), kept
 
