@@ -12,7 +12,7 @@ from pathlib import Path
 
 from stepswitch.analysis.codes import CODES, GROUPS, code_doc
 
-__all__ = ["index_page", "main", "pages"]
+__all__ = ["index_page", "main", "pages", "write_pages"]
 
 
 def index_page() -> str:
@@ -44,11 +44,12 @@ def pages() -> dict[str, str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def write_pages(argv: list[str] | None, default: str, wanted: dict[str, str]) -> int:
+    """Write ``wanted`` (file name → content) to the folder ``argv[0]`` (else
+    ``default``), removing pages no longer wanted; shared with the trail code pages."""
     args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "docs/diagnostics")
+    target = Path(args[0] if args else default)
     target.mkdir(parents=True, exist_ok=True)
-    wanted = pages()
     for stale in target.glob("*.md"):
         if stale.name not in wanted:
             stale.unlink()
@@ -56,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         (target / name).write_text(content, encoding="utf-8")
     print(f"wrote {len(wanted)} pages to {target}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_pages(argv, "docs/diagnostics", pages())
 
 
 if __name__ == "__main__":

@@ -7,9 +7,7 @@ copies under ``docs/`` are for browsing, and a test fails when they are stale.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+from stepswitch.analysis.export_docs import write_pages
 from stepswitch.review.trail_codes import TRAIL_CODES, TRAIL_GROUPS, trail_code_doc
 
 __all__ = ["index_page", "main", "pages"]
@@ -44,18 +42,7 @@ def pages() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    target = Path(args[0] if args else "docs/trail")
-    target.mkdir(parents=True, exist_ok=True)
-    wanted = pages()
-    for stale in target.glob("*.md"):
-        if stale.name not in wanted:
-            stale.unlink()
-    for name, content in wanted.items():
-        (target / name).write_text(content, encoding="utf-8")
-    print(f"wrote {len(wanted)} pages to {target}")
-    return 0
-
+    return write_pages(argv, "docs/trail", pages())
 
 if __name__ == "__main__":
     raise SystemExit(main())
