@@ -23,7 +23,7 @@ from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 from stepswitch.ir import (
     Action,
     GuardrailIR,
-    HandOff,
+    HandoffTo,
     MachineIR,
     OutputRule,
     RunAgent,
@@ -141,7 +141,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
             h.tool_name,
             h.description,
             params,
-            HandOff(
+            HandoffTo(
                 target=h.target,
                 max_uses=h.max_uses,
                 input_type=h.input_type.path if h.input_type else None,
@@ -191,9 +191,9 @@ def step_switch(state: StateIR) -> tuple[StepCase, ...]:
     cases: list[StepCase] = []
     if state.facts.can_pause:
         cases.append(StepCase("interrupted", "interruption"))
-    if any(isinstance(t.action, HandOff) for t in state.tools):
+    if any(isinstance(t.action, HandoffTo) for t in state.tools):
         cases.append(StepCase("handoff", "handoff"))
-    runs = {t.name for t in state.tools if not isinstance(t.action, HandOff)}
+    runs = {t.name for t in state.tools if not isinstance(t.action, HandoffTo)}
     if runs:
         rule = state.step
         if rule.tool_use == "stop_on_first_tool":

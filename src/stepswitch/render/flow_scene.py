@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from stepswitch.flow_ir import FlowExit
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
-from stepswitch.ir import HandOff, MachineIR
+from stepswitch.ir import HandoffTo, MachineIR
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
@@ -248,9 +248,9 @@ def build_flow_machine_scene(ir: MachineIR, *, report: ReportLike | None = None)
             out = state.output
             lines.append(f"output: {out.name or out.type_ref}" if out.kind == "typed"
                          else "output: text")
-            if any(not isinstance(t.action, HandOff) for t in state.tools):
+            if any(not isinstance(t.action, HandoffTo) for t in state.tools):
                 runs_again.append(n.name)
-            if any(not isinstance(t.action, HandOff) and t.action.approval != "never"
+            if any(not isinstance(t.action, HandoffTo) and t.action.approval != "never"
                    for t in state.tools):
                 paused.append(n.name)
         nodes[n.name] = _Node(n.name, "agent", lines, n.exit)
