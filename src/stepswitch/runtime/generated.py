@@ -43,7 +43,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 
 from stepswitch.errors import UserError
-from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
+from stepswitch.flow_ir import FlowExit, FlowFacts, FlowIR, FlowNode
 from stepswitch.ir import (
     IR_VERSION,
     GuardrailIR,
@@ -86,6 +86,7 @@ __all__ = [
     "Final",
     "FinalMessage",
     "FlowExit",
+    "FlowFacts",
     "FlowIR",
     "FlowNode",
     "FlowStep",
