@@ -27,12 +27,12 @@ from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
     START_ID,
-    EdgeKind,
     Mark,
     NodeKind,
     ReportLike,
     Scene,
     SceneEdge,
+    SceneEdgeKind,
     SceneNode,
     _agent_lines,
     _agent_tool_label,
@@ -219,7 +219,7 @@ def build_flow_scene(graph: WorkflowGraph, *, report: ReportLike | None = None) 
     while queue:
         name = queue.popleft()
         agent = graph.agent(name)
-        targets: list[tuple[str, EdgeKind, str, bool]] = [
+        targets: list[tuple[str, SceneEdgeKind, str, bool]] = [
             (h.target, "handoff", _handoff_label(h), False) for h in agent.handoffs]
         targets += [(t.target, "agent_tool", _agent_tool_label(t), t.needs_approval != "never")
                     for t in agent.agent_tools]
