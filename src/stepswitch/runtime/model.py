@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from stepswitch.context import Usage
+from stepswitch.runtime._quick import quick_init
 from stepswitch.runtime.items import RunItem, UserInputItem
 from stepswitch.settings import ModelSettings
 
@@ -33,6 +34,7 @@ InputItem: TypeAlias = UserInputItem | RunItem
 """What a model is sent: the run's input messages, then every item so far."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """A tool as offered to the model. ``kind`` says what it does on our side."""
@@ -44,6 +46,7 @@ class ToolDefinition:
     kind: Literal["function", "handoff", "agent"] = "function"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputSchema:
     """A structured output the model must produce (JSON-schema response format)."""
@@ -53,6 +56,7 @@ class OutputSchema:
     strict: bool = True
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One model call."""
@@ -69,6 +73,7 @@ class ModelRequest:
     """The model name the agent asks for, if any."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputMessage:
     """Assistant text in a response, or a refusal."""
@@ -78,6 +83,7 @@ class OutputMessage:
     type: Literal["message"] = "message"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputFunctionCall:
     """A function call in a response. ``arguments`` is raw text (may be invalid JSON)."""
@@ -91,6 +97,7 @@ class OutputFunctionCall:
 OutputItem: TypeAlias = OutputMessage | OutputFunctionCall
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """What one model call produced."""
@@ -101,6 +108,7 @@ class ModelResponse:
     raw: Any = field(default=None, compare=False, repr=False)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ResponseCompleted:
     """The last event of a streamed response: the whole response."""
