@@ -22,7 +22,7 @@ from stepswitch.runtime.events import (
     FlowNodeStreamEvent,
     RunItemStreamEvent,
 )
-from stepswitch.testing import ScriptedModel, Step
+from stepswitch.testing import ScriptedModel, ScriptStep
 
 SURFACES = ("run", "run_sync", "run_streamed")
 
@@ -92,7 +92,7 @@ def _surface(
 def run_all(
     machine: StateMachine,
     input: str | list[Any] | RunState,
-    script: Sequence[Step] | Callable[[], ScriptedModel],
+    script: Sequence[ScriptStep] | Callable[[], ScriptedModel],
     *,
     ledger: Any = None,
     **kwargs: Any,

@@ -27,11 +27,11 @@ from tests.conformance.harness import run_all
 from tests.differential import parts
 from tests.differential.twin import generated_twin, mixed
 
-Step = list[Any]
+ScriptStep = list[Any]
 
 
 @st.composite
-def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
+def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[ScriptStep]]:
     depth = draw(st.integers(1, 3))
     chains = [draw(st.integers(0, 2)) for _ in range(depth)]
     # names[level] = the agents of that level, in handoff order (level 0: the entry)
@@ -39,7 +39,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
                            enumerate(chains, start=1)]
     gated_tool = [draw(st.integers(0, 4)) == 0 for _ in range(depth)]
     agents: dict[str, ss.Agent] = {}
-    script: list[Step] = []
+    script: list[ScriptStep] = []
     for level in range(depth, -1, -1):  # build bottom-up: handoffs refer by object
         members = names[level]
         for i in range(len(members) - 1, -1, -1):
@@ -66,7 +66,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
     for level in range(depth + 1):
         members = names[level]
         for i, name in enumerate(members):
-            step: Step = []
+            step: ScriptStep = []
             if draw(st.integers(0, 3)) == 0:
                 step.append(assistant_message("thinking"))
             if i + 1 < len(members):

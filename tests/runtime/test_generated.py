@@ -14,9 +14,9 @@ from tests.conformance.harness import run_all
 
 def _plain_step(state: gen.StateIR, turn: gen.TurnOutcome) -> gen.StepDecision:
     if turn.interrupted:
-        return gen.Interruption()
+        return gen.InterruptionStep()
     if turn.handoff is not None:
-        return gen.Handoff(turn.handoff)
+        return gen.HandoffStep(turn.handoff)
     if turn.tool_results or turn.had_calls:
         return gen.RunAgain()
     if turn.last_message is None and state.output.kind == "typed":

@@ -20,7 +20,7 @@ stored in the state (``state.facts``): the view draws them, it does not derive t
 
 from __future__ import annotations
 
-from stepswitch.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.ir import HandoffTo, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
@@ -75,7 +75,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
     by_name = {s.agent: s for s in ir.states}
 
     def size_of(agent: str, field: str) -> int:
-        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandOff}[field]
+        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandoffTo}[field]
         return sum(isinstance(row.action, kind) for row in by_name[agent].tools)
 
     marks = sort_marks(names, report, size_of)
@@ -103,7 +103,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
             found: list[Mark] = marks.edges.get((state.agent, field, counters[field]), [])
             counters[field] += 1
             codes = "".join(f" [{m.code}]" for m in found)
-            if isinstance(action, HandOff):
+            if isinstance(action, HandoffTo):
                 budget_text = f" ≤{action.max_uses}" if action.max_uses is not None else ""
                 edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "handoff",
                                        f"Handoff: {row.name}{budget_text}{codes}",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from stepswitch.errors import UserError
-from stepswitch.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
+from stepswitch.ir import HandoffTo, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
 from stepswitch.settings import ModelSettings
@@ -79,7 +79,7 @@ class MachineCore:
         for s in ir.states:
             for t in s.tools:
                 a = t.action
-                target = a.target if isinstance(a, HandOff | RunAgent) else None
+                target = a.target if isinstance(a, HandoffTo | RunAgent) else None
                 if target is not None and target not in self.states:
                     raise UserError(
                         f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "
