@@ -183,7 +183,7 @@ def _shadowed(x: int) -> int:
 
 
 _tool = ss.function_tool(_shadowed)
-_shadowed = lambda x: x  # type: ignore[assignment]  # noqa: E731
+_shadowed = lambda x: x  # noqa: E731
 
 
 def test_a_path_that_imports_a_different_object_is_refused() -> None:

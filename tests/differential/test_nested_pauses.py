@@ -15,7 +15,7 @@ runner used to drop an approval asked for after a handoff inside a nested run).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -57,7 +57,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[ScriptStep]]:
                 tools.append(parts.approve_me)
             if level == 0 and draw(st.booleans()):
                 tools.append(parts.approve_me)
-            behavior = "run_llm_again"
+            behavior: Literal["run_llm_again", "stop_on_first_tool"] = "run_llm_again"
             if level == 0:
                 behavior = draw(st.sampled_from(["run_llm_again", "stop_on_first_tool"]))
             agents[name] = ss.Agent(name=name, instructions=f"You are {name}.", tools=tools,

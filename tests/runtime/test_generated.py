@@ -8,7 +8,7 @@ import stepswitch as ss
 import stepswitch.runtime.generated as gen
 from graphs.support import support
 from stepswitch.compiler import lower
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.conformance.harness import run_all
 
 
@@ -32,7 +32,7 @@ def _generated_machine() -> gen.StateMachine:
     return gen.StateMachine(ir, gen.import_objects(ir.refs()), steps=steps)
 
 
-SCRIPT = [
+SCRIPT: list[ScriptStep] = [
     [function_call("lookup_order", {"order_id": 42}),
      function_call("research", {"input": "policy?"})],
     [assistant_message('{"summary": "refunds ok"}')],
