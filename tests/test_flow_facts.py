@@ -21,6 +21,7 @@ import stepswitch as ss
 from stepswitch.compiler.lower import lower
 from stepswitch.flow_ir import FlowFacts
 from stepswitch.render.flow_scene import build_flow_machine_scene, build_flow_scene
+from stepswitch.render.machine import runs_again
 from stepswitch.render.scene import PAUSED_ID, Scene
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
@@ -127,6 +128,13 @@ def test_a_fan_outs_each_can_end_through_its_join() -> None:
     facts = _agree(wf)
     assert facts["worker"] == FlowFacts(reachable=True, can_end=True, can_pause=True)
     assert not facts["planner"].can_pause and not facts["writer"].can_pause
+    # RunAgain by the rule the agent machine view uses: a typed answer that does not
+    # parse (planner), tools (worker); a text agent with no tools never runs again
+    ir = lower(wf.to_spec())
+    scene = build_flow_machine_scene(ir)
+    names = {n.id: n.title for n in scene.nodes}
+    loops = {names[e.source] for e in scene.edges if e.kind == "run_again"}
+    assert loops == {s.agent for s in ir.states if runs_again(s)} == {"planner", "worker"}
 
 
 _NODES = ["n0", "n1", "n2", "n3"]

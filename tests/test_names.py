@@ -1,10 +1,12 @@
-"""One name, one class: no two exported classes of the package share a name, and the
-renamed spellings still import, with a DeprecationWarning."""
+"""One name, one class: no two classes or type aliases exported by the package share a
+name, and the renamed spellings still import, with a DeprecationWarning."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import types
+import typing
 import warnings
 
 import pytest
@@ -18,8 +20,15 @@ _OPTIONAL = ("stepswitch.temporal", "stepswitch.sessions.postgres", "stepswitch.
              "stepswitch.models.pytest_plugin")
 
 
+def _is_type(obj: object) -> bool:
+    """A class, or a type alias (``Literal[...]``, ``A | B``, ``X[...]``)."""
+    return (isinstance(obj, type | types.UnionType)
+            or typing.get_origin(obj) is not None)
+
+
 def _exports() -> dict[str, dict[int, list[str]]]:
-    """Every class exported through some module's ``__all__``: name -> id -> modules."""
+    """Every class or type alias exported through some module's ``__all__``:
+    name -> id -> modules."""
     seen: dict[str, dict[int, list[str]]] = {}
     for info in pkgutil.walk_packages(stepswitch.__path__, "stepswitch."):
         if info.name.endswith("__main__"):
@@ -32,12 +41,12 @@ def _exports() -> dict[str, dict[int, list[str]]]:
             raise
         for name in getattr(module, "__all__", ()):
             obj = getattr(module, name, None)
-            if isinstance(obj, type):
+            if _is_type(obj):
                 seen.setdefault(name, {}).setdefault(id(obj), []).append(info.name)
     return seen
 
 
-def test_no_two_exported_classes_share_a_name() -> None:
+def test_no_two_exported_classes_or_type_aliases_share_a_name() -> None:
     shared = {name: sorted(m for mods in ids.values() for m in mods)
               for name, ids in _exports().items() if len(ids) > 1}
     assert shared == {}

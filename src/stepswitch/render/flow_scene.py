@@ -21,17 +21,18 @@ from dataclasses import dataclass
 from stepswitch.flow_ir import FlowExit, FlowFacts
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
-from stepswitch.ir import HandoffTo, MachineIR
+from stepswitch.ir import MachineIR
+from stepswitch.render.machine import runs_again
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
     START_ID,
-    EdgeKind,
     Mark,
     NodeKind,
     ReportLike,
     Scene,
     SceneEdge,
+    SceneEdgeKind,
     SceneNode,
     _agent_lines,
     _agent_tool_label,
@@ -218,7 +219,7 @@ def build_flow_scene(graph: WorkflowGraph, *, report: ReportLike | None = None) 
     while queue:
         name = queue.popleft()
         agent = graph.agent(name)
-        targets: list[tuple[str, EdgeKind, str, bool]] = [
+        targets: list[tuple[str, SceneEdgeKind, str, bool]] = [
             (h.target, "handoff", _handoff_label(h), False) for h in agent.handoffs]
         targets += [(t.target, "agent_tool", _agent_tool_label(t), t.needs_approval != "never")
                     for t in agent.agent_tools]
@@ -250,7 +251,7 @@ def build_flow_machine_scene(ir: MachineIR, *, report: ReportLike | None = None)
     assert flow is not None
     states = {s.agent: s for s in ir.states}
     nodes: dict[str, _Node] = {}
-    runs_again: list[str] = []
+    looping: list[str] = []
     paused: list[str] = []
     for n in flow.nodes:
         if n.kind == "step":
@@ -263,10 +264,10 @@ def build_flow_machine_scene(ir: MachineIR, *, report: ReportLike | None = None)
             out = state.output
             lines.append(f"output: {out.name or out.type_ref}" if out.kind == "typed"
                          else "output: text")
-            if any(not isinstance(t.action, HandoffTo) for t in state.tools):
-                runs_again.append(n.name)
+            if runs_again(state):
+                looping.append(n.name)
         if n.facts.can_pause:
             paused.append(n.name)
         nodes[n.name] = _Node(n.name, "agent", lines + _fact_lines(n.facts), n.exit)
     return _draw(ir.name, flow.entry, nodes, marks=_marks_by_path(report), view="machine",
-                 paused=paused, runs_again=runs_again)
+                 paused=paused, runs_again=looping)

@@ -34,7 +34,7 @@ from stepswitch.render.scene import (
     sort_marks,
 )
 
-__all__ = ["build_machine_scene"]
+__all__ = ["build_machine_scene", "runs_again"]
 
 
 def _state_lines(state: StateIR) -> list[str]:
@@ -62,6 +62,13 @@ def _state_lines(state: StateIR) -> list[str]:
     elif rule.tool_use == "function":
         lines.append(f"after tools: ask {rule.function}")
     return lines
+
+
+def runs_again(state: StateIR) -> bool:
+    """Whether a turn of ``state`` can end in RunAgain: any call (a tool that ran, a
+    handoff refused for lack of budget) and a typed answer that did not parse both lead
+    to another model call in this state. Both machine views draw the loop from this."""
+    return bool(state.tools) or state.output.kind == "typed"
 
 
 def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> Scene:
@@ -124,9 +131,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
         lines.extend(code_lines(marks.agents.get(state.agent, ())))
         nodes.append(SceneNode(sid, "agent", state.agent, tuple(lines), state.agent == ir.entry,
                                False, nested_only, tuple(own)))
-        # Any call (a tool that ran, a handoff refused for lack of budget) and a typed
-        # answer that did not parse both lead to another model call in this state.
-        if state.tools or state.output.kind == "typed":
+        if runs_again(state):
             edges.append(SceneEdge(sid, sid, "run_again", "RunAgain"))
         if facts.pauses:
             shown = ", ".join(
