@@ -34,6 +34,7 @@ from stepswitch.temporal._codec import (
     ModelCall,
     ToolCall,
     jsonable,
+    read_call,
     request_of,
     write_response,
 )
@@ -90,7 +91,8 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
                 handoff_types[a.on_handoff] = a.input_type
 
     @activity.defn(name=names["model"])
-    async def call_model(call: ModelCall) -> dict[str, Any]:
+    async def call_model(raw: dict[str, Any]) -> dict[str, Any]:
+        call = read_call(ModelCall, raw)
         chosen: Any = model if call.model_ref is None else core.obj(call.model_ref)
         if chosen is None:
             raise ApplicationError(
@@ -113,7 +115,8 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
         bound = core.function(ref)
 
         @activity.defn(name=ref)
-        async def run_tool(call: ToolCall) -> dict[str, Any]:
+        async def run_tool(raw: dict[str, Any]) -> dict[str, Any]:
+            call = read_call(ToolCall, raw)
             params = bound.validator.validate_json(json.dumps(call.arguments))
             kwargs = {name: getattr(params, name) for name in bound.names}
             args = (RunContext(call.context, Usage()),) if action.takes_context else ()
@@ -136,9 +139,9 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
         return run_tool
 
     @activity.defn(name=names["hook"])
-    async def run_hook(call: HookCall) -> Any:
+    async def run_hook(raw: dict[str, Any]) -> Any:
         try:
-            return await _hook(call)
+            return await _hook(read_call(HookCall, raw))
         except Exception as exc:
             raise _failure(exc, retryable=False) from exc
 

@@ -9,7 +9,7 @@ values or, when a tool returns something richer, as the text the model sees.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_core import to_jsonable_python
 
@@ -41,9 +41,11 @@ __all__ = [
     "ToolCall",
     "error_class",
     "jsonable",
+    "read_call",
     "read_items",
     "read_response",
     "request_of",
+    "write_call",
     "write_items",
     "write_request",
     "write_response",
@@ -79,9 +81,26 @@ class HookCall:
     context: Any = None
 
 
+def write_call(call: ModelCall | ToolCall | HookCall) -> dict[str, Any]:
+    """An activity's argument as a plain dict (a shallow one: Temporal's converter would
+    deep-copy a dataclass with ``dataclasses.asdict``, and decode one by evaluating its
+    type hints on every call; the JSON is the same either way)."""
+    return dict(call.__dict__)
+
+
+def read_call(cls: type[_Call], raw: dict[str, Any]) -> _Call:
+    """The dataclass of an activity's argument, from its plain dict (unknown keys, from
+    a newer workflow, are left out)."""
+    names = cls.__dataclass_fields__
+    return cls(**{k: v for k, v in raw.items() if k in names})
+
+
 def jsonable(value: Any) -> Any:
     """``value`` as JSON values (pydantic models and dataclasses become objects)."""
     return to_jsonable_python(value, fallback=str)
+
+
+_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall)
 
 
 def write_items(items: Any) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ from stepswitch.temporal._codec import (
     error_class,
     jsonable,
     read_response,
+    write_call,
     write_items,
     write_request,
 )
@@ -76,7 +77,10 @@ class RunInput:
     max_turns: int | None = None
     state: str | None = None
     digest: str | None = None
-    """The IR digest this run is pinned to (set by continue-as-new; leave it unset)."""
+    """The IR digest this run is pinned to (``machine_digest(machine)``). Unset, the
+    first worker to run it stamps its own, in a local activity; a client that has the
+    machine may pin it here instead (one activity less per run), and a worker of
+    another version then fails the run at once. Continue-as-new carries it."""
     usage: list[int] | None = None
     runs: int = 1
 
@@ -568,7 +572,8 @@ class _Driver:
         call = ModelCall(write_request(effect.request), ref)
         task = asyncio.ensure_future(
             self.options.execute(
-                self.names["model"], call, self.options.model_timeout, self.options.model_retry
+                self.names["model"], write_call(call), self.options.model_timeout,
+                self.options.model_retry,
             )
         )
         outcomes: list[Any] = []
@@ -625,7 +630,7 @@ class _Driver:
         args = ToolCall(jsonable(job.kwargs), self.context, "", workflow.info().workflow_id)
         try:
             raw = await self.options.execute(
-                fn.ref, args, self.options.tool_timeout, self.options.tool_retry
+                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry
             )
         except ActivityError as exc:
             return Err(_activity_error(exc, f"tool {fn.ref}"))
@@ -638,7 +643,7 @@ class _Driver:
         try:
             value = await workflow.execute_local_activity(
                 self.names["hook"],
-                call,
+                write_call(call),
                 start_to_close_timeout=self.options.hook_timeout,
                 retry_policy=RetryPolicy(
                     maximum_attempts=3, non_retryable_error_types=_NOT_RETRYABLE
