@@ -19,13 +19,15 @@ venv: $(STAMP)
 lint: venv
 	$(BIN)/ruff check $(wildcard src tests graphs examples bench codegen)
 
-# mypy --strict over the library, the checked-in runners and the runners written only to
-# be checked (hostile names, every step rule), in one mypy run; ruff over the latter too.
+# mypy --strict over the library, the checked-in runners, the runners written only to be
+# checked (hostile names, every step rule) and the tests, in one mypy run; ruff over the
+# written runners too. Module names come from the paths (src/ is a base), so the tests'
+# `import codegen.support` and the file codegen/support.py are one module.
 typecheck: venv
 	@rm -rf $(OUT)/typecheck
 	$(BIN)/python -m tests.codegen.write_runners $(OUT)/typecheck
 	$(BIN)/ruff check --no-cache $(OUT)/typecheck
-	$(BIN)/mypy --strict src codegen $(OUT)/typecheck
+	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
 pytest: venv
 	$(BIN)/pytest -q

@@ -5,13 +5,34 @@ Each case runs in a new interpreter, several times; printed are the best wall ti
 the whole process, its CPU time (user + system, which a machine shared with other work
 inflates less than wall time) and, for imports, the time of the import statement alone
 (measured inside the child, without the interpreter's own start-up, which is printed
-as the baseline ``python -c pass``). For the generated runner the modules it loads are
-listed, so a regression shows what came in.
+as the baseline ``python -c pass``). For the runtime and the generated runner the
+third-party packages they load are listed, so a regression shows what came in.
+
+Bytecode: an installed package has its ``.pyc`` files (pip compiles them), so the
+children run with a bytecode cache (``PYTHONPYCACHEPREFIX`` in a temporary folder,
+filled by one warm-up run). ``--source`` measures instead the tree as the environment
+leaves it: with ``PYTHONDONTWRITEBYTECODE=1`` (as on the project's machines) every
+start compiles stepswitch's own modules again, which costs about a third more.
 
 Targets (issue #10): ``import codegen.support`` ≤ 0.15 s, ``import stepswitch``
 ≤ 0.15 s, ``stepswitch check graphs/`` whole process ≤ 0.25 s.
 
-    python bench/bench_import.py [--runs N]
+Figures (2 shared cores under load; instruction counts from
+``valgrind --tool=callgrind python -c STATEMENT``, which load does not change;
+before = main at 0eb4435, after = the lazy runtime; bytecode cached):
+
+    statement                               before      after
+    python -c pass                            39 M       39 M
+    import stepswitch.runtime.generated      952 M      526 M   (pydantic no longer loads)
+    import codegen.support                  1072 M     1067 M   (its tools module loads pydantic)
+    stepswitch check graphs/ (in process)   1267 M     1064 M   (no run loop, no asyncio)
+
+What remains in ``import codegen.support``: pydantic (~540 M with its first model
+class: the user's module declares its tools with the DSL), asyncio (~200 M: every driver,
+``run_sync`` too, runs on an event loop), the DSL (~200 M) and the runtime's own ~70
+dataclasses (~0.7 ms each to create on Python 3.11).
+
+    python bench/bench_import.py [--runs N] [--source]
 """
 
 from __future__ import annotations
@@ -21,6 +42,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,11 +60,17 @@ _TIMED = (
 )
 
 
+ENV = dict(os.environ)
+"""The children's environment; ``main`` sets up the bytecode cache in it."""
+
+
 def _run(argv: list[str]) -> tuple[float, float, str]:
     """Wall and CPU seconds of one child process, and its stdout."""
     before = os.times()
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        argv, cwd=ROOT, capture_output=True, text=True, check=False, env=ENV
+    )
     wall = time.perf_counter() - start
     after = os.times()
     cpu = (after.children_user - before.children_user) + (
@@ -70,10 +98,11 @@ def _best(argv: list[str], runs: int) -> tuple[float, float, float | None, list[
 
 def _row(label: str, wall: float, cpu: float, inner: float | None) -> None:
     shown = f"  import alone {inner * 1000:6.1f} ms" if inner is not None else ""
-    print(f"{label:<34} wall {wall * 1000:6.1f} ms  cpu {cpu * 1000:6.1f} ms{shown}")
+    print(f"{label:<36} wall {wall * 1000:6.1f} ms  cpu {cpu * 1000:6.1f} ms{shown}")
 
 
 def _groups(modules: list[str]) -> str:
+    """stepswitch's modules and the third-party packages among ``modules``."""
     ours = sorted(m for m in modules if m.startswith("stepswitch"))
     third = sorted(
         {m.split(".")[0] for m in modules if not m.startswith(("stepswitch", "codegen", "graphs"))}
@@ -82,25 +111,43 @@ def _groups(modules: list[str]) -> str:
     )
     return (
         f"  stepswitch modules ({len(ours)}): {', '.join(ours)}\n"
-        f"  third-party: {', '.join(third)}"
+        f"  third-party: {', '.join(third) or 'none'}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--source", action="store_true",
+        help="no bytecode cache: stepswitch's modules are compiled on every start",
+    )
     args = parser.parse_args()
     runs: int = args.runs
 
-    wall, cpu, _, _ = _best([PYTHON, "-c", "pass"], runs)
-    _row("python -c pass (baseline)", wall, cpu, None)
-    for module in ("stepswitch", "stepswitch.runtime", "codegen.support"):
-        wall, cpu, inner, modules = _best([PYTHON, "-c", _TIMED.format(module=module)], runs)
-        _row(f"import {module}", wall, cpu, inner)
-        if module == "codegen.support":
-            print(_groups(modules))
-    wall, cpu, _, _ = _best([CLI, "check", "graphs/"], runs)
-    _row("stepswitch check graphs/", wall, cpu, None)
+    with tempfile.TemporaryDirectory(prefix="ss-pyc-") as cache:
+        if args.source:
+            ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+            print("no bytecode cache for stepswitch's own modules (--source)")
+        else:
+            ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+            ENV["PYTHONPYCACHEPREFIX"] = cache
+            for warm in ("import codegen.support, stepswitch.cli.main", "pass"):
+                _run([PYTHON, "-c", warm])
+            _run([CLI, "check", "graphs/"])
+            print("bytecode cached, as in an installed package")
+        wall, cpu, _, _ = _best([PYTHON, "-c", "pass"], runs)
+        _row("python -c pass (baseline)", wall, cpu, None)
+        for module in (
+            "stepswitch", "stepswitch.runtime", "stepswitch.runtime.generated",
+            "codegen.support",
+        ):
+            wall, cpu, inner, modules = _best([PYTHON, "-c", _TIMED.format(module=module)], runs)
+            _row(f"import {module}", wall, cpu, inner)
+            if module in ("stepswitch.runtime.generated", "codegen.support"):
+                print(_groups(modules))
+        wall, cpu, _, _ = _best([CLI, "check", "graphs/"], runs)
+        _row("stepswitch check graphs/", wall, cpu, None)
 
 
 if __name__ == "__main__":

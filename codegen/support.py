@@ -11,9 +11,9 @@ RunAgain; ``MACHINE`` runs them, with the user's objects imported by path.
 
 from stepswitch.runtime.generated import (
     FinalMessage,
-    HandOff,
-    Handoff,
-    Interruption,
+    HandoffStep,
+    HandoffTo,
+    InterruptionStep,
     MachineIR,
     OutputRule,
     PausePoint,
@@ -94,7 +94,7 @@ IR = MachineIR(
                         'required': [],
                         'additionalProperties': False,
                     },
-                    action=HandOff(target='refund'),
+                    action=HandoffTo(target='refund'),
                 ),
             ),
             switch=(
@@ -141,7 +141,7 @@ IR = MachineIR(
                         'required': [],
                         'additionalProperties': False,
                     },
-                    action=HandOff(target='triage', max_uses=2),
+                    action=HandoffTo(target='triage', max_uses=2),
                 ),
             ),
             facts=StateFacts(pauses=(PausePoint(tool='process_refund', kind='tool'),)),
@@ -185,7 +185,7 @@ IR = MachineIR(
 def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """Tool results go back to the model; a message is the output."""
     if turn.handoff is not None:  # a handoff took effect
-        return Handoff(turn.handoff)
+        return HandoffStep(turn.handoff)
     if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again
         return RunAgain()
     match turn.last_message:
@@ -199,9 +199,9 @@ def step_triage(state: StateIR, turn: TurnOutcome) -> StepDecision:
 def step_refund(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """Tool results go back to the model; a message is the output."""
     if turn.interrupted:  # a call waits for approval
-        return Interruption()
+        return InterruptionStep()
     if turn.handoff is not None:  # a handoff took effect
-        return Handoff(turn.handoff)
+        return HandoffStep(turn.handoff)
     if turn.tool_results or turn.had_calls:  # tools ran or were called: ask again
         return RunAgain()
     match turn.last_message:

@@ -19,7 +19,7 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 def block(page: str, containing: str) -> str:
     """The one ```python block of ``docs/<page>`` (or README) holding ``containing``."""
     text = (ROOT / page).read_text(encoding="utf-8")
-    found = [
+    found: list[str] = [
         body for lang, body in FENCE.findall(text) if lang == "python" and containing in body
     ]
     assert len(found) == 1, f"{page}: {len(found)} python blocks contain {containing!r}"

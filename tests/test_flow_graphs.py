@@ -14,6 +14,7 @@ import stepswitch as ss
 from graphs import financial, judge, research, story, translation
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputFunctionCall, OutputMessage
 from stepswitch.testing import ScriptedModel, assistant_message
+from tests._items import text_of
 
 
 def both(name: str, wf: ss.Workflow) -> list[ss.StateMachine]:
@@ -40,7 +41,7 @@ def test_story_gate_passes_a_good_scifi_outline() -> None:
         ])
         results.append(machine.run_sync("a robot", model=model, context=story.StoryState()))
         # the writer got the outline the first agent wrote, not the checker's verdict
-        assert [i.content for i in model.calls[2].input] == ["A robot learns to paint on Mars."]
+        assert [text_of(i) for i in model.calls[2].input] == ["A robot learns to paint on Mars."]
     result = _same(results)
     assert result.final_output == "The red dust settled on the canvas..."
     assert result.last_agent == "story_agent"
@@ -69,7 +70,7 @@ def test_judge_loop_revises_until_it_passes() -> None:
             [assistant_message("outline 2")], _grade("pass"),
         ])
         results.append(machine.run_sync("a heist", model=model, context=judge.JudgeState()))
-        revised = model.calls[2].input[0].content
+        revised = text_of(model.calls[2].input[0])
         assert "a heist" in revised and "outline 1" in revised and "more twists" in revised
     assert _same(results).final_output == "outline 2"
 
@@ -124,7 +125,7 @@ def test_research_bot_plans_searches_and_writes() -> None:
         model = ByAgent({
             "PlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
             "SearchAgent": lambda r: [OutputMessage(
-                "summary of " + json.loads(r.input[0].content)["query"])],
+                "summary of " + json.loads(text_of(r.input[0]))["query"])],
             "WriterAgent": lambda r: [OutputMessage(json.dumps(REPORT))],
         })
         results.append(machine.run_sync("quantum batteries", model=model))

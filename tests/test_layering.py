@@ -23,6 +23,17 @@ COMPILER = (
 )
 """The stages left of the runtime (and the CLI): a runner never needs them."""
 HEAVY = ("networkx", "jinja2", "graphviz", "openai")
+PYDANTIC = ("pydantic", "pydantic_core")
+"""The DSL validates with pydantic; the runtime does not import it (a runner's user module
+loads it for its tools' parameter models, and the runtime uses it only through them)."""
+RUN_LOOP = (
+    "asyncio",
+    "stepswitch.runtime.machine",
+    "stepswitch.runtime.loop",
+    "stepswitch.runtime.effects",
+    "stepswitch.runtime.flow",
+)
+"""What running a machine needs and checking a workflow does not."""
 
 
 def _loaded(statement: str) -> set[str]:
@@ -58,6 +69,41 @@ def test_the_runtime_imports_no_compiler_stage() -> None:
     assert _under(loaded, ("stepswitch.interop", "agents")) == []
     assert _under(loaded, HEAVY) == []
     assert _under(loaded, ("stepswitch.testing", "stepswitch.models")) == []
+
+
+def test_the_runtime_imports_no_pydantic() -> None:
+    """The runtime's own import path is pydantic-free: ``ModelSettings`` (a DSL model)
+    loads with the first machine, and a tool's arguments are validated by the pydantic
+    model the DSL built for it."""
+    for statement in ("import stepswitch.runtime", "import stepswitch.runtime.generated"):
+        assert _under(_loaded(statement), PYDANTIC) == [], statement
+
+
+def test_the_runtime_package_loads_its_names_on_use() -> None:
+    """``stepswitch.runtime`` re-exports lazily, so naming one runtime type (a checked
+    module's annotation ``ss.RunResult``) does not load the run loop."""
+    loaded = _loaded("import stepswitch.runtime")
+    assert _under(loaded, ("stepswitch.runtime",)) == ["stepswitch.runtime"]
+    loaded = _loaded("import stepswitch as ss\nassert ss.RunResult and ss.RunState")
+    assert _under(loaded, RUN_LOOP) == []
+    loaded = _loaded("from stepswitch.runtime import StateMachine, RunConfig, RunResult")
+    assert "stepswitch.runtime.machine" in loaded
+
+
+def test_check_loads_no_run_loop_renderer_or_codegen() -> None:
+    """``stepswitch check`` (a pre-commit hook) loads what checking needs: the DSL, the
+    graph and the analyzer; graphs/ names ``ss.RunResult`` in an annotation, which loads
+    the result type and not the loop, asyncio, the renderers or codegen."""
+    loaded = _loaded(
+        "import contextlib, io\nfrom stepswitch.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['check', 'graphs/']) == 0"
+    )
+    assert "stepswitch.analysis" in loaded and "graphs.support" in loaded
+    assert _under(loaded, RUN_LOOP) == []
+    assert _under(loaded, ("stepswitch.render", "stepswitch.compiler.codegen")) == []
+    assert _under(loaded, ("stepswitch.testing",)) == []
+    assert _under(loaded, HEAVY) == []
 
 
 def test_a_generated_runner_imports_no_compiler_stage() -> None:

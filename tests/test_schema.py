@@ -7,6 +7,8 @@ is inlined there. A reference that cannot be inlined is a located problem, not a
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 import stepswitch as ss
@@ -42,7 +44,7 @@ def test_a_described_model_field_is_inlined_where_its_ref_was() -> None:
 
 
 def test_the_inlined_schema_is_a_copy_not_shared_with_defs() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "$defs": {"A": {"type": "object", "properties": {"x": {"type": "string"}}}},
         "properties": {

@@ -66,10 +66,10 @@ def test_callbacks_see_the_agent_name(runner: str) -> None:
 
 def test_model_settings_mistakes_are_user_errors_at_the_callers_line() -> None:
     with pytest.raises(ss.UserError) as info:
-        ss.ModelSettings(temperature="hot")  # type: ignore[arg-type]
+        ss.ModelSettings(temperature="hot")
     message = str(info.value)
     assert re.match(r"ModelSettings at .*test_sdk_shapes\.py:\d+: temperature: ", message)
     assert "\n" not in message
     with pytest.raises(ss.UserError, match=r"tool_choice: .*\(got 3\)$"):
-        ss.ModelSettings(tool_choice=3)  # type: ignore[arg-type]
+        ss.ModelSettings(tool_choice=3)
     assert ss.ModelSettings(tool_choice="lookup_order").tool_choice == "lookup_order"

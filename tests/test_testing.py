@@ -9,6 +9,7 @@ import pytest
 import stepswitch as ss
 from stepswitch.runtime.model import ModelRequest
 from stepswitch.testing import ScriptedModel, ScriptExhausted, assistant_message, function_call
+from tests._items import call_id_of
 
 
 def _request(agent: str = "a") -> ModelRequest:
@@ -26,7 +27,7 @@ def test_calls_are_numbered_and_recorded() -> None:
     model = ScriptedModel([[function_call("t"), function_call("u")], assistant_message("hi")])
     first = asyncio.run(model.get_response(_request("a")))
     second = asyncio.run(model.get_response(_request("b")))
-    assert [o.call_id for o in first.output] == ["call_1_1", "call_1_2"]
+    assert [call_id_of(o) for o in first.output] == ["call_1_1", "call_1_2"]
     assert second.output[0].content == "hi"  # type: ignore[union-attr]
     assert [c.agent for c in model.calls] == ["a", "b"]
     model.assert_complete()

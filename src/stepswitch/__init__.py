@@ -70,7 +70,8 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.runtime.item_helpers import ItemHelpers
     from stepswitch.settings import ModelSettings
 
-# public name -> the module that defines it
+# public name -> the module that defines it (not a package that re-exports it: an
+# annotation naming ss.RunResult in a checked module must not load the run loop)
 _WHERE: dict[str, str] = {
     "Agent": "stepswitch.dsl",
     "AgentTool": "stepswitch.dsl",
@@ -80,7 +81,7 @@ _WHERE: dict[str, str] = {
     "FunctionTool": "stepswitch.dsl",
     "GuardrailFunctionOutput": "stepswitch.dsl",
     "Handoff": "stepswitch.dsl",
-    "HandoffInputData": "stepswitch.runtime",
+    "HandoffInputData": "stepswitch.runtime.handoffs",
     "InputGuardrail": "stepswitch.dsl",
     "InputGuardrailTripwireTriggered": "stepswitch.errors",
     "ItemHelpers": "stepswitch.runtime.item_helpers",
@@ -92,21 +93,21 @@ _WHERE: dict[str, str] = {
     "OutputGuardrailTripwireTriggered": "stepswitch.errors",
     "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
-    "RunConfig": "stepswitch.runtime",
+    "RunConfig": "stepswitch.runtime.config",
     "RunContext": "stepswitch.context",
-    "RunResult": "stepswitch.runtime",
-    "RunResultStreaming": "stepswitch.runtime",
-    "RunState": "stepswitch.runtime",
+    "RunResult": "stepswitch.runtime.result",
+    "RunResultStreaming": "stepswitch.runtime.machine",
+    "RunState": "stepswitch.runtime.state",
     "RunTimeoutError": "stepswitch.errors",
     "SessionConflict": "stepswitch.errors",
     "SessionError": "stepswitch.errors",
     "StateError": "stepswitch.errors",
-    "StateMachine": "stepswitch.runtime",
+    "StateMachine": "stepswitch.runtime.machine",
     "Step": "stepswitch.dsl.flow",
     "StepswitchError": "stepswitch.errors",
     "StopAtTools": "stepswitch.dsl",
     "ToolTimeoutError": "stepswitch.errors",
-    "ToolsToFinalOutputResult": "stepswitch.runtime",
+    "ToolsToFinalOutputResult": "stepswitch.runtime.steps",
     "Usage": "stepswitch.context",
     "UserError": "stepswitch.errors",
     "Workflow": "stepswitch.dsl",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["FlowExit", "FlowIR", "FlowNode", "edge_key"]
+__all__ = ["FlowExit", "FlowFacts", "FlowIR", "FlowNode", "edge_key"]
 
 
 def edge_key(source: str, target: str | None) -> str:
@@ -46,6 +46,22 @@ class FlowExit:
 
 
 @dataclass(frozen=True, slots=True)
+class FlowFacts:
+    """What ``lower()`` worked out about one flow node, once
+    (:func:`stepswitch.graph.facts.flow_facts`). The analyzer's SW707/SW708 and the flow
+    diagrams read these instead of searching the flow again."""
+
+    reachable: bool = True
+    """The entry leads to it by flow edges (a fan-out's ``each`` included)."""
+    can_end: bool = True
+    """Some path from it reaches END (from a fan-out's ``each``: through its join)."""
+    can_pause: bool = False
+    """The node's run can pause for a human's approval: its agent, or an agent its
+    handoffs reach, can pause (each by its own facts, nested runs included). A step
+    never pauses."""
+
+
+@dataclass(frozen=True, slots=True)
 class FlowNode:
     """One node: an agent (by state name) or a step (the function at ``ref``)."""
 
@@ -60,6 +76,7 @@ class FlowNode:
     """The node's output type (import path); None: text."""
     exit: FlowExit | None = None
     """None only for a fan-out's ``each`` node: its outputs go to the join."""
+    facts: FlowFacts = FlowFacts()
 
 
 @dataclass(frozen=True, slots=True)

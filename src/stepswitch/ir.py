@@ -33,7 +33,7 @@ __all__ = [
     "Action",
     "Approval",
     "GuardrailIR",
-    "HandOff",
+    "HandoffTo",
     "MachineIR",
     "OutputRule",
     "PausePoint",
@@ -69,7 +69,7 @@ class RunFunction:
 
 
 @dataclass(frozen=True, slots=True)
-class HandOff:
+class HandoffTo:
     """Hand control to ``target``; taken at most ``max_uses`` times per run."""
 
     target: str
@@ -95,7 +95,7 @@ class RunAgent:
     kind: Literal["agent"] = "agent"
 
 
-Action: TypeAlias = RunFunction | HandOff | RunAgent
+Action: TypeAlias = RunFunction | HandoffTo | RunAgent
 """What a tool name means in one state."""
 
 
@@ -293,10 +293,22 @@ class MachineIR:
                 a = t.action
                 if isinstance(a, RunFunction):
                     paths.add(a.ref)
-                elif isinstance(a, HandOff):
+                elif isinstance(a, HandoffTo):
                     paths.update(p for p in (a.input_type, a.on_handoff, a.input_filter) if p)
                 else:
                     paths.update(p for p in (a.output_extractor, a.parameters_type) if p)
         if self.flow is not None:
             paths.update(self.flow.refs())
         return tuple(sorted(paths))
+
+
+def __getattr__(name: str) -> object:
+    # The handoff action was called HandOff until 2026-11-30; the DSL's ss.Handoff and
+    # the runtime's HandoffStep kept the other two spellings of one word apart.
+    if name == "HandOff":
+        import warnings
+
+        warnings.warn("stepswitch.ir.HandOff is now HandoffTo", DeprecationWarning,
+                      stacklevel=2)
+        return HandoffTo
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

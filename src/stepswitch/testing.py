@@ -43,14 +43,14 @@ __all__ = [
     "OpenAIServer",
     "RecordedCall",
     "ScriptExhausted",
+    "ScriptStep",
     "ScriptedModel",
-    "Step",
     "assistant_message",
     "function_call",
     "session_conformance",
 ]
 
-Step: TypeAlias = Sequence[OutputItem] | OutputItem | BaseException | ModelResponse
+ScriptStep: TypeAlias = Sequence[OutputItem] | OutputItem | BaseException | ModelResponse
 """One model response: output items (or one), a whole ``ModelResponse``, or an error."""
 
 
@@ -98,7 +98,7 @@ class ScriptedModel:
     provider_name = "stepswitch.scripted"
     """``gen_ai.provider.name`` on this model's spans."""
 
-    def __init__(self, steps: Sequence[Step], *, name: str = "scripted") -> None:
+    def __init__(self, steps: Sequence[ScriptStep], *, name: str = "scripted") -> None:
         self.steps = list(steps)
         self.name = name
         self.model = name
@@ -225,6 +225,14 @@ def __getattr__(name: str) -> Any:
         from stepswitch.models.openai_server import OpenAIServer
 
         return OpenAIServer
+    if name == "Step":
+        # One script step was called Step until 2026-11-30, the name the flows' @ss.step
+        # node (ss.Step) now has.
+        import warnings
+
+        warnings.warn("stepswitch.testing.Step is now ScriptStep", DeprecationWarning,
+                      stacklevel=2)
+        return ScriptStep
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -378,5 +378,5 @@ def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
         """Search our own index."""
         return query
 
-    tools: list[object] = [agents.WebSearchTool()] if hosted else [search]
+    tools: list[Any] = [agents.WebSearchTool()] if hosted else [search]
     return from_sdk(agents.Agent(name="researcher", tools=tools))

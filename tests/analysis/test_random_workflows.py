@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import stepswitch as ss
 from stepswitch.analysis import CODES
+from stepswitch.dsl.agent import ToolUseBehavior
 from tests.analysis._cases import lookup, refund_order
 
 names = st.text(
@@ -39,7 +40,7 @@ def workflows(draw: st.DrawFn) -> ss.Workflow:
                 needs_approval=draw(st.booleans()),
             ))
         choice = draw(st.sampled_from([None, "auto", "required", "none", "lookup", "nope"]))
-        behavior = draw(st.sampled_from(
+        behavior: ToolUseBehavior = draw(st.sampled_from(
             ["run_llm_again", "stop_on_first_tool", ss.StopAtTools(["lookup"])]))
         agents.append(ss.Agent(
             name, "instructions", tools=tools, handoffs=handoffs,

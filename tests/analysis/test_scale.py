@@ -18,7 +18,7 @@ def _chain_spec(n: int, *, close: bool) -> WorkflowSpec:
     agents = []
     for i in range(n):
         target = i + 1 if i + 1 < n else (0 if close else None)
-        handoffs = ()
+        handoffs: tuple[HandoffSpec, ...] = ()
         if target is not None:
             handoffs = (HandoffSpec(target=AgentName(f"a{target}"), tool_name=f"to_a{target}",
                                     description="", location=loc),)
@@ -39,7 +39,7 @@ def test_components_are_computed_once_per_distinct_graph(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[int] = []
-    real = _index.strongly_connected
+    real = _index.strongly_connected  # type: ignore[attr-defined]
 
     def counting(succ: list[list[int]]) -> tuple[list[list[int]], list[int]]:
         calls.append(len(succ))

@@ -49,8 +49,8 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     stale.write_text(text.replace("max_uses=2", "max_uses=5"), encoding="utf-8")
     code, out, _ = run([*target, str(stale), "--check"], capsys)
     assert code == 1
-    assert "-                    action=HandOff(target='triage', max_uses=5)," in out
-    assert "+                    action=HandOff(target='triage', max_uses=2)," in out
+    assert "-                    action=HandoffTo(target='triage', max_uses=5)," in out
+    assert "+                    action=HandoffTo(target='triage', max_uses=2)," in out
     assert "stale" in out
     assert stale.read_text(encoding="utf-8") != text  # --check never writes
 

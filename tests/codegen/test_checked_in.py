@@ -15,7 +15,7 @@ import pytest
 
 import stepswitch as ss
 from stepswitch.cli.targets import load_targets
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = sorted(p for p in (ROOT / "graphs").glob("*.py") if p.name != "__init__.py")
@@ -46,7 +46,7 @@ def test_no_runner_without_a_graph() -> None:
 
 def test_the_support_runner_runs_like_the_workflow() -> None:
     module = importlib.import_module("codegen.support")
-    script = [
+    script: list[ScriptStep] = [
         [function_call("lookup_order", {"order_id": 7})],
         [assistant_message("Order 7 has shipped.")],
     ]

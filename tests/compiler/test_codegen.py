@@ -22,7 +22,7 @@ from stepswitch.compiler.codegen import codegen, load_source, plan_module, rende
 from stepswitch.compiler.lower import lower, step_switch
 from stepswitch.ir import (
     IR_VERSION,
-    HandOff,
+    HandoffTo,
     MachineIR,
     OutputRule,
     PausePoint,
@@ -109,8 +109,8 @@ def test_one_explicit_step_function_per_state_specialised_by_its_table() -> None
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert list(functions) == ["step_triage", "step_refund", "step_researcher"]
     # only the refund state has an approval tool, so only it can be interrupted
-    assert "Interruption()" in ast.unparse(functions["step_refund"])
-    assert "Interruption()" not in ast.unparse(functions["step_triage"])
+    assert "InterruptionStep()" in ast.unparse(functions["step_refund"])
+    assert "InterruptionStep()" not in ast.unparse(functions["step_triage"])
     # the researcher has no tools or handoffs, and a typed output: no message runs it again
     researcher = ast.unparse(functions["step_researcher"])
     assert "turn.handoff" not in researcher and "turn.tool_results" not in researcher
@@ -183,7 +183,7 @@ def _shadowed(x: int) -> int:
 
 
 _tool = ss.function_tool(_shadowed)
-_shadowed = lambda x: x  # type: ignore[assignment]  # noqa: E731
+_shadowed = lambda x: x  # noqa: E731
 
 
 def test_a_path_that_imports_a_different_object_is_refused() -> None:
@@ -237,7 +237,7 @@ def _states() -> list[StateIR]:
         _entry("f", RunFunction(_TOOL)),
         _entry("g", RunFunction(_TOOL, approval="always")),
         _entry("h", RunAgent("s0")),
-        _entry("go", HandOff("s1")),
+        _entry("go", HandoffTo("s1")),
     )
     typed = OutputRule(kind="typed", type_ref="graphs.support:Findings", schema={}, name="F")
     rules = [
@@ -281,7 +281,7 @@ def _outcomes(state: StateIR) -> list[TurnOutcome]:
     results: list[tuple[ToolResult, ...]] = [()]
     results += [(ToolResult(n, n.upper(), n),) for n in names]
     results += [(ToolResult(a, 1, a), ToolResult(b, 2, b)) for a, b in itertools.pairwise(names)]
-    handoffs = [None] + [t.action.target for t in state.tools if isinstance(t.action, HandOff)]
+    handoffs = [None] + [t.action.target for t in state.tools if isinstance(t.action, HandoffTo)]
     approvals = _pauses(state)
     return [
         TurnOutcome(i, h, r, c or bool(r) or h is not None, m)
@@ -313,7 +313,7 @@ def test_a_nested_runs_approval_pauses_the_caller_in_generated_code_too() -> Non
     outer = ss.Agent(name="outer", tools=[inner.as_tool("ask", "Ask the inner agent")])
     machine = _machine(ss.Workflow(name="nested", entry=outer, agents=[outer, inner]))
     source = codegen(machine)
-    assert source.count("return Interruption()") == 2  # outer pauses through its agent tool
+    assert source.count("return InterruptionStep()") == 2  # outer pauses through its agent tool
     steps: list[Any] = [
         [function_call("ask", {"input": "refund 5"})],
         [function_call("process_refund", {"order_id": 5})],

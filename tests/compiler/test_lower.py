@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 import stepswitch as ss
 from graphs.support import support
-from stepswitch.compiler import HandOff, RunAgent, RunFunction, lower
+from stepswitch.compiler import HandoffTo, RunAgent, RunFunction, lower
 
 
 def test_support_lowers_to_three_states_with_their_tables() -> None:
@@ -18,9 +18,9 @@ def test_support_lowers_to_three_states_with_their_tables() -> None:
     actions = {t.name: t.action for t in triage.tools}
     assert actions["lookup_order"] == RunFunction(ref="graphs.support:lookup_order")
     assert isinstance(actions["research"], RunAgent) and actions["research"].target == "researcher"
-    assert actions["transfer_to_refund"] == HandOff(target="refund")
+    assert actions["transfer_to_refund"] == HandoffTo(target="refund")
     back = refund.tool("transfer_to_triage")
-    assert back is not None and back.action == HandOff(target="triage", max_uses=2)
+    assert back is not None and back.action == HandoffTo(target="triage", max_uses=2)
     process = refund.tool("process_refund")
     assert process is not None
     assert isinstance(process.action, RunFunction) and process.action.approval == "always"

@@ -14,17 +14,26 @@ import asyncio
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from stepswitch import RunState, StateMachine
+from stepswitch import RunState
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
     FlowNodeStreamEvent,
     RunItemStreamEvent,
 )
-from stepswitch.testing import ScriptedModel, Step
+from stepswitch.testing import ScriptedModel, ScriptStep
 
 SURFACES = ("run", "run_sync", "run_streamed")
+
+
+class Runs(Protocol):
+    """What ``run_all`` drives: a ``StateMachine``, or a differential ``Mixed`` that
+    sends some surfaces to a generated twin."""
+
+    def run(self, *args: Any, **kwargs: Any) -> Any: ...
+    def run_sync(self, *args: Any, **kwargs: Any) -> Any: ...
+    def run_streamed(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
 @dataclass
@@ -67,7 +76,7 @@ class Outcome:
 
 
 def _surface(
-    surface: str, machine: StateMachine, input: Any, model: ScriptedModel, kwargs: dict[str, Any]
+    surface: str, machine: Runs, input: Any, model: ScriptedModel, kwargs: dict[str, Any]
 ) -> Outcome:
     outcome = Outcome(surface, model)
     try:
@@ -90,9 +99,9 @@ def _surface(
 
 
 def run_all(
-    machine: StateMachine,
+    machine: Runs,
     input: str | list[Any] | RunState,
-    script: Sequence[Step] | Callable[[], ScriptedModel],
+    script: Sequence[ScriptStep] | Callable[[], ScriptedModel],
     *,
     ledger: Any = None,
     **kwargs: Any,
@@ -141,7 +150,7 @@ def run_all(
 
 def trace(items: Sequence[Any]) -> list[tuple[str, ...]]:
     """A compact view of items: (type, agent, tool name / output / message text)."""
-    out = []
+    out: list[tuple[str, ...]] = []
     for i in items:
         if i.type in ("tool_call_output_item", "handoff_output_item"):
             label = i.output

@@ -18,7 +18,8 @@ import pytest
 from pydantic import BaseModel
 
 import stepswitch as ss
-from stepswitch.testing import ScriptedModel, Step, assistant_message, function_call
+from stepswitch.runtime.model import OutputItem
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests.conformance.harness import run_all
 from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
 
@@ -35,17 +36,17 @@ def _boom_guard(ctx: Any, agent: Any, value: Any) -> Any:
     raise Boom("the guardrail failed")
 
 
-def _guardrail_input() -> tuple[ss.StateMachine, list[Step]]:
+def _guardrail_input() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     guard = ss.input_guardrail(_boom_guard)
     return compile_agents(ss.Agent("a", input_guardrails=[guard])), []
 
 
-def _guardrail_output() -> tuple[ss.StateMachine, list[Step]]:
+def _guardrail_output() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     guard = ss.output_guardrail(_boom_guard)
     return compile_agents(ss.Agent("a", output_guardrails=[guard])), [[assistant_message("x")]]
 
 
-def _instructions() -> tuple[ss.StateMachine, list[Step]]:
+def _instructions() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     ledger = Ledger()
     b = ss.Agent("b", instructions=_boom)
     a = ss.Agent("a", tools=[lookup_tool(ledger)], handoffs=[b])
@@ -53,19 +54,19 @@ def _instructions() -> tuple[ss.StateMachine, list[Step]]:
         [function_call("lookup_order", {"order_id": 1})], [function_call("transfer_to_b")]]
 
 
-def _on_handoff() -> tuple[ss.StateMachine, list[Step]]:
+def _on_handoff() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     b = ss.Agent("b")
     a = ss.Agent("a", handoffs=[ss.handoff(b, on_handoff=_boom)])
     return compile_agents(a, b), [[function_call("transfer_to_b")]]
 
 
-def _input_filter() -> tuple[ss.StateMachine, list[Step]]:
+def _input_filter() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     b = ss.Agent("b")
     a = ss.Agent("a", handoffs=[ss.handoff(b, input_filter=_boom)])
     return compile_agents(a, b), [[function_call("transfer_to_b")]]
 
 
-def _failure_function() -> tuple[ss.StateMachine, list[Step]]:
+def _failure_function() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     @ss.function_tool(failure_error_function=_boom)
     def flaky(n: int) -> str:
         """Fails."""
@@ -74,19 +75,19 @@ def _failure_function() -> tuple[ss.StateMachine, list[Step]]:
     return compile_agents(ss.Agent("a", tools=[flaky])), [[function_call("flaky", {"n": 1})]]
 
 
-def _tool_use_behavior() -> tuple[ss.StateMachine, list[Step]]:
+def _tool_use_behavior() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     ledger = Ledger()
     a = ss.Agent("a", tools=[lookup_tool(ledger)], tool_use_behavior=_boom)
     return compile_agents(a), [[function_call("lookup_order", {"order_id": 1})]]
 
 
-def _approval_function() -> tuple[ss.StateMachine, list[Step]]:
+def _approval_function() -> tuple[ss.StateMachine, list[list[OutputItem]]]:
     ledger = Ledger()
     a = ss.Agent("a", tools=[refund_tool(ledger, needs_approval=_boom)])
     return compile_agents(a), [[function_call("process_refund", {"order_id": 1})]]
 
 
-HOOKS: dict[str, Callable[[], tuple[ss.StateMachine, list[Step]]]] = {
+HOOKS: dict[str, Callable[[], tuple[ss.StateMachine, list[list[OutputItem]]]]] = {
     "input guardrail": _guardrail_input,
     "output guardrail": _guardrail_output,
     "instructions function": _instructions,

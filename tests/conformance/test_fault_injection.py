@@ -113,7 +113,7 @@ def workflows(draw: st.DrawFn, clock: Clock) -> tuple[ss.StateMachine, list[str]
                                fatal=draw(st.booleans())))
         others = [n for n in names if n != name]
         handoffs = [ss.handoff(o, max_uses=1) for o in others if draw(st.booleans())]
-        if others and draw(st.booleans()):
+        if len(others) > 0 and draw(st.booleans()):
             tools.append(ss.agent_tool(draw(st.sampled_from(others)), f"ask{i}", "Ask.",
                                        max_turns=3))
         agents.append(ss.Agent(name, tools=tools, handoffs=handoffs))

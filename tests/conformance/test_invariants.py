@@ -5,7 +5,8 @@ from __future__ import annotations
 import itertools
 
 import stepswitch as ss
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._items import output_of
 from tests.conformance.harness import run_all, trace
 from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
 
@@ -128,7 +129,7 @@ def test_6_interruption_runs_the_others_and_resumes_exactly_once() -> None:
         "a", tools=[refund_tool(ledger, needs_approval=True), lookup_tool(ledger)]
     )
     machine = compile_agents(a)
-    script = [
+    script: list[ScriptStep] = [
         [function_call("process_refund", {"order_id": 1}),
          function_call("lookup_order", {"order_id": 1})],
         [assistant_message("refunded")],
@@ -243,6 +244,6 @@ def test_7_nesting_depth_is_bounded() -> None:
     assert out.result.final_output == "top"
     depth_error = [
         i for c in out.model.calls for i in c.input
-        if getattr(i, "is_error", False) and "depth limit 2" in i.output
+        if getattr(i, "is_error", False) and "depth limit 2" in output_of(i)
     ]
     assert depth_error, "the third level was refused"

@@ -48,7 +48,7 @@ def workflows(draw: st.DrawFn) -> tuple[ss.StateMachine, list[str], dict[str, li
         for other in others:
             if draw(st.booleans()):
                 handoffs.append(ss.handoff(other, max_uses=draw(st.sampled_from([None, 1, 2]))))
-        if others and draw(st.booleans()):
+        if len(others) > 0 and draw(st.booleans()):
             tools.append(ss.agent_tool(draw(st.sampled_from(others)), f"ask{i}", "Ask.",
                                        max_turns=3))
         typed = draw(st.booleans())
@@ -129,8 +129,8 @@ def test_random_transcripts_end_cleanly_and_surfaces_agree(data: st.DataObject) 
         outputs = [i.call_id for i in result.new_items
                    if i.type in ("tool_call_output_item", "handoff_output_item")]
         assert len(outputs) == len(set(outputs))
-        pending = {i.call_id for i in result.interruptions}
+        pending_ids = {i.call_id for i in result.interruptions}
         if not result.interruptions:
             assert sorted(calls) == sorted(outputs)
         else:
-            assert set(outputs) <= set(calls) | pending
+            assert set(outputs) <= set(calls) | pending_ids

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 import stepswitch as ss
@@ -170,7 +172,8 @@ def test_a_state_from_a_run_that_failed_mid_turn_is_refused_not_resumed_with_dan
                                       function_call("lookup_order", {"order_id": 1})]],
                      ledger=ledger)
     assert isinstance(failed.error, ss.UserError)
-    state = failed.error.run_data.to_state()
+    run_data: Any = getattr(failed.error, "run_data", None)  # set on the way out of the loop
+    state = run_data.to_state()
     out = run_all(machine, state, [[assistant_message("never sent")]])
     # resuming would send the model two calls without outputs (a provider rejects that)
     assert isinstance(out.error, ss.StateError) and "'boom'" in str(out.error)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 import stepswitch as ss
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._items import output_of
 from tests.conformance.harness import run_all, trace
 from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
 
@@ -274,7 +276,7 @@ def test_handoff_plus_tool_order() -> None:
         ("message_output_item", "b", "b done"),
     ]
     assert ledger.ran == [("lookup_order", 1)]
-    assert out.model.calls[1].input[-2].output == "order 1 ok"
+    assert output_of(out.model.calls[1].input[-2]) == "order 1 ok"
 
 
 def test_support_flow_result_fields() -> None:
@@ -420,7 +422,7 @@ def test_context_reaches_tools() -> None:
     assert out.result.new_items[1].output == "ada"
 
 
-def _two_tools(behavior: object, ledger: Ledger) -> ss.StateMachine:
+def _two_tools(behavior: Any, ledger: Ledger) -> ss.StateMachine:
     agent = ss.Agent(
         "a", tools=[lookup_tool(ledger), refund_tool(ledger)], tool_use_behavior=behavior
     )
@@ -490,7 +492,8 @@ def test_reset_tool_choice_after_tools_were_used() -> None:
     ledger = Ledger()
     a = ss.Agent("a", tools=[lookup_tool(ledger)],
                  model_settings=ss.ModelSettings(tool_choice="required"))
-    script = [[function_call("lookup_order", {"order_id": 1})], [assistant_message("ok")]]
+    script: list[ScriptStep] = [
+        [function_call("lookup_order", {"order_id": 1})], [assistant_message("ok")]]
     out = run_all(compile_agents(a), "hi", script, ledger=ledger)
     assert [c.settings.tool_choice for c in out.model.calls] == ["required", None]
     kept = run_all(compile_agents(a), "hi", script, ledger=ledger,
@@ -631,7 +634,7 @@ def test_nested_approval_surfaces_and_resumes_the_nested_run_once() -> None:
     inner = ss.Agent("inner", tools=[refund_tool(ledger, needs_approval=True)])
     outer = ss.Agent("outer", tools=[inner.as_tool("ask", "Ask")])
     machine = compile_agents(outer, inner)
-    script = [
+    script: list[ScriptStep] = [
         [function_call("ask", {"input": "refund 5"})],
         [function_call("process_refund", {"order_id": 5})],
         [assistant_message("inner after approval")],

@@ -6,10 +6,10 @@ import pytest
 
 import stepswitch as ss
 from graphs.support import support
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.conformance.harness import run_all, trace
 
-SCRIPT = [
+SCRIPT: list[ScriptStep] = [
     [function_call("lookup_order", {"order_id": 42})],
     [function_call("transfer_to_refund", {})],
     [function_call("process_refund", {"order_id": 42})],

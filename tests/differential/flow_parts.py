@@ -17,7 +17,7 @@ class Num(BaseModel):
 
 
 def _tagged(value: int) -> Num:
-    return Num(value=value, tag="abc"[value % 3])  # type: ignore[arg-type]
+    return Num(value=value, tag="abc"[value % 3])
 
 
 @ss.step

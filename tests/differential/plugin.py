@@ -34,7 +34,7 @@ def _differential_run_all(machine: Any, *args: Any, **kwargs: Any) -> Any:
     return _original(mixed(machine, generated_sync=generated_sync), *args, **kwargs)
 
 
-harness.run_all = _differential_run_all  # type: ignore[assignment]
+harness.run_all = _differential_run_all
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -15,7 +15,7 @@ runner used to drop an approval asked for after a handoff inside a nested run).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -27,11 +27,11 @@ from tests.conformance.harness import run_all
 from tests.differential import parts
 from tests.differential.twin import generated_twin, mixed
 
-Step = list[Any]
+ScriptStep = list[Any]
 
 
 @st.composite
-def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
+def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[ScriptStep]]:
     depth = draw(st.integers(1, 3))
     chains = [draw(st.integers(0, 2)) for _ in range(depth)]
     # names[level] = the agents of that level, in handoff order (level 0: the entry)
@@ -39,7 +39,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
                            enumerate(chains, start=1)]
     gated_tool = [draw(st.integers(0, 4)) == 0 for _ in range(depth)]
     agents: dict[str, ss.Agent] = {}
-    script: list[Step] = []
+    script: list[ScriptStep] = []
     for level in range(depth, -1, -1):  # build bottom-up: handoffs refer by object
         members = names[level]
         for i in range(len(members) - 1, -1, -1):
@@ -57,7 +57,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
                 tools.append(parts.approve_me)
             if level == 0 and draw(st.booleans()):
                 tools.append(parts.approve_me)
-            behavior = "run_llm_again"
+            behavior: Literal["run_llm_again", "stop_on_first_tool"] = "run_llm_again"
             if level == 0:
                 behavior = draw(st.sampled_from(["run_llm_again", "stop_on_first_tool"]))
             agents[name] = ss.Agent(name=name, instructions=f"You are {name}.", tools=tools,
@@ -66,7 +66,7 @@ def nested_pauses(draw: st.DrawFn) -> tuple[ss.StateMachine, list[Step]]:
     for level in range(depth + 1):
         members = names[level]
         for i, name in enumerate(members):
-            step: Step = []
+            step: ScriptStep = []
             if draw(st.integers(0, 3)) == 0:
                 step.append(assistant_message("thinking"))
             if i + 1 < len(members):

@@ -88,7 +88,8 @@ def scripts(draw: st.DrawFn, names: list[str]) -> list[list[Any]]:
                 if draw(st.integers(0, 9)) == 0:
                     name = "unknown_tool"  # a structural error, now and then
                 good = parts.GOOD_ARGS.get(name, {"input": "q"} if name.startswith("ask_") else {})
-                args = draw(st.sampled_from([good, good, {}, "{bad json"]))
+                choices: list[dict[str, Any] | str] = [good, good, {}, "{bad json"]
+                args = draw(st.sampled_from(choices))
                 outputs.append(function_call(name, args))
         steps.append(outputs)
     # Then final messages (valid text and valid Answer JSON): each ends the run it

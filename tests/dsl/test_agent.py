@@ -112,7 +112,7 @@ def test_stop_at_tools_refuses_a_bare_string_that_would_split_into_letters() -> 
         ss.StopAtTools("lookup_order")  # a str is a Sequence[str]: no type checker objects
     with pytest.raises(ss.UserError, match="expected a list of tool names"):
         ss.StopAtTools([1])  # type: ignore[list-item]
-    assert ss.StopAtTools(name for name in ["a", "b"]).stop_at_tool_names == ("a", "b")
+    assert ss.StopAtTools(name for name in ["a", "b"]).stop_at_tool_names == ("a", "b")  # type: ignore[arg-type]
 
 
 def test_model_settings_must_be_a_model_settings_not_a_dict() -> None:

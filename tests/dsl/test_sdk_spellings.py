@@ -8,7 +8,7 @@ import pytest
 from openai.types.shared import Reasoning
 
 import stepswitch as ss
-from stepswitch.runtime.items import MessageOutputItem, ToolCallItem, UserInputItem
+from stepswitch.runtime.items import MessageOutputItem, RunItem, ToolCallItem, UserInputItem
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
 
@@ -18,9 +18,9 @@ class Ctx:
 
 
 def test_agent_subscripted_with_a_context_type_is_an_agent() -> None:
-    agent = ss.Agent[Ctx](name="a", instructions="hi")
+    agent = ss.Agent[Ctx](name="a", instructions="hi")  # type: ignore[misc]
     assert isinstance(agent, ss.Agent) and agent.name == "a"
-    assert ss.Agent[Ctx] is ss.Agent
+    assert ss.Agent[Ctx] is ss.Agent  # type: ignore[misc]
 
 
 def test_function_tool_name_and_description_overrides() -> None:
@@ -120,16 +120,16 @@ def test_clone_names_an_unknown_field() -> None:
 
 
 def test_model_settings_reasoning_maps_to_reasoning_effort() -> None:
-    assert ss.ModelSettings(reasoning=Reasoning(effort="low")).reasoning_effort == "low"
-    assert ss.ModelSettings(reasoning={"effort": "high"}).reasoning_effort == "high"
+    assert ss.ModelSettings(reasoning=Reasoning(effort="low")).reasoning_effort == "low"  # type: ignore[call-arg]
+    assert ss.ModelSettings(reasoning={"effort": "high"}).reasoning_effort == "high"  # type: ignore[call-arg]
 
 
 def test_model_settings_reasoning_we_cannot_send_names_the_alternative() -> None:
     with pytest.raises(ss.UserError,
                        match=r"summary cannot be sent.*reasoning_effort=.*extra_body"):
-        ss.ModelSettings(reasoning=Reasoning(effort="low", summary="auto"))
+        ss.ModelSettings(reasoning=Reasoning(effort="low", summary="auto"))  # type: ignore[call-arg]
     with pytest.raises(ss.UserError, match="disagree"):
-        ss.ModelSettings(reasoning={"effort": "low"}, reasoning_effort="high")
+        ss.ModelSettings(reasoning={"effort": "low"}, reasoning_effort="high")  # type: ignore[call-arg]
 
 
 def test_recommended_prompt_prefix() -> None:
@@ -139,7 +139,7 @@ def test_recommended_prompt_prefix() -> None:
 
 
 def test_item_helpers_read_our_items() -> None:
-    items = [MessageOutputItem("a", "Hello, "), ToolCallItem("a", "t", "c1", "{}"),
+    items: list[RunItem] = [MessageOutputItem("a", "Hello, "), ToolCallItem("a", "t", "c1", "{}"),
              MessageOutputItem("a", "world"), MessageOutputItem("a", "", refusal="no")]
     h = ss.ItemHelpers
     assert h.text_message_outputs(items) == "Hello, world"

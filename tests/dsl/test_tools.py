@@ -203,7 +203,7 @@ def test_not_callable_is_a_user_error_naming_the_line() -> None:
 def test_bad_needs_approval_names_the_field() -> None:
     with pytest.raises(ss.UserError, match="needs_approval: expected a bool or a function"):
 
-        @ss.function_tool(needs_approval="yes")  # type: ignore[call-overload]
+        @ss.function_tool(needs_approval="yes")  # type: ignore[call-overload, untyped-decorator]
         def f(a: int) -> str:
             return ""
 

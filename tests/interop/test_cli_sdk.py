@@ -6,6 +6,7 @@ import io
 import json
 import sys
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
-def _script(tmp_path: Path, steps: list[dict[str, object]]) -> str:
+def _script(tmp_path: Path, steps: Sequence[Mapping[str, object]]) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"steps": steps}))
     return f"scripted:{path}"

@@ -27,7 +27,7 @@ def _line(path: Path, text: str) -> int:
     raise AssertionError(text)
 
 
-def _spec(wf: ss.Workflow, name: str) -> ss.graph.spec.AgentSpec:  # type: ignore[name-defined]
+def _spec(wf: ss.Workflow, name: str) -> ss.graph.spec.AgentSpec:
     found = wf.to_spec().agent(name)
     assert found is not None
     return found

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import agents
 import pytest
@@ -169,7 +169,7 @@ def test_approval_pause_and_resume_traces_are_equal() -> None:
     our_paused = machine.run_sync("cancel 4", model=model)
     assert our_trace(our_paused.new_items) == sdk_trace(paused.new_items)
     assert [i.call_id for i in our_paused.interruptions] == [
-        i.raw_item.call_id for i in paused.interruptions]
+        cast(Any, i.raw_item).call_id for i in paused.interruptions]
 
     state = paused.to_state()
     state.approve(paused.interruptions[0])

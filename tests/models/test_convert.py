@@ -30,7 +30,7 @@ def histories(draw: st.DrawFn) -> list[Any]:
     for _turn in range(draw(st.integers(1, 5))):
         if draw(st.booleans()):
             items.append(MessageOutputItem("a", f"text {n}"))
-        outputs = []
+        outputs: list[Any] = []
         for _ in range(draw(st.integers(0, 3))):
             cid = f"c{n}"
             n += 1
@@ -51,7 +51,7 @@ def histories(draw: st.DrawFn) -> list[Any]:
         items.extend(outputs)
         if draw(st.booleans()):
             items.append(ToolCallOutputItem("a", f"orphan{n}", "nobody called this"))
-        if late and draw(st.booleans()):
+        if len(late) > 0 and draw(st.booleans()):
             items.extend(late)
             late = []
         if draw(st.booleans()):

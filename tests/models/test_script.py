@@ -21,6 +21,7 @@ from stepswitch.models.script import (
     refusal,
 )
 from stepswitch.runtime.model import ModelResponse, OutputFunctionCall, OutputMessage
+from tests._items import call_id_of
 
 
 def test_helpers_make_runtime_output_items() -> None:
@@ -118,7 +119,7 @@ def test_the_example_support_script_parses() -> None:
 
 def test_filled_call_ids_skip_ids_the_conversation_already_holds() -> None:
     reply = Reply((OutputFunctionCall("t", "{}", ""), OutputFunctionCall("u", "{}", "mine")))
-    assert [o.call_id for o in fill_call_ids(reply, 0).output] == ["call_0_0", "mine"]
+    assert [call_id_of(o) for o in fill_call_ids(reply, 0).output] == ["call_0_0", "mine"]
     held = {"call_0_0", "call_0_0_2"}
     filled = fill_call_ids(reply, 0, held.__contains__)
-    assert [o.call_id for o in filled.output] == ["call_0_0_3", "mine"]
+    assert [call_id_of(o) for o in filled.output] == ["call_0_0_3", "mine"]

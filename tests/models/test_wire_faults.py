@@ -17,6 +17,7 @@ from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, 
 from stepswitch.models.script import call, message, raw_reply, truncated
 from stepswitch.runtime.items import UserInputItem
 from stepswitch.runtime.model import ModelRequest, OutputFunctionCall, OutputMessage
+from tests._items import arguments_of
 
 APIS = ["responses", "chat"]
 
@@ -203,7 +204,7 @@ def test_arguments_sent_as_a_json_object_reach_the_tool_as_sent(
     assert ORDERS == [(7, "damaged")]
     assert result.final_output == "Refunded order 7."
     call_item = result.new_items[0]
-    assert json.loads(call_item.arguments) == {"order_id": 7, "reason": "damaged"}
+    assert json.loads(arguments_of(call_item)) == {"order_id": 7, "reason": "damaged"}
 
 
 def test_streamed_argument_objects_are_accepted_too(openai_server: OpenAIServer) -> None:

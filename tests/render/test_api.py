@@ -83,7 +83,7 @@ def test_machine_view_of_unlowerable_workflow_is_a_user_error() -> None:
     with pytest.raises(ss.UserError, match="ghost"):
         ss.render(wf, "mermaid", view="machine")
     with pytest.raises(ss.UserError, match="unknown view"):
-        ss.render(wf, "mermaid", view="sideways")  # type: ignore[arg-type]
+        ss.render(wf, "mermaid", view="sideways")  # type: ignore[call-overload]
 
 
 def test_real_report_on_a_workflow_without_a_usable_entry() -> None:

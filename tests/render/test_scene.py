@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 import stepswitch as ss
 from graphs.support import support
-from stepswitch.render.scene import END_ID, START_ID, Scene, SceneEdge, build_scene
+from stepswitch.render.scene import END_ID, START_ID, Scene, SceneEdge, SceneNode, build_scene
 from tests.render.reports import report
 
 
@@ -241,9 +241,8 @@ def test_paths_past_the_end_fall_back_to_the_agent_and_nothing_is_dropped() -> N
         ("SW4", "info", "m", ""),
     )
     scene = _scene(support, report=rep)
-    placed = sorted(
-        m.code for element in (*scene.nodes, *scene.edges) for m in element.marks
-    )
+    elements: list[SceneNode | SceneEdge] = [*scene.nodes, *scene.edges]
+    placed = sorted(m.code for element in elements for m in element.marks)
     assert placed == ["SW1", "SW2", "SW3", "SW4"]
     triage = next(n for n in scene.nodes if n.title == "triage")
     assert [m.code for m in triage.marks] == ["SW1", "SW2"]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,15 +64,15 @@ def _diff(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
     return code, out, err
 
 
-def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     code, out, err = _diff([*argv, "--format", "json"], capsys)
     assert code == 0, err
-    doc: dict[str, object] = json.loads(out)
+    doc: dict[str, Any] = json.loads(out)
     return doc
 
 
-def _found(doc: dict[str, object]) -> set[tuple[str, str]]:
-    (pair,) = doc["pairs"]  # type: ignore[misc]
+def _found(doc: dict[str, Any]) -> set[tuple[str, str]]:
+    (pair,) = doc["pairs"]
     return {(c["category"], c["path"]) for c in pair["changes"]}
 
 
@@ -111,7 +112,7 @@ def test_the_model_call_bound_comes_from_the_analyzer(
     in_versions: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = _json(["v2/support.py", "v3/support.py"], capsys)
-    (pair,) = doc["pairs"]  # type: ignore[misc]
+    (pair,) = doc["pairs"]
     assert pair["model_call_bound"] == {"base": 110, "head": 420}
     bound = next(c for c in pair["changes"] if c["path"] == "workflow.model_call_bound")
     assert bound["message"] == "worst-case model calls of a run grew: 110 → 420"
@@ -281,7 +282,7 @@ def test_git_refs_give_the_same_diff_without_touching_the_work_tree(
     a, b = pair
     doc = _json([f"git:v{a}:graphs/support.py:support", f"git:v{b}:graphs/support.py"], capsys)
     assert _found(doc) == EXPECTED[pair]
-    (found,) = doc["pairs"]  # type: ignore[misc]
+    (found,) = doc["pairs"]
     assert found["base"] == f"graphs/support.py:support@v{a}"
     for c in found["changes"]:
         for side in ("base", "head"):

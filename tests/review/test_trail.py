@@ -110,7 +110,7 @@ def test_a_paused_runs_list_has_dangling_calls_that_its_state_keeps_pending(
 
 
 def _corrupt(recorded: dict[str, Any], how: str) -> list[dict[str, Any]]:
-    items = copy.deepcopy(recorded["items"])
+    items: list[dict[str, Any]] = copy.deepcopy(recorded["items"])
     if how == "TR101":
         del items[8]  # process_refund call_2_3's output
     elif how == "TR102":
@@ -172,7 +172,7 @@ def test_unknown_tools_answered_by_the_run_config_are_allowed(recorded: dict[str
 # -- steps the machine does not allow --------------------------------------------------------
 
 
-def _turns(*turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _turns(*turns: list[tuple[str, str]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for n, calls in enumerate(turns):
         for i, (name, _) in enumerate(calls):
@@ -342,7 +342,7 @@ def test_docs_trail_is_up_to_date() -> None:
     assert present == pages(), "docs/trail is stale: run `make docs`"
 
 
-SDK_SHAPED = [
+SDK_SHAPED: list[dict[str, Any]] = [
     {"content": "refund order 42", "role": "user"},
     {"id": "rs_1", "type": "reasoning", "summary": []},
     {"arguments": "{\"order_id\":42}", "call_id": "call_a", "name": "lookup_order",

@@ -109,7 +109,7 @@ def _dangling(items: list[Any]) -> set[str]:
             if i.type in ("tool_call_item", "handoff_call_item") and i.call_id not in answered}
 
 
-harness.run_all = _checked_run_all  # type: ignore[assignment]
+harness.run_all = _checked_run_all
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -18,6 +18,7 @@ import pytest
 import stepswitch as ss
 from stepswitch.runtime.model import ModelRequest, ModelResponse
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._items import output_of
 from tests.conformance.harness import run_all
 from tests.conformance.kit import Ledger, compile_agents, lookup_tool
 
@@ -161,5 +162,5 @@ def test_a_blocking_sync_tool_does_not_block_other_runs() -> None:
         return list(await asyncio.gather(first, second))
 
     a, b = asyncio.run(both())
-    assert a.new_items[1].output == "saw the other run"
+    assert output_of(a.new_items[1]) == "saw the other run"
     assert b.final_output == "b done"

@@ -13,7 +13,8 @@ from pydantic import BaseModel
 import stepswitch as ss
 from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputFunctionCall, OutputMessage
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._items import text_of
 from tests.conformance.harness import run_all
 
 
@@ -89,7 +90,7 @@ def story_flow() -> ss.StateMachine:
 
 def test_agents_and_steps_chain_on_every_surface() -> None:
     machine = story_flow()
-    script = [
+    script: list[ScriptStep] = [
         [assistant_message('{"text": "a good outline"}')],
         [assistant_message("Once upon a time")],
     ]
@@ -102,7 +103,7 @@ def test_agents_and_steps_chain_on_every_surface() -> None:
     # the story agent got the step's output as JSON text, and only that
     story_call = out.model.calls[1]
     assert story_call.agent == "story"
-    assert [json.loads(i.content) for i in story_call.input] == [
+    assert [json.loads(text_of(i)) for i in story_call.input] == [
         {"good": True, "genre": "scifi"}]
 
 
@@ -130,7 +131,7 @@ def test_stream_names_every_node() -> None:
 def test_pause_in_an_agent_node_resumes_from_json_where_it_stopped() -> None:
     RAN.clear()
     machine = story_flow()
-    script = [
+    script: list[ScriptStep] = [
         [assistant_message('{"text": "good one"}')],
         [function_call("publish", {"title": "Dune"})],
         [assistant_message("published!")],
@@ -177,7 +178,7 @@ def _verdict(score: str) -> list[Any]:
 
 
 def test_judge_loop_goes_round_until_it_passes() -> None:
-    script = [[assistant_message("v1")], _verdict("needs_improvement"),
+    script: list[ScriptStep] = [[assistant_message("v1")], _verdict("needs_improvement"),
               [assistant_message("v2")], _verdict("pass")]
     out = run_all(judge_flow(3), "write", script)
     assert out.result.final_output == Verdict(score="pass", feedback="more")
@@ -185,7 +186,7 @@ def test_judge_loop_goes_round_until_it_passes() -> None:
 
 
 def test_a_spent_loop_budget_stops_the_run_and_keeps_its_items() -> None:
-    script = [[assistant_message("v1")], _verdict("needs_improvement"),
+    script: list[ScriptStep] = [[assistant_message("v1")], _verdict("needs_improvement"),
               [assistant_message("v2")], _verdict("needs_improvement")]
     with pytest.raises(ss.MaxTurnsExceeded, match="judge → writer was taken 1 time") as info:
         judge_flow(1).run_sync("write", model=ScriptedModel(script))
@@ -202,10 +203,10 @@ class EchoModel:
         last = request.input[-1]
         first = request.input[0]
         self.calls.append(f"{request.agent}:{getattr(first, 'content', '')}")
-        if request.agent == "gated" and "gate" in first.content and last is first:
+        if request.agent == "gated" and "gate" in text_of(first) and last is first:
             n = len(self.calls)
             return ModelResponse((OutputFunctionCall("publish", '{"title": "g"}', f"c{n}"),))
-        return ModelResponse((OutputMessage(f"<{first.content}>"),))
+        return ModelResponse((OutputMessage(f"<{text_of(first)}>"),))
 
 
 def fan_flow(each: str = "translator") -> ss.StateMachine:
@@ -220,7 +221,7 @@ def fan_flow(each: str = "translator") -> ss.StateMachine:
 def test_fan_out_runs_each_element_and_joins_in_order() -> None:
     result = fan_flow().run_sync("a b c", model=EchoModel())
     assert result.final_output == "<a>+<b>+<c>"
-    assert [i.content for i in result.new_items] == ["<a>", "<b>", "<c>"]
+    assert [text_of(i) for i in result.new_items] == ["<a>", "<b>", "<c>"]
 
 
 def test_fan_out_over_steps() -> None:

@@ -8,15 +8,15 @@ import stepswitch as ss
 import stepswitch.runtime.generated as gen
 from graphs.support import support
 from stepswitch.compiler import lower
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.conformance.harness import run_all
 
 
 def _plain_step(state: gen.StateIR, turn: gen.TurnOutcome) -> gen.StepDecision:
     if turn.interrupted:
-        return gen.Interruption()
+        return gen.InterruptionStep()
     if turn.handoff is not None:
-        return gen.Handoff(turn.handoff)
+        return gen.HandoffStep(turn.handoff)
     if turn.tool_results or turn.had_calls:
         return gen.RunAgain()
     if turn.last_message is None and state.output.kind == "typed":
@@ -32,7 +32,7 @@ def _generated_machine() -> gen.StateMachine:
     return gen.StateMachine(ir, gen.import_objects(ir.refs()), steps=steps)
 
 
-SCRIPT = [
+SCRIPT: list[ScriptStep] = [
     [function_call("lookup_order", {"order_id": 42}),
      function_call("research", {"input": "policy?"})],
     [assistant_message('{"summary": "refunds ok"}')],

@@ -22,7 +22,7 @@ def test_a_view_does_not_see_later_appends() -> None:
 
 
 def test_a_view_is_not_hashable_and_reprs_its_items() -> None:
-    view = HistoryView([A])  # type: ignore[list-item]
+    view = HistoryView([A])
     with pytest.raises(TypeError):
         hash(view)
     assert "content='a'" in repr(view)

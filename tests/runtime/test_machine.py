@@ -10,6 +10,7 @@ import stepswitch as ss
 from graphs.support import support
 from stepswitch.runtime import AgentUpdatedStreamEvent, RawResponsesStreamEvent, RunItemStreamEvent
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._items import text_of
 
 FLOW = [
     [function_call("lookup_order", {"order_id": 42})],
@@ -93,9 +94,9 @@ def test_input_forms() -> None:
     machine = support.compile()
     model = ScriptedModel([[assistant_message("x")]])
     machine.run_sync([{"role": "user", "content": "a"}, "b"], model=model)
-    assert [i.content for i in model.calls[0].input] == ["a", "b"]
+    assert [text_of(i) for i in model.calls[0].input] == ["a", "b"]
     with pytest.raises(ss.UserError, match=r"run input\[0\]"):
-        machine.run_sync([3], model=model)  # type: ignore[list-item]
+        machine.run_sync([3], model=model)
 
 
 def _public(cls: type) -> set[str]:

@@ -9,6 +9,7 @@ import pytest
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._items import output_of
 
 SCRIPT = [
     [function_call("lookup_order", {"order_id": 42})],
@@ -151,7 +152,7 @@ def test_decisions_survive_the_round_trip(
     back = ss.RunState.from_json(state.to_json())
     assert back.interruptions == []
     done = machine.run_sync(back, model=ScriptedModel([[assistant_message("ok")]]))
-    assert done.new_items[-2].output == "no"
+    assert output_of(done.new_items[-2]) == "no"
 
 
 def test_resuming_a_state_twice_gives_two_runs_and_leaves_the_state_alone(

@@ -17,11 +17,11 @@ import stepswitch as ss
 from codegen.support import MACHINE as GENERATED_SUPPORT
 from graphs.support import support
 from stepswitch.runtime import semconv as sc
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 
 Tree = list[tuple[Any, ...]]
 
-REFUND_SCRIPT = [
+REFUND_SCRIPT: list[ScriptStep] = [
     [function_call("lookup_order", {"order_id": 42})],
     [function_call("transfer_to_refund", {})],
     [function_call("process_refund", {"order_id": 42})],
@@ -145,7 +145,7 @@ def test_attributes_follow_the_genai_conventions() -> None:
     tool_attrs = dict(tool.attributes or {})
     assert tool_attrs[sc.OPERATION_NAME] == "execute_tool"
     assert tool_attrs[sc.TOOL_NAME] == "process_refund"
-    assert tool_attrs[sc.TOOL_CALL_ID].startswith("call_")
+    assert str(tool_attrs[sc.TOOL_CALL_ID]).startswith("call_")
     agent = spans_named(exporter, "invoke_agent refund")[0]
     assert dict(agent.attributes or {})[sc.OPERATION_NAME] == "invoke_agent"
     workflow = spans_named(exporter, "invoke_workflow support")[0]

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 
 import stepswitch as ss
-from stepswitch.runtime.model import ModelRequest, ModelResponse
+from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputItem
 from stepswitch.testing import assistant_message, function_call
 
 
@@ -55,7 +55,7 @@ class ByProgress:
     async def get_response(self, request: ModelRequest) -> ModelResponse:
         done = sum(1 for i in request.input if i.type == "tool_call_output_item")
         if done == 0:
-            out = [function_call("reserve", {"item": "lamp"}, call_id="c1")]
+            out: list[OutputItem] = [function_call("reserve", {"item": "lamp"}, call_id="c1")]
         elif done == 1:
             go = os.environ.get("STEPSWITCH_GO")
             while go and not Path(go).exists():

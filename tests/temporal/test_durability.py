@@ -27,7 +27,7 @@ from stepswitch.temporal import (
     workflow_for,
     workflow_name,
 )
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.temporal.drive import in_process, wait_for_interruptions
 from tests.temporal.flows import counts, durable
 
@@ -77,7 +77,7 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
         _kill(workers[1])  # and again while the run waits for the approval
         workers.append(_worker(dev_server, queue, env))
         await handle.execute_update("decide", Decision("c2", True))
-        output = await handle.result()
+        output: RunOutput = await handle.result()
         history = await handle.fetch_history()
         await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
         return output
@@ -97,7 +97,7 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
     ]
 
 
-def _support_script() -> list[object]:
+def _support_script() -> list[ScriptStep]:
     return [
         [function_call("transfer_to_refund", {})],
         [function_call("process_refund", {"order_id": 42, "reason": "late"})],

@@ -134,7 +134,7 @@ def test_unknown_and_repeated_decisions_are_refused_and_the_run_goes_on(dev_serv
             cause = again.value.cause
             assert isinstance(cause, ApplicationError)
             assert "already decided (rejected)" in cause.message
-            output = await handle.result()
+            output: RunOutput = await handle.result()
             history = await handle.fetch_history()
         await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
         return output

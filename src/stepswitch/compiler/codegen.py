@@ -33,7 +33,7 @@ from stepswitch._site import display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
 from stepswitch.errors import UserError
-from stepswitch.ir import HandOff, MachineIR, RunFunction, StateIR, StepCase
+from stepswitch.ir import HandoffTo, MachineIR, RunFunction, StateIR, StepCase
 from stepswitch.runtime import generated as _generated
 from stepswitch.runtime.machine import StateMachine
 
@@ -156,7 +156,7 @@ def _uses(ir: MachineIR) -> dict[str, list[str]]:
             tool = f"{agent} tool {t.name!r}"
             if isinstance(a, RunFunction):
                 add(a.ref, tool)
-            elif isinstance(a, HandOff):
+            elif isinstance(a, HandoffTo):
                 add(a.input_type, f"{tool} input type")
                 add(a.on_handoff, f"{tool} on_handoff")
                 add(a.input_filter, f"{tool} input_filter")
@@ -402,8 +402,8 @@ _COMMENTS = {
 }
 _RETURNS: dict[str, tuple[str, str]] = {
     # then -> (the runtime name it needs, the statement)
-    "interruption": ("Interruption", "return Interruption()"),
-    "handoff": ("Handoff", "return Handoff(turn.handoff)"),
+    "interruption": ("InterruptionStep", "return InterruptionStep()"),
+    "handoff": ("HandoffStep", "return HandoffStep(turn.handoff)"),
     "run_again": ("RunAgain", "return RunAgain()"),
     "final_first_tool": ("Final", "return Final(turn.tool_results[0].value)"),
     "ask_tool_use": ("AskToolUse", "return AskToolUse()"),

@@ -8,7 +8,9 @@ everything else the analyzer judges before lowering runs.
 Every fact a later stage needs is computed here, once, and stored per state: what
 the state can do (:func:`~stepswitch.graph.facts.machine_facts`: can it end a run,
 where can its turn pause, does it only run nested) and its step switch
-(:func:`step_switch`), the rows the interpreter reads and codegen prints.
+(:func:`step_switch`), the rows the interpreter reads and codegen prints; and per
+flow node (:func:`~stepswitch.graph.facts.flow_facts`): does the entry lead to it, can
+a run that reaches it end, can its run pause.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from dataclasses import replace
 from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
 from stepswitch.graph.build import gc_paused
-from stepswitch.graph.facts import machine_facts
+from stepswitch.graph.facts import flow_facts, machine_facts
 from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 from stepswitch.ir import (
     Action,
     GuardrailIR,
-    HandOff,
+    HandoffTo,
     MachineIR,
     OutputRule,
     RunAgent,
@@ -47,7 +49,8 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
     if spec.entry is None:
         raise UserError(f"workflow {spec.name!r} at {spec.location}: it has no entry agent")
     names: set[str] = {a.name for a in spec.agents}
-    flow = lower_flow(spec, names) if spec.flow is not None else None
+    facts = machine_facts(spec)
+    flow = lower_flow(spec, names, flow_facts(spec, facts)) if spec.flow is not None else None
     if flow is None and spec.entry not in names:
         raise UserError(
             f"workflow {spec.name!r} at {spec.location}: entry {spec.entry!r} names no agent"
@@ -61,7 +64,6 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
             )
         seen.add(agent.name)
         states.append(_state(agent, names))
-    facts = machine_facts(spec)
     for i, state in enumerate(states):
         state = replace(state, facts=facts[state.agent])
         states[i] = replace(state, switch=step_switch(state))
@@ -141,7 +143,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
             h.tool_name,
             h.description,
             params,
-            HandOff(
+            HandoffTo(
                 target=h.target,
                 max_uses=h.max_uses,
                 input_type=h.input_type.path if h.input_type else None,
@@ -191,9 +193,9 @@ def step_switch(state: StateIR) -> tuple[StepCase, ...]:
     cases: list[StepCase] = []
     if state.facts.can_pause:
         cases.append(StepCase("interrupted", "interruption"))
-    if any(isinstance(t.action, HandOff) for t in state.tools):
+    if any(isinstance(t.action, HandoffTo) for t in state.tools):
         cases.append(StepCase("handoff", "handoff"))
-    runs = {t.name for t in state.tools if not isinstance(t.action, HandOff)}
+    runs = {t.name for t in state.tools if not isinstance(t.action, HandoffTo)}
     if runs:
         rule = state.step
         if rule.tool_use == "stop_on_first_tool":

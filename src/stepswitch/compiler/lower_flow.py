@@ -7,15 +7,19 @@ analyzer reports these first, with codes, so ``compile()`` never gets here with 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from stepswitch.errors import UserError
-from stepswitch.flow_ir import FlowExit, FlowIR, FlowNode
+from stepswitch.flow_ir import FlowExit, FlowFacts, FlowIR, FlowNode
 from stepswitch.graph.spec import FlowEdgeSpec, Ref, WorkflowSpec
 
 __all__ = ["lower_flow"]
 
 
-def lower_flow(spec: WorkflowSpec, agents: set[str]) -> FlowIR:
-    """The flow IR of ``spec`` (which has a flow); ``agents`` are the agents' names."""
+def lower_flow(spec: WorkflowSpec, agents: set[str], facts: Mapping[str, FlowFacts]) -> FlowIR:
+    """The flow IR of ``spec`` (which has a flow); ``agents`` are the agents' names,
+    ``facts`` each node's facts (:func:`~stepswitch.graph.facts.flow_facts`), stored on
+    its node."""
     assert spec.flow is not None
     steps = {s.name: s for s in reversed(spec.steps)}  # the first of a name wins
     entry = spec.entry
@@ -74,6 +78,7 @@ def lower_flow(spec: WorkflowSpec, agents: set[str]) -> FlowIR:
                 input_type=_type_path(s.input_type),
                 output_type=_type_path(s.output_type),
                 exit=exits.get(name),
+                facts=facts[name],
             ))
         else:
             agent = spec.agent(name)
@@ -84,6 +89,7 @@ def lower_flow(spec: WorkflowSpec, agents: set[str]) -> FlowIR:
                 kind="agent",
                 output_type=_type_path(out.ref) if out is not None else None,
                 exit=exits.get(name),
+                facts=facts[name],
             ))
     return FlowIR(entry=entry, nodes=tuple(nodes))
 

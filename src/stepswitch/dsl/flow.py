@@ -21,9 +21,9 @@ from stepswitch.errors import UserError
 
 __all__ = [
     "END",
-    "EdgeKind",
     "FlowEdge",
-    "FlowNode",
+    "FlowEdgeKind",
+    "FlowNodeRef",
     "FlowTarget",
     "Step",
     "branch",
@@ -34,7 +34,7 @@ __all__ = [
     "then",
 ]
 
-EdgeKind = Literal["then", "branch", "route", "fan_out"]
+FlowEdgeKind = Literal["then", "branch", "route", "fan_out"]
 
 
 class _End:
@@ -184,7 +184,7 @@ def _make_step(fn: Any, name: str | None) -> Step:
     )
 
 
-FlowNode = Agent | Step | str
+FlowNodeRef = Agent | Step | str
 """A node: an agent, a step, or the name of either."""
 
 FlowTarget = Agent | Step | str | _End
@@ -197,8 +197,8 @@ class FlowEdge:
 
     def __init__(
         self,
-        kind: EdgeKind,
-        source: FlowNode,
+        kind: FlowEdgeKind,
+        source: FlowNodeRef,
         *,
         site: Site,
         target: FlowTarget | None = None,
@@ -206,12 +206,12 @@ class FlowEdge:
         otherwise: FlowTarget | None = None,
         field: str | None = None,
         cases: Mapping[str, FlowTarget] | None = None,
-        each: FlowNode | None = None,
+        each: FlowNodeRef | None = None,
         max_items: int | None = None,
         concurrency: int | None = None,
         max_uses: int | None = None,
     ) -> None:
-        self.kind: EdgeKind = kind
+        self.kind: FlowEdgeKind = kind
         self.source = source
         self.target = target
         self.when = when
@@ -251,7 +251,7 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {text[:57] + '...' if len(text) > 60 else text}"
 
 
-def _node(value: Any, what: str, field: str, site: Site) -> FlowNode:
+def _node(value: Any, what: str, field: str, site: Site) -> FlowNodeRef:
     if isinstance(value, Agent | Step) or (isinstance(value, str) and value.strip()):
         return value
     raise UserError(
@@ -290,7 +290,7 @@ def _field(value: Any, what: str, name: str, site: Site) -> str:
     return value
 
 
-def then(source: FlowNode, target: FlowTarget, *, max_uses: int | None = None) -> FlowEdge:
+def then(source: FlowNodeRef, target: FlowTarget, *, max_uses: int | None = None) -> FlowEdge:
     """``source``'s output is ``target``'s input (``target`` may be ``END``).
 
     ``max_uses`` bounds how often a run takes this edge: an edge that closes a loop
@@ -308,7 +308,7 @@ def then(source: FlowNode, target: FlowTarget, *, max_uses: int | None = None) -
 
 
 def branch(
-    source: FlowNode,
+    source: FlowNodeRef,
     *,
     when: Callable[..., Any],
     then: FlowTarget,
@@ -339,7 +339,7 @@ def branch(
 
 
 def route(
-    source: FlowNode,
+    source: FlowNodeRef,
     *,
     on: str,
     cases: Mapping[Any, FlowTarget],
@@ -375,10 +375,10 @@ def route(
 
 
 def fan_out(
-    source: FlowNode,
+    source: FlowNodeRef,
     *,
     over: str,
-    each: FlowNode,
+    each: FlowNodeRef,
     then: FlowTarget,
     max_items: int | None = None,
     concurrency: int | None = None,

@@ -14,6 +14,10 @@ draw), a :class:`~stepswitch.ir.StateFacts`:
 * **does it only run nested**: reached from the entry (or a flow's agent nodes) only
   through agent tools.
 
+A flow's nodes get theirs too (:func:`flow_facts`, a
+:class:`~stepswitch.flow_ir.FlowFacts` each): whether the entry leads to the node,
+whether a run that reaches it can end, and whether its run can pause.
+
 ``lower()`` stores them in the IR; the analyzer and the graph diagram (which also
 look at workflows that cannot be lowered) read :meth:`WorkflowGraph.facts()
 <stepswitch.graph.workflow_graph.WorkflowGraph.facts>`, the same pass. Nothing else
@@ -36,10 +40,11 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.spec import AgentSpec, WorkflowSpec
 from stepswitch.ir import Approval, PausePoint, StateFacts
 
-__all__ = ["finishes", "forced_tool", "machine_facts", "own_ending", "reach"]
+__all__ = ["finishes", "flow_facts", "forced_tool", "machine_facts", "own_ending", "reach"]
 
 
 def forced_tool(settings: Mapping[str, Any] | None) -> str | None:
@@ -218,3 +223,79 @@ def _end_distance(own: list[int | None], preds: list[list[int]]) -> list[int]:
                 following.append(i)
         layer = following
     return distance
+
+
+def flow_facts(spec: WorkflowSpec, states: Mapping[str, StateFacts]) -> dict[str, FlowFacts]:
+    """The facts of every node of ``spec``'s flow, by name, in the order the flow names
+    them (empty without a flow); ``states`` are the agents' facts (:func:`machine_facts`).
+
+    A broken flow still gets facts, for the analyzer to judge: a name that is no agent
+    or step is a node without exits, and every exit of a node with two counts (a
+    fan-out's ``each`` only from the node's first exit, as the runtime would take it).
+    A fan-out's ``each`` can end when its join's target can. One search forward from the
+    entry, one backward from the exits to END: O(nodes + edges)."""
+    if spec.flow is None:
+        return {}
+    pos: dict[str, int] = {}
+
+    def node(name: str) -> int:
+        if name not in pos:
+            pos[name] = len(pos)
+            succ.append([])
+            ends.append(False)
+        return pos[name]
+
+    succ: list[list[int]] = []
+    ends: list[bool] = []
+    if spec.entry is not None:
+        node(spec.entry)
+    first_exit: set[str] = set()
+    fan: list[tuple[int, int]] = []  # (source, each) of the fan-outs the runtime takes
+    joins: list[tuple[int, str | None]] = []  # (each, the join's target)
+    for edge in spec.flow:
+        src = node(edge.source)
+        for target in edge.targets():
+            if target is None:
+                ends[src] = True
+            else:
+                succ[src].append(node(target))
+        if edge.each is not None:
+            each = node(edge.each)
+            if edge.source not in first_exit:
+                fan.append((src, each))
+            joins.append((each, edge.target))
+        first_exit.add(edge.source)
+    forward = [list(s) for s in succ]
+    for src, each in fan:
+        forward[src].append(each)
+    reachable = reach([0] if spec.entry is not None else [], forward)
+    backward: list[list[int]] = [[] for _ in pos]
+    for i, targets in enumerate(succ):
+        for j in targets:
+            backward[j].append(i)
+    can_end = reach([i for i, e in enumerate(ends) if e], backward)
+    for each, target in joins:  # only inside its fan-out does ``each`` lead to the join
+        can_end[each] = can_end[each] or target is None or can_end[pos[target]]
+
+    # a node's run pauses when its agent, or one its handoffs reach, can pause (each
+    # agent's own facts count its nested runs): one search back from those agents
+    firsts: dict[str, AgentSpec] = {}
+    for agent in spec.agents:
+        firsts.setdefault(agent.name, agent)
+    agents = {name: k for k, name in enumerate(firsts)}
+    into: list[list[int]] = [[] for _ in agents]
+    for k, agent in enumerate(firsts.values()):
+        for h in agent.handoffs:
+            if h.target in agents:
+                into[agents[h.target]].append(k)
+    pausing = reach([k for name, k in agents.items() if name in states and states[name].pauses],
+                    into)
+    steps = {s.name for s in spec.steps}
+    return {
+        name: FlowFacts(
+            reachable=reachable[i],
+            can_end=can_end[i],
+            can_pause=name not in steps and name in agents and pausing[agents[name]],
+        )
+        for name, i in pos.items()
+    }

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
-from stepswitch.graph.facts import machine_facts, reach
+from stepswitch.graph.facts import flow_facts, machine_facts, reach
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
 from stepswitch.ir import StateFacts
 
@@ -61,6 +62,7 @@ class WorkflowGraph:
             self._index(spec)
         self._nx: MultiDiGraph[str] | None = None
         self._facts: dict[str, StateFacts] | None = None
+        self._flow_facts: dict[str, FlowFacts] | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -109,6 +111,14 @@ class WorkflowGraph:
             with gc_paused():
                 self._facts = machine_facts(self.spec)
         return self._facts
+
+    def flow_facts(self) -> dict[str, FlowFacts]:
+        """What each node of the flow can do (is it reached, can a run end from it, can
+        its run pause), by name; empty without a flow. ``lower()`` stores the same pass
+        on the flow IR's nodes."""
+        if self._flow_facts is None:
+            self._flow_facts = flow_facts(self.spec, self.facts())
+        return self._flow_facts
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:

@@ -7,7 +7,9 @@ branches meet again at a ``join`` (results in element order). Edge budgets show 
 ``≤N``. The graph view reads the spec (so a broken flow still draws, with its
 diagnostics on the nodes and decisions they concern); the machine view reads the flow
 IR, the same data the interpreter and the generated runner read, and adds each agent
-state's step switch (RunAgain, Interruption into ``paused``, resume).
+state's step switch (RunAgain, Interruption into ``paused``, resume). Which nodes can
+pause, and a node the entry does not reach or from which no run can end, come from
+the flow facts ``lower()`` stored (the graph view reads the same pass on the graph).
 """
 
 from __future__ import annotations
@@ -16,20 +18,21 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from stepswitch.flow_ir import FlowExit
+from stepswitch.flow_ir import FlowExit, FlowFacts
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
-from stepswitch.ir import HandOff, MachineIR
+from stepswitch.ir import MachineIR
+from stepswitch.render.machine import runs_again
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
     START_ID,
-    EdgeKind,
     Mark,
     NodeKind,
     ReportLike,
     Scene,
     SceneEdge,
+    SceneEdgeKind,
     SceneNode,
     _agent_lines,
     _agent_tool_label,
@@ -155,6 +158,14 @@ def _draw(
                  view="graph" if view == "graph" else "machine")
 
 
+def _fact_lines(facts: FlowFacts) -> list[str]:
+    """What the node's stored facts say that a diagram must not hide."""
+    lines = [] if facts.reachable else ["unreachable from the entry"]
+    if not facts.can_end:
+        lines.append("no run from here can end")
+    return lines
+
+
 def _codes(label: str, found: Sequence[Mark]) -> str:
     return label + "".join(f" [{m.code}]" for m in found)
 
@@ -197,6 +208,10 @@ def build_flow_scene(graph: WorkflowGraph, *, report: ReportLike | None = None) 
         node = nodes[e.source]
         if node.exit is None:
             node.exit, node.exit_at = _exit_of(spec, k), k
+    if spec.entry is not None:
+        for name, facts in graph.flow_facts().items():
+            if nodes[name].kind != "missing":
+                nodes[name].lines.extend(_fact_lines(facts))
     # agents the flow's agents reach by handoffs and agent tools are drawn too
     extra_edges: list[SceneEdge] = []
     queue = deque(n for n, node in nodes.items() if node.kind == "agent")
@@ -204,7 +219,7 @@ def build_flow_scene(graph: WorkflowGraph, *, report: ReportLike | None = None) 
     while queue:
         name = queue.popleft()
         agent = graph.agent(name)
-        targets: list[tuple[str, EdgeKind, str, bool]] = [
+        targets: list[tuple[str, SceneEdgeKind, str, bool]] = [
             (h.target, "handoff", _handoff_label(h), False) for h in agent.handoffs]
         targets += [(t.target, "agent_tool", _agent_tool_label(t), t.needs_approval != "never")
                     for t in agent.agent_tools]
@@ -236,11 +251,12 @@ def build_flow_machine_scene(ir: MachineIR, *, report: ReportLike | None = None)
     assert flow is not None
     states = {s.agent: s for s in ir.states}
     nodes: dict[str, _Node] = {}
-    runs_again: list[str] = []
+    looping: list[str] = []
     paused: list[str] = []
     for n in flow.nodes:
         if n.kind == "step":
-            nodes[n.name] = _Node(n.name, "step", ["step: runs once, no model call"], n.exit)
+            nodes[n.name] = _Node(n.name, "step", ["step: runs once, no model call",
+                                                   *_fact_lines(n.facts)], n.exit)
             continue
         state = states.get(n.name)
         lines = ["agent run: its own step switch"]
@@ -248,11 +264,10 @@ def build_flow_machine_scene(ir: MachineIR, *, report: ReportLike | None = None)
             out = state.output
             lines.append(f"output: {out.name or out.type_ref}" if out.kind == "typed"
                          else "output: text")
-            if any(not isinstance(t.action, HandOff) for t in state.tools):
-                runs_again.append(n.name)
-            if any(not isinstance(t.action, HandOff) and t.action.approval != "never"
-                   for t in state.tools):
-                paused.append(n.name)
-        nodes[n.name] = _Node(n.name, "agent", lines, n.exit)
+            if runs_again(state):
+                looping.append(n.name)
+        if n.facts.can_pause:
+            paused.append(n.name)
+        nodes[n.name] = _Node(n.name, "agent", lines + _fact_lines(n.facts), n.exit)
     return _draw(ir.name, flow.entry, nodes, marks=_marks_by_path(report), view="machine",
-                 paused=paused, runs_again=runs_again)
+                 paused=paused, runs_again=looping)

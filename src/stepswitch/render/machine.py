@@ -20,7 +20,7 @@ stored in the state (``state.facts``): the view draws them, it does not derive t
 
 from __future__ import annotations
 
-from stepswitch.ir import HandOff, MachineIR, RunAgent, RunFunction, StateIR
+from stepswitch.ir import HandoffTo, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.render.scene import (
     END_ID,
     PAUSED_ID,
@@ -34,7 +34,7 @@ from stepswitch.render.scene import (
     sort_marks,
 )
 
-__all__ = ["build_machine_scene"]
+__all__ = ["build_machine_scene", "runs_again"]
 
 
 def _state_lines(state: StateIR) -> list[str]:
@@ -64,6 +64,13 @@ def _state_lines(state: StateIR) -> list[str]:
     return lines
 
 
+def runs_again(state: StateIR) -> bool:
+    """Whether a turn of ``state`` can end in RunAgain: any call (a tool that ran, a
+    handoff refused for lack of budget) and a typed answer that did not parse both lead
+    to another model call in this state. Both machine views draw the loop from this."""
+    return bool(state.tools) or state.output.kind == "typed"
+
+
 def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> Scene:
     """The machine view of ``ir``; ``report`` highlights diagnostics as in the graph view
     (an agent's marks on its state, a handoff's or agent tool's on its transition)."""
@@ -75,7 +82,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
     by_name = {s.agent: s for s in ir.states}
 
     def size_of(agent: str, field: str) -> int:
-        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandOff}[field]
+        kind = {"tools": RunFunction, "agent_tools": RunAgent, "handoffs": HandoffTo}[field]
         return sum(isinstance(row.action, kind) for row in by_name[agent].tools)
 
     marks = sort_marks(names, report, size_of)
@@ -103,7 +110,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
             found: list[Mark] = marks.edges.get((state.agent, field, counters[field]), [])
             counters[field] += 1
             codes = "".join(f" [{m.code}]" for m in found)
-            if isinstance(action, HandOff):
+            if isinstance(action, HandoffTo):
                 budget_text = f" ≤{action.max_uses}" if action.max_uses is not None else ""
                 edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "handoff",
                                        f"Handoff: {row.name}{budget_text}{codes}",
@@ -124,9 +131,7 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
         lines.extend(code_lines(marks.agents.get(state.agent, ())))
         nodes.append(SceneNode(sid, "agent", state.agent, tuple(lines), state.agent == ir.entry,
                                False, nested_only, tuple(own)))
-        # Any call (a tool that ran, a handoff refused for lack of budget) and a typed
-        # answer that did not parse both lead to another model call in this state.
-        if state.tools or state.output.kind == "typed":
+        if runs_again(state):
             edges.append(SceneEdge(sid, sid, "run_again", "RunAgain"))
         if facts.pauses:
             shown = ", ".join(

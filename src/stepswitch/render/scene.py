@@ -19,7 +19,6 @@ from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
     "DiagnosticLike",
-    "EdgeKind",
     "LocationLike",
     "Mark",
     "NodeKind",
@@ -27,6 +26,7 @@ __all__ = [
     "ReportLike",
     "Scene",
     "SceneEdge",
+    "SceneEdgeKind",
     "SceneNode",
     "Severity",
     "build_scene",
@@ -42,7 +42,7 @@ NodeKind = Literal[
 ``paused``: where a run waits for a human's approval (machine view); the last five are
 a flow's: a ``@step``, a branch or route decision, a fan-out and its join."""
 
-EdgeKind = Literal[
+SceneEdgeKind = Literal[
     "start", "final", "handoff", "agent_tool", "tool", "interrupt", "resume", "run_again",
     "flow",
 ]
@@ -124,7 +124,7 @@ class SceneEdge(NamedTuple):
 
     source: str
     target: str
-    kind: EdgeKind
+    kind: SceneEdgeKind
     label: str = ""
     pause: bool = False
     """An agent-tool call that needs a human's approval."""

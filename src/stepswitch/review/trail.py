@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from stepswitch.ir import HandOff, MachineIR, RunAgent, StateIR
+from stepswitch.ir import HandoffTo, MachineIR, RunAgent, StateIR
 from stepswitch.review.trail_read import (
     ItemKind,
     Trail,
@@ -297,7 +297,7 @@ class _Machine:
         self.agents: dict[str, StateIR] = {}
         for state in machine.states:
             self.agents.setdefault(state.agent, state)
-        self.tables: dict[str, dict[str, HandOff | None]] = {}
+        self.tables: dict[str, dict[str, HandoffTo | None]] = {}
         self.current: str = start if start is not None else machine.entry
         if max_turns != "machine":
             self.max_turns = max_turns
@@ -308,14 +308,14 @@ class _Machine:
         self.unknown_tool = unknown_tool
         self.out = out
 
-    def table(self, agent: str) -> dict[str, HandOff | None]:
+    def table(self, agent: str) -> dict[str, HandoffTo | None]:
         """Tool name → its handoff (None for function and agent tools)."""
         table = self.tables.get(agent)
         if table is None:
             table = {}
             for entry in reversed(self.agents[agent].tools):
                 action = entry.action
-                table[entry.name] = action if isinstance(action, HandOff) else None
+                table[entry.name] = action if isinstance(action, HandoffTo) else None
             self.tables[agent] = table
         return table
 
@@ -324,7 +324,7 @@ class _Machine:
 
     def run(self) -> None:
         items = self.trail.items
-        calls: dict[str, tuple[str, str | None, HandOff | None]] = {}
+        calls: dict[str, tuple[str, str | None, HandoffTo | None]] = {}
         turns = 0
         uses: dict[tuple[str, str], int] = {}
         side = "start"  # what the last item that matters was: input, assistant, output
@@ -363,7 +363,7 @@ class _Machine:
                 f"{self.trail.prefix}current_agent"))
 
     def call(
-        self, item: TrailItem, calls: dict[str, tuple[str, str | None, HandOff | None]]
+        self, item: TrailItem, calls: dict[str, tuple[str, str | None, HandoffTo | None]]
     ) -> None:
         assert item.call_id is not None and item.name is not None
         agent = self.current
@@ -382,7 +382,7 @@ class _Machine:
     def output(
         self,
         item: TrailItem,
-        calls: dict[str, tuple[str, str | None, HandOff | None]],
+        calls: dict[str, tuple[str, str | None, HandoffTo | None]],
         uses: dict[tuple[str, str], int],
     ) -> None:
         assert item.call_id is not None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch.errors import UserError
-from stepswitch.settings import ModelSettings
+
+if TYPE_CHECKING:  # a pydantic model: imported only when a run is given one
+    from stepswitch.settings import ModelSettings
 
 __all__ = ["RunConfig", "check_max_turns"]
 
@@ -51,8 +53,11 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
-        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
-            _bad("model_settings", "a ModelSettings or None", self.model_settings)
+        if self.model_settings is not None:
+            from stepswitch.settings import ModelSettings
+
+            if not isinstance(self.model_settings, ModelSettings):
+                _bad("model_settings", "a ModelSettings or None", self.model_settings)
         if self.on_conflict not in ("raise", "reload"):
             _bad("on_conflict", '"raise" or "reload"', self.on_conflict)
         if self.unknown_tool not in ("raise", "return_error"):

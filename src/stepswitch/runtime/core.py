@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from stepswitch.errors import UserError
-from stepswitch.ir import HandOff, MachineIR, RunAgent, StateIR, ToolEntry
+from stepswitch.ir import HandoffTo, MachineIR, RunAgent, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
-from stepswitch.settings import ModelSettings
 
 __all__ = ["BoundFunction", "MachineCore"]
 
@@ -58,6 +57,10 @@ class MachineCore:
         unknown_steps = set(steps or {}) - set(self.states)
         if unknown_steps:
             raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")
+        # ModelSettings is the DSL's pydantic model: loaded with the first machine, not
+        # with the runtime (a runner's user module has loaded pydantic by then anyway)
+        from stepswitch.settings import ModelSettings
+
         self.settings: dict[str, ModelSettings] = {
             s.agent: ModelSettings(**s.settings) for s in ir.states
         }
@@ -79,7 +82,7 @@ class MachineCore:
         for s in ir.states:
             for t in s.tools:
                 a = t.action
-                target = a.target if isinstance(a, HandOff | RunAgent) else None
+                target = a.target if isinstance(a, HandoffTo | RunAgent) else None
                 if target is not None and target not in self.states:
                     raise UserError(
                         f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "

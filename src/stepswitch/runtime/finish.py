@@ -31,8 +31,8 @@ from stepswitch.runtime.steps import (
     AskToolUse,
     Final,
     FinalMessage,
-    Handoff,
-    Interruption,
+    HandoffStep,
+    InterruptionStep,
     RunAgain,
     StepDecision,
     ToolsToFinalOutputResult,
@@ -66,12 +66,12 @@ def apply_decision(
         decision = Final(verdict.final_output) if verdict.is_final_output else RunAgain()
     if type(decision) is RunAgain:
         return None
-    if type(decision) is Handoff:
+    if type(decision) is HandoffStep:
         run.current = decision.target
         if run.emit:
             yield Emit(AgentUpdated(decision.target))
         return None
-    if type(decision) is Interruption:
+    if type(decision) is InterruptionStep:
         return run.result(None, interrupted=pending)
     if type(decision) is Final:
         # the tool's own value, as docs/codegen.md promises: a dict stays a dict

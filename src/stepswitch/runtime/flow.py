@@ -21,10 +21,7 @@ import enum
 import json
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import TypeAdapter
-from pydantic_core import to_jsonable_python
+from typing import TYPE_CHECKING, Any
 
 from stepswitch.context import RunContext
 from stepswitch.errors import (
@@ -46,6 +43,9 @@ from stepswitch.runtime.model import InputItem, ModelResponse
 from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Run, input_items
 from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
+
+if TYPE_CHECKING:  # pydantic loads with the first flow that needs it, not the runtime
+    from pydantic import TypeAdapter
 
 __all__ = [
     "FlowCore",
@@ -69,6 +69,8 @@ def to_text(value: Any) -> str:
     """What an agent node receives: text as is, anything else as compact JSON."""
     if type(value) is str:
         return value
+    from pydantic_core import to_jsonable_python
+
     return json.dumps(to_jsonable_python(value), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -119,6 +121,8 @@ class FlowCore:
         key = ref or ("<text>" if text else "")
         adapter = self._adapters.get(key)
         if adapter is None:
+            from pydantic import TypeAdapter
+
             tp: Any = self.core.obj(ref) if ref else str if text else Any
             adapter = TypeAdapter(tp)
             self._adapters[key] = adapter
@@ -241,6 +245,8 @@ class FlowRun:
         return {}
 
     def snapshot(self, fc: FlowCore, *, status: str) -> RunState:
+        from pydantic_core import to_jsonable_python
+
         items = self.all_items()
         fan = self.fan
         fan_state = None

@@ -13,7 +13,7 @@ from stepswitch.context import RunContext
 from stepswitch.errors import (
     UserError,
 )
-from stepswitch.ir import HandOff, StateIR, ToolEntry
+from stepswitch.ir import HandoffTo, StateIR, ToolEntry
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.items import (
@@ -56,7 +56,7 @@ def spent_handoffs(core: MachineCore, run: Run, state: StateIR) -> frozenset[str
         name
         for (agent, name), n in run.uses.items()
         if agent == state.agent
-        and isinstance(a := core.tables[agent][name].action, HandOff)
+        and isinstance(a := core.tables[agent][name].action, HandoffTo)
         and a.max_uses is not None
         and n >= a.max_uses
     ]
@@ -72,9 +72,9 @@ def take_handoffs(
     start: int,
 ) -> Generator[Any, Any, str | None]:
     agent = state.agent
-    winner: tuple[OutputFunctionCall, HandOff, Any] | None = None
+    winner: tuple[OutputFunctionCall, HandoffTo, Any] | None = None
     for call, entry in calls:
-        if entry is None or type(entry.action) is not HandOff:
+        if entry is None or type(entry.action) is not HandoffTo:
             continue
         action = entry.action
         key = (agent, call.name)

@@ -30,7 +30,7 @@ from stepswitch.errors import (
     ToolTimeoutError,
     UserError,
 )
-from stepswitch.ir import HandOff, RunAgent, RunFunction, StateIR, ToolEntry
+from stepswitch.ir import HandoffTo, RunAgent, RunFunction, StateIR, ToolEntry
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
@@ -67,9 +67,9 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
-from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
-    Interruption,
+    InterruptionStep,
     RunAgain,
     ToolResult,
     TurnOutcome,
@@ -129,7 +129,7 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
-        if turn.interrupted and type(decision) is not Interruption:
+        if turn.interrupted and type(decision) is not InterruptionStep:
             raise _pause_dropped(state)
         if type(decision) is not RunAgain:
             done = yield from apply_decision(core, run, config, state, turn, decision, pending)
@@ -158,7 +158,7 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
-        if turn.interrupted and type(decision) is not Interruption:
+        if turn.interrupted and type(decision) is not InterruptionStep:
             raise _pause_dropped(state)
         if type(decision) is RunAgain:
             continue
@@ -339,7 +339,7 @@ def _read(
             if check:
                 _check_call(run, config, agent, out, entry, r.calls)
             r.calls.append((out, entry))
-            if entry is not None and type(entry.action) is HandOff:
+            if entry is not None and type(entry.action) is HandoffTo:
                 r.handoffs = True
                 r.items.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
             else:
@@ -410,7 +410,7 @@ def _plan(
         if entry is None or call.call_id in earlier.outputs:
             continue
         action = entry.action
-        if isinstance(action, HandOff):
+        if isinstance(action, HandoffTo):
             continue
         slot = _Slot(call, entry)
         slots.append(slot)
@@ -443,7 +443,7 @@ def _decide(run: Run, state: StateIR, slot: _Slot) -> bool:
     call = slot.call
     decision = run.decisions.get(call.call_id)
     if decision is None and (state.agent, call.name) in run.always:
-        decision = Decision(run.always[(state.agent, call.name)])
+        decision = ApprovalDecision(run.always[(state.agent, call.name)])
     if decision is None:
         slot.approval = True
         return False
@@ -516,7 +516,7 @@ def _with_earlier(
     pause, in call order."""
     ordered: dict[str, ToolResult] = {}
     for call, entry in calls:
-        if entry is None or type(entry.action) is HandOff:
+        if entry is None or type(entry.action) is HandoffTo:
             continue
         if call.call_id in results:
             ordered[call.call_id] = results[call.call_id]

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from stepswitch.context import Usage
 from stepswitch.runtime.items import RunItem, UserInputItem
-from stepswitch.settings import ModelSettings
+
+if TYPE_CHECKING:  # a pydantic model: the runtime imports it only when it makes one
+    from stepswitch.settings import ModelSettings
 
 __all__ = [
     "InputItem",
@@ -53,6 +55,13 @@ class OutputSchema:
     strict: bool = True
 
 
+def _no_settings() -> ModelSettings:
+    """Every setting unset (the provider's defaults)."""
+    from stepswitch.settings import ModelSettings
+
+    return ModelSettings()
+
+
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One model call."""
@@ -64,7 +73,7 @@ class ModelRequest:
     immutable sequence (the loop passes an O(1) view, not a copy)."""
     tools: tuple[ToolDefinition, ...]
     output_schema: OutputSchema | None
-    settings: ModelSettings = field(default_factory=ModelSettings)
+    settings: ModelSettings = field(default_factory=_no_settings)
     model: str | None = None
     """The model name the agent asks for, if any."""
 
@@ -121,5 +130,3 @@ class StreamingModel(Model, Protocol):
     """A model that can also stream: raw provider events, then ``ResponseCompleted``."""
 
     def stream_response(self, request: ModelRequest) -> AsyncIterator[Any]: ...
-
-

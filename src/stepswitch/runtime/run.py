@@ -40,7 +40,7 @@ from stepswitch.runtime.model import (
     OutputFunctionCall,
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
-from stepswitch.runtime.state import Decision, PendingTurn, RunState
+from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
 __all__ = [
@@ -74,7 +74,7 @@ class Run:
     uses: dict[tuple[str, str], int] = field(default_factory=dict)
     used_tools: set[str] = field(default_factory=set)
     pending: PendingTurn | None = None
-    decisions: dict[str, Decision] = field(default_factory=dict)
+    decisions: dict[str, ApprovalDecision] = field(default_factory=dict)
     always: dict[tuple[str, str], bool] = field(default_factory=dict)
     nested: dict[str, RunState] = field(default_factory=dict)
     call_ids: set[str] = field(default_factory=set)

@@ -16,13 +16,13 @@ from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
 __all__ = [
-    "Decision", "FanState", "FlowState", "PendingAppend", "PendingTurn", "RunState",
+    "ApprovalDecision", "FanState", "FlowState", "PendingAppend", "PendingTurn", "RunState",
     "SessionPin",
 ]
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class ApprovalDecision:
     """A human's answer for one call: approve, or reject with the message the model sees."""
 
     approved: bool
@@ -120,7 +120,7 @@ class RunState:
     current_turn: int
     max_turns: int | None
     pending: PendingTurn | None = None
-    decisions: dict[str, Decision] = field(default_factory=dict)
+    decisions: dict[str, ApprovalDecision] = field(default_factory=dict)
     """This run's own calls' decisions, by call id (a nested run's are in its state)."""
     always: dict[AlwaysKey, bool] = field(default_factory=dict)
     """(agent, tool name) → approve (True) or reject (False) every call of that agent's
@@ -158,15 +158,17 @@ class RunState:
     def approve(self, item: ToolApprovalItem | str, always: bool = False) -> None:
         """Let the call run when the state resumes (``always``: every later call of that
         agent's tool in this run too, nested runs included)."""
-        self._decide(item, Decision(True), always)
+        self._decide(item, ApprovalDecision(True), always)
 
     def reject(
         self, item: ToolApprovalItem | str, message: str | None = None, always: bool = False
     ) -> None:
         """Refuse the call; the model sees ``message`` (or the default) as its output."""
-        self._decide(item, Decision(False, message), always)
+        self._decide(item, ApprovalDecision(False, message), always)
 
-    def _decide(self, item: ToolApprovalItem | str, decision: Decision, always: bool) -> None:
+    def _decide(
+        self, item: ToolApprovalItem | str, decision: ApprovalDecision, always: bool
+    ) -> None:
         owner, approval = find_approval(self, item)
         owner.decisions[approval.call_id] = decision
         if always:

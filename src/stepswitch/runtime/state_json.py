@@ -28,7 +28,7 @@ from stepswitch.runtime.items import (
 )
 from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
 from stepswitch.runtime.state import (
-    Decision,
+    ApprovalDecision,
     FanState,
     FlowState,
     PendingAppend,
@@ -324,7 +324,7 @@ def _state(body: Any, where: str) -> RunState:
                          for i, o in enumerate(outputs)),
             start=_get(pending_raw, "start", int, f"{where}.pending"),
         )
-    decisions: dict[str, Decision] = {}
+    decisions: dict[str, ApprovalDecision] = {}
     for call_id, d in _get(body, "decisions", dict, where).items():
         w = f"{where}.decisions[{call_id!r}]"
         if not isinstance(d, dict):
@@ -332,7 +332,7 @@ def _state(body: Any, where: str) -> RunState:
         message = d.get("message")
         if message is not None and not isinstance(message, str):
             raise StateError(f"the saved state's {w}.message has the wrong type")
-        decisions[call_id] = Decision(_get(d, "approved", bool, w), message)
+        decisions[call_id] = ApprovalDecision(_get(d, "approved", bool, w), message)
     always: dict[tuple[str, str], bool] = {}
     for agent, tools in _get(body, "always", dict, where).items():
         if not isinstance(tools, dict) or not all(

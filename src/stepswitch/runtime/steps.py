@@ -25,8 +25,8 @@ __all__ = [
     "AskToolUse",
     "Final",
     "FinalMessage",
-    "Handoff",
-    "Interruption",
+    "HandoffStep",
+    "InterruptionStep",
     "RunAgain",
     "StepDecision",
     "StepFunction",
@@ -79,7 +79,7 @@ class FinalMessage:
 
 
 @dataclass(slots=True)
-class Handoff:
+class HandoffStep:
     """The current agent becomes ``target``; the loop goes on."""
 
     target: str
@@ -87,7 +87,7 @@ class Handoff:
 
 
 @dataclass(slots=True)
-class Interruption:
+class InterruptionStep:
     """The run pauses until every pending approval is decided."""
 
     kind: Literal["interruption"] = "interruption"
@@ -107,12 +107,14 @@ class AskToolUse:
     kind: Literal["ask_tool_use"] = "ask_tool_use"
 
 
-StepDecision: TypeAlias = Final | FinalMessage | Handoff | Interruption | RunAgain | AskToolUse
+StepDecision: TypeAlias = (
+    Final | FinalMessage | HandoffStep | InterruptionStep | RunAgain | AskToolUse
+)
 StepFunction: TypeAlias = Callable[[StateIR, TurnOutcome], StepDecision]
 
 
 _RUN_AGAIN = RunAgain()
-_INTERRUPTION = Interruption()
+_INTERRUPTION = InterruptionStep()
 _ASK = AskToolUse()
 
 
@@ -143,7 +145,7 @@ def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
         if then == "interruption":
             return _INTERRUPTION
         if then == "handoff":
-            return Handoff(turn.handoff or "")
+            return HandoffStep(turn.handoff or "")
         if then == "final_first_tool":
             return Final(turn.tool_results[0].value)
         if then == "final_listed_tool":

@@ -4,19 +4,26 @@ errors into the text the model sees.
 Validation precedes execution (DESIGN §4, invariant 3): a call whose arguments do
 not parse or do not fit the schema never reaches the function; the model gets an
 error output that names the problem so it can retry.
+
+pydantic is imported where it is used, not with the module: a tool's parameters are a
+pydantic model the DSL built (pydantic is loaded by then), and a runtime that only
+imports this module (a generated runner's import, a check reading an annotation)
+does not pay for it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from functools import lru_cache
-from typing import Any, Protocol
-
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stepswitch._json import loads
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter, ValidationError
 
 __all__ = [
     "MULTIPLE_HANDOFFS",
@@ -79,6 +86,8 @@ def _loads(what: str, raw: str) -> dict[str, Any]:
 
 def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
     """Validated parameters (lax, extra keys ignored, as the SDK), or ``ArgumentError``."""
+    from pydantic import ValidationError
+
     try:  # the fast path: one pass in pydantic-core; errors are re-diagnosed below
         return tool.params_model.model_validate_json(raw if raw.strip() else "{}")
     except ValidationError:
@@ -95,6 +104,8 @@ def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
 
 def parse_typed(what: str, tp: Any, raw: str) -> Any:
     """Arguments for a typed input (handoff ``input_type``, agent-tool ``parameters``)."""
+    from pydantic import ValidationError
+
     data = _loads(what, raw)
     try:
         return adapter_for(tp).validate_python(data)
@@ -108,6 +119,8 @@ def parse_typed(what: str, tp: Any, raw: str) -> Any:
 @lru_cache(maxsize=512)
 def adapter_for(tp: Any) -> TypeAdapter[Any]:
     """One ``TypeAdapter`` per type, built once."""
+    from pydantic import TypeAdapter
+
     return TypeAdapter(tp)
 
 
@@ -130,8 +143,11 @@ def output_text(value: Any) -> str:
     """What the model sees for a tool's return value."""
     if isinstance(value, str):
         return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
+    if "pydantic" in sys.modules:  # not loaded: the value is no pydantic model
+        from pydantic import BaseModel
+
+        if isinstance(value, BaseModel):
+            return value.model_dump_json()
     if is_dataclass(value) and not isinstance(value, type):
         return json.dumps(asdict(value), default=str)
     if isinstance(value, dict | list | tuple) or value is None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from stepswitch.compiler.ir import HandOff, RunFunction
+from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
 from stepswitch.runtime.model import Model
@@ -87,7 +87,7 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
             a = t.action
             if type(a) is RunFunction:
                 functions[a.ref] = a
-            elif type(a) is HandOff and a.on_handoff is not None:
+            elif type(a) is HandoffTo and a.on_handoff is not None:
                 handoff_types[a.on_handoff] = a.input_type
 
     @activity.defn(name=names["model"])

@@ -26,7 +26,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
-from stepswitch.compiler.ir import HandOff, RunFunction
+from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, UserError
 from stepswitch.runtime.config import RunConfig
@@ -222,7 +222,7 @@ def _workflow_core(machine: StateMachine) -> MachineCore:
             a = t.action
             if type(a) is RunFunction:
                 resolver[a.ref] = _RemoteTool(original.resolver[a.ref], a.ref)
-            elif type(a) is HandOff and a.on_handoff is not None:
+            elif type(a) is HandoffTo and a.on_handoff is not None:
                 resolver[a.on_handoff] = _Hook("on_handoff", a.on_handoff)
     return MachineCore(machine.ir, resolver, original.steps)
 

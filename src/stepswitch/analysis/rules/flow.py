@@ -45,8 +45,6 @@ class FlowIndex:
     """A fan-out's ``each`` node → the fan-out's source."""
     succ: list[list[int]] = field(default_factory=list)
     """Control-flow successors (a fan-out's source → its ``then``; END left out)."""
-    ends: list[bool] = field(default_factory=list)
-    """The node's exit can lead to END directly."""
 
 
 def flow_index(ctx: Ctx) -> FlowIndex:
@@ -72,7 +70,6 @@ def _build_index(ctx: Ctx) -> FlowIndex:
             fx.exits.append([])
             fx.first_seen.append((loc, path))
             fx.succ.append([])
-            fx.ends.append(False)
         return i
 
     if spec.entry is not None:
@@ -84,9 +81,7 @@ def _build_index(ctx: Ctx) -> FlowIndex:
         if edge.each is not None:
             fx.each_of.setdefault(add(edge.each, edge.location, path), src)
         for target in edge.targets():
-            if target is None:
-                fx.ends[src] = True
-            else:
+            if target is not None:
                 fx.succ[src].append(add(target, edge.location, path))
     return fx
 
@@ -449,59 +444,33 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
 
 
 def endings(ctx: Ctx) -> Iterator[Diagnostic]:
-    """SW707 nodes the entry does not lead to; SW708 nodes from which no run ends."""
+    """SW707 nodes the entry does not lead to; SW708 nodes from which no run ends.
+
+    Both read the flow facts (:meth:`WorkflowGraph.flow_facts`), the pass ``lower()``
+    stores on the flow IR's nodes, so the check and the diagrams cannot disagree."""
     if not _active(ctx):
         return
     fx = flow_index(ctx)
-    n = len(fx.names)
-    if n == 0:
-        return
-    reach = [False] * n
+    facts = ctx.graph.flow_facts()
     entry = ctx.graph.spec.entry
-    if entry is not None and entry in fx.pos:
-        todo = [fx.pos[entry]]
-        reach[todo[0]] = True
-        fan_each = {src: fx.pos[e.each] for src, ex in enumerate(fx.exits)
-                    for e, _ in ex[:1] if e.each is not None}
-        while todo:
-            i = todo.pop()
-            nxt = list(fx.succ[i])
-            if i in fan_each:
-                nxt.append(fan_each[i])
-            for j in nxt:
-                if not reach[j]:
-                    reach[j] = True
-                    todo.append(j)
-        for i in range(n):
-            if not reach[i] and fx.kinds[i] != "unknown":
+    if entry is not None:
+        for i, name in enumerate(fx.names):
+            if not facts[name].reachable and fx.kinds[i] != "unknown":
                 loc, path = fx.first_seen[i]
                 yield ctx.diag(
                     "SW707",
-                    f"flow node {fx.names[i]!r} is unreachable: no edge leads to it from the "
+                    f"flow node {name!r} is unreachable: no edge leads to it from the "
                     f"entry {entry!r}",
                     where(loc, path),
                     help="connect it with an edge from a reachable node, or remove its edges",
                 )
-    # can end: reverse reachability from the nodes whose exit reaches END
-    pred: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        for j in fx.succ[i]:
-            pred[j].append(i)
-    ends = [fx.ends[i] for i in range(n)]
-    todo = [i for i in range(n) if ends[i]]
-    while todo:
-        j = todo.pop()
-        for i in pred[j]:
-            if not ends[i]:
-                ends[i] = True
-                todo.append(i)
-    for i in range(n):
-        if ends[i] or i in fx.each_of or fx.kinds[i] == "unknown":
+    for i, name in enumerate(fx.names):
+        if facts[name].can_end or i in fx.each_of or fx.kinds[i] == "unknown":
             continue
         if not fx.exits[i]:
             loc, path = fx.first_seen[i]
             why = "it has no exit"
-            help = f"add an edge out of it, e.g. ss.then({fx.names[i]}, ss.END)"
+            help = f"add an edge out of it, e.g. ss.then({name}, ss.END)"
         else:
             edge, k = fx.exits[i][0]
             loc, path = edge.location, f"flow[{k}]"
@@ -509,7 +478,7 @@ def endings(ctx: Ctx) -> Iterator[Diagnostic]:
             help = "give the nodes it leads to exits that reach ss.END"
         yield ctx.diag(
             "SW708",
-            f"no run that reaches flow node {fx.names[i]!r} can end: {why}",
+            f"no run that reaches flow node {name!r} can end: {why}",
             where(loc, path),
             help=help,
         )
