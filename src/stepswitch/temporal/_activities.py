@@ -6,6 +6,8 @@ deterministic workflow.
 - ``<workflow>.hook``: instruction functions, guardrails, ``on_handoff`` and per-call
   ``needs_approval`` functions, run as local activities (they may do I/O, so they
   cannot run inside the workflow, and their answers are recorded in the history);
+- ``<workflow>.session``: a conversation's load or append, on the worker's sessions
+  (a local activity; an append's operation id makes its retry a no-op);
 - ``<workflow>.stamp``: the worker's IR digest, recorded once per run.
 
 Errors keep our tree: a ``ModelProviderError`` (or any unexpected error of a model)
@@ -32,10 +34,13 @@ from stepswitch.runtime.tools import adapter_for, output_text
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
+    SessionCall,
     ToolCall,
     jsonable,
     read_call,
+    read_items,
     request_of,
+    write_items,
     write_response,
 )
 
@@ -55,7 +60,8 @@ def machine_digest(machine: StateMachine) -> str:
 def activity_names(machine: StateMachine) -> dict[str, str]:
     """The names of the machine's own activities (model, hook, stamp)."""
     base = f"stepswitch.{machine.name}"
-    return {"model": f"{base}.model", "hook": f"{base}.hook", "stamp": f"{base}.stamp"}
+    return {"model": f"{base}.model", "hook": f"{base}.hook", "stamp": f"{base}.stamp",
+            "session": f"{base}.session"}
 
 
 _JSON_NATIVE = (str, int, float, bool, type(None), dict, list)
@@ -72,10 +78,19 @@ async def _value(value: Any) -> Any:
     return value
 
 
-def activities_for(machine: StateMachine, model: Model | None = None) -> list[Callable[..., Any]]:
+Sessions = str | Callable[[str], Any]
+"""Where a worker keeps conversations: a session URL (``sqlite:///conversations.db``,
+``postgresql://…``, ``redis://…``; see ``stepswitch.sessions.open_session``) or a
+function from a session id to a session."""
+
+
+def activities_for(
+    machine: StateMachine, model: Model | None = None, *, sessions: Sessions | None = None
+) -> list[Callable[..., Any]]:
     """The activities a worker needs for ``machine``'s runs.
 
-    ``model`` answers the model calls of agents without a model of their own.
+    ``model`` answers the model calls of agents without a model of their own;
+    ``sessions`` keeps the conversations of runs started with ``RunInput(session_id=…)``.
     """
     core = machine._core
     names = activity_names(machine)
@@ -175,10 +190,43 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
             return bool(await _value(fn.needs_approval(ctx, params, call_id)))
         raise ApplicationError(f"unknown hook kind {call.kind!r}", non_retryable=True)
 
+    def open_session(session_id: str) -> Any:
+        if sessions is None:
+            raise ApplicationError(
+                f"run with session_id {session_id!r}, but the worker has no sessions: pass "
+                "sessions='sqlite:///conversations.db' (a URL, or a function from a session "
+                "id to a session) to worker_for()/activities_for()",
+                type="UserError",
+                non_retryable=True,
+            )
+        if isinstance(sessions, str):
+            from stepswitch.sessions import open_session as from_url
+
+            return from_url(sessions, session_id)
+        return sessions(session_id)
+
+    @activity.defn(name=names["session"])
+    async def run_session(raw: dict[str, Any]) -> dict[str, Any]:
+        call = read_call(SessionCall, raw)
+        session = open_session(call.session_id)
+        try:
+            if call.op == "load":
+                snap = await session.load(limit=call.limit)
+                return {"items": write_items(snap.items), "version": snap.version,
+                        "current_agent": snap.current_agent}
+            version = await session.append(
+                read_items(call.items), operation_id=call.operation_id,
+                expected_version=call.expected_version, current_agent=call.current_agent,
+            )
+        except (StepswitchError, AssertionError) as exc:
+            # a conflict, a reused operation id, a corrupt row: retrying cannot help
+            raise _failure(exc, retryable=False) from exc
+        return {"version": version}
+
     @activity.defn(name=names["stamp"])
     async def stamp() -> str:
         return digest
 
-    made: list[Callable[..., Any]] = [call_model, run_hook, stamp]
+    made: list[Callable[..., Any]] = [call_model, run_hook, run_session, stamp]
     made.extend(tool_activity(ref, a) for ref, a in functions.items())
     return made

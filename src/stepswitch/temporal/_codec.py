@@ -20,6 +20,8 @@ from stepswitch.errors import (
     ModelBehaviorError,
     ModelProviderError,
     OutputGuardrailTripwireTriggered,
+    SessionConflict,
+    SessionError,
     StateError,
     StepswitchError,
     UserError,
@@ -38,6 +40,7 @@ from stepswitch.settings import ModelSettings
 __all__ = [
     "HookCall",
     "ModelCall",
+    "SessionCall",
     "ToolCall",
     "error_class",
     "jsonable",
@@ -81,7 +84,20 @@ class HookCall:
     context: Any = None
 
 
-def write_call(call: ModelCall | ToolCall | HookCall) -> dict[str, Any]:
+@dataclass
+class SessionCall:
+    """A conversation's ``load`` or ``append`` (items as a saved state writes them)."""
+
+    op: str
+    session_id: str
+    limit: int | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)
+    operation_id: str = ""
+    expected_version: int | None = None
+    current_agent: str | None = None
+
+
+def write_call(call: ModelCall | ToolCall | HookCall | SessionCall) -> dict[str, Any]:
     """An activity's argument as a plain dict (a shallow one: Temporal's converter would
     deep-copy a dataclass with ``dataclasses.asdict``, and decode one by evaluating its
     type hints on every call; the JSON is the same either way)."""
@@ -100,7 +116,7 @@ def jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
-_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall)
+_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall, SessionCall)
 
 
 def write_items(items: Any) -> list[dict[str, Any]]:
@@ -169,6 +185,8 @@ _ERRORS: dict[str, type[StepswitchError]] = {
         MaxTurnsExceeded,
         InputGuardrailTripwireTriggered,
         OutputGuardrailTripwireTriggered,
+        SessionError,
+        SessionConflict,
     )
 }
 

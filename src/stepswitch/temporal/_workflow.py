@@ -29,6 +29,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, UserError
+from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
@@ -40,9 +41,11 @@ from stepswitch.temporal._activities import activity_names, machine_digest
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
+    SessionCall,
     ToolCall,
     error_class,
     jsonable,
+    read_items,
     read_response,
     write_call,
     write_items,
@@ -65,6 +68,12 @@ __all__ = [
 @dataclass
 class RunInput:
     """What starts a run: the user's input (text or input items as dicts).
+
+    ``session_id`` continues a conversation kept in the worker's sessions
+    (``worker_for(..., sessions=...)``): it must be the workflow id (a conversation is
+    one workflow id, run once per message, so two runs of it never overlap). The run
+    reads the conversation and continues at its current agent; each settled turn is
+    appended. Both are activities.
 
     ``state`` continues a saved run instead (a ``RunState``'s JSON; the workflow's own
     continue-as-new uses it); ``context`` is the run context's value, handed to tools
@@ -199,6 +208,46 @@ class _RemoteTool:
         return getattr(self._tool, name)
 
 
+class _SessionCall:
+    """The awaitable a stand-in session's method returns; the driver runs it as a
+    local activity."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: SessionCall) -> None:
+        self.call = call
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - never awaited
+        raise RuntimeError("a Temporal session stand-in is performed by the workflow driver")
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    items: tuple[Any, ...]
+    version: int
+    current_agent: str | None
+
+
+class _RemoteSession:
+    """The conversation as the workflow sees it: ``load`` and ``append`` (what the
+    runtime's conversation wrapper calls) become activities on the worker's session."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+
+    def load(self, limit: int | None = None) -> _SessionCall:
+        return _SessionCall(SessionCall("load", self.session_id, limit=limit))
+
+    def append(
+        self, items: list[Any], *, operation_id: str, expected_version: int | None,
+        current_agent: str | None,
+    ) -> _SessionCall:
+        return _SessionCall(SessionCall(
+            "append", self.session_id, items=write_items(items), operation_id=operation_id,
+            expected_version=expected_version, current_agent=current_agent,
+        ))
+
+
 class _RemoteModel:
     __slots__ = ("ref",)
 
@@ -230,7 +279,7 @@ def _workflow_core(machine: StateMachine) -> MachineCore:
 # -- options ---------------------------------------------------------------------------------
 
 _NOT_RETRYABLE = ["UserError", "StateError", "ModelBehaviorError", "AssertionError",
-                  "ScriptExhausted"]
+                  "ScriptExhausted", "SessionError", "SessionConflict"]
 
 
 @dataclass(frozen=True)
@@ -431,11 +480,12 @@ class _Driver:
     # -- the run ----------------------------------------------------------------------------
 
     async def run(self, input: RunInput) -> RunOutput:
-        if input.session_id is not None:
+        workflow_id = workflow.info().workflow_id
+        if input.session_id is not None and input.session_id != workflow_id:
             raise ApplicationError(
-                "RunInput.session_id: sessions are not supported by the Temporal driver "
-                "yet; keep the conversation in the workflow (one workflow id per "
-                "conversation) or pass the history as input",
+                f"RunInput.session_id {input.session_id!r} is not this workflow's id "
+                f"{workflow_id!r}: a conversation on Temporal is one workflow id, so start "
+                "each of its runs with id=<conversation id> and the same session_id",
                 type="UserError",
                 non_retryable=True,
             )
@@ -459,6 +509,7 @@ class _Driver:
             workflow.continue_as_new(
                 RunInput(
                     input=input.input,
+                    session_id=input.session_id,
                     context=input.context,
                     max_turns=stop.state.max_turns,
                     state=stop.state.to_json(),
@@ -496,19 +547,54 @@ class _Driver:
         ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
         config = RunConfig()
         ir = self.core.ir
+        session = None if input.session_id is None else _RemoteSession(input.session_id)
+
+        def make_loop(run: Run) -> Generator[Any, Any, Any]:
+            run.model = _RemoteModel(None)
+            self.top = run
+            return run_loop(self.core, run, config)
+
+        def linked(run: Run, state: RunState) -> Generator[Any, Any, Any]:
+            """Go on with a run whose state was taken in this conversation. No claim, as
+            a resume elsewhere makes: the workflow id holds the conversation, and its
+            next append still expects the version the state pinned."""
+            if session is None:
+                return make_loop(run)
+            pin = state.session
+            if pin is None:
+                raise ApplicationError("a state without its session pin", non_retryable=True)
+            link = conversation.SessionLink(
+                session, pin.session_id, pin.version, pin.synced, pin.input_saved
+            )
+            run.session = link
+            return conversation._synced(make_loop(run), run, link, config)
+
         if input.state is not None:
             state = RunState.from_json(input.state)
             budget = input.max_turns if input.max_turns is not None else state.max_turns
             run = Run.resume(self.core, state, max_turns=budget, ctx=ctx)
+            loop = linked(run, state)
         else:
             budget = input.max_turns if input.max_turns is not None else ir.max_turns
-            try:
-                run = Run.start(ir.name, ir.entry, input.input, max_turns=budget, ctx=ctx)
-            except UserError as exc:
-                raise ApplicationError(str(exc), type="UserError", non_retryable=True) from None
-        run.model = _RemoteModel(None)
-        self.top = run
-        result: RunResult = await self._drive(run_loop(self.core, run, config), top=True)
+            # the run id names the session's appends (<run id>:t<turn>): it must be the
+            # same when the run is replayed, or a retried append would not be a no-op
+            run_id = workflow.info().run_id
+
+            def make_run(agent: str) -> Run:
+                made = Run.start(ir.name, agent, input.input, max_turns=budget, ctx=ctx)
+                made.run_id = run_id
+                return made
+
+            if session is not None:
+                loop = conversation.start(self.core, session, make_run, make_loop, config, None)
+            else:
+                try:
+                    loop = make_loop(make_run(ir.entry))
+                except UserError as exc:
+                    raise ApplicationError(
+                        str(exc), type="UserError", non_retryable=True
+                    ) from None
+        result: RunResult = await self._drive(loop, top=True)
         while result.interruptions:
             state = result.to_state()
             self.pending = {
@@ -528,10 +614,9 @@ class _Driver:
                 else:
                     state.reject(call_id, decision.message)
             self.decisions = {}
-            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=run.ctx)
-            run.model = _RemoteModel(None)
-            self.top = run
-            result = await self._drive(run_loop(self.core, run, config), top=True)
+            assert self.top is not None
+            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=self.top.ctx)
+            result = await self._drive(linked(run, state), top=True)
         return result
 
     async def _drive(self, loop: Generator[Any, Any, Any], *, top: bool) -> Any:
@@ -555,6 +640,8 @@ class _Driver:
                     awaitable = effect.awaitable
                     if type(awaitable) is _HookCall:
                         send = await self._hook(awaitable.call)
+                    elif type(awaitable) is _SessionCall:
+                        send = await self._session(awaitable.call)
                     else:  # a pure async hook: it runs in the workflow
                         send = await awaitable
                 else:
@@ -637,6 +724,28 @@ class _Driver:
         if "value" in raw:
             return Ok(raw["value"])
         return Ok(raw["text"])
+
+    async def _session(self, call: SessionCall) -> Any:
+        """A session's load or append, as a local activity. Retrying an append is safe:
+        the same operation id with the same items is a no-op in every session store."""
+        self._check_version()
+        try:
+            value = await workflow.execute_local_activity(
+                self.names["session"],
+                write_call(call),
+                result_type=dict,
+                start_to_close_timeout=self.options.hook_timeout,
+                retry_policy=RetryPolicy(
+                    maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE
+                ),
+            )
+        except ActivityError as exc:
+            raise _activity_error(exc, f"session {call.session_id!r} ({call.op})") from None
+        if call.op == "load":
+            return _Snapshot(
+                tuple(read_items(value["items"])), value["version"], value["current_agent"]
+            )
+        return value["version"]
 
     async def _hook(self, call: HookCall) -> Any:
         self._check_version()
