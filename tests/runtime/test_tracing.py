@@ -356,3 +356,30 @@ def test_spans_a_tool_opens_nest_under_its_execute_tool_span() -> None:
     tool = spans_named(exporter, "execute_tool audited")[0]
     query = spans_named(exporter, "db query")[0]
     assert query.parent is not None and query.parent.span_id == tool.context.span_id
+
+
+def test_a_resumed_flow_continues_its_trace() -> None:
+    from tests.runtime.test_flow_runtime import story_flow
+
+    exporter, config = traced_config()
+    machine = story_flow()
+    first = machine.run_sync("x", model=ScriptedModel([
+        [assistant_message('{"text": "good one"}')],
+        [function_call("publish", {"title": "Dune"})],
+    ]), run_config=config)
+    assert [i.name for i in first.interruptions] == ["publish"]
+    state = ss.RunState.from_json(first.to_state().to_json())
+    state.approve(first.interruptions[0])
+    done = machine.run_sync(state, model=ScriptedModel([[assistant_message("published!")]]),
+                            run_config=config)
+    assert done.final_output == "published!"
+    first_root, resumed_root = spans_named(exporter, "invoke_workflow story")
+    # one trace: the resumed run's workflow span is a child of the first run's
+    assert resumed_root.context.trace_id == first_root.context.trace_id
+    assert resumed_root.parent is not None
+    assert resumed_root.parent.span_id == first_root.context.span_id
+    assert [e.name for e in resumed_root.events][:1] == ["stepswitch.run.resumed"]
+    assert {s.context.trace_id for s in exporter.get_finished_spans()} == {
+        first_root.context.trace_id}
+    # and the state saved after the resume still names the first span
+    assert done.to_state().trace_context == first.to_state().trace_context

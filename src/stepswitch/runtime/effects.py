@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sized
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -237,7 +237,7 @@ class Pump:
                             not job.is_async
                             and job.timeout is None
                             and _LIVE[here] == 1
-                            and len(asyncio.all_tasks(running)) == 1
+                            and _alone(running)
                         ):
                             # the only run and the only task on its loop: a sync call
                             # blocks nobody, and calling it here saves the thread hop
@@ -343,6 +343,40 @@ async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
         except Exception as exc:
             out.append(Err(exc))
     return tuple(out)
+
+
+def _task_sets() -> tuple[Sized, ...] | None:
+    """asyncio's own registries of live tasks (all loops), where this Python has them:
+    ``_all_tasks`` (3.11), ``_scheduled_tasks`` and ``_eager_tasks`` (3.12, 3.13)."""
+    tasks_module = asyncio.tasks
+    names: tuple[str, ...] = ("_scheduled_tasks", "_eager_tasks")
+    if not hasattr(tasks_module, names[0]):
+        names = ("_all_tasks",)
+    sets = tuple(getattr(tasks_module, name, None) for name in names)
+    if all(hasattr(s, "__len__") for s in sets):
+        return sets  # type: ignore[return-value]
+    return None
+
+
+_TASK_SETS = _task_sets()
+
+
+def _alone(running: asyncio.AbstractEventLoop) -> bool:
+    """Whether the current task is the only unfinished task on ``running``.
+
+    ``asyncio.all_tasks`` answers by iterating a weak set (about 3 µs, the largest
+    single cost of a tool turn); asyncio's registries hold every task of every loop,
+    so when they hold just one, it is the current task, and the answer is yes without
+    iterating. Otherwise (other tasks, other loops, tasks not yet collected, or a
+    Python without these registries) the exact count decides."""
+    sets = _TASK_SETS
+    if sets is not None:
+        count = 0
+        for tasks in sets:
+            count += len(tasks)
+        if count == 1:
+            return True
+    return len(asyncio.all_tasks(running)) == 1
 
 
 _LIVE: dict[int, int] = {}

@@ -50,11 +50,12 @@ if TYPE_CHECKING:  # pydantic loads with the first flow that needs it, not the r
 __all__ = [
     "FlowCore",
     "FlowStep",
+    "flow_loop",
+    "flow_run",
     "next_node",
     "no_route",
     "predicate_of",
     "route_key",
-    "start_flow",
     "to_text",
 ]
 
@@ -224,6 +225,9 @@ class FlowRun:
     emit: bool = False
     live: list[RunItem] = field(default_factory=list)
     """Items of the agent node running now (shown in errors and pauses)."""
+    trace_context: str | None = None
+    """The W3C traceparent of the flow's first workflow span (kept in its states, so a
+    resumed flow continues the same trace)."""
 
     def all_items(self) -> list[RunItem]:
         items = list(self.items)
@@ -275,6 +279,7 @@ class FlowRun:
             nested=self.paused_runs(),
             status="interrupted" if status == "interrupted" else "stopped",
             flow=flow,
+            trace_context=self.trace_context,
         )
 
     def result(self, fc: FlowCore, final: Any, *, paused: bool) -> RunResult:
@@ -307,17 +312,16 @@ class FlowRun:
 # -- starting and resuming ------------------------------------------------------------------
 
 
-def start_flow(
+def flow_run(
     fc: FlowCore,
     input: Any,
     *,
     model: Any,
     ctx: RunContext[Any],
     max_turns: int | None,
-    config: RunConfig,
     emit: bool,
-) -> Loop:
-    """The flow loop for a new run (``input``) or a resumed one (a ``RunState``)."""
+) -> FlowRun:
+    """The state of a new flow run (``input``) or a resumed one (a ``RunState``)."""
     name = fc.core.ir.name
     if isinstance(input, RunState):
         fr = _resume(fc, input, ctx=ctx, max_turns=max_turns)
@@ -327,7 +331,7 @@ def start_flow(
         fr = FlowRun(name, items, input, ctx, max_turns, entry.name, input)
     fr.model = model
     fr.emit = emit
-    return flow_loop(fc, fr, config)
+    return fr
 
 
 def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
@@ -373,7 +377,7 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
     fr = FlowRun(
         state.workflow, tuple(state.input), list(state.input), ctx, max_turns, fs.node, value,
         items=list(state.items[: fs.done]), uses=dict(fs.uses),
-        always=dict(state.always), fresh=fresh,
+        always=dict(state.always), fresh=fresh, trace_context=state.trace_context,
     )
     if child is not None:
         if node.kind != "agent" or child.current_agent not in fc.core.states:

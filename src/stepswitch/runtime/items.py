@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from stepswitch.runtime._quick import quick_init
+
 __all__ = [
     "HandoffCallItem",
     "HandoffOutputItem",
@@ -23,6 +25,7 @@ __all__ = [
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class UserInputItem:
     """A user message given as run input (not part of ``new_items``)."""
@@ -32,6 +35,7 @@ class UserInputItem:
     type: Literal["user_input_item"] = "user_input_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MessageOutputItem:
     """Assistant text (or a refusal) produced by ``agent``'s turn."""
@@ -42,6 +46,7 @@ class MessageOutputItem:
     type: Literal["message_output_item"] = "message_output_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallItem:
     """The model proposed a call of a function tool or agent tool."""
@@ -53,6 +58,7 @@ class ToolCallItem:
     type: Literal["tool_call_item"] = "tool_call_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallOutputItem:
     """The trusted side's observation for ``call_id``: what the model sees next turn.
@@ -70,6 +76,7 @@ class ToolCallOutputItem:
     type: Literal["tool_call_output_item"] = "tool_call_output_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class HandoffCallItem:
     """The model called a handoff tool (``transfer_to_<agent>``)."""
@@ -81,6 +88,7 @@ class HandoffCallItem:
     type: Literal["handoff_call_item"] = "handoff_call_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class HandoffOutputItem:
     """The handoff took effect: ``output`` is ``{"assistant": "<target>"}``."""
@@ -93,6 +101,7 @@ class HandoffOutputItem:
     type: Literal["handoff_output_item"] = "handoff_output_item"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolApprovalItem:
     """A call that waits for a human's yes or no before it may run.

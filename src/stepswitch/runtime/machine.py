@@ -23,7 +23,7 @@ from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
-from stepswitch.runtime.flow import FlowCore, FlowStep, start_flow
+from stepswitch.runtime.flow import FlowCore, FlowStep, flow_loop, flow_run
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -116,12 +116,15 @@ class StateMachine:
             tracer = tracer_for(config.tracer_provider)
             # a traced flow announces its nodes (Emit), which the tracer turns into spans;
             # drivers that do not stream drop those effects as they drop every Emit
-            loop = start_flow(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
-                              config=config, emit=emit or tracer is not None)
+            fr = flow_run(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+                          emit=emit or tracer is not None)
+            loop = flow_loop(self._flow, fr, config)
             if tracer is not None:
-                loop, _ = tracing.start(
+                # a resumed flow continues the trace its state carries
+                loop, fr.trace_context = tracing.start(
                     tracer, loop, workflow=self.ir.name, agent=None,
-                    content=config.trace_content, conversation_id=None, saved_context=None,
+                    content=config.trace_content, conversation_id=None,
+                    saved_context=fr.trace_context,
                 )
             return loop
 

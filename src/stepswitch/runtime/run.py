@@ -86,13 +86,22 @@ class Run:
     """The run's model (never saved in a state)."""
     emit: bool = False
     """Yield ``Emit`` effects (set by the streaming driver; the items are the same)."""
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    """Stable across pause and resume: session operation ids and idempotency keys."""
+    known_id: str | None = None
+    """The run id, once made or read from a resumed state (see :attr:`run_id`)."""
     session: Any = None
     """The run's link to its session (:mod:`.conversation`), or None."""
     trace_context: str | None = None
     """The W3C traceparent of the run's first workflow span, kept in its states so a
     resumed run continues the same trace."""
+
+    @property
+    def run_id(self) -> str:
+        """Stable across pause and resume: session operation ids and idempotency keys.
+        Made on first use: a run that never saves a state nor calls a tool wanting an
+        idempotency key skips the random bytes (a system call per run)."""
+        if self.known_id is None:
+            self.known_id = uuid.uuid4().hex
+        return self.known_id
 
     @classmethod
     def start(
@@ -141,8 +150,7 @@ class Run:
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
         )
-        if state.run_id is not None:
-            run.run_id = state.run_id
+        run.known_id = state.run_id
         if state.history is None:
             run.history = list(run.input)
             run.history.extend(i for i in run.items if visible(i))

@@ -1,0 +1,55 @@
+"""The loop's frozen values keep their dataclass behaviour with the quicker constructor."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import pytest
+
+from stepswitch.runtime._quick import quick_init
+from stepswitch.runtime.items import ToolApprovalItem, ToolCallOutputItem
+from stepswitch.runtime.model import ModelRequest
+from stepswitch.settings import ModelSettings
+
+
+def test_items_are_still_frozen_equal_and_hashable() -> None:
+    a = ToolCallOutputItem("bot", "c1", "ok", "lookup", False, {"x": 1})
+    b = ToolCallOutputItem(agent="bot", call_id="c1", output="ok", name="lookup", value=None)
+    assert a == b  # ``value`` is compare=False
+    assert a.type == "tool_call_output_item" and a.is_error is False
+    approval = ToolApprovalItem("bot", "t", "c", "{}")
+    assert hash(approval) == hash(ToolApprovalItem("bot", "t", "c", "{}"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.output = "changed"  # type: ignore[misc]
+    assert ToolApprovalItem("bot", "t", "c", "{}").run_path == ()
+
+
+def test_default_factories_run_per_instance() -> None:
+    request = ModelRequest("bot", None, (), (), None)
+    assert request.settings == ModelSettings()
+    given = ModelSettings(temperature=0.5)
+    assert ModelRequest("bot", None, (), (), None, given).settings is given
+
+
+def test_arguments_are_checked_like_a_dataclass() -> None:
+    with pytest.raises(TypeError):
+        ToolCallOutputItem("bot")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ToolCallOutputItem("bot", "c", "o", nope=1)  # type: ignore[call-arg]
+
+
+def test_only_frozen_slots_dataclasses_are_accepted() -> None:
+    @dataclass(slots=True)
+    class Plain:
+        x: int
+
+    with pytest.raises(TypeError, match="not a frozen slots dataclass"):
+        quick_init(Plain)
+
+    @dataclass(frozen=True, slots=True)
+    class KwOnly:
+        x: int = field(kw_only=True)
+
+    with pytest.raises(TypeError, match="kw_only"):
+        quick_init(KwOnly)
