@@ -582,7 +582,7 @@ class _Driver:
 
             def make_run(agent: str) -> Run:
                 made = Run.start(ir.name, agent, input.input, max_turns=budget, ctx=ctx)
-                made.run_id = run_id
+                made.known_id = run_id
                 return made
 
             if session is not None:
