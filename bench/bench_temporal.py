@@ -83,6 +83,7 @@ class ByRequest:
     """The support flow's answers, chosen by the agent and what the run has so far."""
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
+        out: list[Any]
         if request.agent == "researcher":
             out = [assistant_message('{"summary": "refundable within 30 days"}')]
         else:

@@ -29,8 +29,10 @@ from temporalio.exceptions import ApplicationError
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
+from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.tools import adapter_for, output_text
+from stepswitch.runtime.tracing import tracer_for
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
@@ -43,6 +45,7 @@ from stepswitch.temporal._codec import (
     write_items,
     write_response,
 )
+from stepswitch.temporal._tracing import context_of, error, guarded
 
 if TYPE_CHECKING:
     from stepswitch.runtime.machine import StateMachine
@@ -84,13 +87,63 @@ Sessions = str | Callable[[str], Any]
 function from a session id to a session."""
 
 
+class _Span:
+    """A span an activity opens under the workflow's ``traceparent`` (a no-op without
+    tracing); current while the call runs, so the callee's own spans nest under it."""
+
+    def __init__(self, provider: Any, traceparent: str | None, name: str, client: bool,
+                 attributes: dict[str, Any]) -> None:
+        self.span: Any = None
+        self.token: Any = None
+        tracer = tracer_for(provider) if traceparent else None
+        if tracer is None:
+            return
+        from opentelemetry import context, trace
+
+        self.api = trace
+
+        def open_() -> None:
+            kind = trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL
+            self.span = tracer.start_span(name, context=context_of(traceparent), kind=kind,
+                                          attributes=attributes)
+            self.token = context.attach(trace.set_span_in_context(self.span))
+
+        guarded(open_)
+
+    def done(self, attributes: dict[str, Any] | None = None,
+             exc: BaseException | None = None) -> None:
+        if self.span is None:
+            return
+        span, token = self.span, self.token
+        self.span = None
+
+        def close() -> None:
+            from opentelemetry import context
+
+            if token is not None:
+                context.detach(token)
+            if attributes:
+                span.set_attributes(attributes)
+            if exc is not None:
+                error(self.api, span, exc)
+            span.end()
+
+        guarded(close)
+
+
 def activities_for(
-    machine: StateMachine, model: Model | None = None, *, sessions: Sessions | None = None
+    machine: StateMachine,
+    model: Model | None = None,
+    *,
+    sessions: Sessions | None = None,
+    tracer_provider: Any = None,
 ) -> list[Callable[..., Any]]:
     """The activities a worker needs for ``machine``'s runs.
 
     ``model`` answers the model calls of agents without a model of their own;
-    ``sessions`` keeps the conversations of runs started with ``RunInput(session_id=…)``.
+    ``sessions`` keeps the conversations of runs started with ``RunInput(session_id=…)``;
+    ``tracer_provider`` (else the global one, if set) gets the ``chat`` and
+    ``execute_tool`` spans of the calls.
     """
     core = machine._core
     names = activity_names(machine)
@@ -117,13 +170,32 @@ def activities_for(
                 type="UserError",
                 non_retryable=True,
             )
+        request = request_of(call.request)
+        name = request.model or getattr(chosen, "model", None)
+        name = name if isinstance(name, str) and name else "unknown"
+        provider = getattr(chosen, "provider_name", None)
+        attrs: dict[str, Any] = {
+            sc.OPERATION_NAME: sc.OP_CHAT,
+            sc.PROVIDER_NAME: provider if isinstance(provider, str) and provider else "unknown",
+            sc.REQUEST_MODEL: name,
+        }
+        if call.conversation_id:
+            attrs[sc.CONVERSATION_ID] = call.conversation_id
+        span = _Span(tracer_provider, call.traceparent, f"{sc.OP_CHAT} {name}", True, attrs)
         try:
-            response = await chosen.get_response(request_of(call.request))
+            response = await chosen.get_response(request)
         except ModelProviderError as exc:
+            span.done(exc=exc)
             raise _failure(exc, retryable=True) from exc
         except (StepswitchError, AssertionError) as exc:
             # the model misbehaved, or a scripted model ran dry: retrying cannot help
+            span.done(exc=exc)
             raise _failure(exc, retryable=False) from exc
+        except BaseException as exc:
+            span.done(exc=exc)
+            raise
+        span.done({sc.USAGE_INPUT_TOKENS: response.usage.input_tokens,
+                   sc.USAGE_OUTPUT_TOKENS: response.usage.output_tokens})
         return write_response(response)
 
     def tool_activity(ref: str, action: RunFunction) -> Callable[..., Any]:
@@ -135,14 +207,24 @@ def activities_for(
             params = bound.validator.validate_json(json.dumps(call.arguments))
             kwargs = {name: getattr(params, name) for name in bound.names}
             args = (RunContext(call.context, Usage()),) if action.takes_context else ()
+            name = call.name or ref
+            span = _Span(tracer_provider, call.traceparent, f"{sc.OP_EXECUTE_TOOL} {name}",
+                         False, {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
+                                 sc.TOOL_CALL_ID: call.call_id, sc.TOOL_TYPE: "function"})
             try:
                 if action.is_async:
                     value = await bound.fn(*args, **kwargs)
                 else:
+                    # the thread runs in a copy of this context: the tool's spans nest too
                     value = await _value(await asyncio.to_thread(bound.fn, *args, **kwargs))
             except Exception as exc:
                 # a tool that raised is the model's error output, never run again
+                span.done(exc=exc)
                 raise _failure(exc, retryable=False) from exc
+            except BaseException as exc:
+                span.done(exc=exc)
+                raise
+            span.done()
             if isinstance(value, _JSON_NATIVE):
                 try:
                     json.dumps(value)

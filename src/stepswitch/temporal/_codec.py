@@ -61,6 +61,9 @@ class ModelCall:
 
     request: dict[str, Any]
     model_ref: str | None = None
+    traceparent: str | None = None
+    """The span the model call's ``chat`` span goes under (its agent's)."""
+    conversation_id: str | None = None
 
 
 @dataclass
@@ -71,6 +74,10 @@ class ToolCall:
     context: Any = None
     call_id: str = ""
     workflow_id: str = ""
+    name: str = ""
+    """The tool's name as the model calls it."""
+    traceparent: str | None = None
+    """The span the tool's ``execute_tool`` span goes under (its agent's)."""
 
 
 @dataclass

@@ -37,6 +37,7 @@ from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
+from stepswitch.runtime.tracing import tracer_for
 from stepswitch.temporal._activities import activity_names, machine_digest
 from stepswitch.temporal._codec import (
     HookCall,
@@ -51,6 +52,13 @@ from stepswitch.temporal._codec import (
     write_items,
     write_request,
 )
+from stepswitch.temporal._tracing import (
+    Segment,
+    WorkflowTrace,
+    current_traceparent,
+    traceparent_of,
+)
+from stepswitch.temporal._tracing import error as span_error
 
 if TYPE_CHECKING:
     from stepswitch.runtime.machine import StateMachine
@@ -92,6 +100,9 @@ class RunInput:
     another version then fails the run at once. Continue-as-new carries it."""
     usage: list[int] | None = None
     runs: int = 1
+    traceparent: str | None = field(default_factory=current_traceparent)
+    """The span the run's spans go under: by default the caller's current span, when
+    there is one (docs/tracing.md, "On Temporal")."""
 
 
 @dataclass
@@ -291,6 +302,7 @@ class _Options:
     tool_retry: RetryPolicy
     continue_as_new_after: int | None
     local_activities: bool = False
+    tracer_provider: Any = None
 
     def execute(self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy) -> Any:
         """Schedule an activity (or a local one): an awaitable of its result."""
@@ -313,6 +325,7 @@ def workflow_for(
     tool_retry: RetryPolicy | None = None,
     continue_as_new_after: int | None = 100,
     local_activities: bool = False,
+    tracer_provider: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
     ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
@@ -324,7 +337,8 @@ def workflow_for(
     that runs the workflow, without a round trip through the server per call: faster,
     for calls well under the workflow task timeout). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
-    activity runs again on another worker.
+    activity runs again on another worker. ``tracer_provider`` (else the global one, if
+    set) gets the run's workflow and agent spans.
     """
     options = _Options(
         model_timeout,
@@ -340,6 +354,7 @@ def workflow_for(
         tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
         continue_as_new_after,
         local_activities,
+        tracer_provider,
     )
     core = _workflow_core(machine)
     digest = machine_digest(machine)
@@ -416,6 +431,8 @@ class _Driver:
         self.waiting = False
         self.finished = False
         self.turns = 0
+        self.trace: WorkflowTrace | None = None
+        self.segment = Segment(None, lambda: None)
 
     # -- versioning -------------------------------------------------------------------------
 
@@ -490,6 +507,12 @@ class _Driver:
                 non_retryable=True,
             )
         self.context = input.context
+        tracer = tracer_for(self.options.tracer_provider)
+        if tracer is not None:
+            self.trace = WorkflowTrace(
+                tracer, self.core.ir.name, workflow_id, input.traceparent
+            )
+            self.segment = Segment(self.trace, self.trace.root_context)
         if input.digest is not None:
             self.stamp = input.digest
         else:
@@ -506,6 +529,12 @@ class _Driver:
                 raise stop.error from None
             assert stop.state is not None and self.top is not None
             u = self.top.ctx.usage
+            traceparent = input.traceparent
+            if self.trace is not None:
+                if self.trace.root is not None:
+                    traceparent = traceparent_of(self.trace.root)
+                self.segment.end()
+                self.trace.end(self.top.current)
             workflow.continue_as_new(
                 RunInput(
                     input=input.input,
@@ -516,12 +545,19 @@ class _Driver:
                     digest=self.stamp,
                     usage=[u.requests, u.input_tokens, u.output_tokens, u.total_tokens],
                     runs=input.runs + 1,
+                    traceparent=traceparent,
                 )
             )
         except StepswitchError as exc:
+            if self.trace is not None:
+                self.segment.end(exc=exc)
+                self.trace.end(None, exc)
             raise self._run_failed(exc) from None
         finally:
             self.finished = True
+        if self.trace is not None:
+            self.segment.end()
+            self.trace.end(result.last_agent)
         u = result.usage
         return RunOutput(
             final_output=jsonable(result.final_output),
@@ -594,8 +630,11 @@ class _Driver:
                     raise ApplicationError(
                         str(exc), type="UserError", non_retryable=True
                     ) from None
-        result: RunResult = await self._drive(loop, top=True)
+        result: RunResult = await self._drive(loop, top=True, segment=self.segment)
         while result.interruptions:
+            if self.trace is not None:
+                self.segment.end(result.interruptions)
+                self.trace.end(result.last_agent)
             state = result.to_state()
             self.pending = {
                 i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
@@ -613,13 +652,20 @@ class _Driver:
                     state.approve(call_id)
                 else:
                     state.reject(call_id, decision.message)
+            if self.trace is not None:
+                self.trace.resume(
+                    {c: d.approve for c, d in self.decisions.items()}, state.current_turn
+                )
+                self.segment = Segment(self.trace, self.trace.root_context)
             self.decisions = {}
             assert self.top is not None
             run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=self.top.ctx)
-            result = await self._drive(linked(run, state), top=True)
+            result = await self._drive(linked(run, state), top=True, segment=self.segment)
         return result
 
-    async def _drive(self, loop: Generator[Any, Any, Any], *, top: bool) -> Any:
+    async def _drive(
+        self, loop: Generator[Any, Any, Any], *, top: bool, segment: Segment
+    ) -> Any:
         send: Any = None
         error: BaseException | None = None
         while True:
@@ -633,9 +679,9 @@ class _Driver:
                 continue
             try:
                 if kind is CallModel:
-                    send = await self._model(effect, top)
+                    send = await self._model(effect, top, segment)
                 elif kind is RunJobs:
-                    send = await self._jobs(effect)
+                    send = await self._jobs(effect, segment)
                 elif kind is Await:
                     awaitable = effect.awaitable
                     if type(awaitable) is _HookCall:
@@ -649,14 +695,17 @@ class _Driver:
             except Exception as exc:
                 error = exc
 
-    async def _model(self, effect: CallModel, top: bool) -> Any:
+    async def _model(self, effect: CallModel, top: bool, segment: Segment) -> Any:
         self._check_version()
         if top and not effect.alongside and self.top is not None:
             self._maybe_continue(self.top)
         self.turns += 1
         marker: Any = effect.model
         ref = marker.ref if type(marker) is _RemoteModel else None
-        call = ModelCall(write_request(effect.request), ref)
+        call = ModelCall(
+            write_request(effect.request), ref, segment.traceparent(effect.request.agent),
+            None if self.trace is None else self.trace.conversation_id,
+        )
         task = asyncio.ensure_future(
             self.options.execute(
                 self.names["model"], write_call(call), self.options.model_timeout,
@@ -690,31 +739,46 @@ class _Driver:
         state.current_turn = run.turn - 1
         raise _Stop(state=state)
 
-    async def _jobs(self, effect: RunJobs) -> tuple[Any, ...]:
+    async def _jobs(self, effect: RunJobs, segment: Segment) -> tuple[Any, ...]:
         sem = asyncio.Semaphore(effect.limit) if effect.limit else None
 
         async def one(job: Any) -> Any:
             if sem is None:
-                return await self._job(job)
+                return await self._job(job, segment)
             async with sem:
-                return await self._job(job)
+                return await self._job(job, segment)
 
         if len(effect.jobs) == 1:
-            return (await self._job(effect.jobs[0]),)
+            return (await self._job(effect.jobs[0], segment),)
         return tuple(await asyncio.gather(*(one(j) for j in effect.jobs)))
 
-    async def _job(self, job: Any) -> Any:
+    async def _job(self, job: Any, segment: Segment) -> Any:
         if type(job) is NestedJob:
+            span = segment.tool(job.name, job.call_id) if job.name else None
+            nested = Segment(segment.trace, segment.context if span is None else (
+                lambda: segment.trace.api.set_span_in_context(span)  # type: ignore[union-attr]
+            ))
             try:
-                return Ok(await self._drive(job.loop, top=False))
+                value = await self._drive(job.loop, top=False, segment=nested)
             except Exception as exc:
+                nested.end(exc=exc)
+                self._end_span(span, exc)
                 return Err(exc)
+            nested.end(getattr(value, "interruptions", ()))
+            self._end_span(span, None)
+            return Ok(value)
         assert type(job) is CallJob
         self._check_version()
         fn = job.fn
         if type(fn) is not _ToolFn:
             raise TypeError(f"the workflow cannot run {fn!r} itself")
-        args = ToolCall(jsonable(job.kwargs), self.context, "", workflow.info().workflow_id)
+        # a tool runs under its agent's span; the first tool of a resumed run comes
+        # before any model call of its segment
+        agent = segment.agent or (self.top.current if self.top is not None else None)
+        args = ToolCall(
+            jsonable(job.kwargs), self.context, job.call_id, workflow.info().workflow_id,
+            job.name, segment.traceparent(agent) if agent else None,
+        )
         try:
             raw = await self.options.execute(
                 fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry
@@ -724,6 +788,18 @@ class _Driver:
         if "value" in raw:
             return Ok(raw["value"])
         return Ok(raw["text"])
+
+    def _end_span(self, span: Any, exc: BaseException | None) -> None:
+        trace = self.trace
+        if span is None or trace is None:
+            return
+
+        def close() -> None:
+            if exc is not None:
+                span_error(trace.api, span, exc)
+            span.end()
+
+        trace.guard(close)
 
     async def _session(self, call: SessionCall) -> Any:
         """A session's load or append, as a local activity. Retrying an append is safe:
