@@ -17,20 +17,31 @@ start compiles stepswitch's own modules again, which costs about a third more.
 Targets (issue #10): ``import codegen.support`` ≤ 0.15 s, ``import stepswitch``
 ≤ 0.15 s, ``stepswitch check graphs/`` whole process ≤ 0.25 s.
 
-Figures (2 shared cores under load; instruction counts from
-``valgrind --tool=callgrind python -c STATEMENT``, which load does not change;
-before = main at 0eb4435, after = the lazy runtime; bytecode cached):
+Figures (2 shared cores under load, so instruction counts: ``valgrind --tool=callgrind
+python -c STATEMENT``, millions, which the load does not change; before = main at
+0eb4435, after = the lazy runtime; "cached" with bytecode, "source" compiling our modules):
 
-    statement                               before      after
-    python -c pass                            39 M       39 M
-    import stepswitch.runtime.generated      952 M      526 M   (pydantic no longer loads)
-    import codegen.support                  1072 M     1067 M   (its tools module loads pydantic)
-    stepswitch check graphs/ (in process)   1267 M     1064 M   (no run loop, no asyncio)
+    statement                               cached: before  after   source: before  after
+    python -c pass                                    39     39               39     39
+    import stepswitch                                 84     83               98     98
+    import stepswitch.runtime                        952     83             1210    101
+    import stepswitch.runtime.generated              952    530             1214    790
+    import codegen.support                          1072   1067             1428   1429
+    stepswitch check graphs/ (main() in process)    1267   1066             1824   1412
+
+The runtime no longer loads pydantic; ``stepswitch check`` no longer loads the run loop
+or asyncio. A generated runner is not faster: its user module (graphs/support.py)
+declares its tools with the DSL, which loads pydantic, and the runtime then loads asyncio.
 
 What remains in ``import codegen.support``: pydantic (~540 M with its first model
 class: the user's module declares its tools with the DSL), asyncio (~200 M: every driver,
-``run_sync`` too, runs on an event loop), the DSL (~200 M) and the runtime's own ~70
-dataclasses (~0.7 ms each to create on Python 3.11).
+``run_sync`` too, runs on an event loop, so deferring it would move the cost to the first
+run, not remove it), the DSL (~170 M) and the runtime's own ~70 dataclasses (3–4 M each:
+Python 3.11's dataclasses compile every generated method separately). To recount one:
+
+    PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= python -c "import codegen.support"
+    PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= valgrind --tool=callgrind \\
+        --callgrind-out-file=/dev/null python -c "import codegen.support"
 
     python bench/bench_import.py [--runs N] [--source]
 """

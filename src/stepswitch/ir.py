@@ -65,6 +65,8 @@ class RunFunction:
     """What a raising tool becomes: the default error output, a propagated error, or
     the tool's own ``failure_error_function``."""
     approval: Approval = "never"
+    timeout: float | None = None
+    """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
     kind: Literal["function"] = "function"
 
 

@@ -573,6 +573,34 @@ def test_input_filter_changes_what_the_next_agent_sees_not_the_items() -> None:
     assert len(out.result.new_items) == 5
 
 
+def test_input_filter_sees_the_handoff_output_and_a_raising_one_leaves_no_handoff() -> None:
+    seen: list[list[str]] = []
+
+    def record(data: ss.HandoffInputData) -> ss.HandoffInputData:
+        seen.append([i.type for i in data.new_items])
+        return data
+
+    b = ss.Agent("b")
+    a = ss.Agent("a", handoffs=[ss.handoff(b, input_filter=record)])
+    out = run_all(compile_agents(a, b), "hi",
+                  [[function_call("transfer_to_b")], [assistant_message("b here")]])
+    # as in the SDK, the filter's new items end with the handoff's own output
+    assert seen == [["handoff_call_item", "handoff_output_item"]] * len(seen)
+    assert out.result.last_agent == "b"
+
+    def boom(data: ss.HandoffInputData) -> ss.HandoffInputData:
+        raise RuntimeError("filter broke")
+
+    a = ss.Agent("a", handoffs=[ss.handoff(b, input_filter=boom)])
+    failed = run_all(compile_agents(a, b), "hi", [[function_call("transfer_to_b")]])
+    assert isinstance(failed.error, RuntimeError)
+    data = failed.error.run_data  # type: ignore[attr-defined]
+    # the handoff did not take effect: no output claims the run moved, and it did not
+    assert data.last_agent == "a"
+    assert [i.type for i in data.new_items] == ["handoff_call_item"]
+    assert data.to_state().current_agent == "a"
+
+
 def test_input_filter_history_survives_a_pause() -> None:
     def only_input(data: ss.HandoffInputData) -> ss.HandoffInputData:
         return ss.HandoffInputData(data.input_history, (), ())

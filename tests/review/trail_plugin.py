@@ -26,12 +26,7 @@ _original = harness.run_all
 # Known runtime discrepancies the trail check finds, each (test id prefix, code). They are
 # reported as "known" and must keep occurring (strict, like xfail_strict): when the
 # runtime is fixed, the entry goes.
-KNOWN: dict[tuple[str, str], str] = {
-    ("tests/conformance/test_fault_endings.py::test_a_raising_hook_ends_the_run_with_its_data"
-     "[input filter]", "TR205"):
-        "a handoff input filter that raises ends the run after the handoff output is "
-        "recorded, but the state stays at the source agent",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 SEEN_KNOWN: set[tuple[str, str]] = set()
 RUNS: dict[str, int] = {"runs": 0, "trails": 0, "states": 0, "failed": 0, "dangling": 0}
 FINDINGS: list[str] = []

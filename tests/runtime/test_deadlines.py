@@ -164,3 +164,23 @@ def test_a_blocking_sync_tool_does_not_block_other_runs() -> None:
     a, b = asyncio.run(both())
     assert output_of(a.new_items[1]) == "saw the other run"
     assert b.final_output == "b done"
+
+
+@ss.function_tool(timeout=2.5)
+def timed(n: int) -> str:
+    """Takes a while (importable by path, for the generated runner)."""
+    return "done"
+
+
+def test_a_tool_timeout_is_part_of_the_ir_and_the_generated_runner() -> None:
+    from graphs.support import lookup_order
+    from stepswitch.compiler.codegen import codegen
+    from stepswitch.ir import RunFunction
+
+    machine = compile_agents(ss.Agent("a", tools=[timed]))
+    (entry,) = machine.ir.states[0].tools
+    assert isinstance(entry.action, RunFunction) and entry.action.timeout == 2.5
+    # the runner states it (the loop reads the IR, not the tool object)
+    assert "timeout=2.5" in codegen(machine)
+    plain = compile_agents(ss.Agent("b", tools=[lookup_order]))
+    assert "timeout" not in codegen(plain)

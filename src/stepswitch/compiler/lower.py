@@ -102,6 +102,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
                 takes_context=t.context_type is not None,
                 failure=t.failure_mode,
                 approval=t.needs_approval,
+                timeout=t.timeout,
             ),
             t.strict,
             str(t.location),

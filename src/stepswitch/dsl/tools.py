@@ -219,9 +219,9 @@ def _make_tool(
         )
     tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
-    params_model, context_type = _params_model(fn, tool_name, doc, site)
-    strict_schema = strictify(params_model.model_json_schema())
-    schema = strict_schema.schema if strict else params_model.model_json_schema()
+    params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
+    strict_schema = strictify(plain_schema)  # a deep copy: plain_schema stays as it is
+    schema = strict_schema.schema if strict else plain_schema
     return FunctionTool(
         fn,
         name=tool_name,
@@ -299,7 +299,9 @@ class _LenientNamespace(dict[str, Any]):
 
 def _params_model(
     fn: Any, tool_name: str, doc: docstring_parser.Docstring, site: Site
-) -> tuple[type[BaseModel], Any]:
+) -> tuple[type[BaseModel], dict[str, Any], Any]:
+    """The parameters' pydantic model, its JSON schema (made once: generating it is
+    most of a tool's declaration cost) and the run-context type, if any."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
@@ -336,13 +338,13 @@ def _params_model(
             __config__=ConfigDict(extra="ignore", protected_namespaces=()),
             **fields,
         )
-        model.model_json_schema()
+        schema = model.model_json_schema()
     except Exception as exc:
         raise UserError(
             f"function_tool {tool_name!r} at {site}: {_unschemable(fields, exc)}; use a "
             "standard type, an enum, a pydantic model or a dataclass"
         ) from None
-    return model, context_type
+    return model, schema, context_type
 
 
 def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:

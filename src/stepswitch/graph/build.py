@@ -314,6 +314,7 @@ class _Builder:
             is_async=tool.is_async,
             context_type=self._type_ref(tool.context_type) if tool.takes_context else None,
             failure_mode=failure,
+            timeout=getattr(tool, "timeout", None),
             opaque=tool.opaque,
             location=self._location(tool.site),
         )

@@ -96,6 +96,8 @@ class ToolSpec(_Frozen):
     context_type: Ref | None = None
     """The ``T`` of a ``RunContext[T]`` first parameter, if the tool declares one."""
     failure_mode: Literal["default", "raise", "custom"] = "default"
+    timeout: float | None = None
+    """Seconds one call may take (``function_tool(timeout=)``); None: no limit."""
     opaque: str | None = None
     """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
     from an SDK app); None for every tool it runs."""

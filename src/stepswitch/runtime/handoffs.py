@@ -105,20 +105,18 @@ def take_handoffs(
         hook = core.obj(action.on_handoff)
         hooked = hook(run.ctx, value) if action.input_type is not None else hook(run.ctx)
         yield from call_hook(hooked)
-    key = (agent, call.name)
-    run.uses[key] = run.uses.get(key, 0) + 1
-    run.append(
-        HandoffOutputItem(
-            agent, call.call_id, _transfer_text(action.target), agent, action.target
-        )
+    output = HandoffOutputItem(
+        agent, call.call_id, _transfer_text(action.target), agent, action.target
     )
     flt = core.obj(action.input_filter) if action.input_filter is not None else None
     flt = flt or config.handoff_input_filter
+    history: list[InputItem] | None = None
     if flt is not None:
+        # the filter sees the handoff's output among the turn's new items (as in the SDK)
         data = HandoffInputData(
             input_history=run.input,
             pre_handoff_items=tuple(run.items[:start]),
-            new_items=tuple(run.items[start:]),
+            new_items=(*run.items[start:], output),
             run_context=run.ctx,
         )
         filtered = yield from call_hook(flt(data))
@@ -127,9 +125,16 @@ def take_handoffs(
                 f"handoff {call.name}: the input filter returned {type(filtered).__name__}, "
                 "not HandoffInputData"
             )
-        history: list[InputItem] = list(filtered.input_history)
+        history = list(filtered.input_history)
         history.extend(i for i in filtered.pre_handoff_items if visible(i))
         history.extend(i for i in filtered.new_items if visible(i))
+    # Only now does the handoff take effect: a filter that raised leaves the run at the
+    # source agent with the handoff call unanswered (a run stopped mid-turn), never an
+    # output that says "moved" beside a state that did not move.
+    key = (agent, call.name)
+    run.uses[key] = run.uses.get(key, 0) + 1
+    run.append(output)
+    if history is not None:
         run.history = history
         run.history_filtered = True
         run.history_from = len(run.items)

@@ -573,7 +573,7 @@ def _prepare(
         # the validated model's fields, by name (extra keys are ignored, so nothing else)
         kwargs = params.__dict__
         return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id,
-                       getattr(bound.tool, "timeout", None))
+                       action.timeout)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
