@@ -1,43 +1,79 @@
 """Benchmark: durable runs on Temporal beside the in-process driver.
 
 N concurrent runs of the support flow (graphs/support.py: triage looks the order up,
-asks the researcher agent as a tool, answers: 4 model calls, 3 activities of tools
-and nested turns, no approval) on ONE worker against a local dev server started from
-the pinned `temporal` binary, with a scripted model that answers by the request (so
-concurrent runs do not share a script). The same N runs on ``machine.run`` for
-comparison; then again with ``local_activities=True`` (model calls and tools as local
-activities: no server round trip per call). Reports runs/s, p50/p99 run latency, and
-the engine's per-turn overhead (a run's latency alone, sequential runs, minus
-in-process, per model turn).
+asks the researcher agent as a tool, answers: 4 model calls, 1 tool, a nested run, no
+approval) on ONE worker against a local dev server started from the pinned `temporal`
+binary, with a scripted model that answers by the request (so concurrent runs do not
+share a script). The same N runs on ``machine.run`` for comparison; then on Temporal
+with activities, and with ``local_activities=True`` (model calls and tools as local
+activities: no server round trip per call).
+
+For each row: runs/s, p50/p99 run latency, one run's latency alone (sequential runs),
+and the CPU each run costs the server and the worker process (this process: worker
+and client). The engine's per-turn overhead is (one run alone on Temporal - in-process)
+/ model turns.
+
+Two setups, each against its own fresh dev server (``--compare`` runs both; the default
+runs only the tuned one):
+
+- ``before``: the dev server's defaults plus eager activities, the worker as the
+  first version of this benchmark started it;
+- ``tuned``: the dev server reads its transfer queue without the 20-polls-a-second
+  limit (``history.transferProcessorMaxPollRPS``: with one shard, that limit alone held
+  each workflow task ~25 ms before matching saw it, the "flat 300 ms a run"), starts
+  workflows eagerly (``request_eager_start``: the first workflow task comes back in the
+  start call), and the worker runs workflow activations on one thread (they hold the
+  GIL anyway; hundreds of threads only fight over it) and caches every running run; the
+  client pins each run to the machine's digest (``RunInput(digest=...)``), which spares
+  the worker's stamp activity.
+
+``--floor`` also measures what Temporal itself costs on this machine: an empty workflow,
+and one doing six no-op local activities (the support flow's count: the digest stamp,
+four model calls, one tool), on the tuned setup.
 
 Goal (issue #14): >= 50 runs/s on this 2-core machine.
 
-Run: ``.venv/bin/python bench/bench_temporal.py`` (``--runs 1000`` is the default;
-``--quick`` runs 200).
+Run: ``.venv/bin/python bench/bench_temporal.py [--runs 1000] [--compare] [--floor]``
+(``--quick``: 200 runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
+import os
+import resource
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from temporalio import activity, workflow  # noqa: E402
 from temporalio.client import Client  # noqa: E402
+from temporalio.worker import Worker  # noqa: E402
 
 from graphs.support import support  # noqa: E402
 from stepswitch.runtime.model import ModelRequest, ModelResponse  # noqa: E402
-from stepswitch.temporal import RunInput, RunOutput, worker_for, workflow_name  # noqa: E402
+from stepswitch.temporal import (  # noqa: E402
+    RunInput,
+    RunOutput,
+    machine_digest,
+    worker_for,
+    workflow_name,
+)
 from stepswitch.testing import assistant_message, function_call  # noqa: E402
 
 TURNS = 4
@@ -47,6 +83,7 @@ class ByRequest:
     """The support flow's answers, chosen by the agent and what the run has so far."""
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
+        out: list[Any]
         if request.agent == "researcher":
             out = [assistant_message('{"summary": "refundable within 30 days"}')]
         else:
@@ -58,6 +95,47 @@ class ByRequest:
             else:
                 out = [assistant_message("Order 42 is refundable within 30 days.")]
         return ModelResponse(tuple(out))
+
+
+@dataclass
+class Setup:
+    name: str
+    server_flags: list[str]
+    eager_start: bool
+    worker_options: dict[str, Any] = field(default_factory=dict)
+    one_thread: bool = False
+    pin_digest: bool = False
+
+
+BEFORE = Setup(
+    "before",
+    ["system.enableActivityEagerExecution=true"],
+    eager_start=False,
+    worker_options={"max_concurrent_workflow_tasks": 200, "max_concurrent_activities": 400},
+)
+TUNED = Setup(
+    "tuned",
+    [
+        "system.enableActivityEagerExecution=true",
+        "system.enableEagerWorkflowStart=true",
+        "history.transferProcessorMaxPollRPS=1000",
+    ],
+    eager_start=True,
+    worker_options={"max_concurrent_workflow_tasks": 200, "max_concurrent_activities": 400},
+    one_thread=True,
+    pin_digest=True,
+)
+
+
+@dataclass
+class Row:
+    name: str
+    runs: int
+    total: float
+    latencies: list[float]
+    alone: float
+    server_cpu: float = 0.0
+    worker_cpu: float = 0.0
 
 
 def _binary(name: str) -> str:
@@ -80,7 +158,57 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-async def _in_process(runs: int) -> tuple[float, list[float], float]:
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@contextmanager
+def dev_server(flags: list[str]) -> Iterator[tuple[str, int]]:
+    port = _port()
+    command = [_binary("temporal"), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+               "--port", str(port), "--log-level", "error"]
+    for flag in flags:
+        command += ["--dynamic-config-value", flag]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit("the dev server did not start") from None
+                time.sleep(0.05)
+        yield f"127.0.0.1:{port}", server.pid
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
+async def _measure(
+    name: str, runs: int, one: Callable[[], Awaitable[float]], server_pid: int | None
+) -> Row:
+    for _ in range(5):  # warm up
+        await one()
+    s0, w0 = (_cpu_of(server_pid) if server_pid else 0.0), _own_cpu()
+    t0 = time.perf_counter()
+    lat = await asyncio.gather(*(one() for _ in range(runs)))
+    total = time.perf_counter() - t0
+    s1, w1 = (_cpu_of(server_pid) if server_pid else 0.0), _own_cpu()
+    alone = statistics.median([await one() for _ in range(20)])
+    return Row(name, runs, total, list(lat), alone, (s1 - s0) / runs, (w1 - w0) / runs)
+
+
+async def _in_process(runs: int) -> Row:
     machine, model = support.compile(), ByRequest()
 
     async def one() -> float:
@@ -89,89 +217,119 @@ async def _in_process(runs: int) -> tuple[float, list[float], float]:
         assert result.final_output.startswith("Order 42")
         return time.perf_counter() - t
 
-    t0 = time.perf_counter()
-    lat = await asyncio.gather(*(one() for _ in range(runs)))
-    total = time.perf_counter() - t0
-    alone = [await one() for _ in range(20)]
-    return total, list(lat), statistics.median(alone)
+    return await _measure("in-process", runs, one, None)
 
 
-async def _temporal(
-    address: str, runs: int, local: bool = False
-) -> tuple[float, list[float], float]:
+def _worker_options(setup: Setup, runs: int) -> dict[str, Any]:
+    options = dict(setup.worker_options)
+    if setup.one_thread:
+        options["workflow_task_executor"] = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="workflow"
+        )
+        options["max_cached_workflows"] = max(1000, runs + 100)
+    return options
+
+
+async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool) -> Row:
     machine = support.compile()
     client = await Client.connect(address)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
+    digest = machine_digest(machine) if setup.pin_digest else None
 
     async def one() -> float:
         t = time.perf_counter()
-        out = await client.execute_workflow(
-            workflow_name(machine), RunInput("is order 42 refundable?"),
+        handle = await client.start_workflow(
+            workflow_name(machine), RunInput("is order 42 refundable?", digest=digest),
             id=f"bench-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+            request_eager_start=setup.eager_start,
         )
+        out = await handle.result()
         assert out.final_output.startswith("Order 42")
         return time.perf_counter() - t
 
+    name = f"{'local-act' if local else 'activities'} ({setup.name})"
     async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
-                          max_concurrent_workflow_tasks=200, max_concurrent_activities=400,
-                          local_activities=local):
-        for _ in range(5):  # warm up
-            await one()
-        t0 = time.perf_counter()
-        lat = await asyncio.gather(*(one() for _ in range(runs)))
-        total = time.perf_counter() - t0
-        alone = [await one() for _ in range(20)]
-    return total, list(lat), statistics.median(alone)
+                          local_activities=local, **_worker_options(setup, runs)):
+        return await _measure(name, runs, one, pid)
 
 
-def _report(name: str, runs: int, total: float, lat: list[float], alone: float) -> None:
-    print(f"{name:<12} {runs / total:8.1f} runs/s   p50 {_pct(lat, 0.5) * 1000:8.1f} ms   "
-          f"p99 {_pct(lat, 0.99) * 1000:8.1f} ms   one run alone {alone * 1000:7.2f} ms")
+@activity.defn(name="bench.noop")
+async def _noop(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+@workflow.defn(name="bench.floor", sandboxed=False)
+class _Floor:
+    """Temporal's own cost: ``n`` no-op local activities, nothing else."""
+
+    @workflow.run
+    async def run(self, n: int) -> int:
+        for i in range(n):
+            await workflow.execute_local_activity(
+                _noop, {"i": i}, start_to_close_timeout=timedelta(seconds=30)
+            )
+        return n
+
+
+async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row:
+    client = await Client.connect(address)
+    queue = f"floor-{uuid.uuid4().hex[:8]}"
+
+    async def one() -> float:
+        t = time.perf_counter()
+        handle = await client.start_workflow(
+            _Floor.run, n, id=f"floor-{uuid.uuid4().hex}", task_queue=queue,
+            request_eager_start=setup.eager_start,
+        )
+        await handle.result()
+        return time.perf_counter() - t
+
+    async with Worker(client, task_queue=queue, workflows=[_Floor], activities=[_noop],
+                      **_worker_options(setup, runs)):
+        return await _measure(f"floor: {n} no-op LAs", runs, one, pid)
+
+
+def _report(row: Row) -> None:
+    cpu = ""
+    if row.server_cpu:
+        cpu = (f"   cpu/run server {row.server_cpu * 1000:5.1f} ms"
+               f" worker {row.worker_cpu * 1000:5.1f} ms")
+    print(f"{row.name:<24} {row.runs / row.total:7.1f} runs/s   p50 "
+          f"{_pct(row.latencies, 0.5) * 1000:8.1f} ms   p99 "
+          f"{_pct(row.latencies, 0.99) * 1000:8.1f} ms   alone {row.alone * 1000:6.1f} ms{cpu}",
+          flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="200 runs")
+    parser.add_argument("--compare", action="store_true",
+                        help="also run the setup before tuning, on its own server")
+    parser.add_argument("--floor", action="store_true",
+                        help="also measure empty workflows (Temporal's own cost)")
     args = parser.parse_args()
     runs = 200 if args.quick else args.runs
-    port = _port()
-    with tempfile.TemporaryDirectory():
-        server = subprocess.Popen(
-            [_binary("temporal"), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-             "--port", str(port),
-             "--log-level", "error",
-             # activities start on the worker that schedules them, in the same round trip
-             "--dynamic-config-value", "system.enableActivityEagerExecution=true"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise SystemExit("the dev server did not start") from None
-                    time.sleep(0.05)
-            print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
-                  f"dev server on 127.0.0.1:{port}")
-            local = asyncio.run(_in_process(runs))
-            _report("in-process", runs, *local)
-            durable = asyncio.run(_temporal(f"127.0.0.1:{port}", runs))
-            _report("temporal", runs, *durable)
-            fast = asyncio.run(_temporal(f"127.0.0.1:{port}", runs, local=True))
-            _report("temporal-la", runs, *fast)
-            overhead = (durable[2] - local[2]) / TURNS
-            print(f"per-turn overhead of the engine (sequential runs): {overhead * 1000:.2f} ms")
-            for label, figures in (("activities", durable), ("local activities", fast)):
-                rate = runs / figures[0]
-                print(f"goal >= 50 runs/s on Temporal with {label}: "
-                      f"{'met' if rate >= 50 else 'NOT met'} ({rate:.1f})")
-        finally:
-            server.terminate()
-            server.wait(20)
+    print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
+          f"a local dev server; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    local = asyncio.run(_in_process(runs))
+    _report(local)
+    rows: dict[str, Row] = {}
+    for setup in ([BEFORE, TUNED] if args.compare else [TUNED]):
+        with dev_server(setup.server_flags) as (address, pid):
+            for la in (False, True):
+                row = asyncio.run(_temporal(setup, address, pid, runs, la))
+                rows[row.name] = row
+                _report(row)
+            if args.floor and setup is TUNED:
+                for n in (0, 6):
+                    _report(asyncio.run(_floor(setup, address, pid, runs, n)))
+    for name, row in rows.items():
+        overhead = (row.alone - local.alone) / TURNS
+        rate = runs / row.total
+        print(f"{name:<24} per-turn overhead {overhead * 1000:6.2f} ms; goal >= 50 runs/s "
+              f"{'met' if rate >= 50 else 'NOT met'} ({rate:.1f})")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -73,6 +73,41 @@ def test_a_worker_whose_machine_changed_fails_the_running_run_loudly(dev_server:
     asyncio.run(go())
 
 
+def test_a_client_may_pin_the_digest_and_a_worker_of_another_version_refuses_at_once(
+    dev_server: str,
+) -> None:
+    old, new = _machine("Refund politely."), _machine("Refund twice as politely.")
+    queue = f"p-{uuid.uuid4().hex[:8]}"
+
+    async def go() -> None:
+        client = await Client.connect(dev_server)
+        async with worker_for(client, new, task_queue=queue, model=ScriptedModel(_script())):
+            # pinned to the worker's own machine: it runs, without the stamp activity
+            handle = await client.start_workflow(
+                workflow_name(new), RunInput("refund 5", digest=machine_digest(new)),
+                id=f"p-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+            )
+            [pending] = await wait_for_interruptions(handle)
+            await handle.execute_update("decide", Decision(pending.call_id, True))
+            assert (await handle.result()).final_output == "done"
+            history = await handle.fetch_history()
+            markers = [e for e in history.events if e.HasField("marker_recorded_event_attributes")]
+            assert not any(b"stamp" in e.SerializeToString() for e in markers)
+            await Replayer(workflows=[workflow_for(new)]).replay_workflow(history)
+            # pinned to another version: refused before anything runs
+            stale = await client.start_workflow(
+                workflow_name(new), RunInput("refund 5", digest=machine_digest(old)),
+                id=f"p-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await stale.result()
+        error = failed.value.cause
+        assert isinstance(error, ApplicationError) and error.type == "MachineChanged"
+        assert machine_digest(old) in error.message and machine_digest(new) in error.message
+
+    asyncio.run(go())
+
+
 def test_unknown_and_repeated_decisions_are_refused_and_the_run_goes_on(dev_server: str) -> None:
     machine = _machine("Refund.")
     queue = f"d-{uuid.uuid4().hex[:8]}"

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
     ) from exc
 
 from stepswitch.runtime.model import Model
-from stepswitch.temporal._activities import activities_for, machine_digest
+from stepswitch.temporal._activities import Sessions, activities_for, machine_digest
 from stepswitch.temporal._client import connect, wait_for_worker
 from stepswitch.temporal._workflow import (
     Decision,
@@ -55,6 +55,7 @@ __all__ = [
     "Interruption",
     "RunInput",
     "RunOutput",
+    "Sessions",
     "ToolFailure",
     "activities_for",
     "connect",
@@ -72,22 +73,27 @@ def worker_for(
     *,
     task_queue: str,
     model: Model | None = None,
+    sessions: Sessions | None = None,
     **options: Any,
 ) -> Worker:
     """A ready Temporal worker for ``machine``'s runs on ``task_queue``.
 
-    ``model`` answers the model calls of agents without their own model. ``options``
+    ``model`` answers the model calls of agents without their own model; ``sessions``
+    (a session URL, or a function from a session id to a session) keeps the
+    conversations of runs started with ``RunInput(session_id=…)``; ``tracer_provider``
+    (else the global one, if set) gets the runs' spans (docs/tracing.md). ``options``
     go to ``workflow_for`` when they are its keywords (timeouts, retry policies,
     ``continue_as_new_after``) and to ``temporalio.worker.Worker`` otherwise.
     """
     keys = {"model_timeout", "tool_timeout", "hook_timeout", "model_retry", "tool_retry",
-            "continue_as_new_after", "local_activities"}
+            "continue_as_new_after", "local_activities", "tracer_provider"}
     wf_options = {k: v for k, v in options.items() if k in keys}
     worker_options = {k: v for k, v in options.items() if k not in keys}
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[workflow_for(machine, **wf_options)],
-        activities=activities_for(machine, model=model),
+        activities=activities_for(machine, model=model, sessions=sessions,
+                                  tracer_provider=options.get("tracer_provider")),
         **worker_options,
     )

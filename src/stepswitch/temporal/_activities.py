@@ -6,6 +6,8 @@ deterministic workflow.
 - ``<workflow>.hook``: instruction functions, guardrails, ``on_handoff`` and per-call
   ``needs_approval`` functions, run as local activities (they may do I/O, so they
   cannot run inside the workflow, and their answers are recorded in the history);
+- ``<workflow>.session``: a conversation's load or append, on the worker's sessions
+  (a local activity; an append's operation id makes its retry a no-op);
 - ``<workflow>.stamp``: the worker's IR digest, recorded once per run.
 
 Errors keep our tree: a ``ModelProviderError`` (or any unexpected error of a model)
@@ -27,16 +29,23 @@ from temporalio.exceptions import ApplicationError
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
+from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.tools import adapter_for, output_text
+from stepswitch.runtime.tracing import tracer_for
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
+    SessionCall,
     ToolCall,
     jsonable,
+    read_call,
+    read_items,
     request_of,
+    write_items,
     write_response,
 )
+from stepswitch.temporal._tracing import context_of, error, guarded
 
 if TYPE_CHECKING:
     from stepswitch.runtime.machine import StateMachine
@@ -54,7 +63,8 @@ def machine_digest(machine: StateMachine) -> str:
 def activity_names(machine: StateMachine) -> dict[str, str]:
     """The names of the machine's own activities (model, hook, stamp)."""
     base = f"stepswitch.{machine.name}"
-    return {"model": f"{base}.model", "hook": f"{base}.hook", "stamp": f"{base}.stamp"}
+    return {"model": f"{base}.model", "hook": f"{base}.hook", "stamp": f"{base}.stamp",
+            "session": f"{base}.session"}
 
 
 _JSON_NATIVE = (str, int, float, bool, type(None), dict, list)
@@ -71,10 +81,69 @@ async def _value(value: Any) -> Any:
     return value
 
 
-def activities_for(machine: StateMachine, model: Model | None = None) -> list[Callable[..., Any]]:
+Sessions = str | Callable[[str], Any]
+"""Where a worker keeps conversations: a session URL (``sqlite:///conversations.db``,
+``postgresql://…``, ``redis://…``; see ``stepswitch.sessions.open_session``) or a
+function from a session id to a session."""
+
+
+class _Span:
+    """A span an activity opens under the workflow's ``traceparent`` (a no-op without
+    tracing); current while the call runs, so the callee's own spans nest under it."""
+
+    def __init__(self, provider: Any, traceparent: str | None, name: str, client: bool,
+                 attributes: dict[str, Any]) -> None:
+        self.span: Any = None
+        self.token: Any = None
+        tracer = tracer_for(provider) if traceparent else None
+        if tracer is None:
+            return
+        from opentelemetry import context, trace
+
+        self.api = trace
+
+        def open_() -> None:
+            kind = trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL
+            self.span = tracer.start_span(name, context=context_of(traceparent), kind=kind,
+                                          attributes=attributes)
+            self.token = context.attach(trace.set_span_in_context(self.span))
+
+        guarded(open_)
+
+    def done(self, attributes: dict[str, Any] | None = None,
+             exc: BaseException | None = None) -> None:
+        if self.span is None:
+            return
+        span, token = self.span, self.token
+        self.span = None
+
+        def close() -> None:
+            from opentelemetry import context
+
+            if token is not None:
+                context.detach(token)
+            if attributes:
+                span.set_attributes(attributes)
+            if exc is not None:
+                error(self.api, span, exc)
+            span.end()
+
+        guarded(close)
+
+
+def activities_for(
+    machine: StateMachine,
+    model: Model | None = None,
+    *,
+    sessions: Sessions | None = None,
+    tracer_provider: Any = None,
+) -> list[Callable[..., Any]]:
     """The activities a worker needs for ``machine``'s runs.
 
-    ``model`` answers the model calls of agents without a model of their own.
+    ``model`` answers the model calls of agents without a model of their own;
+    ``sessions`` keeps the conversations of runs started with ``RunInput(session_id=…)``;
+    ``tracer_provider`` (else the global one, if set) gets the ``chat`` and
+    ``execute_tool`` spans of the calls.
     """
     core = machine._core
     names = activity_names(machine)
@@ -90,7 +159,8 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
                 handoff_types[a.on_handoff] = a.input_type
 
     @activity.defn(name=names["model"])
-    async def call_model(call: ModelCall) -> dict[str, Any]:
+    async def call_model(raw: dict[str, Any]) -> dict[str, Any]:
+        call = read_call(ModelCall, raw)
         chosen: Any = model if call.model_ref is None else core.obj(call.model_ref)
         if chosen is None:
             raise ApplicationError(
@@ -100,31 +170,61 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
                 type="UserError",
                 non_retryable=True,
             )
+        request = request_of(call.request)
+        name = request.model or getattr(chosen, "model", None)
+        name = name if isinstance(name, str) and name else "unknown"
+        provider = getattr(chosen, "provider_name", None)
+        attrs: dict[str, Any] = {
+            sc.OPERATION_NAME: sc.OP_CHAT,
+            sc.PROVIDER_NAME: provider if isinstance(provider, str) and provider else "unknown",
+            sc.REQUEST_MODEL: name,
+        }
+        if call.conversation_id:
+            attrs[sc.CONVERSATION_ID] = call.conversation_id
+        span = _Span(tracer_provider, call.traceparent, f"{sc.OP_CHAT} {name}", True, attrs)
         try:
-            response = await chosen.get_response(request_of(call.request))
+            response = await chosen.get_response(request)
         except ModelProviderError as exc:
+            span.done(exc=exc)
             raise _failure(exc, retryable=True) from exc
         except (StepswitchError, AssertionError) as exc:
             # the model misbehaved, or a scripted model ran dry: retrying cannot help
+            span.done(exc=exc)
             raise _failure(exc, retryable=False) from exc
+        except BaseException as exc:
+            span.done(exc=exc)
+            raise
+        span.done({sc.USAGE_INPUT_TOKENS: response.usage.input_tokens,
+                   sc.USAGE_OUTPUT_TOKENS: response.usage.output_tokens})
         return write_response(response)
 
     def tool_activity(ref: str, action: RunFunction) -> Callable[..., Any]:
         bound = core.function(ref)
 
         @activity.defn(name=ref)
-        async def run_tool(call: ToolCall) -> dict[str, Any]:
+        async def run_tool(raw: dict[str, Any]) -> dict[str, Any]:
+            call = read_call(ToolCall, raw)
             params = bound.validator.validate_json(json.dumps(call.arguments))
             kwargs = {name: getattr(params, name) for name in bound.names}
             args = (RunContext(call.context, Usage()),) if action.takes_context else ()
+            name = call.name or ref
+            span = _Span(tracer_provider, call.traceparent, f"{sc.OP_EXECUTE_TOOL} {name}",
+                         False, {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
+                                 sc.TOOL_CALL_ID: call.call_id, sc.TOOL_TYPE: "function"})
             try:
                 if action.is_async:
                     value = await bound.fn(*args, **kwargs)
                 else:
+                    # the thread runs in a copy of this context: the tool's spans nest too
                     value = await _value(await asyncio.to_thread(bound.fn, *args, **kwargs))
             except Exception as exc:
                 # a tool that raised is the model's error output, never run again
+                span.done(exc=exc)
                 raise _failure(exc, retryable=False) from exc
+            except BaseException as exc:
+                span.done(exc=exc)
+                raise
+            span.done()
             if isinstance(value, _JSON_NATIVE):
                 try:
                     json.dumps(value)
@@ -136,9 +236,9 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
         return run_tool
 
     @activity.defn(name=names["hook"])
-    async def run_hook(call: HookCall) -> Any:
+    async def run_hook(raw: dict[str, Any]) -> Any:
         try:
-            return await _hook(call)
+            return await _hook(read_call(HookCall, raw))
         except Exception as exc:
             raise _failure(exc, retryable=False) from exc
 
@@ -172,10 +272,43 @@ def activities_for(machine: StateMachine, model: Model | None = None) -> list[Ca
             return bool(await _value(fn.needs_approval(ctx, params, call_id)))
         raise ApplicationError(f"unknown hook kind {call.kind!r}", non_retryable=True)
 
+    def open_session(session_id: str) -> Any:
+        if sessions is None:
+            raise ApplicationError(
+                f"run with session_id {session_id!r}, but the worker has no sessions: pass "
+                "sessions='sqlite:///conversations.db' (a URL, or a function from a session "
+                "id to a session) to worker_for()/activities_for()",
+                type="UserError",
+                non_retryable=True,
+            )
+        if isinstance(sessions, str):
+            from stepswitch.sessions import open_session as from_url
+
+            return from_url(sessions, session_id)
+        return sessions(session_id)
+
+    @activity.defn(name=names["session"])
+    async def run_session(raw: dict[str, Any]) -> dict[str, Any]:
+        call = read_call(SessionCall, raw)
+        session = open_session(call.session_id)
+        try:
+            if call.op == "load":
+                snap = await session.load(limit=call.limit)
+                return {"items": write_items(snap.items), "version": snap.version,
+                        "current_agent": snap.current_agent}
+            version = await session.append(
+                read_items(call.items), operation_id=call.operation_id,
+                expected_version=call.expected_version, current_agent=call.current_agent,
+            )
+        except (StepswitchError, AssertionError) as exc:
+            # a conflict, a reused operation id, a corrupt row: retrying cannot help
+            raise _failure(exc, retryable=False) from exc
+        return {"version": version}
+
     @activity.defn(name=names["stamp"])
     async def stamp() -> str:
         return digest
 
-    made: list[Callable[..., Any]] = [call_model, run_hook, stamp]
+    made: list[Callable[..., Any]] = [call_model, run_hook, run_session, stamp]
     made.extend(tool_activity(ref, a) for ref, a in functions.items())
     return made

@@ -9,7 +9,7 @@ values or, when a tool returns something richer, as the text the model sees.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_core import to_jsonable_python
 
@@ -20,6 +20,8 @@ from stepswitch.errors import (
     ModelBehaviorError,
     ModelProviderError,
     OutputGuardrailTripwireTriggered,
+    SessionConflict,
+    SessionError,
     StateError,
     StepswitchError,
     UserError,
@@ -38,12 +40,15 @@ from stepswitch.settings import ModelSettings
 __all__ = [
     "HookCall",
     "ModelCall",
+    "SessionCall",
     "ToolCall",
     "error_class",
     "jsonable",
+    "read_call",
     "read_items",
     "read_response",
     "request_of",
+    "write_call",
     "write_items",
     "write_request",
     "write_response",
@@ -56,6 +61,9 @@ class ModelCall:
 
     request: dict[str, Any]
     model_ref: str | None = None
+    traceparent: str | None = None
+    """The span the model call's ``chat`` span goes under (its agent's)."""
+    conversation_id: str | None = None
 
 
 @dataclass
@@ -66,6 +74,10 @@ class ToolCall:
     context: Any = None
     call_id: str = ""
     workflow_id: str = ""
+    name: str = ""
+    """The tool's name as the model calls it."""
+    traceparent: str | None = None
+    """The span the tool's ``execute_tool`` span goes under (its agent's)."""
 
 
 @dataclass
@@ -79,9 +91,39 @@ class HookCall:
     context: Any = None
 
 
+@dataclass
+class SessionCall:
+    """A conversation's ``load`` or ``append`` (items as a saved state writes them)."""
+
+    op: str
+    session_id: str
+    limit: int | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)
+    operation_id: str = ""
+    expected_version: int | None = None
+    current_agent: str | None = None
+
+
+def write_call(call: ModelCall | ToolCall | HookCall | SessionCall) -> dict[str, Any]:
+    """An activity's argument as a plain dict (a shallow one: Temporal's converter would
+    deep-copy a dataclass with ``dataclasses.asdict``, and decode one by evaluating its
+    type hints on every call; the JSON is the same either way)."""
+    return dict(call.__dict__)
+
+
+def read_call(cls: type[_Call], raw: dict[str, Any]) -> _Call:
+    """The dataclass of an activity's argument, from its plain dict (unknown keys, from
+    a newer workflow, are left out)."""
+    names = cls.__dataclass_fields__
+    return cls(**{k: v for k, v in raw.items() if k in names})
+
+
 def jsonable(value: Any) -> Any:
     """``value`` as JSON values (pydantic models and dataclasses become objects)."""
     return to_jsonable_python(value, fallback=str)
+
+
+_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall, SessionCall)
 
 
 def write_items(items: Any) -> list[dict[str, Any]]:
@@ -150,6 +192,8 @@ _ERRORS: dict[str, type[StepswitchError]] = {
         MaxTurnsExceeded,
         InputGuardrailTripwireTriggered,
         OutputGuardrailTripwireTriggered,
+        SessionError,
+        SessionConflict,
     )
 }
 

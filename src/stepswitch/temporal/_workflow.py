@@ -29,6 +29,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, UserError
+from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
@@ -36,17 +37,28 @@ from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
+from stepswitch.runtime.tracing import tracer_for
 from stepswitch.temporal._activities import activity_names, machine_digest
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
+    SessionCall,
     ToolCall,
     error_class,
     jsonable,
+    read_items,
     read_response,
+    write_call,
     write_items,
     write_request,
 )
+from stepswitch.temporal._tracing import (
+    Segment,
+    WorkflowTrace,
+    current_traceparent,
+    traceparent_of,
+)
+from stepswitch.temporal._tracing import error as span_error
 
 if TYPE_CHECKING:
     from stepswitch.runtime.machine import StateMachine
@@ -65,6 +77,12 @@ __all__ = [
 class RunInput:
     """What starts a run: the user's input (text or input items as dicts).
 
+    ``session_id`` continues a conversation kept in the worker's sessions
+    (``worker_for(..., sessions=...)``): it must be the workflow id (a conversation is
+    one workflow id, run once per message, so two runs of it never overlap). The run
+    reads the conversation and continues at its current agent; each settled turn is
+    appended. Both are activities.
+
     ``state`` continues a saved run instead (a ``RunState``'s JSON; the workflow's own
     continue-as-new uses it); ``context`` is the run context's value, handed to tools
     and hooks (JSON). ``max_turns`` replaces the workflow's budget.
@@ -76,9 +94,15 @@ class RunInput:
     max_turns: int | None = None
     state: str | None = None
     digest: str | None = None
-    """The IR digest this run is pinned to (set by continue-as-new; leave it unset)."""
+    """The IR digest this run is pinned to (``machine_digest(machine)``). Unset, the
+    first worker to run it stamps its own, in a local activity; a client that has the
+    machine may pin it here instead (one activity less per run), and a worker of
+    another version then fails the run at once. Continue-as-new carries it."""
     usage: list[int] | None = None
     runs: int = 1
+    traceparent: str | None = field(default_factory=current_traceparent)
+    """The span the run's spans go under: by default the caller's current span, when
+    there is one (docs/tracing.md, "On Temporal")."""
 
 
 @dataclass
@@ -195,6 +219,46 @@ class _RemoteTool:
         return getattr(self._tool, name)
 
 
+class _SessionCall:
+    """The awaitable a stand-in session's method returns; the driver runs it as a
+    local activity."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: SessionCall) -> None:
+        self.call = call
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - never awaited
+        raise RuntimeError("a Temporal session stand-in is performed by the workflow driver")
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    items: tuple[Any, ...]
+    version: int
+    current_agent: str | None
+
+
+class _RemoteSession:
+    """The conversation as the workflow sees it: ``load`` and ``append`` (what the
+    runtime's conversation wrapper calls) become activities on the worker's session."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+
+    def load(self, limit: int | None = None) -> _SessionCall:
+        return _SessionCall(SessionCall("load", self.session_id, limit=limit))
+
+    def append(
+        self, items: list[Any], *, operation_id: str, expected_version: int | None,
+        current_agent: str | None,
+    ) -> _SessionCall:
+        return _SessionCall(SessionCall(
+            "append", self.session_id, items=write_items(items), operation_id=operation_id,
+            expected_version=expected_version, current_agent=current_agent,
+        ))
+
+
 class _RemoteModel:
     __slots__ = ("ref",)
 
@@ -226,7 +290,7 @@ def _workflow_core(machine: StateMachine) -> MachineCore:
 # -- options ---------------------------------------------------------------------------------
 
 _NOT_RETRYABLE = ["UserError", "StateError", "ModelBehaviorError", "AssertionError",
-                  "ScriptExhausted"]
+                  "ScriptExhausted", "SessionError", "SessionConflict"]
 
 
 @dataclass(frozen=True)
@@ -238,6 +302,7 @@ class _Options:
     tool_retry: RetryPolicy
     continue_as_new_after: int | None
     local_activities: bool = False
+    tracer_provider: Any = None
 
     def execute(self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy) -> Any:
         """Schedule an activity (or a local one): an awaitable of its result."""
@@ -260,6 +325,7 @@ def workflow_for(
     tool_retry: RetryPolicy | None = None,
     continue_as_new_after: int | None = 100,
     local_activities: bool = False,
+    tracer_provider: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
     ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
@@ -271,7 +337,8 @@ def workflow_for(
     that runs the workflow, without a round trip through the server per call: faster,
     for calls well under the workflow task timeout). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
-    activity runs again on another worker.
+    activity runs again on another worker. ``tracer_provider`` (else the global one, if
+    set) gets the run's workflow and agent spans.
     """
     options = _Options(
         model_timeout,
@@ -287,6 +354,7 @@ def workflow_for(
         tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
         continue_as_new_after,
         local_activities,
+        tracer_provider,
     )
     core = _workflow_core(machine)
     digest = machine_digest(machine)
@@ -363,6 +431,8 @@ class _Driver:
         self.waiting = False
         self.finished = False
         self.turns = 0
+        self.trace: WorkflowTrace | None = None
+        self.segment = Segment(None, lambda: None)
 
     # -- versioning -------------------------------------------------------------------------
 
@@ -427,15 +497,22 @@ class _Driver:
     # -- the run ----------------------------------------------------------------------------
 
     async def run(self, input: RunInput) -> RunOutput:
-        if input.session_id is not None:
+        workflow_id = workflow.info().workflow_id
+        if input.session_id is not None and input.session_id != workflow_id:
             raise ApplicationError(
-                "RunInput.session_id: sessions are not supported by the Temporal driver "
-                "yet; keep the conversation in the workflow (one workflow id per "
-                "conversation) or pass the history as input",
+                f"RunInput.session_id {input.session_id!r} is not this workflow's id "
+                f"{workflow_id!r}: a conversation on Temporal is one workflow id, so start "
+                "each of its runs with id=<conversation id> and the same session_id",
                 type="UserError",
                 non_retryable=True,
             )
         self.context = input.context
+        tracer = tracer_for(self.options.tracer_provider)
+        if tracer is not None:
+            self.trace = WorkflowTrace(
+                tracer, self.core.ir.name, workflow_id, input.traceparent
+            )
+            self.segment = Segment(self.trace, self.trace.root_context)
         if input.digest is not None:
             self.stamp = input.digest
         else:
@@ -452,21 +529,35 @@ class _Driver:
                 raise stop.error from None
             assert stop.state is not None and self.top is not None
             u = self.top.ctx.usage
+            traceparent = input.traceparent
+            if self.trace is not None:
+                if self.trace.root is not None:
+                    traceparent = traceparent_of(self.trace.root)
+                self.segment.end()
+                self.trace.end(self.top.current)
             workflow.continue_as_new(
                 RunInput(
                     input=input.input,
+                    session_id=input.session_id,
                     context=input.context,
                     max_turns=stop.state.max_turns,
                     state=stop.state.to_json(),
                     digest=self.stamp,
                     usage=[u.requests, u.input_tokens, u.output_tokens, u.total_tokens],
                     runs=input.runs + 1,
+                    traceparent=traceparent,
                 )
             )
         except StepswitchError as exc:
+            if self.trace is not None:
+                self.segment.end(exc=exc)
+                self.trace.end(None, exc)
             raise self._run_failed(exc) from None
         finally:
             self.finished = True
+        if self.trace is not None:
+            self.segment.end()
+            self.trace.end(result.last_agent)
         u = result.usage
         return RunOutput(
             final_output=jsonable(result.final_output),
@@ -492,20 +583,58 @@ class _Driver:
         ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
         config = RunConfig()
         ir = self.core.ir
+        session = None if input.session_id is None else _RemoteSession(input.session_id)
+
+        def make_loop(run: Run) -> Generator[Any, Any, Any]:
+            run.model = _RemoteModel(None)
+            self.top = run
+            return run_loop(self.core, run, config)
+
+        def linked(run: Run, state: RunState) -> Generator[Any, Any, Any]:
+            """Go on with a run whose state was taken in this conversation. No claim, as
+            a resume elsewhere makes: the workflow id holds the conversation, and its
+            next append still expects the version the state pinned."""
+            if session is None:
+                return make_loop(run)
+            pin = state.session
+            if pin is None:
+                raise ApplicationError("a state without its session pin", non_retryable=True)
+            link = conversation.SessionLink(
+                session, pin.session_id, pin.version, pin.synced, pin.input_saved
+            )
+            run.session = link
+            return conversation._synced(make_loop(run), run, link, config)
+
         if input.state is not None:
             state = RunState.from_json(input.state)
             budget = input.max_turns if input.max_turns is not None else state.max_turns
             run = Run.resume(self.core, state, max_turns=budget, ctx=ctx)
+            loop = linked(run, state)
         else:
             budget = input.max_turns if input.max_turns is not None else ir.max_turns
-            try:
-                run = Run.start(ir.name, ir.entry, input.input, max_turns=budget, ctx=ctx)
-            except UserError as exc:
-                raise ApplicationError(str(exc), type="UserError", non_retryable=True) from None
-        run.model = _RemoteModel(None)
-        self.top = run
-        result: RunResult = await self._drive(run_loop(self.core, run, config), top=True)
+            # the run id names the session's appends (<run id>:t<turn>): it must be the
+            # same when the run is replayed, or a retried append would not be a no-op
+            run_id = workflow.info().run_id
+
+            def make_run(agent: str) -> Run:
+                made = Run.start(ir.name, agent, input.input, max_turns=budget, ctx=ctx)
+                made.known_id = run_id
+                return made
+
+            if session is not None:
+                loop = conversation.start(self.core, session, make_run, make_loop, config, None)
+            else:
+                try:
+                    loop = make_loop(make_run(ir.entry))
+                except UserError as exc:
+                    raise ApplicationError(
+                        str(exc), type="UserError", non_retryable=True
+                    ) from None
+        result: RunResult = await self._drive(loop, top=True, segment=self.segment)
         while result.interruptions:
+            if self.trace is not None:
+                self.segment.end(result.interruptions)
+                self.trace.end(result.last_agent)
             state = result.to_state()
             self.pending = {
                 i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
@@ -523,14 +652,20 @@ class _Driver:
                     state.approve(call_id)
                 else:
                     state.reject(call_id, decision.message)
+            if self.trace is not None:
+                self.trace.resume(
+                    {c: d.approve for c, d in self.decisions.items()}, state.current_turn
+                )
+                self.segment = Segment(self.trace, self.trace.root_context)
             self.decisions = {}
-            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=run.ctx)
-            run.model = _RemoteModel(None)
-            self.top = run
-            result = await self._drive(run_loop(self.core, run, config), top=True)
+            assert self.top is not None
+            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=self.top.ctx)
+            result = await self._drive(linked(run, state), top=True, segment=self.segment)
         return result
 
-    async def _drive(self, loop: Generator[Any, Any, Any], *, top: bool) -> Any:
+    async def _drive(
+        self, loop: Generator[Any, Any, Any], *, top: bool, segment: Segment
+    ) -> Any:
         send: Any = None
         error: BaseException | None = None
         while True:
@@ -544,13 +679,15 @@ class _Driver:
                 continue
             try:
                 if kind is CallModel:
-                    send = await self._model(effect, top)
+                    send = await self._model(effect, top, segment)
                 elif kind is RunJobs:
-                    send = await self._jobs(effect)
+                    send = await self._jobs(effect, segment)
                 elif kind is Await:
                     awaitable = effect.awaitable
                     if type(awaitable) is _HookCall:
                         send = await self._hook(awaitable.call)
+                    elif type(awaitable) is _SessionCall:
+                        send = await self._session(awaitable.call)
                     else:  # a pure async hook: it runs in the workflow
                         send = await awaitable
                 else:
@@ -558,17 +695,21 @@ class _Driver:
             except Exception as exc:
                 error = exc
 
-    async def _model(self, effect: CallModel, top: bool) -> Any:
+    async def _model(self, effect: CallModel, top: bool, segment: Segment) -> Any:
         self._check_version()
         if top and not effect.alongside and self.top is not None:
             self._maybe_continue(self.top)
         self.turns += 1
         marker: Any = effect.model
         ref = marker.ref if type(marker) is _RemoteModel else None
-        call = ModelCall(write_request(effect.request), ref)
+        call = ModelCall(
+            write_request(effect.request), ref, segment.traceparent(effect.request.agent),
+            None if self.trace is None else self.trace.conversation_id,
+        )
         task = asyncio.ensure_future(
             self.options.execute(
-                self.names["model"], call, self.options.model_timeout, self.options.model_retry
+                self.names["model"], write_call(call), self.options.model_timeout,
+                self.options.model_retry,
             )
         )
         outcomes: list[Any] = []
@@ -598,34 +739,49 @@ class _Driver:
         state.current_turn = run.turn - 1
         raise _Stop(state=state)
 
-    async def _jobs(self, effect: RunJobs) -> tuple[Any, ...]:
+    async def _jobs(self, effect: RunJobs, segment: Segment) -> tuple[Any, ...]:
         sem = asyncio.Semaphore(effect.limit) if effect.limit else None
 
         async def one(job: Any) -> Any:
             if sem is None:
-                return await self._job(job)
+                return await self._job(job, segment)
             async with sem:
-                return await self._job(job)
+                return await self._job(job, segment)
 
         if len(effect.jobs) == 1:
-            return (await self._job(effect.jobs[0]),)
+            return (await self._job(effect.jobs[0], segment),)
         return tuple(await asyncio.gather(*(one(j) for j in effect.jobs)))
 
-    async def _job(self, job: Any) -> Any:
+    async def _job(self, job: Any, segment: Segment) -> Any:
         if type(job) is NestedJob:
+            span = segment.tool(job.name, job.call_id) if job.name else None
+            nested = Segment(segment.trace, segment.context if span is None else (
+                lambda: segment.trace.api.set_span_in_context(span)  # type: ignore[union-attr]
+            ))
             try:
-                return Ok(await self._drive(job.loop, top=False))
+                value = await self._drive(job.loop, top=False, segment=nested)
             except Exception as exc:
+                nested.end(exc=exc)
+                self._end_span(span, exc)
                 return Err(exc)
+            nested.end(getattr(value, "interruptions", ()))
+            self._end_span(span, None)
+            return Ok(value)
         assert type(job) is CallJob
         self._check_version()
         fn = job.fn
         if type(fn) is not _ToolFn:
             raise TypeError(f"the workflow cannot run {fn!r} itself")
-        args = ToolCall(jsonable(job.kwargs), self.context, "", workflow.info().workflow_id)
+        # a tool runs under its agent's span; the first tool of a resumed run comes
+        # before any model call of its segment
+        agent = segment.agent or (self.top.current if self.top is not None else None)
+        args = ToolCall(
+            jsonable(job.kwargs), self.context, job.call_id, workflow.info().workflow_id,
+            job.name, segment.traceparent(agent) if agent else None,
+        )
         try:
             raw = await self.options.execute(
-                fn.ref, args, self.options.tool_timeout, self.options.tool_retry
+                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry
             )
         except ActivityError as exc:
             return Err(_activity_error(exc, f"tool {fn.ref}"))
@@ -633,12 +789,46 @@ class _Driver:
             return Ok(raw["value"])
         return Ok(raw["text"])
 
+    def _end_span(self, span: Any, exc: BaseException | None) -> None:
+        trace = self.trace
+        if span is None or trace is None:
+            return
+
+        def close() -> None:
+            if exc is not None:
+                span_error(trace.api, span, exc)
+            span.end()
+
+        trace.guard(close)
+
+    async def _session(self, call: SessionCall) -> Any:
+        """A session's load or append, as a local activity. Retrying an append is safe:
+        the same operation id with the same items is a no-op in every session store."""
+        self._check_version()
+        try:
+            value = await workflow.execute_local_activity(
+                self.names["session"],
+                write_call(call),
+                result_type=dict,
+                start_to_close_timeout=self.options.hook_timeout,
+                retry_policy=RetryPolicy(
+                    maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE
+                ),
+            )
+        except ActivityError as exc:
+            raise _activity_error(exc, f"session {call.session_id!r} ({call.op})") from None
+        if call.op == "load":
+            return _Snapshot(
+                tuple(read_items(value["items"])), value["version"], value["current_agent"]
+            )
+        return value["version"]
+
     async def _hook(self, call: HookCall) -> Any:
         self._check_version()
         try:
             value = await workflow.execute_local_activity(
                 self.names["hook"],
-                call,
+                write_call(call),
                 start_to_close_timeout=self.options.hook_timeout,
                 retry_policy=RetryPolicy(
                     maximum_attempts=3, non_retryable_error_types=_NOT_RETRYABLE
