@@ -393,8 +393,8 @@ def test_a_broken_exporters_logged_tracebacks_carry_no_run_content(
     # the whole RunResult) is being handled, or the traceback would chain it in
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(_Broken()))
-    script = [[function_call("lookup_order", {"order_id": 42})],
-              [assistant_message("SECRET-ANSWER for the customer")]]
+    script: list[ScriptStep] = [[function_call("lookup_order", {"order_id": 42})],
+                                [assistant_message("SECRET-ANSWER for the customer")]]
     with caplog.at_level(logging.DEBUG):
         result = support.compile().run_sync(
             "x", model=ScriptedModel(script), run_config=ss.RunConfig(tracer_provider=provider)
