@@ -77,13 +77,40 @@ def test_unreachable_servers_are_one_line_errors() -> None:
 
 
 def test_an_unusable_sqlite_path(tmp_path: Any) -> None:
+    session = SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")  # nothing opened yet
     with pytest.raises(ss.SessionError, match="cannot open SQLite file"):
-        SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")
+        asyncio.run(session.load())
+    asyncio.run(session.close())
+
+
+def test_a_sqlite_session_creates_nothing_until_first_use(tmp_path: Any) -> None:
+    """docs/sessions.md: nothing is read or written until first use, so a command that
+    fails before its run leaves no file behind."""
+    from stepswitch.sessions import open_session
+
+    path = tmp_path / "lazy.db"
+    session = open_session(f"sqlite:///{path}", "x")
+    assert not path.exists()
+    asyncio.run(session.close())  # closing an unused session creates nothing either
+    assert not path.exists()
+    for first_use in ("get_items", "load", "clear_session"):
+        session = open_session(f"sqlite:///{path}", "x")
+        assert not path.exists()
+        asyncio.run(getattr(session, first_use)())
+        assert path.exists()
+        asyncio.run(session.close())
+        path.unlink()
+        for extra in ("-wal", "-shm"):
+            (tmp_path / f"lazy.db{extra}").unlink(missing_ok=True)
+    session = open_session(f"sqlite:///{path}", "x")
+    asyncio.run(session.add_items([{"role": "user", "content": "hi"}]))
+    assert path.exists()
+    asyncio.run(session.close())
 
 
 def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
     path = tmp_path / "new.db"
-    SQLiteSession("u", path)  # creates the tables
+    asyncio.run(SQLiteSession("u", path).load())  # creates the tables
     conn = sqlite3.connect(path)
     conn.execute("UPDATE stepswitch_meta SET value = '9' WHERE key = 'schema_version'")
     conn.commit()
@@ -91,8 +118,10 @@ def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
     from stepswitch.sessions import sqlite as backend
 
     backend._REGISTRY.clear()  # a new process, as far as the store is concerned
+    refused = SQLiteSession("u", path)
     with pytest.raises(ss.SessionError, match=r"newer stepswitch \(schema version 9"):
-        SQLiteSession("u", path)
+        asyncio.run(refused.load())
+    asyncio.run(refused.close())
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM stepswitch_meta").fetchall() == [("9",)]
     conn.close()

@@ -145,9 +145,6 @@ def run(args: argparse.Namespace) -> int:
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
-    args.session_object = open_cli_session(
-        getattr(args, "session", None), getattr(args, "session_id", None)
-    )
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
@@ -160,6 +157,11 @@ def run(args: argparse.Namespace) -> int:
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
+    # opened only once the target, model and saved run are known good: a command that
+    # fails on them leaves no session store behind
+    args.session_object = open_cli_session(
+        getattr(args, "session", None), getattr(args, "session_id", None)
+    )
     args.run_config = None
     provider = None
     if args.trace:
