@@ -218,3 +218,23 @@ def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
     items = asyncio.run(ours.get_items())
     assert [getattr(i, "content", None) for i in items] == ["earlier", "now", "seen 2"]
     assert asyncio.run(adapter.pop_item()) == {"role": "assistant", "content": "seen 2"}
+
+
+def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
+    """What docs/sessions.md says the SDK-named methods return: stepswitch items; the
+    SDK's dicts only through ``to_sdk_session``."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs/sessions.md").read_text("utf-8")
+    doc = " ".join(text.split())
+    assert "`get_items` and `pop_item` return stepswitch items" in doc
+    assert "Every session has the OpenAI Agents SDK's four methods" not in doc
+
+    async def go() -> None:
+        session = MemorySession("u")
+        await session.add_items([{"role": "user", "content": "hi"}])
+        [item] = await session.get_items()
+        assert isinstance(item, ss.runtime.UserInputItem) and item.content == "hi"
+        assert await to_sdk_session(session).get_items() == [{"role": "user", "content": "hi"}]
+
+    asyncio.run(go())
