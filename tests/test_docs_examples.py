@@ -83,10 +83,13 @@ def test_tracing_in_memory_example_runs() -> None:
     assert names == ["chat scripted", "invoke_agent triage", "invoke_workflow support"]
 
 
-def test_sessions_page_two_runs_continue_at_refund(tmp_path: Path) -> None:
+def test_sessions_page_two_runs_continue_at_refund(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source = block("docs/sessions.md", "customer-42")
-    (ROOT / "out").mkdir(exist_ok=True)
+    monkeypatch.chdir(tmp_path)  # no out/ here, as in a fresh clone; ROOT is on sys.path
     namespace = run(source)
+    assert (tmp_path / "out" / "conversations.db").is_file()
     assert namespace["second"].last_agent == "refund"  # type: ignore[attr-defined]
 
 

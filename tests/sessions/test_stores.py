@@ -77,10 +77,35 @@ def test_unreachable_servers_are_one_line_errors() -> None:
 
 
 def test_an_unusable_sqlite_path(tmp_path: Any) -> None:
-    session = SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")  # nothing opened yet
+    (tmp_path / "a-file").write_text("")
+    session = SQLiteSession("u", tmp_path / "a-file" / "dir.db")  # nothing opened yet
+    with pytest.raises(ss.SessionError, match="cannot open SQLite file .*cannot make its folder"):
+        asyncio.run(session.load())
+    asyncio.run(session.close())
+    folder = tmp_path / "a-dir.db"
+    folder.mkdir()
+    session = SQLiteSession("u", folder)
     with pytest.raises(ss.SessionError, match="cannot open SQLite file"):
         asyncio.run(session.load())
     asyncio.run(session.close())
+
+
+def test_a_sqlite_session_makes_its_folders_on_first_use(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/sessions.md's ``SQLiteSession("customer-42", "out/conversations.db")`` and
+    ``--session sqlite:///out/chat.db`` work in a fresh clone, which has no out/."""
+    from stepswitch.sessions import open_session
+
+    monkeypatch.chdir(tmp_path)
+    for session, made in [(SQLiteSession("u", tmp_path / "a" / "b" / "c.db"), tmp_path / "a"),
+                          (open_session("sqlite:///out/x/chat.db", "u"), tmp_path / "out")]:
+        assert not made.exists()  # nothing until first use
+        assert asyncio.run(session.load()).version == 0
+        assert made.is_dir()
+        asyncio.run(session.close())
+    assert (tmp_path / "a" / "b" / "c.db").is_file()
+    assert (tmp_path / "out" / "x" / "chat.db").is_file()
 
 
 def test_a_sqlite_session_creates_nothing_until_first_use(tmp_path: Any) -> None:

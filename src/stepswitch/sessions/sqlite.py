@@ -45,6 +45,8 @@ class _Db:
         self.where = f"SQLite file {path}" if path != ":memory:" else "an in-memory SQLite database"
         self.lock = threading.Lock()
         self.users = 0
+        if path != ":memory:":
+            _make_folder(path, self.where)
         try:
             self.conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -118,6 +120,20 @@ class _Db:
             cur.execute("COMMIT")
         finally:
             cur.close()
+
+
+def _make_folder(path: str, where: str) -> None:
+    """Create the folders ``path`` needs, as ``render -o``, ``compile -o`` and chat's
+    default store do: ``sqlite:///out/chat.db`` works in a fresh clone."""
+    folder = os.path.dirname(path)
+    if not folder:
+        return
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise SessionError(
+            f"cannot open {where}: cannot make its folder {folder}: {exc.strerror or exc}"
+        ) from None
 
 
 def _newer(value: object) -> bool:
