@@ -155,3 +155,66 @@ def test_a_command_that_fails_before_its_run_leaves_no_session_file(
     assert code == 2, err
     assert why in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def _refund_script(tmp_path: Path) -> Path:
+    script = tmp_path / "refund.json"
+    script.write_text(json.dumps({"steps": [
+        {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+        {"output": [{"type": "function_call", "name": "process_refund",
+                     "arguments": {"order_id": 42, "reason": "arrived damaged"}}]},
+        {"output": [{"type": "message", "text": "Refunded."}]},
+    ]}))
+    return script
+
+
+def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    script, state, url = _refund_script(tmp_path), tmp_path / "r3.json", f"sqlite:///{tmp_path}/c.db"
+    assert main(["run", TARGET, "--input", "refund order 42", "--model", f"scripted:{script}",
+                 "--session", url, "--session-id", "ann", "--state", str(state),
+                 "--approve", "none"]) == 0
+    err = capsys.readouterr().err
+    hint = err.split("continue with: ", 1)[1].strip()
+    assert hint == (f"stepswitch run {TARGET} --resume {state} --approve all "
+                    f"--session {url} --session-id ann")
+    # without the session the CLI names its flags, not the Python API's session=
+    assert main(["run", TARGET, "--resume", str(state), "--approve", "all",
+                 "--model", f"scripted:{script}"]) == 2
+    err = capsys.readouterr().err
+    assert "taken with session 'ann': pass --session URL --session-id ann" in err
+    assert "session=" not in err
+    assert main(["run", TARGET, "--resume", str(state), "--approve", "all",
+                 "--model", f"scripted:{script}", "--session", url]) == 2
+    err = capsys.readouterr().err
+    assert "belongs to session 'ann', not 'default': pass --session-id ann" in err
+    # the hint, as printed, continues the run
+    argv = hint.split()[1:] + ["--model", f"scripted:{script}"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out == "Refunded.\n", err
+
+
+@pytest.mark.parametrize("argv", [
+    ["chat", "graphs/story.py:story"],
+    ["chat", "graphs/story.py:story", "--session", "sqlite:///{tmp}/s.db"],
+    ["run", "graphs/story.py:story", "--input", "a robot", "--session", "sqlite:///{tmp}/s.db"],
+])
+def test_a_flow_is_refused_a_session_before_anything_is_made(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    monkeypatch.chdir(tmp_path)
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    argv[1] = str(ROOT / argv[1])
+    code = main([*argv, "--model", f"scripted:{CHAT_SCRIPT}"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "is a flow" in err and "sessions are for handoff workflows" in err
+    assert ("--session" if argv[0] == "run" else "stepswitch run") in err
+    assert "session=" not in err and "chatting with" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # no .stepswitch/, no s.db

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
 
 from stepswitch.errors import SessionError, UserError
 
-__all__ = ["add_session_flags", "open_cli_session"]
+__all__ = [
+    "add_session_flags",
+    "check_resumed_session",
+    "open_cli_session",
+    "refuse_flow",
+    "session_flags",
+]
 
 DEFAULT_ID = "default"
 
@@ -37,3 +44,51 @@ def open_cli_session(url: str | None, session_id: str | None) -> Any:
         return open_session(url, DEFAULT_ID if session_id is None else session_id)
     except SessionError as exc:
         raise UserError(f"--session: {exc}") from None
+
+
+def refuse_flow(machine: Any, why: str) -> None:
+    """``UserError`` when ``machine`` is a flow: sessions are for handoff workflows. Called
+    before any banner is printed and before any session store is opened."""
+    if machine.ir.flow is not None:
+        raise UserError(
+            f"workflow {machine.name!r} is a flow: {why}, and sessions are for handoff "
+            "workflows (a flow starts at its first node each run; see docs/sessions.md)"
+        )
+
+
+def check_resumed_session(state: Any, path: str, url: str | None,
+                          session_id: str | None) -> None:
+    """The ``--session``/``--session-id`` a saved run needs, said in flags (the runtime's
+    own errors speak of ``session=``)."""
+    pin = state.session
+    if pin is None:
+        if url is not None:
+            raise UserError(
+                f"--resume {path}: this run was not taken with a session; drop --session "
+                "(a session joins a run when the run starts)"
+            )
+        return
+    flags = f"--session URL --session-id {shlex.quote(pin.session_id)}"
+    if url is None:
+        raise UserError(
+            f"--resume {path}: this run was taken with session {pin.session_id!r}: pass "
+            f"{flags} to resume it, so its turns are appended there"
+        )
+    given = DEFAULT_ID if session_id is None else session_id
+    if given != pin.session_id:
+        raise UserError(
+            f"--resume {path}: this run belongs to session {pin.session_id!r}, not "
+            f"{given!r}: pass --session-id {shlex.quote(pin.session_id)}"
+        )
+
+
+def session_flags(args: argparse.Namespace) -> str:
+    """`` --session URL --session-id ID`` as given, for a command that continues the run."""
+    url = getattr(args, "session", None)
+    session_id = getattr(args, "session_id", None)
+    if url is None:
+        return ""
+    out = f" --session {shlex.quote(url)}"
+    if session_id is not None:
+        out += f" --session-id {shlex.quote(session_id)}"
+    return out

@@ -22,7 +22,7 @@ from typing import Any
 
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
-from stepswitch.cli._session import DEFAULT_ID, add_session_flags, open_cli_session
+from stepswitch.cli._session import DEFAULT_ID, add_session_flags, open_cli_session, refuse_flow
 from stepswitch.cli.run import (
     _decide,
     _model,
@@ -69,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     importlib.import_module("stepswitch.models.provider")
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
+    # before the banner and before the store is made: there is no chat with a flow
+    refuse_flow(machine, f"chat keeps a conversation in a session (run it with "
+                f"`stepswitch run {args.target} --input TEXT`)")
     context = build_context(args.context, loaded.workflow)
     model = _model(args)
     # the store is opened (and its folder made) only once the target and model are

@@ -24,7 +24,13 @@ from pydantic import BaseModel
 from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
-from stepswitch.cli._session import add_session_flags, open_cli_session
+from stepswitch.cli._session import (
+    add_session_flags,
+    check_resumed_session,
+    open_cli_session,
+    refuse_flow,
+    session_flags,
+)
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
@@ -148,12 +154,16 @@ def run(args: argparse.Namespace) -> int:
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    if getattr(args, "session", None) is not None:
+        refuse_flow(machine, "--session keeps a conversation")
     args.context_object = build_context(args.context, loaded.workflow)
     model = _model(args)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
         start = _read_state(args.resume, machine)
+        check_resumed_session(start, args.resume, getattr(args, "session", None),
+                              getattr(args, "session_id", None))
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
@@ -406,7 +416,7 @@ def _paused(
         return 1
     out.line(
         f"saved the run to {', '.join(saved)}; continue with: stepswitch run {args.target} "
-        f"--resume {saved[0]} --approve all"
+        f"--resume {saved[0]} --approve all{session_flags(args)}"
     )
     return 0
 
@@ -441,7 +451,8 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
     except (UserError, RuntimeError):
         return
     if saved:
-        out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}")
+        out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
+                 f"{session_flags(args)}")
 
 
 def _refusal(items: list[RunItem]) -> str | None:
