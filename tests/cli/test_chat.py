@@ -191,7 +191,7 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     err = capsys.readouterr().err
     assert "belongs to session 'ann', not 'default': pass --session-id ann" in err
     # the hint, as printed, continues the run
-    argv = hint.split()[1:] + ["--model", f"scripted:{script}"]
+    argv = [*hint.split()[1:], "--model", f"scripted:{script}"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out == "Refunded.\n", err

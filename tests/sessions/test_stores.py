@@ -79,7 +79,7 @@ def test_unreachable_servers_are_one_line_errors() -> None:
 def test_an_unusable_sqlite_path(tmp_path: Any) -> None:
     (tmp_path / "a-file").write_text("")
     session = SQLiteSession("u", tmp_path / "a-file" / "dir.db")  # nothing opened yet
-    with pytest.raises(ss.SessionError, match="cannot open SQLite file .*cannot make its folder"):
+    with pytest.raises(ss.SessionError, match=r"cannot open SQLite file .*cannot make its folder"):
         asyncio.run(session.load())
     asyncio.run(session.close())
     folder = tmp_path / "a-dir.db"
