@@ -31,3 +31,17 @@ def test_every_exported_name_resolves() -> None:
 def test_version_is_a_string() -> None:
     assert isinstance(stepswitch.__version__, str)
     assert stepswitch.__version__.count(".") == 2
+
+
+def test_the_runtime_package_exports_what_its_modules_define() -> None:
+    """``stepswitch.runtime`` loads its names on use too: each must resolve, from the
+    module the table names, and the table must cover exactly ``__all__``."""
+    import stepswitch.runtime as runtime
+
+    assert list(runtime.__all__) == sorted(set(runtime.__all__))
+    assert set(runtime._WHERE) == set(runtime.__all__)
+    for name in runtime.__all__:
+        value = getattr(runtime, name)
+        assert value is not None
+        if isinstance(value, type):  # type aliases (RunItem, StreamEvent) are unions
+            assert value.__module__ == runtime._WHERE[name], name
