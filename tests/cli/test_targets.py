@@ -41,6 +41,22 @@ def test_show_by_module_and_by_folder(in_root: None, capsys: pytest.CaptureFixtu
     assert code == 0 and "graphs/support.py:support" in out
 
 
+def test_show_lists_a_flows_steps_and_edges(
+    in_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(["show", "graphs/story.py:story", "graphs/translation.py"], capsys)
+    assert code == 0
+    assert "flow: 6 edge(s), 3 step(s)" in out
+    assert "step outline_for_writer: OutlineCheckerOutput → str" in out
+    assert ("outline_checker_agent ─branch→ outline_for_writer when is_good_scifi, "
+            "otherwise stop_here") in out
+    assert "story_agent ─then→ END" in out
+    assert ("three_attempts ─fan_out texts, at most 3→ spanish_agent each, then "
+            "list_translations") in out
+    code, out, _ = run(["show", "graphs/support.py:support"], capsys)
+    assert "flow:" not in out
+
+
 def write(tmp_path: Path, name: str, body: str) -> Path:
     path = tmp_path / name
     path.write_text(textwrap.dedent(body), encoding="utf-8")

@@ -383,3 +383,44 @@ def test_a_resumed_flow_continues_its_trace() -> None:
         first_root.context.trace_id}
     # and the state saved after the resume still names the first span
     assert done.to_state().trace_context == first.to_state().trace_context
+
+
+def test_a_broken_exporters_logged_tracebacks_carry_no_run_content(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # SimpleSpanProcessor logs its exporter's error itself, with a traceback; the span
+    # that ends the run must not be ended while the loop's StopIteration (whose value is
+    # the whole RunResult) is being handled, or the traceback would chain it in
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_Broken()))
+    script: list[ScriptStep] = [[function_call("lookup_order", {"order_id": 42})],
+                                [assistant_message("SECRET-ANSWER for the customer")]]
+    with caplog.at_level(logging.DEBUG):
+        result = support.compile().run_sync(
+            "x", model=ScriptedModel(script), run_config=ss.RunConfig(tracer_provider=provider)
+        )
+    assert result.final_output == "SECRET-ANSWER for the customer"
+    assert caplog.records  # the SDK did log the failures
+    logged = "\n".join(
+        r.getMessage() + (logging.Formatter().formatException(r.exc_info) if r.exc_info else "")
+        for r in caplog.records
+    )
+    assert "SECRET-ANSWER" not in logged
+    assert "RunResult" not in logged
+
+
+def test_a_flows_agent_nodes_end_their_turns_in_final_not_handoff() -> None:
+    from tests.runtime.test_flow_runtime import story_flow
+
+    exporter, config = traced_config()
+    story_flow().run_sync("x", model=ScriptedModel([
+        [assistant_message('{"text": "good one"}')],
+        [assistant_message("Once upon a time")],
+    ]), run_config=config)
+    assert tree(exporter) == [
+        ("invoke_workflow story", "internal", [
+            ("invoke_agent outline", "internal", [("chat scripted", "client", "Final")]),
+            ("execute_step check", "internal"),
+            ("invoke_agent story", "internal", [("chat scripted", "client", "Final")]),
+        ]),
+    ]

@@ -9,6 +9,7 @@ import argparse
 
 from stepswitch._visible import visible
 from stepswitch.cli.targets import load_targets
+from stepswitch.graph.spec import WorkflowSpec
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,4 +47,35 @@ def run(args: argparse.Namespace) -> int:
         for edge in graph.dangling:
             print(f"    {visible(edge.source)} → ? {visible(edge.target)} via "
                   f"{visible(edge.tool_name)} (unknown agent)")
+        if graph.spec.flow is not None:
+            _show_flow(graph.spec)
     return 0
+
+
+def _node(name: str | None) -> str:
+    return "END" if name is None else visible(name)
+
+
+def _show_flow(spec: WorkflowSpec) -> None:
+    """A flow's steps and its edges, one line each, as declared."""
+    assert spec.flow is not None
+    print(f"  flow: {len(spec.flow)} edge(s), {len(spec.steps)} step(s)")
+    for step in spec.steps:
+        print(f"    step {visible(step.name)}: {visible(step.input_type.display)} → "
+              f"{visible(step.output_type.display)}")
+    for e in spec.flow:
+        source = visible(e.source)
+        uses = f" (max_uses={e.max_uses})" if e.max_uses is not None else ""
+        if e.kind == "then":
+            print(f"    {source} ─then→ {_node(e.target)}{uses}")
+        elif e.kind == "branch":
+            when = visible(e.predicate.display) if e.predicate is not None else "?"
+            print(f"    {source} ─branch→ {_node(e.target)} when {when}, "
+                  f"otherwise {_node(e.otherwise)}{uses}")
+        elif e.kind == "route":
+            cases = ", ".join(f"{visible(c.value)}: {_node(c.target)}" for c in e.cases)
+            print(f"    {source} ─route on {visible(e.field or '?')}→ {{{cases}}}{uses}")
+        else:
+            limit = f", at most {e.max_items}" if e.max_items is not None else ""
+            print(f"    {source} ─fan_out {visible(e.field or '?')}{limit}→ "
+                  f"{_node(e.each)} each, then {_node(e.target)}{uses}")

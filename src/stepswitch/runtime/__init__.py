@@ -16,6 +16,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.runtime.config import RunConfig
     from stepswitch.runtime.events import (
         AgentUpdatedStreamEvent,
+        FlowNodeStreamEvent,
         RawResponsesStreamEvent,
         RunItemStreamEvent,
         StreamEvent,
@@ -50,6 +51,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
 # public name -> the module that defines it
 _WHERE: dict[str, str] = {
     "AgentUpdatedStreamEvent": "stepswitch.runtime.events",
+    "FlowNodeStreamEvent": "stepswitch.runtime.events",
     "GuardrailResult": "stepswitch.runtime.result",
     "HandoffCallItem": "stepswitch.runtime.items",
     "HandoffInputData": "stepswitch.runtime.handoffs",
@@ -84,6 +86,7 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "AgentUpdatedStreamEvent",
+    "FlowNodeStreamEvent",
     "GuardrailResult",
     "HandoffCallItem",
     "HandoffInputData",

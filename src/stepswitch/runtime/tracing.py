@@ -231,9 +231,10 @@ class _Trace:
         (self.agent_span or self.root).add_event(name, attrs)
 
     def flow_node(self, node: str, kind: str, count: int | None) -> None:
-        """A flow moved to ``node``: the last node's turn ended in a Handoff (a move to
-        the next node); the node gets a span of its own."""
-        self._settle_chat("Handoff")
+        """A flow moved to ``node``: the last node's agent run, if one was open, ended its
+        last turn with its final output (Final: the node's output; the flow's move is the
+        next node's span, not a handoff); the node gets a span of its own."""
+        self._settle_chat("Final")
         self._end_agent()
         self.agent = node
         if kind == "agent":
@@ -521,10 +522,8 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
         try:
             effect = loop.throw(error) if error is not None else loop.send(send)
         except StopIteration as stop:
-            trace.guard(trace.finish, stop.value)
-            if tool_span is not None:
-                trace.guard(tool_span.end)
-            return stop.value
+            result = stop.value
+            break  # the spans end outside this handler: see below
         except BaseException as exc:
             trace.guard(trace.fail, exc)
             if tool_span is not None:
@@ -555,3 +554,10 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
             continue
         if kind is CallModel and trace.on:
             trace.guard(trace.model_done, send)
+    # Ended here, not in the ``except StopIteration`` clause: an exporter that raises (and
+    # a span processor that logs it, as the SDK's do) would otherwise chain the
+    # StopIteration, whose value is the whole RunResult, into the logged traceback.
+    trace.guard(trace.finish, result)
+    if tool_span is not None:
+        trace.guard(tool_span.end)
+    return result
