@@ -127,3 +127,31 @@ def test_run_with_a_session_continues_at_the_refund_agent(
     assert main(["run", TARGET, "--input", "x", "--session-id", "bob",
                  "--model", f"scripted:{second}"]) == 2
     assert "--session-id needs --session URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "why"),
+    [
+        (["chat", str(ROOT / TARGET)], "no OpenAI API key"),
+        (["chat", str(ROOT / TARGET), "--session", "sqlite:///k.db"], "no OpenAI API key"),
+        (["chat", str(ROOT / TARGET), "--model", "scripted:missing.json"], "missing.json"),
+        (["chat", "nosuch.py:support", "--session", "sqlite:///k.db"], "nosuch.py"),
+        (["run", str(ROOT / TARGET), "--input", "hi", "--session", "sqlite:///k.db"],
+         "no OpenAI API key"),
+        (["run", str(ROOT / TARGET), "--input", "hi", "--session", "sqlite:///k.db",
+          "--model", "scripted:missing.json"], "missing.json"),
+        (["run", "nosuch.py:support", "--input", "hi", "--session", "sqlite:///k.db"],
+         "nosuch.py"),
+    ],
+)
+def test_a_command_that_fails_before_its_run_leaves_no_session_file(
+    argv: list[str], why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert why in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

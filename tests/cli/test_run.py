@@ -269,6 +269,59 @@ def test_a_state_of_another_workflow_is_refused_before_anything_runs(
     assert not saved.exists()
 
 
+def test_streamed_scripted_run_shows_each_message_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scripted model streams no text deltas: with --stream its messages are printed
+    whole when they complete (they used to be dropped)."""
+    steps = [
+        {"output": [{"type": "message", "text": "Let me pass you to refunds."},
+                    {"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+        *SCRIPT[2:],
+    ]
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"steps": steps}))
+    code, out, err = run(
+        [TARGET, "--input", "refund 42", "--model", f"scripted:{path}", "--approve", "all",
+         "--stream"],
+        capsys,
+    )
+    assert code == 0, err
+    assert out == "Refunded order 42.\n"
+    lines = err.splitlines()
+    assert lines.count("  triage: Let me pass you to refunds.") == 1
+    assert lines.count("  refund: Refunded order 42.") == 1
+    assert err.count("Let me pass you to refunds.") == 1
+
+
+def test_streamed_progress_prints_each_message_once() -> None:
+    """Deltas shown for a message stand for it; a message with none is printed whole,
+    also when one response holds several messages."""
+    from types import SimpleNamespace
+
+    from stepswitch.cli.run import _Progress
+    from stepswitch.runtime.events import RawResponsesStreamEvent, RunItemStreamEvent
+    from stepswitch.runtime.items import MessageOutputItem
+
+    def delta(text: str) -> RawResponsesStreamEvent:
+        return RawResponsesStreamEvent(SimpleNamespace(type="response.output_text.delta",
+                                                       delta=text))
+
+    def done(text: str) -> RunItemStreamEvent:
+        return RunItemStreamEvent("message_output_created", MessageOutputItem("a", text))
+
+    buf = io.StringIO()
+    out = _Progress(buf, stream_text=True)
+    for event in (delta("One "), delta("two."), delta("Three."), done("One two."),
+                  done("Three."), done("Unstreamed."), delta("Four."), done("Four.")):
+        out.event(event)
+    out.end_text()
+    text = buf.getvalue()
+    for sentence in ("One ", "two.", "Three.", "Four."):
+        assert text.count(sentence) == 1, text
+    assert text.count("  a: Unstreamed.\n") == 1, text
+
+
 def test_script_too_short_is_a_user_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -296,6 +349,8 @@ def test_streamed_run_over_http_shows_the_text_as_it_comes(
     assert code == 0, err
     assert out == "Refunded order 42.\n"
     assert "  Passing you to refunds.\n" in err
+    # shown once, as it came: the completed message is not printed again
+    assert err.count("Passing you to refunds.") == 1
     assert all(r.stream and r.api == api for r in openai_server.requests)
     assert openai_server.requests[0].headers["authorization"] == "Bearer unused"
     openai_server.assert_complete()

@@ -77,13 +77,40 @@ def test_unreachable_servers_are_one_line_errors() -> None:
 
 
 def test_an_unusable_sqlite_path(tmp_path: Any) -> None:
+    session = SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")  # nothing opened yet
     with pytest.raises(ss.SessionError, match="cannot open SQLite file"):
-        SQLiteSession("u", tmp_path / "no" / "such" / "dir.db")
+        asyncio.run(session.load())
+    asyncio.run(session.close())
+
+
+def test_a_sqlite_session_creates_nothing_until_first_use(tmp_path: Any) -> None:
+    """docs/sessions.md: nothing is read or written until first use, so a command that
+    fails before its run leaves no file behind."""
+    from stepswitch.sessions import open_session
+
+    path = tmp_path / "lazy.db"
+    session = open_session(f"sqlite:///{path}", "x")
+    assert not path.exists()
+    asyncio.run(session.close())  # closing an unused session creates nothing either
+    assert not path.exists()
+    for first_use in ("get_items", "load", "clear_session"):
+        session = open_session(f"sqlite:///{path}", "x")
+        assert not path.exists()
+        asyncio.run(getattr(session, first_use)())
+        assert path.exists()
+        asyncio.run(session.close())
+        path.unlink()
+        for extra in ("-wal", "-shm"):
+            (tmp_path / f"lazy.db{extra}").unlink(missing_ok=True)
+    session = open_session(f"sqlite:///{path}", "x")
+    asyncio.run(session.add_items([{"role": "user", "content": "hi"}]))
+    assert path.exists()
+    asyncio.run(session.close())
 
 
 def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
     path = tmp_path / "new.db"
-    SQLiteSession("u", path)  # creates the tables
+    asyncio.run(SQLiteSession("u", path).load())  # creates the tables
     conn = sqlite3.connect(path)
     conn.execute("UPDATE stepswitch_meta SET value = '9' WHERE key = 'schema_version'")
     conn.commit()
@@ -91,8 +118,10 @@ def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
     from stepswitch.sessions import sqlite as backend
 
     backend._REGISTRY.clear()  # a new process, as far as the store is concerned
+    refused = SQLiteSession("u", path)
     with pytest.raises(ss.SessionError, match=r"newer stepswitch \(schema version 9"):
-        SQLiteSession("u", path)
+        asyncio.run(refused.load())
+    asyncio.run(refused.close())
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT value FROM stepswitch_meta").fetchall() == [("9",)]
     conn.close()
@@ -189,3 +218,23 @@ def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
     items = asyncio.run(ours.get_items())
     assert [getattr(i, "content", None) for i in items] == ["earlier", "now", "seen 2"]
     assert asyncio.run(adapter.pop_item()) == {"role": "assistant", "content": "seen 2"}
+
+
+def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
+    """What docs/sessions.md says the SDK-named methods return: stepswitch items; the
+    SDK's dicts only through ``to_sdk_session``."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs/sessions.md").read_text("utf-8")
+    doc = " ".join(text.split())
+    assert "`get_items` and `pop_item` return stepswitch items" in doc
+    assert "Every session has the OpenAI Agents SDK's four methods" not in doc
+
+    async def go() -> None:
+        session = MemorySession("u")
+        await session.add_items([{"role": "user", "content": "hi"}])
+        [item] = await session.get_items()
+        assert isinstance(item, ss.runtime.UserInputItem) and item.content == "hi"
+        assert await to_sdk_session(session).get_items() == [{"role": "user", "content": "hi"}]
+
+    asyncio.run(go())

@@ -67,15 +67,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     importlib.import_module("stepswitch.models.provider")
+    [loaded] = _one_workflow(args.target)
+    machine = loaded.workflow.compile()
+    context = build_context(args.context, loaded.workflow)
+    model = _model(args)
+    # the store is opened (and its folder made) only once the target and model are
+    # known good: a command that fails on them leaves nothing behind
     url = args.session
     if url is None:
         Path(DEFAULT_STORE).parent.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DEFAULT_STORE}"
     session = open_cli_session(url, args.session_id)
-    [loaded] = _one_workflow(args.target)
-    machine = loaded.workflow.compile()
-    context = build_context(args.context, loaded.workflow)
-    model = _model(args)
     print(
         f"chatting with {visible(machine.name)} (session "
         f"{visible(args.session_id or DEFAULT_ID)} in {url}); an empty line or Ctrl-D ends",

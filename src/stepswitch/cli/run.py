@@ -145,9 +145,6 @@ def run(args: argparse.Namespace) -> int:
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
-    args.session_object = open_cli_session(
-        getattr(args, "session", None), getattr(args, "session_id", None)
-    )
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
@@ -160,6 +157,11 @@ def run(args: argparse.Namespace) -> int:
         if _is_transcript(model):
             # a transcript picks up after the model calls the saved run already made
             model.skip(start.current_turn)
+    # opened only once the target, model and saved run are known good: a command that
+    # fails on them leaves no session store behind
+    args.session_object = open_cli_session(
+        getattr(args, "session", None), getattr(args, "session_id", None)
+    )
     args.run_config = None
     provider = None
     if args.trace:
@@ -464,6 +466,10 @@ class _Progress:
         self.file = file
         self.stream_text = stream_text
         self._mid_text = False
+        # the streamed text no completed message has claimed yet: a message whose text
+        # was shown as deltas is not printed again, one that came without deltas (a
+        # scripted model, a server that does not stream text) is printed whole
+        self._streamed = ""
         self.calls = 0
 
     def line(self, text: str) -> None:
@@ -489,6 +495,7 @@ class _Progress:
                 # hide or rewrite what the terminal shows next (an approval prompt)
                 print(visible(delta, keep="\n\t"), end="", file=self.file, flush=True)
                 self._mid_text = True
+                self._streamed += delta
 
     def item(self, item: RunItem) -> None:
         if isinstance(item, ToolCallItem):
@@ -504,12 +511,23 @@ class _Progress:
         elif isinstance(item, MessageOutputItem):
             if item.refusal:
                 self.line(f"  {visible(item.agent)} refused: {_short(item.refusal, 200)}")
-            elif self.stream_text:
+            elif self.stream_text and self._shown_as_deltas(item.content):
                 self.end_text()
             elif item.content:
                 self.line(f"  {visible(item.agent)}: {_short(item.content, 200)}")
         elif isinstance(item, ToolApprovalItem):
             self.line(f"  {visible(item.name)} needs approval")
+
+    def _shown_as_deltas(self, content: str) -> bool:
+        """Whether ``content`` was already shown as streamed text (and claim it)."""
+        if not self._streamed:
+            return False
+        at = self._streamed.find(content)
+        if at < 0:  # shown, but not byte for byte: never print it twice
+            self._streamed = ""
+        else:
+            self._streamed = self._streamed[at + len(content):]
+        return True
 
     def done(self, last_agent: str, usage: Usage) -> None:
         self.line(

@@ -5,7 +5,8 @@ busy timeout, and every write is one ``BEGIN IMMEDIATE`` transaction (it takes t
 write lock before it reads the version it checks, so two writers can never both see
 the same version). The tables are created inside such a transaction too, so processes
 racing to open a fresh file cannot trip over each other. Within one process, sessions
-on the same file share one connection (guarded by a lock).
+on the same file share one connection (guarded by a lock). Nothing is opened, created
+or written until a session is first read or written.
 """
 
 from __future__ import annotations
@@ -156,10 +157,25 @@ def _release(db: _Db) -> None:
 
 
 class _Backend:
-    def __init__(self, db: _Db) -> None:
-        self.db = db
-        self.where = db.where
+    """Connects on first use, not when the session is made: a session that is opened
+    and never used (a command that fails before its run) leaves no file behind."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.where = f"SQLite file {path}" if path != ":memory:" else "an in-memory SQLite database"
         self.closed = False
+        self._db: _Db | None = None
+        self._connect_lock = threading.Lock()
+
+    @property
+    def db(self) -> _Db:
+        found = self._db
+        if found is None:
+            with self._connect_lock:
+                found = self._db
+                if found is None:
+                    found = self._db = _acquire(self.path)
+        return found
 
     def _guard(self, what: str) -> None:
         if self.closed:
@@ -299,7 +315,8 @@ class _Backend:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            _release(self.db)
+            if self._db is not None:
+                _release(self._db)
 
 
 class SQLiteSession(StoreSession):
@@ -310,7 +327,7 @@ class SQLiteSession(StoreSession):
         path = os.fspath(db_path)
         if not isinstance(path, str) or not path:
             raise SessionError("SQLiteSession: db_path must be a file path or ':memory:'")
-        super().__init__(session_id, _Backend(_acquire(path)))
+        super().__init__(session_id, _Backend(path))
         self.db_path = path
 
     def _raw(self) -> sqlite3.Connection:
