@@ -88,3 +88,20 @@ def test_sessions_page_two_runs_continue_at_refund(tmp_path: Path) -> None:
     (ROOT / "out").mkdir(exist_ok=True)
     namespace = run(source)
     assert namespace["second"].last_agent == "refund"  # type: ignore[attr-defined]
+
+
+def test_flows_page_headline_example_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import runpy
+
+    # as a reader runs it: a file of its own, outside the repository
+    path = tmp_path / "story_doc.py"
+    path.write_text(block("docs/flows.md", "story = ss.Workflow("), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    ns = runpy.run_path(str(path), run_name="story_doc")
+    assert capsys.readouterr().out == "story_agent -> The red dust settled on the canvas...\n"
+    # the same graph as graphs/story.py, so the page's names are the file's
+    from graphs.story import story
+
+    assert ns["story"].to_mermaid() == story.to_mermaid()

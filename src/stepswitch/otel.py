@@ -148,6 +148,10 @@ def file_provider(path: str | Path) -> Any:
 # -- reading back ---------------------------------------------------------------------------
 
 
+_SPAN_FIELDS = ("name", "trace_id", "span_id", "kind", "start_ns", "end_ns")
+"""The fields every span line has (``run --trace`` writes them all)."""
+
+
 def read_spans(path: str | Path) -> list[SpanRecord]:
     """The spans of a JSON-lines file; ``UserError`` names the line that is not a span."""
     try:
@@ -165,6 +169,13 @@ def read_spans(path: str | Path) -> list[SpanRecord]:
             raise UserError(f"{path}:{n}: not a JSON line") from None
         if not isinstance(raw, dict):
             raise UserError(f"{path}:{n}: not a span (expected a JSON object)")
+        missing = [name for name in _SPAN_FIELDS if name not in raw]
+        if missing:
+            fields = ", ".join(missing)
+            raise UserError(
+                f"{path}:{n}: not a span (missing field{'s' if len(missing) > 1 else ''} "
+                f"{fields})"
+            )
         try:
             out.append(_from_json(raw))
         except (KeyError, TypeError, ValueError) as exc:

@@ -84,6 +84,16 @@ def test_bad_targets_exit_2_with_one_line(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_target_of_another_type_is_named_with_its_article(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "values_mod_x2.py", "n = 1\ns = 'x'\nlst = []\nd = {}\n")
+    for name, shown in [("n", "an int"), ("s", "a str"), ("lst", "a list"), ("d", "a dict")]:
+        code, _, err = run(["show", f"{path}:{name}"], capsys)
+        assert code == 2
+        assert f"{name!r} is {shown}, not a Workflow" in err
+
+
 def test_folder_without_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, "empty_mod_x1.py", "X = 1\n")
     code, _, err = run(["show", str(tmp_path)], capsys)

@@ -68,7 +68,10 @@ def test_trace_over_real_http_names_the_model_and_provider(tmp_path: Path) -> No
     ("content", "error"),
     [
         ("not json\n", "bad.jsonl:1: not a JSON line"),
-        ('{"name": "x"}\n', "bad.jsonl:1: not a span"),
+        ('{"name": "x"}\n', "bad.jsonl:1: not a span (missing fields trace_id, span_id, "
+                             "kind, start_ns, end_ns)"),
+        ('{"name": "x", "trace_id": "t", "span_id": "s", "kind": "INTERNAL", "start_ns": 1}\n',
+         "bad.jsonl:1: not a span (missing field end_ns)"),
         ("[1, 2]\n", "bad.jsonl:1: not a span"),
         ("\n", "holds no spans"),
     ],
@@ -81,6 +84,7 @@ def test_trace_of_a_bad_file_is_one_line(
     assert main(["trace", str(bad)]) == 2
     err = capsys.readouterr().err
     assert error in err
+    assert err.startswith("stepswitch: error: ")  # worded as every command's errors
     assert len(err.strip().splitlines()) == 1
 
 

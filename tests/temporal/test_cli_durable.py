@@ -68,3 +68,33 @@ def test_run_on_a_queue_without_workers_waits_a_bounded_time(
     err = capsys.readouterr().err
     assert code == 2
     assert "no worker polls task queue 'nobody-here' (waited 0.5s)" in err
+
+
+def test_attaching_to_an_unknown_run_is_a_one_line_error(
+    dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                 "--workflow-id", "nonexistent-id", "--approve", "all"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(
+        f"stepswitch: error: no run with workflow id 'nonexistent-id' on {dev_server}")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--trace", "t.jsonl"], "--trace records this process's spans"),
+    (["--session", "sqlite:///never.db"], "with --temporal the worker keeps the conversations"),
+    (["--session-id", "ann", "--workflow-id", "bob"], "--session-id 'ann' and --workflow-id"),
+])
+def test_flags_a_durable_run_cannot_honour_are_refused_not_ignored(
+    flags: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "tests/temporal/flows.py:durable", "--temporal", "127.0.0.1:9",
+                 "--input", "hi", "--approve", "all", *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err, err
+    assert not (ROOT / "t.jsonl").exists() and not (ROOT / "never.db").exists()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepswitch.cli.targets import TargetError, import_target
+from stepswitch.cli.targets import TargetError, a_type, import_target
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 
@@ -23,7 +23,7 @@ def build_context(spec: str | None, workflow: Workflow) -> Any:
         factory, label = import_target(spec, what="--context")
         if not callable(factory):
             raise TargetError(
-                f"--context {spec}: {label} is a {type(factory).__name__}, not a function or "
+                f"--context {spec}: {label} is {a_type(factory)}, not a function or "
                 "class to call with no arguments"
             )
         try:

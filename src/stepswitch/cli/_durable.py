@@ -25,6 +25,24 @@ def run_durable(args: argparse.Namespace) -> int:
         raise UserError("--temporal keeps the run on the server; drop --resume/--state")
     if args.input is None and not args.workflow_id:
         raise UserError("--input TEXT is required (or --workflow-id ID to attach to a run)")
+    if getattr(args, "trace", None):
+        raise UserError(
+            "--trace records this process's spans, but a run on Temporal runs on its worker: "
+            "set a tracer provider where the worker runs (see docs/durable.md, Tracing)"
+        )
+    if getattr(args, "session", None):
+        raise UserError(
+            "with --temporal the worker keeps the conversations: start it with "
+            "`stepswitch worker ... --session URL` and pass only --session-id ID here"
+        )
+    session_id = getattr(args, "session_id", None)
+    if session_id is not None:
+        if args.workflow_id and args.workflow_id != session_id:
+            raise UserError(
+                f"--session-id {session_id!r} and --workflow-id {args.workflow_id!r} differ: "
+                "a conversation on Temporal is one workflow id (drop --workflow-id)"
+            )
+        args.workflow_id = session_id
     try:
         import stepswitch.temporal  # noqa: F401
     except ImportError as exc:
@@ -54,11 +72,14 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     out = _Progress(sys.stderr, stream_text=False)
     client = await st.connect(args.temporal)
     workflow_id = args.workflow_id or f"{machine.name}-{uuid.uuid4().hex[:12]}"
+    session_id = getattr(args, "session_id", None)
+    if args.input is None:
+        await _check_exists(client, workflow_id, args.temporal)
     if args.input is not None:
         await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait)
         handle = await client.start_workflow(
             st.workflow_name(machine),
-            st.RunInput(args.input, max_turns=args.max_turns),
+            st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns),
             id=workflow_id,
             task_queue=args.task_queue,
             result_type=st.RunOutput,
@@ -111,3 +132,20 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     else:
         _print_output(output.final_output)
     return 0
+
+
+async def _check_exists(client: Any, workflow_id: str, address: str) -> None:
+    """Attaching: a clear error for an id the server does not know (not Temporal's
+    RPC traceback)."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise UserError(
+                f"no run with workflow id {workflow_id!r} on {address}: start one with "
+                "--input TEXT, or check the id"
+            ) from None
+        raise UserError(f"cannot attach to run {workflow_id!r} on {address}: {exc.message}"
+                        ) from None

@@ -24,7 +24,7 @@ from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 
-__all__ = ["LoadedWorkflow", "TargetError", "load_targets"]
+__all__ = ["LoadedWorkflow", "TargetError", "a_type", "load_targets"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
@@ -128,7 +128,13 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
             f"{target}: {name!r} is an Agent, not a Workflow; declare "
             f"Workflow(name=..., entry={name}) and name that"
         )
-    raise TargetError(f"{target}: {name!r} is a {type(obj).__name__}, not a Workflow")
+    raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
+
+
+def a_type(obj: object) -> str:
+    """``an int``, ``a str``: the name of ``obj``'s type with its article."""
+    name = type(obj).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def import_target(spec: str, *, what: str) -> tuple[object, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from stepswitch.errors import UserError
 from stepswitch.otel import format_tree, read_spans
 
 
@@ -21,8 +22,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     spans = read_spans(args.file)  # a UserError names the file and line: exit 2
-    if not spans:
-        print(f"stepswitch trace: error: {args.file} holds no spans", file=sys.stderr)
-        return 2
+    if not spans:  # exit 2, worded as every other command's error
+        raise UserError(f"{args.file} holds no spans")
     sys.stdout.write(format_tree(spans) + "\n")
     return 0

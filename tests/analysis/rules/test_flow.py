@@ -77,3 +77,10 @@ def test_agents_reached_only_through_the_flow_are_reachable() -> None:
     b = ss.Agent("b", "y")
     wf = ss.Workflow("w", a, flow=[ss.then(a, b), ss.then(b, ss.END)])
     assert wf.check().codes() == ("SW203",)
+
+
+def test_a_type_mismatch_help_names_the_step_once() -> None:
+    wf = ss.Workflow("w", plan_of, flow=[ss.then(plan_of, check_outline)])
+    helps = [d.help for d in wf.check().diagnostics if d.code == "SW702"]
+    assert helps == ["change the parameter type of step 'check_outline', or put a step "
+                     "between them that converts the value"]

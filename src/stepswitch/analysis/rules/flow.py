@@ -273,7 +273,7 @@ def _mismatch(ctx: Ctx, loc: DiagnosticLocation, src: str, out: Any, target: str
             f"but step "
             f"{target!r} takes {show_type(declared)}",
             loc,
-            help=f"change {target!r}'s parameter type, or put a step between them that "
+            help=f"change the parameter type of step {target!r}, or put a step between them that "
             "converts the value",
         )
 
