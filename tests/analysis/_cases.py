@@ -247,6 +247,25 @@ def _nested_step() -> ss.Workflow:
     return fwf(local, ss.then(local, ss.END))
 
 
+def first_line(result: Any) -> str:
+    """An agent tool's output extractor a generated runner can import."""
+    return str(result.final_output).splitlines()[0]
+
+
+def _sw711(nested: bool) -> Build:
+    def build() -> ss.Workflow:
+        def local_first_line(result: Any) -> str:
+            return str(result.final_output).splitlines()[0]
+
+        writer = a("writer")
+        extractor = local_first_line if nested else first_line
+        boss = a("boss", tools=[writer.as_tool("write", "Write it",
+                                               custom_output_extractor=extractor)])
+        return wf(boss, writer)
+
+    return build
+
+
 CASES: dict[str, tuple[Build, Build]] = {
     "SW101": (lambda: wf(None, a()), lambda: wf("a", a())),
     "SW102": (lambda: wf("nobody", a()), lambda: wf("a", a())),
@@ -364,6 +383,7 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: fwf(shout, ss.then(shout, ss.END), ss.then(shout, ss.END)),
         lambda: fwf(shout, ss.then(shout, ss.END)),
     ),
+    "SW711": (_sw711(nested=True), _sw711(nested=False)),
 }
 
 

@@ -13,12 +13,15 @@ import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from graphs.support import support
+from stepswitch.sessions import SQLiteSession
 from stepswitch.temporal import (
     Decision,
     RunInput,
@@ -27,6 +30,7 @@ from stepswitch.temporal import (
     workflow_for,
     workflow_name,
 )
+from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.temporal.drive import in_process, wait_for_interruptions
 from tests.temporal.flows import counts, durable
@@ -34,11 +38,14 @@ from tests.temporal.flows import counts, durable
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _worker(address: str, queue: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _worker(
+    address: str, queue: str, env: dict[str, str], session: str | None = None
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
          "--address", address, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model", "--model-timeout", "2"],
+         "--model", "tests/temporal/flows.py:model", "--model-timeout", "2",
+         *(["--session", session] if session else [])],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
 
@@ -48,21 +55,26 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(10)
 
 
+@pytest.mark.parametrize("conversation", [False, True], ids=["no-session", "session"])
 def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
-    dev_server: str, tmp_path: Path
+    dev_server: str, tmp_path: Path, conversation: bool
 ) -> None:
     ledger, go = tmp_path / "ledger.db", tmp_path / "go"
     env = {**os.environ, "STEPSWITCH_LEDGER": str(ledger), "STEPSWITCH_GO": str(go)}
     os.environ["STEPSWITCH_LEDGER"] = str(ledger)  # for counts() in this process
     queue = f"durable-{uuid.uuid4().hex[:8]}"
     machine = durable.compile()
-    workers = [_worker(dev_server, queue, env)]
+    db = tmp_path / "conversations.db"
+    session = f"sqlite:///{db}" if conversation else None
+    workflow_id = f"durable-{uuid.uuid4().hex}"
+    workers = [_worker(dev_server, queue, env, session)]
 
     async def go_on() -> RunOutput:
         client = await Client.connect(dev_server)
         handle = await client.start_workflow(
-            workflow_name(machine), RunInput("a lamp, please"),
-            id=f"durable-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+            workflow_name(machine),
+            RunInput("a lamp, please", session_id=workflow_id if conversation else None),
+            id=workflow_id, task_queue=queue, result_type=RunOutput,
         )
         deadline = time.monotonic() + 30
         while not (ledger.exists() and counts(str(ledger)).get("reserve")):
@@ -71,11 +83,11 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
         await asyncio.sleep(0.3)  # the second model call is now in flight, held
         _kill(workers[0])  # mid-run: SIGKILL, nothing is cleaned up
         go.touch()
-        workers.append(_worker(dev_server, queue, env))
+        workers.append(_worker(dev_server, queue, env, session))
         pending = await wait_for_interruptions(handle, timeout=30)
         assert [p.call_id for p in pending] == ["c2"]
         _kill(workers[1])  # and again while the run waits for the approval
-        workers.append(_worker(dev_server, queue, env))
+        workers.append(_worker(dev_server, queue, env, session))
         await handle.execute_update("decide", Decision("c2", True))
         output: RunOutput = await handle.result()
         history = await handle.fetch_history()
@@ -95,6 +107,19 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
         "tool_call_item", "tool_call_output_item", "tool_call_item", "tool_approval_item",
         "tool_call_output_item", "message_output_item",
     ]
+    if conversation:
+        # every settled turn appended once, across two killed workers
+        async def stored() -> list[dict[str, Any]]:
+            kept = SQLiteSession(workflow_id, str(db))
+            try:
+                return write_items((await kept.load()).items)
+            finally:
+                await kept.close()
+
+        assert [i["type"] for i in asyncio.run(stored())] == [
+            "user_input_item", "tool_call_item", "tool_call_output_item", "tool_call_item",
+            "tool_call_output_item", "message_output_item",
+        ]
 
 
 def _support_script() -> list[ScriptStep]:

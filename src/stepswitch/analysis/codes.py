@@ -120,6 +120,9 @@ _ALL = (
     Code("SW710", "flow-node-conflict", "error",
          "a node with two exits, a step named like another node, or a fan-out's each "
          "with its own exit"),
+    Code("SW711", "object-not-importable", "warning",
+         "an object of the workflow (tool, guardrail, hook, extractor, type) that generated "
+         "code cannot import by path; steps and predicates are SW709"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _ALL}

@@ -39,6 +39,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--api", choices=("responses", "chat"), default="responses")
     p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long one model call may take before it is tried again")
+    p.add_argument("--session", metavar="URL",
+                   help="where conversations live (sqlite:///PATH.db, postgresql://…, "
+                   "redis://…), for runs started with a session id")
     p.set_defaults(func=run)
 
 
@@ -86,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         client = await st.connect(args.address, namespace=args.namespace)
         worker = st.worker_for(
             client, machine, task_queue=args.task_queue, model=model,
-            model_timeout=timedelta(seconds=args.model_timeout),
+            sessions=args.session, model_timeout=timedelta(seconds=args.model_timeout),
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

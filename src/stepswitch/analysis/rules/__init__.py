@@ -10,7 +10,16 @@ from collections.abc import Callable, Iterator
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
-from stepswitch.analysis.rules import flow, hitl, names, reach, structure, termination, types
+from stepswitch.analysis.rules import (
+    flow,
+    hitl,
+    imports,
+    names,
+    reach,
+    structure,
+    termination,
+    types,
+)
 
 __all__ = ["RULES"]
 
@@ -24,4 +33,5 @@ RULES: tuple[Rule, ...] = (
     *hitl.RULES,
     *reach.RULES,
     *flow.RULES,
+    *imports.RULES,
 )

@@ -1,0 +1,98 @@
+"""Benchmark: the run loop's cost in CPU instructions, which the machine's load cannot move.
+
+Wall and CPU times on a shared 2-core machine swing with whatever else runs; callgrind
+counts the instructions a process executes, the same for the same code and input. Each
+figure is the difference between two child processes that differ only in how many runs
+they make (so start-up and imports cancel out), divided by the turns (or runs) between.
+
+* ``loop``: one turn of the N-turn tool loop (bench_runtime's workload, N = 50);
+* ``traced``: the same turn with tracing on into an in-memory exporter;
+* ``sdk floor``: the OpenTelemetry SDK alone making the same span tree (no stepswitch
+  code; ``bench_runtime.sdk_floor``), so ``traced - loop - sdk floor`` is stepswitch's
+  own tracing work per turn;
+* ``support``: one whole support-flow run (4 model calls, 7 items).
+
+Needs ``valgrind`` (``apt-get install valgrind``); takes a few minutes.
+
+    .venv/bin/python bench/bench_instructions.py
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+N = 50
+
+_CHILD = """
+import asyncio, sys
+sys.path.insert(0, {bench!r})
+import bench_runtime as b
+import stepswitch as ss
+k, mode, n = int(sys.argv[1]), sys.argv[2], {n}
+exporter = provider = None
+if mode in ("traced", "floor"):
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+if mode == "support":
+    once = b.ours_runner(b.ours_support_steps())
+elif mode == "floor":
+    once = b.sdk_floor(provider, exporter, n)
+else:
+    config = ss.RunConfig(tracer_provider=provider) if mode == "traced" else None
+    once = b.ours_runner(b.ours_loop_steps(n), config)
+async def main() -> None:
+    for _ in range(k + 1):  # one warm-up run, then k
+        await once()
+        if exporter is not None:
+            exporter.clear()
+asyncio.run(main())
+"""
+
+
+def _instructions(runs: int, mode: str) -> int:
+    child = _CHILD.format(bench=str(ROOT / "bench"), n=N)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         sys.executable, "-c", child, str(runs), mode],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"{mode}: the child failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_unit(mode: str, few: int, many: int, units_per_run: int) -> float:
+    return (_instructions(many, mode) - _instructions(few, mode)) / (
+        (many - few) * units_per_run)
+
+
+def main() -> int:
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed: no instruction counts")
+        return 0
+    turns = N + 1
+    loop = per_unit("off", 1, 11, turns)
+    traced = per_unit("traced", 1, 11, turns)
+    floor = per_unit("floor", 1, 11, turns)
+    support = per_unit("support", 10, 110, 1)
+    print(f"instructions per turn (N={N} tool loop)")
+    print(f"  loop                 {loop / 1e3:8.1f} k")
+    print(f"  traced               {traced / 1e3:8.1f} k   (+{(traced - loop) / 1e3:.1f} k)")
+    print(f"  sdk floor            {floor / 1e3:8.1f} k   (the SDK alone, same span tree)")
+    print(f"  stepswitch's tracing {(traced - loop - floor) / 1e3:8.1f} k")
+    print(f"instructions per support-flow run {support / 1e3:8.1f} k")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
