@@ -19,13 +19,20 @@ __all__ = ["BoundFunction", "MachineCore"]
 
 
 class BoundFunction(NamedTuple):
-    """A function tool ready to call: the tool object, its function, the validator of
-    its parameters model and the parameter names."""
+    """A function tool ready to call: the tool object, its function and the validator
+    of its parameters model."""
 
     tool: Any
     fn: Any
     validator: Any
-    names: tuple[str, ...]
+
+    @staticmethod
+    def keywords(params: Any) -> dict[str, Any]:
+        """The keyword arguments of a call from its validated parameters model: the
+        model's fields by name (the model ignores extra keys, so it holds nothing else).
+        The model's own dict: a call spreads it into new keywords, never changes it."""
+        fields: dict[str, Any] = params.__dict__
+        return fields
 
 
 class MachineCore:
@@ -95,9 +102,7 @@ class MachineCore:
         if bound is None:
             tool: Any = self.resolver[ref]
             model = tool.params_model
-            bound = BoundFunction(
-                tool, tool.fn, model.__pydantic_validator__, tuple(model.model_fields)
-            )
+            bound = BoundFunction(tool, tool.fn, model.__pydantic_validator__)
             self._functions[ref] = bound
         return bound
 

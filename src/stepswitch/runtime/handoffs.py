@@ -45,13 +45,13 @@ class HandoffInputData:
     run_context: RunContext[Any] | None = None
 
 
-NO_HIDDEN: frozenset[str] = frozenset()
+_NO_HIDDEN: frozenset[str] = frozenset()
 
 
 def spent_handoffs(core: MachineCore, run: Run, state: StateIR) -> frozenset[str]:
     """The handoffs of ``state`` whose ``max_uses`` this run has used up."""
     if not run.uses:
-        return NO_HIDDEN
+        return _NO_HIDDEN
     spent = [
         name
         for (agent, name), n in run.uses.items()
@@ -60,7 +60,7 @@ def spent_handoffs(core: MachineCore, run: Run, state: StateIR) -> frozenset[str
         and a.max_uses is not None
         and n >= a.max_uses
     ]
-    return frozenset(spent) if spent else NO_HIDDEN
+    return frozenset(spent) if spent else _NO_HIDDEN
 
 
 def take_handoffs(

@@ -48,7 +48,7 @@ from stepswitch.runtime.effects import (
 from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
-from stepswitch.runtime.handoffs import NO_HIDDEN, spent_handoffs, take_handoffs
+from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
 from stepswitch.runtime.history import HistoryView
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -138,15 +138,13 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
     while True:
         if run.max_turns is not None and run.turn >= run.max_turns:
             return (yield from stop_at_max_turns(core, run, config))
-        state = core.states[run.current]
+        state = core.state(run.current)
         instructions = state.instructions
         if state.instructions_fn is not None:
             instructions = yield from _instructions(core, run, state)
         request = _request(core, run, config, state, instructions)
         run.turn += 1
-        agent_model = run.model if state.model_ref is None else None
-        if agent_model is None:
-            agent_model = _model_for(core, state, run.model)
+        agent_model = _model_for(core, state, run.model)
         if parallel:
             response, outcomes = yield CallModel(agent_model, request, parallel)
             check_input_guardrails(run, state, outcomes)
@@ -157,7 +155,7 @@ def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         run.ctx.usage.add(response.usage)
         output, start = response.output, len(run.items)
         turn = yield from _settle(core, run, config, state, output, start, resume=False)
-        if run.emit and (ev := flush(run)) is not None:
+        if (ev := flush(run)) is not None:
             yield ev
         decision = core.steps[state.agent](state, turn)
         if turn.interrupted and type(decision) is not InterruptionStep:
@@ -216,7 +214,7 @@ def _request(
         and state.agent in run.used_tools
     ):
         settings = settings.model_copy(update={"tool_choice": None})
-    hidden = spent_handoffs(core, run, state) if run.uses else NO_HIDDEN
+    hidden = spent_handoffs(core, run, state)
     return ModelRequest(
         state.agent,
         instructions,
@@ -382,7 +380,7 @@ def _record(run: Run, response: _Response) -> Emit | None:
         run.append(item)
     for call, _ in response.calls:
         run.call_ids.add(call.call_id)
-    return flush(run) if run.emit else None
+    return flush(run)
 
 
 def _read_earlier(run: Run, start: int) -> _Earlier:
@@ -570,10 +568,8 @@ def _prepare(
                 )
                 return None
         args = (tool_context(run, call.call_id),) if action.takes_context else ()
-        # the validated model's fields, by name (extra keys are ignored, so nothing else)
-        kwargs = params.__dict__
-        return CallJob(bound.fn, args, kwargs, action.is_async, call.name, call.call_id,
-                       action.timeout)
+        return CallJob(bound.fn, args, bound.keywords(params), action.is_async, call.name,
+                       call.call_id, action.timeout)
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:

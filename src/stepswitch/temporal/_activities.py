@@ -205,7 +205,7 @@ def activities_for(
         async def run_tool(raw: dict[str, Any]) -> dict[str, Any]:
             call = read_call(ToolCall, raw)
             params = bound.validator.validate_json(json.dumps(call.arguments))
-            kwargs = {name: getattr(params, name) for name in bound.names}
+            kwargs = bound.keywords(params)
             args = (RunContext(call.context, Usage()),) if action.takes_context else ()
             name = call.name or ref
             span = _Span(tracer_provider, call.traceparent, f"{sc.OP_EXECUTE_TOOL} {name}",
