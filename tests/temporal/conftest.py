@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -13,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.service import RPCError
 
+from stepswitch.temporal._client import connect
 from tests.services import service_missing
 
 
@@ -45,6 +49,27 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20)
     raise RuntimeError(f"the Temporal dev server did not listen on {port} in {timeout}s")
 
 
+def wait_until_healthy(address: str, timeout: float = 30) -> None:
+    """Return once the server's frontend answers and the default namespace exists: the
+    port opens a moment before the frontend is ready ("Frontend is not healthy yet")."""
+
+    async def probe() -> None:
+        client = await connect(address, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                await client.workflow_service.describe_namespace(
+                    DescribeNamespaceRequest(namespace="default")
+                )
+                return
+            except RPCError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+
+    asyncio.run(probe())
+
+
 @pytest.fixture(scope="session")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``HOST:PORT`` of a Temporal dev server (one per test session)."""
@@ -65,6 +90,7 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     try:
         wait_for_port(port, proc)
+        wait_until_healthy(f"127.0.0.1:{port}")
         yield f"127.0.0.1:{port}"
     finally:
         proc.terminate()

@@ -14,6 +14,9 @@ from stepswitch.errors import UserError
 
 __all__ = ["connect", "wait_for_worker"]
 
+_STARTING = "not healthy yet"
+_RETRY_EVERY = 0.1
+
 
 async def connect(address: str, *, namespace: str = "default", timeout: float = 5.0) -> Client:
     """A client of the Temporal server at ``address`` (``HOST:PORT``), or a ``UserError``
@@ -21,16 +24,26 @@ async def connect(address: str, *, namespace: str = "default", timeout: float = 
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit():
         raise UserError(f"Temporal address {address!r}: expected HOST:PORT, e.g. 127.0.0.1:7233")
-    try:
-        return await asyncio.wait_for(Client.connect(address, namespace=namespace), timeout)
-    except TimeoutError:
-        raise UserError(
-            f"cannot reach the Temporal server at {address}: no answer in {timeout:g}s "
-            "(is it running? `temporal server start-dev` starts one)"
-        ) from None
-    except RuntimeError as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"cannot reach the Temporal server at {address}: {reason}") from None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        try:
+            return await asyncio.wait_for(
+                Client.connect(address, namespace=namespace), max(0.0, deadline - loop.time())
+            )
+        except TimeoutError:
+            raise UserError(
+                f"cannot reach the Temporal server at {address}: no answer in {timeout:g}s "
+                "(is it running? `temporal server start-dev` starts one)"
+            ) from None
+        except RuntimeError as exc:
+            # A server that has just started listens before its frontend is ready and
+            # answers "not healthy yet" for a moment: wait for it, within the timeout.
+            if _STARTING in str(exc) and loop.time() + _RETRY_EVERY < deadline:
+                await asyncio.sleep(_RETRY_EVERY)
+                continue
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UserError(f"cannot reach the Temporal server at {address}: {reason}") from None
 
 
 async def _pollers(client: Client, task_queue: str) -> int:
