@@ -78,6 +78,22 @@ def _keyword(deco: Any) -> type[Any]:
     return Decl
 
 
+def _keyword_slots(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Limits:
+        """Keyword-only fields with and without defaults, one from a factory, and a field
+        left out of ``__init__`` (a slots class sets its default)."""
+
+        name: str
+        _: KW_ONLY
+        turns: int
+        depth: int = 3
+        seen: tuple[str, ...] = field(default_factory=tuple)
+        origin: str = field(default="declared", init=False)
+
+    return Limits
+
+
 def _frozen_dict(deco: Any) -> type[Any]:
     @deco(frozen=True)
     class Call:
@@ -145,6 +161,7 @@ CASES: dict[str, Make] = {
     "no docstring": _undocumented,
     "kw_only, init=False, __post_init__": _keyword,
     "frozen, no slots": _frozen_dict,
+    "frozen slots, kw_only": _keyword_slots,
     "generic": _generic,
     "own methods": _own_methods,
     "no fields": _empty,
@@ -157,6 +174,7 @@ ARGS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "no docstring": ((1,), {"hi": 5}),
     "kw_only, init=False, __post_init__": (("refund",), {"max_uses": 2}),
     "frozen, no slots": (("load",), {"items": [1, 2]}),
+    "frozen slots, kw_only": (("a",), {"turns": 2}),
     "generic": (([1],), {}),
     "own methods": (("a",), {"hint": "h"}),
     "no fields": ((), {}),
@@ -238,6 +256,31 @@ def test_construction_errors_read_the_same(name: str) -> None:
         expected = _raised(lambda: real(*args, **kwargs))  # noqa: B023
         got = _raised(lambda: fast(*args, **kwargs))  # noqa: B023
         assert got == expected
+
+
+def test_classes_of_one_shape_keep_their_own_names_and_defaults() -> None:
+    """Slots classes with the same shape share compiled ``__init__`` code, renamed."""
+
+    @fast_dataclass(frozen=True, slots=True)
+    class Left:
+        """Two fields."""
+
+        a: int
+        b: str = "left"
+
+    @fast_dataclass(frozen=True, slots=True)
+    class Right:
+        """Two fields too."""
+
+        x: int
+        y: str = "right"
+
+    assert Left.__init__.__code__.co_code == Right.__init__.__code__.co_code
+    assert (Left(1).b, Right(2).y) == ("left", "right")
+    assert Left(b="l", a=1) == Left(1, "l") and Right(y="r", x=2).x == 2
+    assert str(inspect.signature(Right)) == "(x: 'int', y: 'str' = 'right') -> None"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'a'"):
+        Right(a=1)  # type: ignore[call-arg]
 
 
 def test_a_recursive_repr_stops() -> None:

@@ -28,6 +28,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 from operator import attrgetter
+from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["dataclass"]
@@ -134,54 +135,63 @@ if _HAS_DEFAULT_FACTORY is None:  # pragma: no cover - every CPython from 3.7 ha
 def _init(
     cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], *, frozen: bool, slots: bool
 ) -> Callable[..., None]:
-    """The ``__init__`` :mod:`dataclasses` would write, compiled once. A slots class sets
-    each field through its slot's descriptor (what ``object.__setattr__`` ends in, without
-    looking it up per call); a frozen class without slots through ``object.__setattr__``."""
-    names = {f.name for f in fields}
+    """The ``__init__`` :mod:`dataclasses` would write. A slots class sets each field
+    through its slot's descriptor (what ``object.__setattr__`` ends in, without looking it
+    up per call), so its code depends on the field names only as parameter names: it is
+    compiled once per shape (how many fields, which have factories, which are keyword-only)
+    and renamed for each class. A frozen class without slots sets through
+    ``object.__setattr__``, any other through ``self.name = value``, compiled for it."""
+    names = [f.name for f in fields]
     me = "self" if "self" not in names else "__dataclass_self__"
+    by_slot = slots and (frozen or "__setattr__" not in cls.__dict__)
     scope: dict[str, Any] = {
         "__dataclass_HAS_DEFAULT_FACTORY__": _HAS_DEFAULT_FACTORY,
         "__dataclass_object_setattr__": object.__setattr__,
     }
-    positional: list[str] = []
+    positional: list[str] = []  # parameter names, in order
     keyword: list[str] = []
+    defaults: list[Any] = []  # of the trailing positional parameters that have one
+    kwdefaults: dict[str, Any] = {}
+    shape: list[str] = []  # per field, what the body does: what the compiled code depends on
     body: list[str] = []
-    seen_default = False
     for i, f in enumerate(fields):
-        default = f"__dataclass_dflt_{i}__"
+        # slots code names the parameter of field i p{i}: renamed to the field's name after
+        param = f"__dataclass_p{i}__" if by_slot else f.name
+        dflt = f"__dataclass_dflt_{i}__"
         has_default = f.default is not dataclasses.MISSING
         has_factory = f.default_factory is not dataclasses.MISSING
+        value: str | None
         if f.init:
             if has_factory:
-                scope[default] = f.default_factory
-                param = f"{f.name}=__dataclass_HAS_DEFAULT_FACTORY__"
-                value: str | None = (
-                    f"{default}() if {f.name} is __dataclass_HAS_DEFAULT_FACTORY__ else {f.name}"
-                )
-            elif has_default:
-                scope[default] = f.default
-                param, value = f"{f.name}={default}", f.name
+                scope[dflt] = f.default_factory
+                default: Any = _HAS_DEFAULT_FACTORY
+                value = f"{dflt}() if {param} is __dataclass_HAS_DEFAULT_FACTORY__ else {param}"
             else:
-                param, value = f.name, f.name
+                default = f.default
+                value = param
             if f.kw_only:
                 keyword.append(param)
+                if default is not dataclasses.MISSING:
+                    kwdefaults[f.name] = default
+            elif default is not dataclasses.MISSING:
+                positional.append(param)
+                defaults.append(default)
+            elif defaults:
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
             else:
-                if has_default or has_factory:
-                    seen_default = True
-                elif seen_default:
-                    raise TypeError(f"non-default argument {f.name!r} follows default argument")
                 positional.append(param)
         elif has_factory:
-            scope[default] = f.default_factory
-            value = f"{default}()"
+            scope[dflt] = f.default_factory
+            value = f"{dflt}()"
         elif has_default and slots:
-            scope[default] = f.default
-            value = default
+            scope[dflt] = f.default
+            value = dflt
         else:
             value = None  # read from the class attribute, as dataclasses leaves it
+        shape.append(f"{'k' if f.init and f.kw_only else ''}{value}")
         if value is None:
             continue
-        if slots and (frozen or "__setattr__" not in cls.__dict__):
+        if by_slot:
             scope[f"__dataclass_set_{i}__"] = cls.__dict__[f.name].__set__
             body.append(f"  __dataclass_set_{i}__({me}, {value})")
         elif frozen:
@@ -190,12 +200,34 @@ def _init(
             body.append(f"  {me}.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append(f"  {me}.__post_init__()")
-    params = [me, *positional, *(["*", *keyword] if keyword else [])]
-    source = f"def __init__({', '.join(params)}):\n" + ("\n".join(body) or "  pass")
-    exec(source, scope)  # the text is made above from field names and placeholders only
-    init: Callable[..., None] = scope["__init__"]
+    signature = [me, *positional, *(["*", *keyword] if keyword else [])]
+    source = f"def __init__({', '.join(signature)}):\n" + ("\n".join(body) or "  pass")
+    if by_slot:
+        key = (me, *shape, "post" if hasattr(cls, "__post_init__") else "")
+        code = _SLOT_INITS.get(key)
+        if code is None:
+            code = _SLOT_INITS[key] = _compiled(source)
+        names_in_order = [me, *(n for f, n in zip(fields, names, strict=True)
+                                if f.init and not f.kw_only),
+                          *(n for f, n in zip(fields, names, strict=True)
+                            if f.init and f.kw_only)]
+        code = code.replace(co_varnames=tuple(names_in_order))
+    else:
+        code = _compiled(source)
+    init: Callable[..., None] = FunctionType(code, scope, "__init__", tuple(defaults) or None)
+    init.__kwdefaults__ = kwdefaults or None
     init.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
     return init
+
+
+_SLOT_INITS: dict[tuple[str, ...], CodeType] = {}
+"""Compiled ``__init__`` code of slots classes by shape (see :func:`_init`)."""
+
+
+def _compiled(source: str) -> CodeType:
+    """The code of the one function ``source`` defines."""
+    module = compile(source, "<string>", "exec")  # text made from names and placeholders only
+    return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
 def _key(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
