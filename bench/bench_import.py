@@ -18,26 +18,33 @@ Targets (issue #10): ``import codegen.support`` ≤ 0.15 s, ``import stepswitch`
 ≤ 0.15 s, ``stepswitch check graphs/`` whole process ≤ 0.25 s.
 
 Figures (2 shared cores under load, so instruction counts: ``valgrind --tool=callgrind
-python -c STATEMENT``, millions, which the load does not change; before = main at
-0eb4435, after = the lazy runtime; "cached" with bytecode, "source" compiling our modules):
+python -c STATEMENT``, millions, which the load does not change; "cached" with bytecode,
+"source" compiling our modules). Before = main at 0eb4435; lazy = the lazy runtime;
+dc = stepswitch._dataclass (issue #10's cold-start pass, cached only):
 
-    statement                               cached: before  after   source: before  after
-    python -c pass                                    39     39               39     39
-    import stepswitch                                 84     83               98     98
-    import stepswitch.runtime                        952     83             1210    101
-    import stepswitch.runtime.generated              952    530             1214    790
-    import codegen.support                          1072   1067             1428   1429
-    stepswitch check graphs/ (main() in process)    1267   1066             1824   1412
+    statement                               cached: before  lazy  dc   source: before  lazy
+    python -c pass                                    39     39    39            39     39
+    import stepswitch                                 84     83    83            98     98
+    import stepswitch.runtime                        952     83    83          1210    101
+    import stepswitch.runtime.generated              952    538   354          1214    790
+    import codegen.support                          1072   1076   882          1428   1429
+    stepswitch check graphs/ (main() in process)    1267   1074   924          1824   1412
 
 The runtime no longer loads pydantic; ``stepswitch check`` no longer loads the run loop
-or asyncio. A generated runner is not faster: its user module (graphs/support.py)
-declares its tools with the DSL, which loads pydantic, and the runtime then loads asyncio.
+or asyncio. Python 3.11's dataclasses compile each generated method separately (six
+``exec`` a frozen class, ~4.4 M); ``stepswitch._dataclass`` compiles ``__init__`` once
+per shape of class and ``__eq__``/``__hash__``/``__repr__`` on first use (~1.1 M a
+class), with the same per-call cost (``bench/bench_instructions.py``: loop turn 88 k
+before, 86 k after). A generated runner is still not fast: its user module
+(graphs/support.py) declares its tools with the DSL, which loads pydantic, and the
+runtime then loads asyncio.
 
 What remains in ``import codegen.support``: pydantic (~540 M with its first model
 class: the user's module declares its tools with the DSL), asyncio (~200 M: every driver,
 ``run_sync`` too, runs on an event loop, so deferring it would move the cost to the first
-run, not remove it), the DSL (~170 M) and the runtime's own ~70 dataclasses (3–4 M each:
-Python 3.11's dataclasses compile every generated method separately). To recount one:
+run, not remove it), the DSL and the runtime's own classes (~1 M each now). In
+``stepswitch check graphs/``: pydantic ~580 M, the spec's 16 pydantic models ~70 M,
+the first tool's docstring parse ~15 M (docstring_parser compiles its regexes once). To recount one:
 
     PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= python -c "import codegen.support"
     PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= valgrind --tool=callgrind \\

@@ -94,6 +94,18 @@ def _keyword_slots(deco: Any) -> type[Any]:
     return Limits
 
 
+def _clashing(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Clash:
+        """Fields named like what the generated methods use."""
+
+        other: int
+        hash: str = "h"
+        self: bool = False
+
+    return Clash
+
+
 def _frozen_dict(deco: Any) -> type[Any]:
     @deco(frozen=True)
     class Call:
@@ -161,6 +173,7 @@ CASES: dict[str, Make] = {
     "no docstring": _undocumented,
     "kw_only, init=False, __post_init__": _keyword,
     "frozen, no slots": _frozen_dict,
+    "names the methods use": _clashing,
     "frozen slots, kw_only": _keyword_slots,
     "generic": _generic,
     "own methods": _own_methods,
@@ -174,6 +187,7 @@ ARGS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "no docstring": ((1,), {"hi": 5}),
     "kw_only, init=False, __post_init__": (("refund",), {"max_uses": 2}),
     "frozen, no slots": (("load",), {"items": [1, 2]}),
+    "names the methods use": ((1,), {"hash": "x", "self": True}),
     "frozen slots, kw_only": (("a",), {"turns": 2}),
     "generic": (([1],), {}),
     "own methods": (("a",), {"hint": "h"}),

@@ -26,8 +26,8 @@ from __future__ import annotations
 import _thread
 import dataclasses
 import inspect
+import re
 from collections.abc import Callable
-from operator import attrgetter
 from types import CodeType, FunctionType
 from typing import TYPE_CHECKING, Any
 
@@ -78,14 +78,13 @@ def make_dataclass_class(
 
     _set_new(cls, "__init__", _init(cls, fields, frozen=frozen, slots=slots))
     if repr:
-        _set_new(cls, "__repr__", _repr(tuple(f.name for f in fields if f.repr)))
+        _set_new(cls, "__repr__", _repr([f.name for f in fields if f.repr]))
     if eq:
-        compared = _key(tuple(f.name for f in fields if f.compare))
-        _set_new(cls, "__eq__", _eq(compared))
+        _set_new(cls, "__eq__", _eq(cls, [f.name for f in fields if f.compare]))
         if not explicit_hash:
-            hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+            hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
             if frozen:
-                _set_new(cls, "__hash__", _hash(_key(hashed)), replace=True)
+                _set_new(cls, "__hash__", _hash(cls, hashed), replace=True)
             else:
                 cls.__hash__ = None  # type: ignore[assignment]
     if frozen:
@@ -135,28 +134,24 @@ if _HAS_DEFAULT_FACTORY is None:  # pragma: no cover - every CPython from 3.7 ha
 def _init(
     cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], *, frozen: bool, slots: bool
 ) -> Callable[..., None]:
-    """The ``__init__`` :mod:`dataclasses` would write. A slots class sets each field
-    through its slot's descriptor (what ``object.__setattr__`` ends in, without looking it
-    up per call), so its code depends on the field names only as parameter names: it is
-    compiled once per shape (how many fields, which have factories, which are keyword-only)
-    and renamed for each class. A frozen class without slots sets through
-    ``object.__setattr__``, any other through ``self.name = value``, compiled for it."""
+    """The ``__init__`` :mod:`dataclasses` would write. A frozen slots class sets each
+    field through its slot's descriptor (what ``object.__setattr__`` ends in, without
+    looking it up per call), any other frozen class through ``object.__setattr__``, the
+    rest with ``self.name = value``."""
     names = [f.name for f in fields]
     me = "self" if "self" not in names else "__dataclass_self__"
-    by_slot = slots and (frozen or "__setattr__" not in cls.__dict__)
+    by_slot = slots and frozen
     scope: dict[str, Any] = {
         "__dataclass_HAS_DEFAULT_FACTORY__": _HAS_DEFAULT_FACTORY,
         "__dataclass_object_setattr__": object.__setattr__,
     }
-    positional: list[str] = []  # parameter names, in order
+    positional: list[str] = []
     keyword: list[str] = []
     defaults: list[Any] = []  # of the trailing positional parameters that have one
     kwdefaults: dict[str, Any] = {}
-    shape: list[str] = []  # per field, what the body does: what the compiled code depends on
     body: list[str] = []
     for i, f in enumerate(fields):
-        # slots code names the parameter of field i p{i}: renamed to the field's name after
-        param = f"__dataclass_p{i}__" if by_slot else f.name
+        param = _placeholder(i)
         dflt = f"__dataclass_dflt_{i}__"
         has_default = f.default is not dataclasses.MISSING
         has_factory = f.default_factory is not dataclasses.MISSING
@@ -187,91 +182,134 @@ def _init(
             scope[dflt] = f.default
             value = dflt
         else:
-            value = None  # read from the class attribute, as dataclasses leaves it
-        shape.append(f"{'k' if f.init and f.kw_only else ''}{value}")
-        if value is None:
-            continue
+            continue  # read from the class attribute, as dataclasses leaves it
         if by_slot:
             scope[f"__dataclass_set_{i}__"] = cls.__dict__[f.name].__set__
             body.append(f"  __dataclass_set_{i}__({me}, {value})")
         elif frozen:
-            body.append(f"  __dataclass_object_setattr__({me}, {f.name!r}, {value})")
+            body.append(f"  __dataclass_object_setattr__({me}, {param!r}, {value})")
         else:
-            body.append(f"  {me}.{f.name} = {value}")
+            body.append(f"  {me}.{param} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append(f"  {me}.__post_init__()")
     signature = [me, *positional, *(["*", *keyword] if keyword else [])]
     source = f"def __init__({', '.join(signature)}):\n" + ("\n".join(body) or "  pass")
-    if by_slot:
-        key = (me, *shape, "post" if hasattr(cls, "__post_init__") else "")
-        code = _SLOT_INITS.get(key)
-        if code is None:
-            code = _SLOT_INITS[key] = _compiled(source)
-        names_in_order = [me, *(n for f, n in zip(fields, names, strict=True)
-                                if f.init and not f.kw_only),
-                          *(n for f, n in zip(fields, names, strict=True)
-                            if f.init and f.kw_only)]
-        code = code.replace(co_varnames=tuple(names_in_order))
-    else:
-        code = _compiled(source)
-    init: Callable[..., None] = FunctionType(code, scope, "__init__", tuple(defaults) or None)
+    init: Callable[..., None] = _function(source, names, scope, tuple(defaults) or None)
     init.__kwdefaults__ = kwdefaults or None
     init.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
     return init
 
 
-_SLOT_INITS: dict[tuple[str, ...], CodeType] = {}
-"""Compiled ``__init__`` code of slots classes by shape (see :func:`_init`)."""
+def _placeholder(i: int) -> str:
+    """How method code names field ``i`` (its parameter, attribute and label)."""
+    return f"__dataclass_f{i}__"
+
+
+_PLACEHOLDER = re.compile(r"__dataclass_f(\d+)__")
+
+_CODE: dict[str, CodeType] = {}
+"""Compiled method code by source text, which names fields by :func:`_placeholder`: one
+compile serves every class of the same shape (field count, which fields have factories,
+which are keyword-only, ...), renamed for each (:func:`_function`)."""
+
+_BUILTINS: dict[str, Any] = {}
+"""The globals of the methods that need no names of their own (``hash``, ``NotImplemented``
+come from the builtins)."""
+
+
+def _function(
+    source: str, names: list[str], scope: dict[str, Any], defaults: tuple[Any, ...] | None = None
+) -> Any:
+    """The one function ``source`` defines, with ``names[i]`` for each placeholder ``i``
+    in its parameters, attribute names and string constants (the repr's labels)."""
+    code = _CODE.get(source)
+    if code is None:
+        code = _CODE[source] = _compiled(source)
+    mapping = {_placeholder(i): name for i, name in enumerate(names)}
+    if not any(n in names for n in (*code.co_names, *code.co_varnames) if n not in mapping):
+        code = code.replace(
+            co_names=tuple([mapping.get(n, n) for n in code.co_names]),
+            co_varnames=tuple([mapping.get(n, n) for n in code.co_varnames]),
+            co_consts=tuple([
+                _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], c)
+                if isinstance(c, str) and "__dataclass_f" in c else c
+                for c in code.co_consts
+            ]),
+        )
+    else:  # a field named like a name the method uses (a field called hash): its own text
+        code = _compiled(_PLACEHOLDER.sub(lambda m: names[int(m.group(1))], source))
+    return FunctionType(code, scope, code.co_name, defaults)
 
 
 def _compiled(source: str) -> CodeType:
     """The code of the one function ``source`` defines."""
-    module = compile(source, "<string>", "exec")  # text made from names and placeholders only
+    module = compile(source, "<string>", "exec")  # text made from placeholders only
     return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
-def _key(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """The tuple of these attributes (as the generated ``__eq__`` compares)."""
-    if len(names) > 1:
-        get: Callable[[Any], tuple[Any, ...]] = attrgetter(*names)
-        return get
-    if names:
-        one = attrgetter(names[0])
-        return lambda obj: (one(obj),)
-    return lambda obj: ()
+def _fields_tuple(target: str, count: int) -> str:
+    """``(target.f0,target.f1,)`` in placeholders, as the generated methods write it."""
+    return "(" + "".join(f"{target}.{_placeholder(i)}," for i in range(count)) + ")"
 
 
-def _repr(names: tuple[str, ...]) -> Callable[[Any], str]:
+def _repr(names: list[str]) -> Callable[[Any], str]:
+    """The generated ``__repr__`` behind the recursion guard :mod:`dataclasses` puts
+    around it; compiled on the first call (most classes are never shown)."""
+    shown = ", ".join(f"{_placeholder(i)}={{self.{_placeholder(i)}!r}}" for i in range(len(names)))
+    source = f"def __repr__(self):\n  return self.__class__.__qualname__ + f\"({shown})\""
+    inner: Callable[[Any], str] | None = None
     running: set[tuple[int, int]] = set()
 
     def __repr__(self: Any) -> str:
+        nonlocal inner
         key = id(self), _thread.get_ident()
         if key in running:
             return "..."
         running.add(key)
         try:
-            shown = ", ".join([f"{name}={getattr(self, name)!r}" for name in names])
-            return f"{self.__class__.__qualname__}({shown})"
+            if inner is None:
+                inner = _function(source, names, _BUILTINS)
+            result: str = inner(self)
         finally:
             running.discard(key)
+        return result
 
     return __repr__
 
 
-def _eq(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any, Any], Any]:
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is self.__class__:
-            return key(self) == key(other)
-        return NotImplemented
+def _eq(cls: type[Any], names: list[str]) -> Callable[..., Any]:
+    count = len(names)
+    return _on_first_call(cls, "__eq__", lambda: _function(
+        "def __eq__(self, other):\n"
+        "  if other.__class__ is self.__class__:\n"
+        f"    return {_fields_tuple('self', count)}=={_fields_tuple('other', count)}\n"
+        "  return NotImplemented",
+        names, _BUILTINS,
+    ))
 
-    return __eq__
+
+def _hash(cls: type[Any], names: list[str]) -> Callable[..., Any]:
+    return _on_first_call(cls, "__hash__", lambda: _function(
+        f"def __hash__(self):\n  return hash({_fields_tuple('self', len(names))})",
+        names, _BUILTINS,
+    ))
 
 
-def _hash(key: Callable[[Any], tuple[Any, ...]]) -> Callable[[Any], int]:
-    def __hash__(self: Any) -> int:
-        return hash(key(self))
+def _on_first_call(
+    cls: type[Any], name: str, make: Callable[[], Any]
+) -> Callable[..., Any]:
+    """A method that compiles the real one (``make``) on its first call and puts it on
+    ``cls`` in its own place: a class whose instances are never compared or hashed (most
+    of them, in a ``stepswitch check``) never compiles its ``__eq__`` or ``__hash__``."""
 
-    return __hash__
+    def method(self: Any, *args: Any) -> Any:
+        real = make()
+        real.__qualname__ = f"{cls.__qualname__}.{name}"
+        setattr(cls, name, real)
+        return real(self, *args)
+
+    method.__name__ = name
+    return method
 
 
 def _frozen(
