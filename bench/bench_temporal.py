@@ -62,7 +62,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from temporalio import activity, workflow  # noqa: E402
-from temporalio.client import Client  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
 from graphs.support import support  # noqa: E402
@@ -70,6 +69,7 @@ from stepswitch.runtime.model import ModelRequest, ModelResponse  # noqa: E402
 from stepswitch.temporal import (  # noqa: E402
     RunInput,
     RunOutput,
+    connect,
     machine_digest,
     worker_for,
     workflow_name,
@@ -232,7 +232,7 @@ def _worker_options(setup: Setup, runs: int) -> dict[str, Any]:
 
 async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool) -> Row:
     machine = support.compile()
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     digest = machine_digest(machine) if setup.pin_digest else None
 
@@ -272,7 +272,7 @@ class _Floor:
 
 
 async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row:
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"floor-{uuid.uuid4().hex[:8]}"
 
     async def one() -> float:
@@ -308,6 +308,8 @@ def main() -> int:
                         help="also run the setup before tuning, on its own server")
     parser.add_argument("--floor", action="store_true",
                         help="also measure empty workflows (Temporal's own cost)")
+    parser.add_argument("--only", choices=["activities", "local-act"],
+                        help="measure only this kind of Temporal run (e.g. to profile it)")
     args = parser.parse_args()
     runs = 200 if args.quick else args.runs
     print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
@@ -318,6 +320,8 @@ def main() -> int:
     for setup in ([BEFORE, TUNED] if args.compare else [TUNED]):
         with dev_server(setup.server_flags) as (address, pid):
             for la in (False, True):
+                if args.only and args.only != ("local-act" if la else "activities"):
+                    continue
                 row = asyncio.run(_temporal(setup, address, pid, runs, la))
                 rows[row.name] = row
                 _report(row)
