@@ -31,6 +31,16 @@ def lookup_again(order_id: int) -> str:
     return str(order_id)
 
 
+@ss.function_tool
+def undocumented(order_id: int) -> str:
+    return str(order_id)
+
+
+@ss.function_tool(description="Look an order up.")
+def described(order_id: int) -> str:
+    return str(order_id)
+
+
 @ss.function_tool(name="look up")
 def bad_name(order_id: int) -> str:
     """A name the API rejects."""
@@ -299,6 +309,7 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["look"]))),
         lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["lookup"]))),
     ),
+    "SW304": (lambda: wf("a", a(tools=[undocumented])), lambda: wf("a", a(tools=[described]))),
     "SW401": (lambda: wf("a", a(output_type=Tally)), lambda: wf("a", a(output_type=Counts))),
     "SW402": (lambda: wf("a", a(tools=[tag])), lambda: wf("a", a(tools=[tag_ok]))),
     "SW403": (

@@ -92,15 +92,24 @@ def test_bad_session_flags_are_usage_errors(
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_an_unreachable_server_is_one_line(
+@pytest.mark.parametrize("command", ["chat", "run"])
+@pytest.mark.parametrize(("url", "what"), [
+    ("redis://127.0.0.1:1/0", "Redis at 127.0.0.1:1"),
+    ("postgresql://postgres@127.0.0.1:1/test", "PostgreSQL at 127.0.0.1:1"),
+])
+def test_an_unreachable_server_is_a_flag_error_before_the_banner(
+    command: str, url: str, what: str,
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code, _, err = _chat(
-        ["--model", f"scripted:{CHAT_SCRIPT}", "--session", "redis://127.0.0.1:1/0"],
-        "hi\n", capsys, monkeypatch,
-    )
-    assert code == 1
-    assert "cannot connect to Redis at 127.0.0.1:1" in err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hi\n"))
+    extra = ["--input", "hi"] if command == "run" else []
+    code = main([command, TARGET, "--model", f"scripted:{CHAT_SCRIPT}", "--session", url,
+                 *extra])
+    out, err = capsys.readouterr()
+    # exit 2, as for every other bad --session: nothing ran, nothing was printed first
+    assert code == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"stepswitch: error: --session: cannot connect to {what}")
 
 
 def test_run_with_a_session_continues_at_the_refund_agent(

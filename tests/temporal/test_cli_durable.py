@@ -68,6 +68,9 @@ def test_run_on_a_queue_without_workers_waits_a_bounded_time(
     err = capsys.readouterr().err
     assert code == 2
     assert "no worker polls task queue 'nobody-here' (waited 0.5s)" in err
+    # the hint is a command to paste: this target, this server, this queue
+    assert (f"start one with `stepswitch worker tests/temporal/flows.py:durable --address "
+            f"{dev_server} --task-queue nobody-here`") in err
 
 
 def test_attaching_to_an_unknown_run_is_a_one_line_error(

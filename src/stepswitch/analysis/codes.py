@@ -80,6 +80,8 @@ _ALL = (
          "two tools of one agent (function, handoff or agent tools) share a name"),
     Code("SW303", "unknown-stop-at-tool", "warning",
          "StopAtTools names no function tool or agent tool of its agent"),
+    Code("SW304", "tool-without-description", "warning",
+         "a function tool with no docstring and no description: the model sees only its name"),
     Code("SW401", "output-type-not-strict", "error",
          "an output type that OpenAI strict structured output rejects"),
     Code("SW402", "tool-parameters-not-strict", "error",

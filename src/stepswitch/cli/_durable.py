@@ -76,7 +76,8 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     if args.input is None:
         await _check_exists(client, workflow_id, args.temporal)
     if args.input is not None:
-        await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait)
+        await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait,
+                                 target=args.target)
         handle = await client.start_workflow(
             st.workflow_name(machine),
             st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns),

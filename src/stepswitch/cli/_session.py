@@ -32,8 +32,11 @@ def add_session_flags(p: argparse.ArgumentParser, *, default_help: str) -> None:
 
 
 def open_cli_session(url: str | None, session_id: str | None) -> Any:
-    """The session the flags name; ``UserError`` (exit 2) for a bad URL or id. Nothing is
-    read or written until the run uses it."""
+    """The session the flags name; ``UserError`` (exit 2) for a bad URL or id, or a store
+    that cannot be reached: it is read once here (its version, no items), so a server
+    that is down is a flag error before any banner, not a failed run."""
+    import asyncio
+
     from stepswitch.sessions import open_session
 
     if url is None:
@@ -41,9 +44,11 @@ def open_cli_session(url: str | None, session_id: str | None) -> Any:
             raise UserError("--session-id needs --session URL (where the conversation is kept)")
         return None
     try:
-        return open_session(url, DEFAULT_ID if session_id is None else session_id)
+        session = open_session(url, DEFAULT_ID if session_id is None else session_id)
+        asyncio.run(session.load(limit=0))
     except SessionError as exc:
         raise UserError(f"--session: {exc}") from None
+    return session
 
 
 def refuse_flow(machine: Any, why: str) -> None:

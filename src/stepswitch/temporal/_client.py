@@ -4,6 +4,7 @@ task queue no worker polls (it would wait forever, silently)."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
@@ -57,17 +58,23 @@ async def _pollers(client: Client, task_queue: str) -> int:
     return len(response.pollers)
 
 
-async def wait_for_worker(client: Client, task_queue: str, *, timeout: float = 10.0) -> None:
+async def wait_for_worker(
+    client: Client, task_queue: str, *, timeout: float = 10.0, target: str | None = None
+) -> None:
     """Return once a worker polls ``task_queue``; after ``timeout`` seconds, a
-    ``UserError`` that says how to start one."""
+    ``UserError`` that says how to start one (with ``target``, the workflow's
+    ``file.py:name``, the command is complete)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
         if await _pollers(client, task_queue) > 0:
             return
         if loop.time() >= deadline:
+            address = client.service_client.config.target_host
+            command = shlex.join(["stepswitch", "worker", target or "TARGET", "--address",
+                                  address, "--task-queue", task_queue])
             raise UserError(
                 f"no worker polls task queue {task_queue!r} (waited {timeout:g}s): start one "
-                f"with `stepswitch worker TARGET --address HOST:PORT --task-queue {task_queue}`"
+                f"with `{command}`"
             )
         await asyncio.sleep(min(0.2, max(0.0, deadline - loop.time())))

@@ -73,3 +73,17 @@ def test_forcing_one_handoff_tool_follows_only_that_handoff() -> None:
 def test_unknown_ignore_codes_are_reported_for_workflow_and_agent() -> None:
     w = ss.Workflow("w", a(ignore=["XX1"]), ignore=["SW9"])
     assert {d.location.path for d in _codes(w, "SW109")} == {"workflow", "agents.a"}
+
+
+def test_a_misspelt_agent_name_gets_the_closest_name() -> None:
+    w = wf("a", a(handoffs=["refnds"], tools=[ss.agent_tool("bilingg", "b", "B")]),
+           a("refunds"), a("billing"))
+    (h,) = _codes(w, "SW103")
+    (t,) = _codes(w, "SW104")
+    assert h.message.endswith("(did you mean 'refunds'?)")
+    assert t.message.endswith("(did you mean 'billing'?)")
+    (e,) = _codes(wf("refund", a("refunds")), "SW102")
+    assert e.message.endswith("(did you mean 'refunds'?)")
+    # nothing close: no guess
+    (far,) = _codes(wf("a", a(handoffs=["zzzz"]), a("refunds")), "SW103")
+    assert "did you mean" not in far.message

@@ -1,5 +1,6 @@
 """SW3xx names: tool names the OpenAI API rejects, collisions among one agent's
-function tools, handoff tools and agent tools, and StopAtTools names it does not have."""
+function tools, handoff tools and agent tools, StopAtTools names it does not have, and
+function tools the model sees with no description."""
 
 from __future__ import annotations
 
@@ -131,4 +132,26 @@ def stop_at_names(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (tool_names, stop_at_names)
+def descriptions(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW304: a function tool with no description (no docstring, no ``description=``).
+
+    The model chooses tools by their descriptions; one with none is called by its name
+    alone, or not at all. Reported once per tool, at the first agent that offers it.
+    """
+    seen: set[str] = set()
+    for agent in ctx.index().agents:
+        for i, tool in enumerate(agent.tools):
+            if tool.description.strip() or tool.opaque is not None or tool.ref.path in seen:
+                continue
+            seen.add(tool.ref.path)
+            yield ctx.diag(
+                "SW304",
+                f"function tool {tool.name!r} of agent {agent.name!r} has no description: "
+                "the model sees only its name",
+                _loc(agent, "tools", i),
+                help="give the function a docstring whose first line says what the tool "
+                "does, or pass description=... to function_tool",
+            )
+
+
+RULES = (tool_names, stop_at_names, descriptions)

@@ -28,19 +28,29 @@ def entry(ctx: Ctx) -> Iterator[Diagnostic]:
         known = ", ".join(repr(n) for n in ctx.graph.agent_names()[:5]) or "none"
         yield ctx.diag(
             "SW102",
-            f"entry {spec.entry!r} names no agent of workflow {spec.name!r} (agents: {known})",
+            f"entry {spec.entry!r} names no agent of workflow {spec.name!r} (agents: {known})"
+            f"{_did_you_mean(spec.entry, ctx.graph.agent_names())}",
             ctx.workflow_loc(),
             help="name an agent the workflow declares, or pass the Agent object itself",
         )
 
 
+def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
+    """" (did you mean 'x'?)" when a known name is close to ``name``, else ""."""
+    import difflib  # only when a name is wrong: check's cold start does not pay for it
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
     for edge in ctx.graph.dangling:
+        hint = _did_you_mean(edge.target, ctx.graph.agent_names())
         if edge.kind == "handoff":
             yield ctx.diag(
                 "SW103",
                 f"agent {edge.source!r} hands off to {edge.target!r}, which is no agent of "
-                "the workflow",
+                f"the workflow{hint}",
                 ctx.edge_loc(edge),
                 help="fix the name, or add that agent to Workflow(agents=[...])",
             )
@@ -48,7 +58,7 @@ def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "SW104",
                 f"agent {edge.source!r} calls {edge.target!r} as tool {edge.tool_name!r}, "
-                "but no agent of the workflow has that name",
+                f"but no agent of the workflow has that name{hint}",
                 ctx.edge_loc(edge),
                 help="fix the name, or add that agent to Workflow(agents=[...])",
             )
