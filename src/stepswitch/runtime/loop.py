@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,

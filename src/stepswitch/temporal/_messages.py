@@ -8,9 +8,10 @@ compiled and evaluated again on every such call (about three times the cost of t
 whole decode; bench/bench_temporal.py, docs/durable.md "Performance").
 """
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.temporal._tracing import current_traceparent
 
 __all__ = ["Decision", "Interruption", "RunInput", "RunOutput"]
