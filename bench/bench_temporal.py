@@ -36,10 +36,16 @@ runs only the tuned one):
 and one doing six no-op local activities (the support flow's count: the digest stamp,
 four model calls, one tool), on the tuned setup.
 
+``--instructions`` measures instead, with callgrind, the instructions one support run's
+workflow side costs the worker (every activation: the SDK's work, our driver's and the
+loop's, payload conversion), replaying a recorded history: the shared machine's load
+cannot move that figure, as it moves every time above.
+
 Goal (issue #14): >= 50 runs/s on this 2-core machine.
 
 Run: ``.venv/bin/python bench/bench_temporal.py [--runs 1000] [--compare] [--floor]``
-(``--quick``: 200 runs).
+(``--quick``: 200 runs; ``--only local-act``: those runs alone, e.g. under py-spy), or
+``.venv/bin/python bench/bench_temporal.py --instructions`` (needs valgrind, ~3 minutes).
 """
 
 from __future__ import annotations
@@ -48,12 +54,14 @@ import argparse
 import asyncio
 import concurrent.futures
 import os
+import re
 import resource
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -310,6 +318,70 @@ def _report(row: Row) -> None:
           flush=True)
 
 
+_REPLAY_CHILD = """
+import asyncio, concurrent.futures, sys
+sys.path.insert(0, {root!r})
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+from graphs.support import support
+from stepswitch.temporal import workflow_for
+history = WorkflowHistory.from_json("bench", open(sys.argv[1]).read())
+runs = int(sys.argv[2])
+async def histories():
+    for _ in range(runs + 1):  # one warm-up replay, then the runs
+        yield history
+async def main() -> None:
+    replayer = Replayer(
+        workflows=[workflow_for(support.compile(), local_activities=True)],
+        workflow_task_executor=concurrent.futures.ThreadPoolExecutor(1),
+    )
+    await replayer.replay_workflows(histories(), raise_on_replay_failure=True)
+asyncio.run(main())
+"""
+
+
+async def _record(address: str, path: Path) -> None:
+    """One support run with local activities; its history, as JSON, to ``path``."""
+    machine = support.compile()
+    client = await connect(address, timeout=30)
+    queue = f"record-{uuid.uuid4().hex[:8]}"
+    async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
+                          local_activities=True):
+        handle = await client.start_workflow(
+            workflow_name(machine),
+            RunInput("is order 42 refundable?", digest=machine_digest(machine)),
+            id=f"record-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+        )
+        out = await handle.result()
+        assert out.final_output.startswith("Order 42")
+    path.write_text((await handle.fetch_history()).to_json())
+
+
+def _replayed(history: Path, runs: int) -> int:
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         sys.executable, "-c", _REPLAY_CHILD.format(root=str(ROOT)), str(history), str(runs)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the replaying child failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def replay_instructions() -> float | None:
+    """Instructions the worker spends on one support run's workflow side (its
+    activations: the SDK's, our driver's and the loop's work, payload conversion),
+    counted by callgrind while replaying a recorded history: 12 replays minus 2."""
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        history = Path(tmp) / "support.json"
+        with dev_server(TUNED.server_flags, TUNED.server_env) as (address, _):
+            asyncio.run(_record(address, history))
+        return (_replayed(history, 12) - _replayed(history, 2)) / 10
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -320,7 +392,18 @@ def main() -> int:
                         help="also measure empty workflows (Temporal's own cost)")
     parser.add_argument("--only", choices=["activities", "local-act"],
                         help="measure only this kind of Temporal run (e.g. to profile it)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="only count (callgrind) the instructions of one run's workflow "
+                        "side, replaying a recorded history; load-independent")
     args = parser.parse_args()
+    if args.instructions:
+        count = replay_instructions()
+        if count is None:
+            print("valgrind is not installed: no instruction counts")
+        else:
+            print(f"instructions per replayed support run (workflow side, local activities): "
+                  f"{count / 1e6:.2f} M")
+        return 0
     runs = 200 if args.quick else args.runs
     print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
           f"a local dev server; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
