@@ -153,13 +153,16 @@ def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
 
 
 def test_newer_postgres_schema_is_refused(pg_schema: str) -> None:
-    asyncio.run(PostgresSession("u", PG_DSN, schema=pg_schema).load())
+    first = PostgresSession("u", PG_DSN, schema=pg_schema)
+    asyncio.run(first.load())
+    asyncio.run(first.close())
     conn = pg_connect()
     conn.execute(f'UPDATE "{pg_schema}".stepswitch_meta SET value = \'2\'')
     conn.close()
     fresh = PostgresSession("u", PG_DSN + "?application_name=other", schema=pg_schema)
     with pytest.raises(ss.SessionError, match=r"schema version 2; this one reads 1"):
         asyncio.run(fresh.load())
+    asyncio.run(fresh.close())  # its connection too: the test leaves none open
 
 
 def test_newer_redis_schema_is_refused(redis_prefix: str) -> None:
