@@ -12,13 +12,15 @@ they make (so start-up and imports cancel out), divided by the turns (or runs) b
   own tracing work per turn;
 * ``support``: one whole support-flow run (4 model calls, 7 items).
 
-Needs ``valgrind`` (``apt-get install valgrind``); takes a few minutes.
+Needs ``valgrind`` (``apt-get install valgrind``); takes a few minutes. ``--only``
+measures some of the figures (e.g. ``--only loop,support`` while working on the loop).
 
-    .venv/bin/python bench/bench_instructions.py
+    .venv/bin/python bench/bench_instructions.py [--only loop,traced,floor,support]
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -76,23 +78,46 @@ def per_unit(mode: str, few: int, many: int, units_per_run: int) -> float:
         (many - few) * units_per_run)
 
 
-def main() -> int:
+FIGURES = ("loop", "traced", "floor", "support")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--only", default=",".join(FIGURES),
+        help=f"comma-separated figures to measure, of {', '.join(FIGURES)} (default: all)",
+    )
+    args = parser.parse_args(argv)
+    only = [f.strip() for f in args.only.split(",") if f.strip()]
+    unknown = sorted(set(only) - set(FIGURES))
+    if unknown or not only:
+        parser.error(f"--only: unknown figure(s) {', '.join(unknown) or '(none given)'}; "
+                     f"choose from {', '.join(FIGURES)}")
     if shutil.which("valgrind") is None:
         print("valgrind is not installed: no instruction counts")
         return 0
     turns = N + 1
-    loop = per_unit("off", 1, 11, turns)
-    traced = per_unit("traced", 1, 11, turns)
-    floor = per_unit("floor", 1, 11, turns)
-    support = per_unit("support", 10, 110, 1)
-    print(f"instructions per turn (N={N} tool loop)")
-    print(f"  loop                 {loop / 1e3:8.1f} k")
-    print(f"  traced               {traced / 1e3:8.1f} k   (+{(traced - loop) / 1e3:.1f} k)")
-    print(f"  sdk floor            {floor / 1e3:8.1f} k   (the SDK alone, same span tree)")
-    print(f"  stepswitch's tracing {(traced - loop - floor) / 1e3:8.1f} k")
-    print(f"instructions per support-flow run {support / 1e3:8.1f} k")
+    loop = traced = floor = None
+    if {"loop", "traced"} & set(only):
+        loop = per_unit("off", 1, 11, turns)
+    if "traced" in only:
+        traced = per_unit("traced", 1, 11, turns)
+    if {"floor", "traced"} & set(only):
+        floor = per_unit("floor", 1, 11, turns)
+    if loop is not None or floor is not None:
+        print(f"instructions per turn (N={N} tool loop)")
+    if loop is not None:
+        print(f"  loop                 {loop / 1e3:8.1f} k")
+    if traced is not None and loop is not None and floor is not None:
+        print(f"  traced               {traced / 1e3:8.1f} k   (+{(traced - loop) / 1e3:.1f} k)")
+    if floor is not None:
+        print(f"  sdk floor            {floor / 1e3:8.1f} k   (the SDK alone, same span tree)")
+    if traced is not None and loop is not None and floor is not None:
+        print(f"  stepswitch's tracing {(traced - loop - floor) / 1e3:8.1f} k")
+    if "support" in only:
+        support = per_unit("support", 10, 110, 1)
+        print(f"instructions per support-flow run {support / 1e3:8.1f} k")
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

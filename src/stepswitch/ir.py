@@ -23,9 +23,10 @@ re-exports it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.flow_ir import FlowIR
 
 __all__ = [

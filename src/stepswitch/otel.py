@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import UserError
 from stepswitch.runtime import semconv as sc
 

@@ -5,9 +5,10 @@ Not API: rules are internal; ``analyze`` is the entry point.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.analysis._index import Index
 from stepswitch.analysis.codes import CODES
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, Severity

@@ -24,11 +24,11 @@ import inspect
 import linecache
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._site import display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width

@@ -13,9 +13,10 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import StateError
 
 __all__ = [

@@ -2,7 +2,9 @@
 
 Tables are indexed by name when the machine is made, tool definitions and output
 schemas are built once per state, so a turn does constant work however many
-agents, tools or items there are.
+agents, tools or items there are. Per state, a :class:`StateTable` holds what a turn
+reads (its tool rows, the parts of its model requests, its own model), each fact
+read out of the IR once, so a turn indexes tables instead of re-deriving them.
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from stepswitch.errors import UserError
-from stepswitch.ir import HandoffTo, MachineIR, RunAgent, StateIR, ToolEntry
+from stepswitch.ir import Action, HandoffTo, MachineIR, RunAgent, RunFunction, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
 
-__all__ = ["BoundFunction", "MachineCore"]
+__all__ = ["BoundFunction", "MachineCore", "StateTable", "ToolRow"]
 
 
 class BoundFunction(NamedTuple):
@@ -33,6 +35,59 @@ class BoundFunction(NamedTuple):
         The model's own dict: a call spreads it into new keywords, never changes it."""
         fields: dict[str, Any] = params.__dict__
         return fields
+
+
+class ToolRow:
+    """One row of a state's tool table, with the facts a call of it needs read out once.
+
+    ``fn`` and ``validator`` are the bound function tool's, filled on its first call
+    (:meth:`MachineCore.bind`); None until then, and for agent tools and handoffs."""
+
+    __slots__ = (
+        "action", "approval", "failure", "fn", "function", "handoff", "is_async", "name",
+        "takes_context", "timeout", "validator",
+    )
+
+    def __init__(self, entry: ToolEntry) -> None:
+        action = entry.action
+        self.name = entry.name
+        self.action: Action = action
+        self.handoff = type(action) is HandoffTo
+        """A handoff: it takes effect after the turn's tools (``take_handoffs``)."""
+        self.function = type(action) is RunFunction
+        """A function tool (otherwise, when not a handoff, an agent tool)."""
+        self.approval = "never" if isinstance(action, HandoffTo) else action.approval
+        fn = action if type(action) is RunFunction else None
+        self.is_async = fn is not None and fn.is_async
+        self.takes_context = fn is not None and fn.takes_context
+        self.timeout = None if fn is None else fn.timeout
+        self.failure = "default" if fn is None else fn.failure
+        self.fn: Any = None
+        self.validator: Any = None
+
+
+class StateTable:
+    """What a turn of one state reads: its tool rows by name, the parts of its model
+    requests that hold until a run changes them, and its own model."""
+
+    __slots__ = ("budgeted", "model", "rows", "schema", "settings", "settings_vary", "state",
+                 "tools")
+
+    def __init__(self, core: MachineCore, state: StateIR) -> None:
+        self.state = state
+        self.rows = {t.name: ToolRow(t) for t in state.tools}
+        self.tools = core.tool_definitions(state.agent, frozenset())
+        """Every tool, as offered while no handoff of the state is spent."""
+        self.budgeted = any(
+            type(t.action) is HandoffTo and t.action.max_uses is not None for t in state.tools
+        )
+        """Some handoff has ``max_uses``: a run may have spent it (then it is hidden)."""
+        self.schema = core.schemas[state.agent]
+        self.settings = core.settings[state.agent]
+        self.settings_vary = self.settings.tool_choice is not None
+        """The settings may change within a run (``reset_tool_choice``)."""
+        self.model: Any = None if state.model_ref is None else core.obj(state.model_ref)
+        """The agent's own model; None: the run's."""
 
 
 class MachineCore:
@@ -95,6 +150,8 @@ class MachineCore:
                         f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "
                         "state in the machine"
                     )
+        self.turns: dict[str, StateTable] = {s.agent: StateTable(self, s) for s in ir.states}
+        """Per agent, what its turns read (the loop's one lookup per turn)."""
 
     def function(self, ref: str) -> BoundFunction:
         """The function tool bound at ``ref``, prepared for calls (cached)."""
@@ -105,6 +162,14 @@ class MachineCore:
             bound = BoundFunction(tool, tool.fn, model.__pydantic_validator__)
             self._functions[ref] = bound
         return bound
+
+    def bind(self, row: ToolRow) -> ToolRow:
+        """``row`` with its function tool's ``fn`` and ``validator`` filled in."""
+        action = row.action
+        assert type(action) is RunFunction
+        bound = self.function(action.ref)
+        row.fn, row.validator = bound.fn, bound.validator
+        return row
 
     def obj(self, path: str) -> Any:
         """The live object bound at ``path``."""

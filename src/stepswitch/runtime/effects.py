@@ -13,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sized
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import ModelBehaviorError, RunTimeoutError, ToolTimeoutError
 from stepswitch.runtime.events import (
     AgentUpdated,

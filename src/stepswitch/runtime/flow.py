@@ -20,9 +20,10 @@ import contextlib
 import enum
 import json
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     MaxTurnsExceeded,

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     UserError,
 )
-from stepswitch.ir import HandoffTo, StateIR, ToolEntry
+from stepswitch.ir import HandoffTo, StateIR
 from stepswitch.runtime.config import RunConfig
-from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.core import MachineCore, ToolRow
 from stepswitch.runtime.items import (
     HandoffOutputItem,
     RunItem,
@@ -68,15 +68,15 @@ def take_handoffs(
     run: Run,
     config: RunConfig,
     state: StateIR,
-    calls: list[tuple[OutputFunctionCall, ToolEntry | None]],
+    calls: list[tuple[OutputFunctionCall, ToolRow | None]],
     start: int,
 ) -> Generator[Any, Any, str | None]:
     agent = state.agent
     winner: tuple[OutputFunctionCall, HandoffTo, Any] | None = None
-    for call, entry in calls:
-        if entry is None or type(entry.action) is not HandoffTo:
+    for call, row in calls:
+        if row is None or type(row.action) is not HandoffTo:
             continue
-        action = entry.action
+        action = row.action
         key = (agent, call.name)
         used = run.uses.get(key, 0)
         if action.max_uses is not None and used >= action.max_uses:

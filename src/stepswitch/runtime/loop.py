@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,
@@ -30,10 +30,10 @@ from stepswitch.errors import (
     ToolTimeoutError,
     UserError,
 )
-from stepswitch.ir import HandoffTo, RunAgent, RunFunction, StateIR, ToolEntry
+from stepswitch.ir import RunAgent, RunFunction, StateIR
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
-from stepswitch.runtime.core import MachineCore
+from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
 from stepswitch.runtime.effects import (
     CallJob,
     CallModel,
@@ -59,7 +59,6 @@ from stepswitch.runtime.items import (
     ToolCallOutputItem,
 )
 from stepswitch.runtime.model import (
-    Model,
     ModelRequest,
     OutputFunctionCall,
     OutputItem,
@@ -84,6 +83,9 @@ from stepswitch.runtime.tools import (
     result_text,
 )
 
+if TYPE_CHECKING:  # a pydantic model: the loop only passes it on
+    from stepswitch.settings import ModelSettings
+
 __all__ = ['run_loop']
 
 Loop = Generator[Any, Any, RunResult]
@@ -93,14 +95,66 @@ Loop = Generator[Any, Any, RunResult]
 
 
 def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
-    """Drive ``run`` to a result, yielding effects. Errors carry ``run_data``."""
+    """Drive ``run`` to a result, yielding effects. Errors carry ``run_data``.
+
+    One generator for the whole run: each turn's effects are yielded from here or from
+    the turn's one :func:`_settle` generator, never through more levels."""
     try:
-        return (yield from _loop(core, run, config))
+        if run.emit:
+            yield Emit(AgentUpdated(run.current))
+        parallel: tuple[Any, ...] = ()
+        if run.fresh and core.states[run.current].input_guardrails:
+            parallel = yield from input_guardrails(core, run)
+        # an interrupted turn is settled first, without a new model call
+        pending, run.pending = run.pending, None
+        turns = core.turns
+        steps = core.steps
+        while True:
+            earlier: _Earlier | None = None
+            if pending is None:
+                if run.max_turns is not None and run.turn >= run.max_turns:
+                    return (yield from stop_at_max_turns(core, run, config))
+                table = turns[run.current]
+                state = table.state
+                instructions = state.instructions
+                if state.instructions_fn is not None:
+                    instructions = yield from _instructions(core, run, state)
+                request = _request(core, run, config, table, instructions)
+                run.turn += 1
+                model = table.model if table.model is not None else run.model
+                if model is None:
+                    raise _no_model(state)
+                if parallel:
+                    response, outcomes = yield CallModel(model, request, parallel)
+                    check_input_guardrails(run, state, outcomes)
+                    parallel = ()
+                else:
+                    response = yield CallModel(model, request)
+                run.responses.append(response)
+                run.ctx.usage.add(response.usage)
+                output, start = response.output, len(run.items)
+            else:
+                table = turns[pending.agent]
+                state = table.state
+                output, start = pending.output, pending.start
+                earlier = _read_earlier(run, start)
+            turn = yield from _settle(core, run, config, table, output, start, earlier)
+            if run.emit and (ev := flush(run)) is not None:
+                yield ev
+            decision = steps[state.agent](state, turn)
+            if turn.interrupted and type(decision) is not InterruptionStep:
+                raise _pause_dropped(state)
+            if type(decision) is not RunAgain:
+                here = pending or PendingTurn(state.agent, tuple(output), start)
+                done = yield from apply_decision(core, run, config, state, turn, decision, here)
+                if done is not None:
+                    return done
+            pending = None
     except StepswitchError as exc:
         # Every error of ours carries the run so far (UserError too, as in the SDK).
         if getattr(exc, "run_data", None) is None:
             exc.run_data = run.error_details()  # type: ignore[attr-defined]
-        if (ev := flush(run)) is not None:
+        if run.emit and (ev := flush(run)) is not None:
             yield ev  # a stream shows every item the error carries
         raise
     except GeneratorExit:
@@ -109,63 +163,9 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         # Whatever else ends the run (a user hook's exception, Ctrl-C, a cancelled task)
         # carries it too; a nested run's data is replaced by its caller's on the way out.
         keep_run(exc, run)
-        if isinstance(exc, Exception) and (ev := flush(run)) is not None:
+        if isinstance(exc, Exception) and run.emit and (ev := flush(run)) is not None:
             yield ev
         raise
-
-
-def _loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
-    if run.emit:
-        yield Emit(AgentUpdated(run.current))
-    parallel: tuple[Any, ...] = ()
-    if run.fresh and core.states[run.current].input_guardrails:
-        parallel = yield from input_guardrails(core, run)
-    if run.pending is not None:
-        pending, run.pending = run.pending, None
-        state = core.state(pending.agent)
-        turn = yield from _settle(
-            core, run, config, state, pending.output, pending.start, resume=True
-        )
-        if (ev := flush(run)) is not None:
-            yield ev
-        decision = core.steps[state.agent](state, turn)
-        if turn.interrupted and type(decision) is not InterruptionStep:
-            raise _pause_dropped(state)
-        if type(decision) is not RunAgain:
-            done = yield from apply_decision(core, run, config, state, turn, decision, pending)
-            if done is not None:
-                return done
-    while True:
-        if run.max_turns is not None and run.turn >= run.max_turns:
-            return (yield from stop_at_max_turns(core, run, config))
-        state = core.state(run.current)
-        instructions = state.instructions
-        if state.instructions_fn is not None:
-            instructions = yield from _instructions(core, run, state)
-        request = _request(core, run, config, state, instructions)
-        run.turn += 1
-        agent_model = _model_for(core, state, run.model)
-        if parallel:
-            response, outcomes = yield CallModel(agent_model, request, parallel)
-            check_input_guardrails(run, state, outcomes)
-            parallel = ()
-        else:
-            response = yield CallModel(agent_model, request)
-        run.responses.append(response)
-        run.ctx.usage.add(response.usage)
-        output, start = response.output, len(run.items)
-        turn = yield from _settle(core, run, config, state, output, start, resume=False)
-        if (ev := flush(run)) is not None:
-            yield ev
-        decision = core.steps[state.agent](state, turn)
-        if turn.interrupted and type(decision) is not InterruptionStep:
-            raise _pause_dropped(state)
-        if type(decision) is RunAgain:
-            continue
-        here = PendingTurn(state.agent, tuple(output), start)
-        done = yield from apply_decision(core, run, config, state, turn, decision, here)
-        if done is not None:
-            return done
 
 
 def _pause_dropped(state: StateIR) -> StepswitchError:
@@ -179,16 +179,11 @@ def _pause_dropped(state: StateIR) -> StepswitchError:
     )
 
 
-def _model_for(core: MachineCore, state: StateIR, model: Model | None) -> Model:
-    if state.model_ref is not None:
-        own: Model = core.obj(state.model_ref)
-        return own
-    if model is None:
-        raise UserError(
-            f"agent {state.agent!r} has no model of its own and the run was given none: "
-            "pass model=... to run()"
-        )
-    return model
+def _no_model(state: StateIR) -> UserError:
+    return UserError(
+        f"agent {state.agent!r} has no model of its own and the run was given none: "
+        "pass model=... to run()"
+    )
 
 
 def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any, Any, str | None]:
@@ -203,9 +198,31 @@ def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any,
 
 
 def _request(
-    core: MachineCore, run: Run, config: RunConfig, state: StateIR, instructions: str | None
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable, instructions: str | None
 ) -> ModelRequest:
-    settings = core.settings[state.agent]
+    state = table.state
+    settings = table.settings
+    if config.model_settings is not None or table.settings_vary:
+        settings = _settings(run, config, state, settings)
+    tools = table.tools
+    if table.budgeted:
+        tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state))
+    return ModelRequest(
+        state.agent,
+        instructions,
+        HistoryView(run.history),
+        tools,
+        table.schema,
+        settings,
+        state.model,
+    )
+
+
+def _settings(
+    run: Run, config: RunConfig, state: StateIR, settings: ModelSettings
+) -> ModelSettings:
+    """The agent's settings under the run's: the config's override them field by field,
+    and ``tool_choice`` is dropped once the agent used tools (``reset_tool_choice``)."""
     if config.model_settings is not None:
         settings = settings.resolve(config.model_settings)
     if (
@@ -214,49 +231,19 @@ def _request(
         and state.agent in run.used_tools
     ):
         settings = settings.model_copy(update={"tool_choice": None})
-    hidden = spent_handoffs(core, run, state)
-    return ModelRequest(
-        state.agent,
-        instructions,
-        HistoryView(run.history),
-        core.tool_definitions(state.agent, hidden),
-        core.schemas[state.agent],
-        settings,
-        state.model,
-    )
+    return settings
 
 
 # -- one turn: settle the response's calls ------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Slot:
-    """One function or agent tool call of the turn and what becomes of it."""
-
-    call: OutputFunctionCall
-    entry: ToolEntry
-    job: int = -1
-    """Its index in the turn's ``RunJobs``, or -1 when nothing runs."""
-    output: ToolCallOutputItem | None = None
-    approval: bool = False
-    """It waits for a human's decision."""
-
-
-Call = tuple[OutputFunctionCall, ToolEntry | None]
+Call = tuple[OutputFunctionCall, ToolRow | None]
 """A function call of the response and its table row (None: the agent has no such tool)."""
 
-
-@dataclass(slots=True)
-class _Response:
-    """A model response read against the agent's table."""
-
-    calls: list[Call]
-    items: list[RunItem]
-    """The items it makes, in model order."""
-    last_message: str | None = None
-    had_calls: bool = False
-    handoffs: bool = False
-    unknown: bool = False
+Slot = tuple[OutputFunctionCall, ToolRow, int, ToolCallOutputItem | None]
+"""A function or agent tool call still to settle: the call, its row, its index in the
+turn's ``RunJobs`` (-1: nothing runs) and its output when known before any job runs (a
+rejection, invalid arguments). -1 with no output: it waits for a human's decision."""
 
 
 @dataclass(slots=True)
@@ -268,119 +255,185 @@ class _Earlier:
     """Call ids that asked for approval."""
 
 
-_NOTHING_EARLIER = _Earlier({}, set())
-"""A fresh turn's (read only)."""
-
-
 def _settle(
     core: MachineCore,
     run: Run,
     config: RunConfig,
-    state: StateIR,
+    table: StateTable,
     output: tuple[OutputItem, ...],
     start: int,
-    *,
-    resume: bool,
+    earlier: _Earlier | None,
 ) -> Generator[Any, Any, TurnOutcome]:
-    """Carry out one response's calls; on ``resume``, finish a paused turn instead.
+    """Carry out one response's calls; with ``earlier``, finish a paused turn instead.
 
     A fresh turn checks the response, records its items and runs its calls. A resumed
     turn's items are already recorded (from ``start`` on): calls with an output there
-    stay done, calls that asked for approval run (or get their rejection) by the
-    state's decisions, and paused nested runs resume.
+    stay done (``earlier``), calls that asked for approval run (or get their rejection)
+    by the state's decisions, and paused nested runs resume.
     """
-    response = _read(core, config, run, state, output, check=not resume)
-    if resume:
-        earlier = _read_earlier(run, start)
-    else:
-        earlier = _NOTHING_EARLIER
-        if (ev := _record(run, response)) is not None:
+    state = table.state
+    agent = state.agent
+    rows = table.rows
+    fresh = earlier is None
+    # read the response against the table; a fresh one is checked whole before any of
+    # it is recorded (nothing on the trusted side can act on an unknown tool when the
+    # config says raise, nor on a call id used twice in it or reused from earlier)
+    calls: list[Call] = []
+    made: list[RunItem] = []
+    last_message: str | None = None
+    had_calls = handoffs = unknown = False
+    for out in output:
+        if type(out) is OutputFunctionCall:
+            had_calls = True
+            row = rows.get(out.name)
+            if fresh:
+                if row is None and config.unknown_tool == "raise":
+                    raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
+                if calls and any(c.call_id == out.call_id for c, _ in calls):
+                    raise _id_twice(out, agent)
+                if out.call_id in run.call_ids:
+                    raise _id_reused(out, agent)
+            calls.append((out, row))
+            if row is None:
+                unknown = True
+            elif row.handoff:
+                handoffs = True
+                if fresh:
+                    made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+                continue
+            if fresh:
+                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
+        elif type(out) is OutputMessage:
+            last_message = out.content
+            if fresh:
+                made.append(MessageOutputItem(agent, out.content, out.refusal))
+    if fresh:
+        run.items.extend(made)  # calls and messages: every one model-visible
+        run.history.extend(made)
+        for call, _ in calls:
+            run.call_ids.add(call.call_id)
+        if run.emit and (ev := flush(run)) is not None:
             yield ev
-    slots, jobs = yield from _plan(core, run, config, state, response.calls, earlier, resume)
+    # plan: a slot per function or agent tool call still to settle, and the jobs to run
+    slots: list[Slot] = []
+    jobs: list[Job] = []
+    for call, row in calls:
+        if row is None or row.handoff:
+            continue
+        if earlier is not None and call.call_id in earlier.outputs:
+            continue
+        if call.call_id in run.nested:
+            child = run.nested.pop(call.call_id)  # its decisions are in its own state
+            slots.append((call, row, len(jobs), None))
+            jobs.append(NestedJob(
+                _nested_resume(core, run, config, child), call.name, call.call_id,
+                child.current_agent,
+            ))
+            continue
+        if earlier is not None:
+            gated = call.call_id in earlier.approvals
+        elif row.approval == "never":
+            gated = False
+        else:
+            gated = yield from _needs_approval(core, run, row.action, call)
+        if gated:
+            decision = _decision(run, agent, call)
+            if decision is None:
+                slots.append((call, row, -1, None))  # it waits for a human's decision
+                continue
+            if not decision.approved:
+                slots.append((call, row, -1, ToolCallOutputItem(
+                    agent, call.call_id, decision.message or REJECTED, call.name
+                )))
+                continue
+        if row.function:
+            if row.fn is None:
+                core.bind(row)
+            raw = call.arguments
+            try:  # the common case in one pass; a failure is re-diagnosed for the model
+                params = row.validator.validate_json(raw if raw else "{}")
+            except ValueError:
+                params = _parse_again(core, row, call, agent)
+                if type(params) is ToolCallOutputItem:
+                    slots.append((call, row, -1, params))
+                    continue
+            slots.append((call, row, len(jobs), None))
+            jobs.append(CallJob(
+                row.fn,
+                (tool_context(run, call.call_id),) if row.takes_context else (),
+                BoundFunction.keywords(params),
+                row.is_async,
+                call.name,
+                call.call_id,
+                row.timeout,
+            ))
+            continue
+        job = _agent_job(core, run, config, row, call, agent)
+        if isinstance(job, ToolCallOutputItem):
+            slots.append((call, row, -1, job))
+        else:
+            slots.append((call, row, len(jobs), None))
+            jobs.append(job)
     outcomes: tuple[Outcome, ...] = ()
     if jobs:
         outcomes = yield RunJobs(tuple(jobs), config.max_tool_concurrency)
     if slots:
-        run.used_tools.add(state.agent)
-    interrupted, results = yield from _collect(core, run, state, slots, outcomes, resume)
-    if response.unknown and not resume:
-        _unknown_outputs(run, state, response.calls)
+        run.used_tools.add(agent)
+    # collect: each slot's output in call order
+    interrupted = False
+    results: dict[str, ToolResult] = {}
+    items, history = run.items, run.history
+    for call, row, index, done in slots:
+        if index >= 0:
+            outcome = outcomes[index]
+            if not row.function:
+                done = yield from _agent_outcome(core, run, agent, call, row, outcome)
+                if done is None:  # the nested run paused
+                    interrupted = True
+                    continue
+            elif type(outcome) is Ok:
+                value = outcome.value
+                text, failed = result_text(call.name, value)
+                done = ToolCallOutputItem(
+                    agent, call.call_id, text, call.name, failed, None if failed else value
+                )
+            else:
+                done = yield from _function_error(core, run, agent, call, row, outcome)
+        elif done is None:
+            interrupted = True
+            if fresh:
+                items.append(ToolApprovalItem(agent, call.name, call.call_id, call.arguments))
+            continue
+        items.append(done)
+        history.append(done)
+        # an error or a rejection is its text, as the SDK's tool result
+        value = done.value if index >= 0 and not done.is_error else done.output
+        results[call.call_id] = ToolResult(call.name, value, done.output)
+    if unknown and fresh:
+        _unknown_outputs(run, agent, calls)
     handoff: str | None = None
-    if response.handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, response.calls, start)
-    if resume:  # calls done before the pause count too, in call order
-        results = _with_earlier(response.calls, results, earlier)
+    if handoffs and not interrupted:
+        handoff = yield from take_handoffs(core, run, config, state, calls, start)
+    if earlier is not None:  # calls done before the pause count too, in call order
+        results = _with_earlier(calls, results, earlier)
     return TurnOutcome(
-        interrupted, handoff, tuple(results.values()), response.had_calls, response.last_message
+        interrupted, handoff, tuple(results.values()), had_calls, last_message
     )
 
 
-def _read(
-    core: MachineCore,
-    config: RunConfig,
-    run: Run,
-    state: StateIR,
-    output: tuple[OutputItem, ...],
-    *,
-    check: bool,
-) -> _Response:
-    """The response's calls and items; with ``check``, refuse a response nothing on the
-    trusted side can act on (an unknown tool when the config says raise, a call id used
-    twice in it or reused from an earlier call)."""
-    table = core.tables[state.agent]
-    agent = state.agent
-    r = _Response([], [])
-    for out in output:
-        if type(out) is OutputFunctionCall:
-            r.had_calls = True
-            entry = table.get(out.name)
-            if entry is None:
-                r.unknown = True
-            if check:
-                _check_call(run, config, agent, out, entry, r.calls)
-            r.calls.append((out, entry))
-            if entry is not None and type(entry.action) is HandoffTo:
-                r.handoffs = True
-                r.items.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
-            else:
-                r.items.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
-        elif type(out) is OutputMessage:
-            r.last_message = out.content
-            r.items.append(MessageOutputItem(agent, out.content, out.refusal))
-    return r
+def _id_twice(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
+    return ModelBehaviorError(
+        f"the model used call id {out.call_id!r} twice in one response "
+        f"(tool {out.name}, agent {agent})"
+    )
 
 
-def _check_call(
-    run: Run,
-    config: RunConfig,
-    agent: str,
-    out: OutputFunctionCall,
-    entry: ToolEntry | None,
-    calls: list[Call],
-) -> None:
-    if entry is None and config.unknown_tool == "raise":
-        raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
-    if calls and any(c.call_id == out.call_id for c, _ in calls):
-        raise ModelBehaviorError(
-            f"the model used call id {out.call_id!r} twice in one response "
-            f"(tool {out.name}, agent {agent})"
-        )
-    if out.call_id in run.call_ids:
-        # an earlier call's id: its decision or output must not carry over
-        raise ModelBehaviorError(
-            f"the model reused call id {out.call_id!r} of an earlier call "
-            f"(tool {out.name}, agent {agent}); every call needs a new id"
-        )
-
-
-def _record(run: Run, response: _Response) -> Emit | None:
-    """Append a fresh response's items: only once all of it is known to be actionable.
-    The stream event of the new items, if the run is streamed."""
-    for item in response.items:
-        run.append(item)
-    for call, _ in response.calls:
-        run.call_ids.add(call.call_id)
-    return flush(run)
+def _id_reused(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
+    # an earlier call's id: its decision or output must not carry over
+    return ModelBehaviorError(
+        f"the model reused call id {out.call_id!r} of an earlier call "
+        f"(tool {out.name}, agent {agent}); every call needs a new id"
+    )
 
 
 def _read_earlier(run: Run, start: int) -> _Earlier:
@@ -393,119 +446,20 @@ def _read_earlier(run: Run, start: int) -> _Earlier:
     return earlier
 
 
-def _plan(
-    core: MachineCore,
-    run: Run,
-    config: RunConfig,
-    state: StateIR,
-    calls: list[Call],
-    earlier: _Earlier,
-    resume: bool,
-) -> Generator[Any, Any, tuple[list[_Slot], list[Job]]]:
-    """A slot per function or agent tool call still to settle, and the jobs to run:
-    a paused nested run resumes; a gated call runs once approved, gets its rejection,
-    or waits; any other call is validated and prepared."""
-    slots: list[_Slot] = []
-    jobs: list[Job] = []
-    for call, entry in calls:
-        if entry is None or call.call_id in earlier.outputs:
-            continue
-        action = entry.action
-        if isinstance(action, HandoffTo):
-            continue
-        slot = _Slot(call, entry)
-        slots.append(slot)
-        if call.call_id in run.nested:
-            child = run.nested.pop(call.call_id)  # its decisions are in its own state
-            slot.job = len(jobs)
-            jobs.append(NestedJob(
-                _nested_resume(core, run, config, child), call.name, call.call_id,
-                child.current_agent,
-            ))
-            continue
-        if resume:
-            gated = call.call_id in earlier.approvals
-        elif action.approval == "never":
-            gated = False
-        else:
-            gated = yield from _needs_approval(core, run, action, call)
-        if gated and not _decide(run, state, slot):
-            continue
-        job = _prepare(core, run, config, state, slot)
-        if job is not None:
-            slot.job = len(jobs)
-            jobs.append(job)
-    return slots, jobs
-
-
-def _decide(run: Run, state: StateIR, slot: _Slot) -> bool:
-    """A gated call: True when it was approved and may run. Otherwise it waits
-    (``slot.approval``) or holds its rejection as its output."""
-    call = slot.call
+def _decision(run: Run, agent: str, call: OutputFunctionCall) -> ApprovalDecision | None:
+    """A gated call's decision, its own or the standing 'always' one; None: it waits."""
     decision = run.decisions.get(call.call_id)
-    if decision is None and (state.agent, call.name) in run.always:
-        decision = ApprovalDecision(run.always[(state.agent, call.name)])
-    if decision is None:
-        slot.approval = True
-        return False
-    if not decision.approved:
-        slot.output = ToolCallOutputItem(
-            state.agent, call.call_id, decision.message or REJECTED, call.name
-        )
-        return False
-    return True
+    if decision is None and (agent, call.name) in run.always:
+        decision = ApprovalDecision(run.always[(agent, call.name)])
+    return decision
 
 
-def _collect(
-    core: MachineCore,
-    run: Run,
-    state: StateIR,
-    slots: list[_Slot],
-    outcomes: tuple[Outcome, ...],
-    resume: bool,
-) -> Generator[Any, Any, tuple[bool, dict[str, ToolResult]]]:
-    """Append each slot's output in call order; whether the turn is interrupted and
-    the tool results by call id."""
-    agent = state.agent
-    interrupted = False
-    results: dict[str, ToolResult] = {}
-    for slot in slots:
-        call = slot.call
-        if slot.approval:
-            interrupted = True
-            if not resume:
-                run.append(ToolApprovalItem(agent, call.name, call.call_id, call.arguments))
-            continue
-        if slot.job >= 0:
-            outcome = outcomes[slot.job]
-            if type(slot.entry.action) is RunAgent:
-                paused = yield from _agent_outcome(core, run, state, slot, outcome)
-                if paused:
-                    interrupted = True
-                    continue
-            elif type(outcome) is Ok:
-                text, failed = result_text(call.name, outcome.value)
-                slot.output = ToolCallOutputItem(
-                    agent, call.call_id, text, call.name, failed,
-                    None if failed else outcome.value,
-                )
-            else:
-                yield from _function_outcome(core, run, slot, outcome)
-        done = slot.output
-        assert done is not None
-        run.append(done)
-        # an error or a rejection is its text, as the SDK's tool result
-        value = done.value if slot.job >= 0 and not done.is_error else done.output
-        results[call.call_id] = ToolResult(call.name, value, done.output)
-    return interrupted, results
-
-
-def _unknown_outputs(run: Run, state: StateIR, calls: list[Call]) -> None:
-    for call, entry in calls:
-        if entry is None:
+def _unknown_outputs(run: Run, agent: str, calls: list[Call]) -> None:
+    for call, row in calls:
+        if row is None:
             run.append(
                 ToolCallOutputItem(
-                    state.agent, call.call_id, f"Tool '{call.name}' not found.", call.name, True
+                    agent, call.call_id, f"Tool '{call.name}' not found.", call.name, True
                 )
             )
 
@@ -516,8 +470,8 @@ def _with_earlier(
     """A resumed turn's results: those of this settling and those done before the
     pause, in call order."""
     ordered: dict[str, ToolResult] = {}
-    for call, entry in calls:
-        if entry is None or type(entry.action) is HandoffTo:
+    for call, row in calls:
+        if row is None or row.handoff:
             continue
         if call.call_id in results:
             ordered[call.call_id] = results[call.call_id]
@@ -547,42 +501,40 @@ def _needs_approval(
     return bool(verdict)
 
 
-def _prepare(
-    core: MachineCore, run: Run, config: RunConfig, state: StateIR, slot: _Slot
-) -> Job | None:
-    action = slot.entry.action
-    call = slot.call
-    if type(action) is RunFunction:
-        bound = core.function(action.ref)
-        raw = call.arguments
-        try:  # the common case in one pass; a failure is re-diagnosed for the model
-            params = bound.validator.validate_json(raw if raw else "{}")
-        except ValueError:
-            try:
-                params = parse_arguments(bound.tool, raw)
-            except ArgumentError as exc:
-                if action.failure == "raise":
-                    raise ModelBehaviorError(str(exc)) from None
-                slot.output = ToolCallOutputItem(
-                    state.agent, call.call_id, str(exc), call.name, True
-                )
-                return None
-        args = (tool_context(run, call.call_id),) if action.takes_context else ()
-        return CallJob(bound.fn, args, bound.keywords(params), action.is_async, call.name,
-                       call.call_id, action.timeout)
+def _parse_again(
+    core: MachineCore, row: ToolRow, call: OutputFunctionCall, agent: str
+) -> Any:
+    """A function call's parameters once the one-pass validation refused them: the
+    lax parse (``parse_arguments``), or the error output that names the problem for
+    the model (``ModelBehaviorError`` when the tool says raise)."""
+    action = row.action
+    assert type(action) is RunFunction
+    try:
+        return parse_arguments(core.function(action.ref).tool, call.arguments)
+    except ArgumentError as exc:
+        if action.failure == "raise":
+            raise ModelBehaviorError(str(exc)) from None
+        return ToolCallOutputItem(agent, call.call_id, str(exc), call.name, True)
+
+
+def _agent_job(
+    core: MachineCore, run: Run, config: RunConfig, row: ToolRow, call: OutputFunctionCall,
+    agent: str,
+) -> NestedJob | ToolCallOutputItem:
+    """An agent tool call's nested run, or its error output (depth limit, arguments)."""
+    action = row.action
     assert type(action) is RunAgent
     limit = core.ir.max_depth
     if action.max_depth is not None:
         limit = min(limit, action.max_depth)
     if run.depth + 1 > limit:
-        slot.output = ToolCallOutputItem(
-            state.agent,
+        return ToolCallOutputItem(
+            agent,
             call.call_id,
             f"Agent tool {call.name} cannot run: nesting depth limit {limit} reached.",
             call.name,
             True,
         )
-        return None
     try:
         if action.parameters_type is None:
             data = loads(call.arguments) if call.arguments.strip() else {}
@@ -601,8 +553,7 @@ def _prepare(
         message = str(exc)
         if isinstance(exc, json.JSONDecodeError):
             message = f"Invalid JSON input for tool {call.name}: {exc.msg}."
-        slot.output = ToolCallOutputItem(state.agent, call.call_id, message, call.name, True)
-        return None
+        return ToolCallOutputItem(agent, call.call_id, message, call.name, True)
     max_turns = action.max_turns if action.max_turns is not None else core.ir.max_turns
     child = Run.start(
         run.workflow, action.target, nested_input, max_turns=max_turns, ctx=run.ctx,
@@ -622,48 +573,42 @@ def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunSta
     return run_loop(core, child_run, config)
 
 
-def _function_outcome(
-    core: MachineCore, run: Run, slot: _Slot, outcome: Outcome
-) -> Generator[Any, Any, None]:
-    call = slot.call
-    action = slot.entry.action
-    assert type(action) is RunFunction
-    agent = run.current  # a turn never changes the agent before its tools settle
-    if type(outcome) is Ok:
-        text, failed = result_text(call.name, outcome.value)
-        slot.output = ToolCallOutputItem(
-            agent, call.call_id, text, call.name, failed, None if failed else outcome.value
-        )
-        return
+def _function_error(
+    core: MachineCore, run: Run, agent: str, call: OutputFunctionCall, row: ToolRow,
+    outcome: Outcome,
+) -> Generator[Any, Any, ToolCallOutputItem]:
+    """The output of a function call that raised (or ``UserError`` when the tool says
+    raise)."""
     assert type(outcome) is Err
     err = outcome.error
-    if action.failure == "raise":
+    if row.failure == "raise":
         if isinstance(err, ToolTimeoutError):
             raise err  # its own clear error; the run so far goes with it
         raise UserError(f"Error running tool {call.name}: {err}") from err
-    if action.failure == "custom":
+    if row.failure == "custom":
+        action = row.action
+        assert type(action) is RunFunction
         handler = core.obj(action.ref).failure_error_function
         text = yield from call_hook(handler(run.ctx, err))
         message = str(text)
     else:
         message = error_output(err)
-    slot.output = ToolCallOutputItem(agent, call.call_id, message, call.name, True)
+    return ToolCallOutputItem(agent, call.call_id, message, call.name, True)
 
 
 def _agent_outcome(
-    core: MachineCore, run: Run, state: StateIR, slot: _Slot, outcome: Outcome
-) -> Generator[Any, Any, bool]:
-    """The caller's tool output for a nested run; True when the nested run paused."""
-    call = slot.call
-    action = slot.entry.action
+    core: MachineCore, run: Run, agent: str, call: OutputFunctionCall, row: ToolRow,
+    outcome: Outcome,
+) -> Generator[Any, Any, ToolCallOutputItem | None]:
+    """The caller's tool output for a nested run; None when the nested run paused."""
+    action = row.action
     assert type(action) is RunAgent
     if type(outcome) is Err:
         if isinstance(outcome.error, AssertionError):
             raise outcome.error  # a broken test (e.g. a script run dry) is never model output
-        slot.output = ToolCallOutputItem(
-            state.agent, call.call_id, error_output(outcome.error), call.name, True
+        return ToolCallOutputItem(
+            agent, call.call_id, error_output(outcome.error), call.name, True
         )
-        return False
     assert type(outcome) is Ok
     result: RunResult = outcome.value
     if result.interruptions:
@@ -673,17 +618,15 @@ def _agent_outcome(
             lifted = lift(item, call.call_id)
             if (lifted.run_path, lifted.call_id) not in known:
                 run.append(lifted)
-        return True
+        return None
     if action.output_extractor is not None:
         value = yield from call_hook(core.obj(action.output_extractor)(result))
         text, failed = result_text(call.name, value)
         if failed:
-            slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, True)
-            return False
+            return ToolCallOutputItem(agent, call.call_id, text, call.name, True)
     else:
         value, text = _nested_output(result)
-    slot.output = ToolCallOutputItem(state.agent, call.call_id, text, call.name, False, value)
-    return False
+    return ToolCallOutputItem(agent, call.call_id, text, call.name, False, value)
 
 
 def _nested_output(result: RunResult) -> tuple[Any, str]:

@@ -10,9 +10,10 @@ import contextlib
 import inspect
 import uuid
 from collections.abc import Generator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     StateError,

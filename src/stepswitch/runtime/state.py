@@ -8,9 +8,10 @@ machine that resumes it. JSON crosses processes (see :mod:`.state_json`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
+from stepswitch._dataclass import dataclass
 from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approvals
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
+from stepswitch._dataclass import dataclass
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, UserError

@@ -12,9 +12,10 @@ import enum
 import math
 import typing
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.analysis._budget import CAP, capped, run_costs
 from stepswitch.analysis._context import Ctx, where
 from stepswitch.analysis._graphalgo import path_within, strongly_connected
