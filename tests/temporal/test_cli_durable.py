@@ -59,6 +59,18 @@ def test_run_on_an_unreachable_server_is_a_one_line_error(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_the_command_exits_2_every_time_not_an_abort_at_interpreter_exit() -> None:
+    # Temporal's runtime threads could abort the interpreter as it finalized, after the
+    # error was printed (exit 134 or 139, between one start in twelve and one in four): real processes, many
+    command = [sys.executable, "-m", "stepswitch", "run", "tests/temporal/flows.py:durable",
+               "--temporal", "127.0.0.1:9", "--input", "hi"]
+    for _ in range(12):
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert "Fatal Python error" not in done.stderr
+        assert done.stderr.startswith("stepswitch: error: cannot reach the Temporal server")
+
+
 def test_run_on_a_queue_without_workers_waits_a_bounded_time(
     dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
