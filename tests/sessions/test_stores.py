@@ -43,6 +43,8 @@ def test_bad_session_ids(bad: str, message: str) -> None:
     ("conversations.db", "has no scheme"),
     ("sqlite://relative.db", "sqlite:///relative/path.db"),
     ("postgresql://h/db?synchronous_commit=maybe", "synchronous_commit is on or off"),
+    # a misspelt option: redis-py would raise a TypeError at the first connect
+    ("redis://127.0.0.1:1/0?prefx=p:", "unknown option 'prefx'"),
 ])
 def test_bad_urls(url: str, message: str) -> None:
     with pytest.raises(ss.SessionError, match=message):
