@@ -149,3 +149,17 @@ def test_a_worker_with_an_unreachable_session_store_does_not_start(
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert line.startswith("stepswitch: error: --session: cannot connect to Redis at 127.0.0.1:1")
+
+
+@pytest.mark.parametrize("flags", [["--task-queue", "q"], ["--workflow-id", "w"],
+                                   ["--worker-wait", "3"]])
+def test_temporal_flags_without_temporal_are_refused_not_ignored(
+    flags: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "graphs/support.py:support", "--input", "hi",
+                 "--model", "scripted:examples/support_script.json", *flags])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line == (f"stepswitch: error: {flags[0]} is for a durable run: add --temporal "
+                    f"HOST:PORT, or drop {flags[0]} to run here")

@@ -126,11 +126,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     durable = p.add_argument_group("durable runs on Temporal (see docs/durable.md)")
     durable.add_argument("--temporal", metavar="HOST:PORT",
                          help="start the run on this Temporal server (a worker runs it)")
-    durable.add_argument("--task-queue", default="stepswitch", metavar="Q",
+    durable.add_argument("--task-queue", metavar="Q",
                          help="the workers' task queue (default: stepswitch)")
     durable.add_argument("--workflow-id", metavar="ID",
                          help="the run's workflow id; an id of a running run attaches to it")
-    durable.add_argument("--worker-wait", type=float, default=10.0, metavar="SECONDS",
+    durable.add_argument("--worker-wait", type=float, metavar="SECONDS",
                          help="how long to wait for a worker on the task queue (default: 10)")
     p.set_defaults(func=run)
 
@@ -139,7 +139,15 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "temporal", None):
         from stepswitch.cli._durable import run_durable
 
+        args.task_queue = "stepswitch" if args.task_queue is None else args.task_queue
+        args.worker_wait = 10.0 if args.worker_wait is None else args.worker_wait
         return run_durable(args)
+    for flag, value in (("--task-queue", args.task_queue), ("--workflow-id", args.workflow_id),
+                        ("--worker-wait", args.worker_wait)):
+        if value is not None:
+            # without it the run would go on here, in this process, on another model
+            raise UserError(f"{flag} is for a durable run: add --temporal HOST:PORT, or drop "
+                            f"{flag} to run here")
     if args.resume and args.input is not None:
         raise UserError("--resume continues a saved run; drop --input")
     if not args.resume and args.input is None:
