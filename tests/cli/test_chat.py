@@ -65,6 +65,8 @@ def test_chat_asks_and_a_no_is_the_models_answer(
     assert code == 0, err
     assert "approve process_refund" in err and "rejected process_refund" in err
     assert out.splitlines()[-1].startswith("refund> ")
+    # a chat cannot wait for a decision, so it does not offer to pause
+    assert "for agent refund? [y/N] " in err and "p(ause)" not in err
 
 
 def test_chat_default_store_is_under_the_working_folder(

@@ -381,8 +381,10 @@ async def _drive(
         next_input = state
 
 
-def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress) -> bool:
-    """Apply the approval policy; False when the run must pause instead."""
+def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress,
+            *, can_pause: bool = True) -> bool:
+    """Apply the approval policy; False when the run must pause instead (``can_pause``
+    False, as in a chat, which cannot wait: the prompt offers no pause)."""
     if policy == "none":
         return False
     for item in pending:
@@ -390,10 +392,9 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             out.line(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
-        answer = _ask(
-            f"approve {_call(item)} for agent {visible(item.agent)}? [y/N/p(ause)] "
-        )
-        if answer is None or answer.startswith("p"):
+        choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
+        answer = _ask(f"approve {_call(item)} for agent {visible(item.agent)}? {choices} ")
+        if answer is None or (can_pause and answer.startswith("p")):
             return False
         if answer in ("y", "yes"):
             state.approve(item)
