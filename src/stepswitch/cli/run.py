@@ -34,9 +34,11 @@ from stepswitch.cli._session import (
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
+    MaxTurnsExceeded,
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
+    SessionConflict,
     SessionError,
     StateError,
     UserError,
@@ -350,7 +352,9 @@ async def _drive(
         try:
             async for event in streamed.stream_events():
                 out.event(event)
-        except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
+        except RunLimitError as exc:  # its summary: the hint speaks of Python, not flags
+            return _failed(exc.summary, exc, args, out)
+        except (ModelBehaviorError, ModelProviderError, SessionError) as exc:
             return _failed(str(exc), exc, args, out)
         except UserError as exc:
             _keep(exc, args, out)
@@ -456,12 +460,23 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
     if not callable(to_state):
         return
     try:
-        saved = _save(args, to_state())
+        state = to_state()
+        saved = _save(args, state)
     except (UserError, RuntimeError):
         return
-    if saved:
-        out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
-                 f"{session_flags(args)}")
+    if not saved:
+        return
+    if isinstance(exc, SessionConflict):
+        # the session moved on since this run loaded it: the same state conflicts again
+        out.line(f"saved the run so far to {', '.join(saved)}; another run has added to the "
+                 "session since, so this one cannot continue there: start a new run")
+        return
+    more = ""
+    if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
+        spent = state.max_turns or args.max_turns or 10
+        more = f" --max-turns {2 * spent}"
+    out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
+             f"{more}{session_flags(args)}")
 
 
 def _refusal(items: list[RunItem]) -> str | None:
