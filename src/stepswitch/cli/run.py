@@ -175,8 +175,9 @@ def run(args: argparse.Namespace) -> int:
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
         if _is_transcript(model):
-            # a transcript picks up after the model calls the saved run already made
-            model.skip(start.current_turn)
+            # a transcript picks up after the model calls the saved run already made:
+            # nested agent-tool runs' and a flow's nodes' too, not only the top run's turns
+            model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
     args.session_object = open_cli_session(
