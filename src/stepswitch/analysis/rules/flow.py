@@ -237,11 +237,11 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
                 help="rename the step: @ss.step(name='...')",
             )
     for i, exits in enumerate(fx.exits):
-        for edge, k in exits[1:]:
+        for j, (edge, k) in enumerate(exits[1:], start=2):
             yield ctx.diag(
                 "SW710",
-                f"flow node {fx.names[i]!r} has a second exit ({edge.kind}); the first is "
-                f"at {exits[0][0].location}",
+                f"flow node {fx.names[i]!r} has {len(exits)} exits: this {edge.kind} edge is "
+                f"exit {j} of {len(exits)}; the first is at {exits[0][0].location}",
                 _edge_loc(edge, k),
                 help="give each node one exit: ss.branch or ss.route choose between targets",
             )
