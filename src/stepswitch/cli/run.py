@@ -41,6 +41,7 @@ from stepswitch.errors import (
     SessionConflict,
     SessionError,
     StateError,
+    StepswitchError,
     UserError,
 )
 from stepswitch.runtime.config import RunConfig
@@ -358,6 +359,13 @@ async def _drive(
         except (ModelBehaviorError, ModelProviderError, SessionError) as exc:
             return _failed(str(exc), exc, args, out)
         except UserError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, Exception) and not isinstance(cause, StepswitchError):
+                # the user's own code raised (a tool with failure_error_function=None):
+                # a failed run (exit 1) that names the exception and its line
+                text, tail = str(exc), str(cause)
+                head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
+                return _failed(head + _user_code_error(cause), exc, args, out)
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
