@@ -15,6 +15,7 @@ import asyncio
 import importlib
 import os
 import sys
+import sysconfig
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
@@ -360,7 +361,8 @@ async def _drive(
             return _failed(str(exc), exc, args, out)
         except UserError as exc:
             cause = exc.__cause__
-            if isinstance(cause, Exception) and not isinstance(cause, StepswitchError):
+            if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
+                    and _in_user_code(cause)):
                 # the user's own code raised (a tool with failure_error_function=None):
                 # a failed run (exit 1) that names the exception and its line
                 text, tail = str(exc), str(cause)
@@ -441,6 +443,15 @@ def _paused(
         f"--resume {saved[0]} --approve all{session_flags(args)}"
     )
     return 0
+
+
+def _in_user_code(exc: BaseException) -> bool:
+    """True when a frame of ``exc``'s traceback is the user's own code: neither
+    stepswitch, nor an installed package (openai, httpx), nor the standard library."""
+    skip = (PACKAGE_DIR, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"])
+    return any(not f.filename.startswith(skip) and not f.filename.startswith("<")
+               for f in traceback.extract_tb(exc.__traceback__))
 
 
 def _user_code_error(exc: BaseException) -> str:
