@@ -12,7 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sized
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Sequence,
+    Sized,
+)
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -196,7 +204,7 @@ class Pump:
                         for event in _stream_events(effect):
                             yield event
                     continue
-                guards: list[asyncio.Future[Any]] = []
+                guards: Sequence[asyncio.Future[Any]] = ()
                 try:
                     # the two effects of every turn, performed inline (no extra coroutine)
                     if kind is CallModel and stream and hasattr(effect.model, "stream_response"):
@@ -325,7 +333,7 @@ def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Futur
     return [asyncio.ensure_future(_thunk(t)) for t in thunks]
 
 
-async def discard(tasks: list[asyncio.Future[Any]]) -> None:
+async def discard(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Cancel the tasks and wait for them, keeping none of their outcomes: nothing is
     left pending, and no exception is left unretrieved for asyncio to print."""
     for task in tasks:
@@ -334,7 +342,7 @@ async def discard(tasks: list[asyncio.Future[Any]]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
+async def settle(tasks: Sequence[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
     """Each task's outcome, in order."""
     out: list[Outcome] = []
     for task in tasks:
@@ -352,7 +360,10 @@ def _task_sets() -> tuple[Sized, ...] | None:
     names: tuple[str, ...] = ("_scheduled_tasks", "_eager_tasks")
     if not hasattr(tasks_module, names[0]):
         names = ("_all_tasks",)
-    sets = tuple(getattr(tasks_module, name, None) for name in names)
+    # a WeakSet's len() is Python code; the set of references it keeps (``data``)
+    # counts in C, and never fewer tasks than are alive (dead ones may linger)
+    sets = tuple(getattr(s, "data", s) for s in
+                 (getattr(tasks_module, name, None) for name in names))
     if all(hasattr(s, "__len__") for s in sets):
         return sets  # type: ignore[return-value]
     return None

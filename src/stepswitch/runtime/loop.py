@@ -31,6 +31,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import RunAgent, RunFunction, StateIR
+from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
@@ -89,6 +90,12 @@ if TYPE_CHECKING:  # a pydantic model: the loop only passes it on
 __all__ = ['run_loop']
 
 Loop = Generator[Any, Any, RunResult]
+
+# what every turn makes, made without a descriptor call per field (see quick_maker)
+_request_of = quick_maker(ModelRequest)
+_call_item = quick_maker(ToolCallItem)
+_output_item = quick_maker(ToolCallOutputItem)
+_message_item = quick_maker(MessageOutputItem)
 
 
 # -- the loop ------------------------------------------------------------------------------
@@ -207,7 +214,7 @@ def _request(
     tools = table.tools
     if table.budgeted:
         tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state))
-    return ModelRequest(
+    return _request_of(
         state.agent,
         instructions,
         HistoryView(run.history),
@@ -302,11 +309,11 @@ def _settle(
                     made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
                 continue
             if fresh:
-                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
+                made.append(_call_item(agent, out.name, out.call_id, out.arguments))
         elif type(out) is OutputMessage:
             last_message = out.content
             if fresh:
-                made.append(MessageOutputItem(agent, out.content, out.refusal))
+                made.append(_message_item(agent, out.content, out.refusal))
     if fresh:
         run.items.extend(made)  # calls and messages: every one model-visible
         run.history.extend(made)
@@ -394,7 +401,7 @@ def _settle(
             elif type(outcome) is Ok:
                 value = outcome.value
                 text, failed = result_text(call.name, value)
-                done = ToolCallOutputItem(
+                done = _output_item(
                     agent, call.call_id, text, call.name, failed, None if failed else value
                 )
             else:
