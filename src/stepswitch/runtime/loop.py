@@ -50,7 +50,7 @@ from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
 from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
-from stepswitch.runtime.history import HistoryView
+from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,
     MessageOutputItem,
@@ -217,7 +217,7 @@ def _request(
     return _request_of(
         state.agent,
         instructions,
-        HistoryView(run.history),
+        view_of(run.history),
         tools,
         table.schema,
         settings,
@@ -400,7 +400,10 @@ def _settle(
                     continue
             elif type(outcome) is Ok:
                 value = outcome.value
-                text, failed = result_text(call.name, value)
+                if type(value) is str:  # most tools return text: it is the output as is
+                    text, failed = value, False
+                else:
+                    text, failed = result_text(call.name, value)
                 done = _output_item(
                     agent, call.call_id, text, call.name, failed, None if failed else value
                 )

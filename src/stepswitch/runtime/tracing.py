@@ -426,8 +426,11 @@ class _Trace:
                 self.context.detach(token)
             except Exception:  # a token from another context: nothing to undo
                 pass
-        if span is not None:
-            self.guard(self.tool_done, span, value, exc)
+        if span is not None and self.on:
+            try:
+                self.tool_done(span, value, exc)
+            except Exception as failure:  # the tracing SDK must never fail a run
+                self.off(failure)
 
     def _wrap_call(self, job: CallJob) -> Callable[..., Any]:
         fn = job.fn
