@@ -140,7 +140,7 @@ class ScriptedModel:
                     )
                 output.append(item)
             self._script.append(
-                _response(tuple(output), Usage(requests=1), f"resp_{index}")
+                _response(tuple(output), Usage(1), f"resp_{index}")  # 1 request
             )
 
     @property

@@ -94,7 +94,6 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     }
     args: list[str] = []
     body: list[str] = ["    self = _new(_twin)"]
-    required = 0
     for i, f in enumerate(params):
         if f.name == "self" or f.name.startswith("_"):
             raise TypeError(f"quick_maker: {cls.__name__}.{f.name} is not a plain field name")
@@ -109,7 +108,6 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
                 f"    self.{f.name} = _factory{i}() if {f.name} is _MISSING else {f.name}"
             )
         else:
-            required += 1
             args.append(f.name)
             body.append(f"    self.{f.name} = {f.name}")
     body += ["    self.__class__ = _cls", "    return self"]
@@ -120,7 +118,9 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     make.__module__ = cls.__module__
     make.__doc__ = f"Make a {cls.__name__} (as calling the class does)."
     try:
-        probe: object = names["make"](*[None] * required)
+        # every field given: a default factory may import what the maker's module
+        # does not (ModelRequest's settings are a pydantic model)
+        probe: object = names["make"](*[None] * len(params))
     except TypeError as exc:  # the layouts differ after all: say so now, not per turn
         raise TypeError(f"quick_maker: {cls.__name__} cannot be made as a twin: {exc}") from None
     assert type(probe) is cls

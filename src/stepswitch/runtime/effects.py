@@ -3,9 +3,11 @@
 The loop is a generator that yields these effects and receives their outcomes; it
 does no I/O itself. These values live for one step of the loop, so they are plain
 slots dataclasses: a frozen dataclass costs about five times as much to build, and a
-turn builds several. Every driver (``run``, ``run_sync``, ``run_streamed``) performs
-them with :func:`perform` except model calls while streaming and :class:`Emit`,
-which only the streaming driver turns into events.
+turn builds several. A driver is done with an effect once it sends back its outcome
+(the run loop refills its one ``CallModel`` for its next model call). Every driver
+(``run``, ``run_sync``, ``run_streamed``) performs them with :func:`perform` except
+model calls while streaming and :class:`Emit`, which only the streaming driver turns
+into events.
 """
 
 from __future__ import annotations
@@ -249,7 +251,7 @@ class Pump:
                         ):
                             # the only run and the only task on its loop: a sync call
                             # blocks nobody, and calling it here saves the thread hop
-                            # (~50 µs, four times the loop's own cost per turn)
+                            # (~50 µs, several times the loop's own cost per turn)
                             try:
                                 value = job.fn(*job.args, **job.kwargs)
                                 if type(value) is not str and inspect.isawaitable(value):

@@ -116,6 +116,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         pending, run.pending = run.pending, None
         turns = core.turns
         steps = core.steps
+        ask: CallModel | None = None  # the run's model-call effect, refilled every turn
         while True:
             earlier: _Earlier | None = None
             if pending is None:
@@ -131,12 +132,16 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 model = table.model if table.model is not None else run.model
                 if model is None:
                     raise _no_model(state)
+                if ask is None:
+                    ask = CallModel(model, request, parallel)
+                else:
+                    ask.model, ask.request, ask.alongside = model, request, parallel
                 if parallel:
-                    response, outcomes = yield CallModel(model, request, parallel)
+                    response, outcomes = yield ask
                     check_input_guardrails(run, state, outcomes)
                     parallel = ()
                 else:
-                    response = yield CallModel(model, request)
+                    response = yield ask
                 run.responses.append(response)
                 run.ctx.usage.add(response.usage)
                 output, start = response.output, len(run.items)
