@@ -25,7 +25,12 @@ runs only the tuned one):
   start call), and the worker runs workflow activations on one thread (they hold the
   GIL anyway; hundreds of threads only fight over it) and caches every running run; the
   client pins each run to the machine's digest (``RunInput(digest=...)``), which spares
-  the worker's stamp activity.
+  the worker's stamp activity. The server also keeps one partition per task queue
+  (``matching.numTaskqueueReadPartitions`` and ``...WritePartitions`` = 1: the dev
+  server is one matching host, and its four default partitions only forward tasks and
+  polls among themselves) and runs with ``GOGC=400`` (Go's collector runs a quarter as
+  often; the server's peak memory goes from ~460 to ~820 MB here); each cut the
+  server's CPU per run by about 1 ms (docs/durable.md, "Performance").
 
 ``--floor`` also measures what Temporal itself costs on this machine: an empty workflow,
 and one doing six no-op local activities (the support flow's count: the digest stamp,
@@ -62,7 +67,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from temporalio import activity, workflow  # noqa: E402
-from temporalio.client import Client  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
 from graphs.support import support  # noqa: E402
@@ -70,6 +74,7 @@ from stepswitch.runtime.model import ModelRequest, ModelResponse  # noqa: E402
 from stepswitch.temporal import (  # noqa: E402
     RunInput,
     RunOutput,
+    connect,
     machine_digest,
     worker_for,
     workflow_name,
@@ -105,6 +110,7 @@ class Setup:
     worker_options: dict[str, Any] = field(default_factory=dict)
     one_thread: bool = False
     pin_digest: bool = False
+    server_env: dict[str, str] = field(default_factory=dict)
 
 
 BEFORE = Setup(
@@ -119,11 +125,14 @@ TUNED = Setup(
         "system.enableActivityEagerExecution=true",
         "system.enableEagerWorkflowStart=true",
         "history.transferProcessorMaxPollRPS=1000",
+        "matching.numTaskqueueReadPartitions=1",
+        "matching.numTaskqueueWritePartitions=1",
     ],
     eager_start=True,
     worker_options={"max_concurrent_workflow_tasks": 200, "max_concurrent_activities": 400},
     one_thread=True,
     pin_digest=True,
+    server_env={"GOGC": "400"},
 )
 
 
@@ -171,13 +180,14 @@ def _own_cpu() -> float:
 
 
 @contextmanager
-def dev_server(flags: list[str]) -> Iterator[tuple[str, int]]:
+def dev_server(flags: list[str], env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
     port = _port()
     command = [_binary("temporal"), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
                "--port", str(port), "--log-level", "error"]
     for flag in flags:
         command += ["--dynamic-config-value", flag]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -232,7 +242,7 @@ def _worker_options(setup: Setup, runs: int) -> dict[str, Any]:
 
 async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool) -> Row:
     machine = support.compile()
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     digest = machine_digest(machine) if setup.pin_digest else None
 
@@ -272,7 +282,7 @@ class _Floor:
 
 
 async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row:
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"floor-{uuid.uuid4().hex[:8]}"
 
     async def one() -> float:
@@ -308,6 +318,8 @@ def main() -> int:
                         help="also run the setup before tuning, on its own server")
     parser.add_argument("--floor", action="store_true",
                         help="also measure empty workflows (Temporal's own cost)")
+    parser.add_argument("--only", choices=["activities", "local-act"],
+                        help="measure only this kind of Temporal run (e.g. to profile it)")
     args = parser.parse_args()
     runs = 200 if args.quick else args.runs
     print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
@@ -316,8 +328,10 @@ def main() -> int:
     _report(local)
     rows: dict[str, Row] = {}
     for setup in ([BEFORE, TUNED] if args.compare else [TUNED]):
-        with dev_server(setup.server_flags) as (address, pid):
+        with dev_server(setup.server_flags, setup.server_env) as (address, pid):
             for la in (False, True):
+                if args.only and args.only != ("local-act" if la else "activities"):
+                    continue
                 row = asyncio.run(_temporal(setup, address, pid, runs, la))
                 rows[row.name] = row
                 _report(row)

@@ -7,8 +7,10 @@ part of a tool's JSON schema.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Generic, TypeVar
+
+from stepswitch._dataclass import dataclass
 
 __all__ = ["RunContext", "Usage"]
 

@@ -10,8 +10,9 @@ of every value is a Python literal that rebuilds it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from stepswitch._dataclass import dataclass
 
 __all__ = ["FlowExit", "FlowFacts", "FlowIR", "FlowNode", "edge_key"]
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import UserError
 from stepswitch.runtime import semconv as sc
 
@@ -100,7 +101,12 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 
 def _need_sdk() -> None:
     if _ExporterBase is object:
-        raise UserError("writing spans needs opentelemetry-sdk: pip install 'stepswitch[otel]'")
+        from stepswitch._site import shadowing
+
+        raise UserError(
+            shadowing("opentelemetry")
+            or "writing spans needs opentelemetry-sdk: pip install 'stepswitch[otel]'"
+        )
 
 
 class JsonLinesExporter(_ExporterBase):

@@ -9,10 +9,11 @@ run would fail on them.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
+
+from stepswitch._dataclass import dataclass
 
 __all__ = [
     "SchemaProblem",

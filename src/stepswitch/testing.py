@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.model import (

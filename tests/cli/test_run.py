@@ -502,6 +502,9 @@ def test_max_turns_stops_the_run_and_a_larger_budget_resumes_it(
         capsys,
     )
     assert code == 1 and "the run failed: Max turns (1) exceeded" in err
+    # the CLI's advice is a command, not the Python API's (exc.run_data, RunConfig)
+    assert "exc.run_data" not in err and "RunConfig" not in err
+    assert f"retry with --resume {state} --max-turns 2" in err
     assert state.exists()
     code, out, _ = run(
         [

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from stepswitch._dataclass import dataclass
 from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentToolSpec
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from importlib import resources
 
+from stepswitch._dataclass import dataclass
 from stepswitch.analysis.diagnostic import Severity
 
 __all__ = [

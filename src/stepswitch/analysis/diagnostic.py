@@ -7,7 +7,7 @@ element a diagnostic is about.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from stepswitch._dataclass import dataclass
 
 __all__ = ["Diagnostic", "DiagnosticLocation", "Severity"]
 

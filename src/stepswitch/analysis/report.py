@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from stepswitch._dataclass import dataclass
 from stepswitch.analysis.diagnostic import Diagnostic
 
 __all__ = ["Report"]

@@ -21,9 +21,9 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
+from stepswitch._dataclass import dataclass
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.graph.spec import WorkflowSpec
 

@@ -14,10 +14,10 @@ import importlib
 import os
 import sys
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from stepswitch._dataclass import dataclass
 from stepswitch._site import PACKAGE_DIR, display_path
 from stepswitch.cli._shadow import shadowed
 from stepswitch.dsl.agent import Agent

@@ -24,11 +24,11 @@ import inspect
 import linecache
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._site import display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
@@ -106,6 +106,13 @@ def check_importable(ir: MachineIR, objects: Mapping[str, object]) -> None:
 
 
 def _why_not_importable(path: str, obj: object) -> str | None:
+    opaque = getattr(obj, "opaque", None)  # a FunctionTool read from an SDK app
+    if isinstance(opaque, str):
+        return (
+            f"it stands for {opaque}, which stepswitch cannot run (SW601), so a generated "
+            "runner cannot carry it; drop that tool from the agent to compile, or run the "
+            "workflow in-process"
+        )
     module, _, qualname = path.partition(":")
     if not module or module.startswith("<"):
         return (

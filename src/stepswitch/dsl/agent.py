@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
+from stepswitch._dataclass import dataclass
 from stepswitch.dsl._site import Site, caller_site
 from stepswitch.dsl._validate import require_name, validate_fields
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail

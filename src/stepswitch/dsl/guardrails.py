@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, overload
 
+from stepswitch._dataclass import dataclass
 from stepswitch.dsl._site import Site, caller_site, function_site
 from stepswitch.dsl.tools import context_param_type, resolved_hints
 from stepswitch.errors import UserError

@@ -14,11 +14,11 @@ import typing
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from stepswitch._dataclass import dataclass
 from stepswitch.dsl._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.flow import FlowEdge, Step, node_name

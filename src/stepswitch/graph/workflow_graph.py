@@ -9,9 +9,9 @@ kept aside as ``dangling`` so nothing is lost and the analyzer can locate them.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from stepswitch._dataclass import dataclass
 from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
 from stepswitch.graph.facts import flow_facts, machine_facts, reach

@@ -11,8 +11,9 @@ import ast
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from stepswitch._dataclass import dataclass
 from stepswitch._site import Site
 
 __all__ = ["SourceSites", "modules_holding", "sites_in"]

@@ -16,11 +16,11 @@ import copy
 import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from stepswitch._dataclass import dataclass
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail

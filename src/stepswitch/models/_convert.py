@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
 import openai
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, StepswitchError, UserError
 from stepswitch.runtime.items import (

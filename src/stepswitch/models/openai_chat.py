@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (

@@ -28,11 +28,12 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.models import _wire
 from stepswitch.models.script import ErrorReply, RawReply, Reply, fill_call_ids, normalize_step
 

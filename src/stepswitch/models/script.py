@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.context import Usage
 from stepswitch.errors import UserError

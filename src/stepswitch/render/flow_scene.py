@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
+from stepswitch._dataclass import dataclass
 from stepswitch.flow_ir import FlowExit, FlowFacts
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph

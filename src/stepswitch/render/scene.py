@@ -11,9 +11,10 @@ never taken from user text; user strings only ever reach a writer as label text.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, NamedTuple, Protocol
 
+from stepswitch._dataclass import dataclass
 from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, ToolSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from stepswitch._dataclass import dataclass
 from stepswitch.graph.spec import (
     Location,
     Ref,

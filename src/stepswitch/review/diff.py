@@ -28,9 +28,9 @@ one ``state`` change, not a removal plus an addition. Fields this module does no
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.graph.spec import AgentSpec, Location, OutputTypeSpec, WorkflowSpec
 from stepswitch.review._diff_base import (
     _AGENT_FIELDS,

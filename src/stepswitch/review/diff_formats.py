@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.graph.spec import Location
 from stepswitch.render.mermaid import mermaid_escape
 from stepswitch.review.diff import CATEGORIES, Category, Change, SpecDiff

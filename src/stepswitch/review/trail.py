@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from stepswitch._dataclass import dataclass
 from stepswitch.ir import HandoffTo, MachineIR, RunAgent, StateIR
 from stepswitch.review.trail_read import (
     ItemKind,

@@ -9,8 +9,9 @@ meaning, and each has a page (``docs/<CODE>.md`` in this package) that
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import resources
+
+from stepswitch._dataclass import dataclass
 
 __all__ = ["TRAIL_CODES", "TRAIL_GROUPS", "TrailCode", "trail_code_doc"]
 

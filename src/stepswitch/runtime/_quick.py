@@ -1,14 +1,10 @@
-"""A cheaper constructor for the frozen slots dataclasses the loop builds every turn.
+"""A cheaper maker for the frozen slots dataclasses the run loop makes every turn.
 
-A frozen dataclass's generated ``__init__`` sets each field with
-``object.__setattr__(self, name, value)``: a global lookup, an attribute lookup and a
-call by name per field, about five times the cost of a plain dataclass. A turn builds
-several frozen values (its items, the model request), so that shows per turn.
-:func:`quick_init` swaps in an ``__init__`` that sets each slot through the slot's own
-descriptor, bound once: the same values, the same signature, defaults and default
-factories, and the class stays frozen (assignment after construction still raises).
-:func:`quick_maker` goes further for the few values made every turn: a function that
-makes them without a descriptor call per field.
+Calling a frozen slots class sets each field through its slot's descriptor (a call per
+field, ``stepswitch._dataclass``'s ``__init__`` included): the request, the call item
+and the output item of a tool turn cost most of a turn's object making that way.
+:func:`quick_maker` gives the loop a function that makes the same instances without
+those calls.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["quick_init", "quick_maker"]
+__all__ = ["quick_maker"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -38,49 +34,18 @@ def _checked_fields(cls: type[Any], who: str) -> tuple[dataclasses.Field[Any], .
     return params
 
 
-def quick_init(cls: type[T]) -> type[T]:
-    """Give the frozen slots dataclass ``cls`` a descriptor-based ``__init__``."""
-    params = _checked_fields(cls, "quick_init")
-    names: dict[str, Any] = {"_MISSING": dataclasses.MISSING}
-    args: list[str] = []
-    body: list[str] = []
-    for i, f in enumerate(params):
-        names[f"_set{i}"] = cls.__dict__[f.name].__set__
-        if f.default is not dataclasses.MISSING:
-            names[f"_default{i}"] = f.default
-            args.append(f"{f.name}=_default{i}")
-            body.append(f"    _set{i}(self, {f.name})")
-        elif f.default_factory is not dataclasses.MISSING:
-            names[f"_factory{i}"] = f.default_factory
-            args.append(f"{f.name}=_MISSING")
-            body.append(
-                f"    _set{i}(self, _factory{i}() if {f.name} is _MISSING else {f.name})"
-            )
-        else:
-            args.append(f.name)
-            body.append(f"    _set{i}(self, {f.name})")
-    source = f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body or ["    pass"])
-    exec(source, names)  # the text is built above from field names only
-    init = names["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    init.__doc__ = cls.__init__.__doc__
-    setattr(cls, "__init__", init)  # noqa: B010 - mypy refuses assigning a method
-    return cls
-
-
 def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     """A function that makes instances of the frozen slots dataclass ``cls`` as calling
     ``cls`` does (same signature, defaults and default factories, an equal frozen
     instance), for about half the cost: for the values the run loop makes every turn.
 
     Calling a frozen class runs its ``__init__`` through the type's call slot and sets
-    each field through its slot's descriptor (a call per field, even with
-    :func:`quick_init`). The maker builds the instance as a plain slots twin of ``cls``
-    instead (the same slots, so the same memory layout, and no frozen ``__setattr__``),
-    sets the fields with plain attribute stores, then gives it its class: Python lets
-    ``__class__`` change between classes of the same layout. That is checked once, here,
-    by making one instance. After that, the instance is a ``cls`` like any other.
+    each field through its slot's descriptor (a call per field). The maker builds the
+    instance as a plain slots twin of ``cls`` instead (the same slots, so the same
+    memory layout, and no frozen ``__setattr__``), sets the fields with plain attribute
+    stores, then gives it its class: Python lets ``__class__`` change between classes
+    of the same layout. That is checked once, here, by making one instance. After
+    that, the instance is a ``cls`` like any other.
     """
     if not isinstance(cls, type):
         raise TypeError(f"quick_maker: {cls!r} is not a class")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import UserError
 
 if TYPE_CHECKING:  # a pydantic model: imported only when a run is given one

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import MaxTurnsExceeded, SessionConflict, SessionError, StateError, UserError
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore

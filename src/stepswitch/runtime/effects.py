@@ -23,9 +23,9 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import ModelBehaviorError, RunTimeoutError, ToolTimeoutError
 from stepswitch.runtime.events import (
     AgentUpdated,

@@ -6,9 +6,9 @@ the result's ``interruptions`` after the stream ends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.runtime.items import RunItem
 
 __all__ = [

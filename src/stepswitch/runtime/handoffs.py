@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import RunContext
 from stepswitch.errors import (
     UserError,

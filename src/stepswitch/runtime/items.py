@@ -8,10 +8,10 @@ same ``call_id`` and ``output``, the text the model sees next turn.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
-from stepswitch.runtime._quick import quick_init
+from stepswitch._dataclass import dataclass
 
 __all__ = [
     "HandoffCallItem",
@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class UserInputItem:
     """A user message given as run input (not part of ``new_items``)."""
@@ -35,7 +34,6 @@ class UserInputItem:
     type: Literal["user_input_item"] = "user_input_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class MessageOutputItem:
     """Assistant text (or a refusal) produced by ``agent``'s turn."""
@@ -46,7 +44,6 @@ class MessageOutputItem:
     type: Literal["message_output_item"] = "message_output_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallItem:
     """The model proposed a call of a function tool or agent tool."""
@@ -58,7 +55,6 @@ class ToolCallItem:
     type: Literal["tool_call_item"] = "tool_call_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallOutputItem:
     """The trusted side's observation for ``call_id``: what the model sees next turn.
@@ -76,7 +72,6 @@ class ToolCallOutputItem:
     type: Literal["tool_call_output_item"] = "tool_call_output_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class HandoffCallItem:
     """The model called a handoff tool (``transfer_to_<agent>``)."""
@@ -88,7 +83,6 @@ class HandoffCallItem:
     type: Literal["handoff_call_item"] = "handoff_call_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class HandoffOutputItem:
     """The handoff took effect: ``output`` is ``{"assistant": "<target>"}``."""
@@ -101,7 +95,6 @@ class HandoffOutputItem:
     type: Literal["handoff_output_item"] = "handoff_output_item"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolApprovalItem:
     """A call that waits for a human's yes or no before it may run.

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import (
     ModelBehaviorError,
@@ -129,6 +129,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     instructions = yield from _instructions(core, run, state)
                 request = _request(core, run, config, table, instructions)
                 run.turn += 1
+                run.calls.n += 1
                 model = table.model if table.model is not None else run.model
                 if model is None:
                     raise _no_model(state)
@@ -572,7 +573,7 @@ def _agent_job(
     max_turns = action.max_turns if action.max_turns is not None else core.ir.max_turns
     child = Run.start(
         run.workflow, action.target, nested_input, max_turns=max_turns, ctx=run.ctx,
-        depth=run.depth + 1,
+        depth=run.depth + 1, calls=run.calls,
     )
     child.always = dict(run.always)
     child.model = run.model
@@ -583,7 +584,8 @@ def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunSta
     """Resume a paused nested run (its decisions are in its own state) with the
     caller's standing 'always' decisions."""
     child.always.update(run.always)
-    child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx)
+    child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx,
+                           calls=run.calls)
     child_run.model = run.model
     return run_loop(core, child_run, config)
 

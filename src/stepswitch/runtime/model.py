@@ -8,11 +8,11 @@ needs; a response holds the output items in the model's order and the usage.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
-from stepswitch.runtime._quick import quick_init
 from stepswitch.runtime.items import RunItem, UserInputItem
 
 if TYPE_CHECKING:  # a pydantic model: the runtime imports it only when it makes one
@@ -36,7 +36,6 @@ InputItem: TypeAlias = UserInputItem | RunItem
 """What a model is sent: the run's input messages, then every item so far."""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """A tool as offered to the model. ``kind`` says what it does on our side."""
@@ -48,7 +47,6 @@ class ToolDefinition:
     kind: Literal["function", "handoff", "agent"] = "function"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputSchema:
     """A structured output the model must produce (JSON-schema response format)."""
@@ -65,7 +63,6 @@ def _no_settings() -> ModelSettings:
     return ModelSettings()
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """One model call."""
@@ -82,7 +79,6 @@ class ModelRequest:
     """The model name the agent asks for, if any."""
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputMessage:
     """Assistant text in a response, or a refusal."""
@@ -92,7 +88,6 @@ class OutputMessage:
     type: Literal["message"] = "message"
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class OutputFunctionCall:
     """A function call in a response. ``arguments`` is raw text (may be invalid JSON)."""
@@ -106,7 +101,6 @@ class OutputFunctionCall:
 OutputItem: TypeAlias = OutputMessage | OutputFunctionCall
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """What one model call produced."""
@@ -117,7 +111,6 @@ class ModelResponse:
     raw: Any = field(default=None, compare=False, repr=False)
 
 
-@quick_init
 @dataclass(frozen=True, slots=True)
 class ResponseCompleted:
     """The last event of a streamed response: the whole response."""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, ModelResponse

@@ -16,9 +16,9 @@ Treat them as read-only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from stepswitch._dataclass import dataclass
 from stepswitch.ir import StateIR
 
 __all__ = [

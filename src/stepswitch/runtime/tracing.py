@@ -32,7 +32,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -492,13 +492,14 @@ def start(
     content: bool,
     conversation_id: str | None,
     saved_context: str | None,
-    decisions: dict[str, Any] | None = None,
+    decisions: Iterable[tuple[str, Any]] = (),
     turn: int = 0,
 ) -> tuple[Loop, str | None]:
     """Wrap a whole run's loop; returns it with the traceparent to keep in its states.
 
     ``saved_context`` is the traceparent a resumed state carries: the resumed run
-    continues that trace (its workflow span is a child of the saved one).
+    continues that trace (its workflow span is a child of the saved one), with one
+    ``stepswitch.approval.decided`` event per ``(call id, decision)`` of ``decisions``.
     """
     try:
         parent = _remote_parent(saved_context) if saved_context else None
@@ -508,7 +509,7 @@ def start(
         )
         if saved_context is not None:
             trace.root.add_event(sc.EVENT_RESUMED, {sc.TURN: turn})
-        for call_id, decision in (decisions or {}).items():
+        for call_id, decision in decisions:
             trace.root.add_event(
                 sc.EVENT_APPROVAL_DECIDED,
                 {sc.TOOL_CALL_ID: str(call_id),

@@ -20,9 +20,9 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from stepswitch._dataclass import dataclass
 from stepswitch.errors import SessionConflict, SessionError, StateError, UserError
 from stepswitch.runtime.items import ToolApprovalItem, UserInputItem
 from stepswitch.runtime.model import InputItem

@@ -5,8 +5,9 @@ without a store gets a private one."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from stepswitch._dataclass import dataclass
 from stepswitch.sessions._base import AppendStatus, StoreSession
 
 __all__ = ["MemorySession", "MemoryStore"]

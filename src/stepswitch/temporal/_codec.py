@@ -8,11 +8,12 @@ values or, when a tool returns something richer, as the text the model sees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
 
 from pydantic_core import to_jsonable_python
 
+from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.errors import (
     InputGuardrailTripwireTriggered,

@@ -1,0 +1,321 @@
+"""``stepswitch._dataclass.dataclass`` makes the class :func:`dataclasses.dataclass` makes.
+
+Each case declares one class body twice, once under each decorator, and compares what a
+user of the class can see: construction (and its errors), equality, hash, repr,
+frozenness, copying and pickling, ``fields``/``replace``/``asdict``, the signature, the
+docstring and ``__dataclass_params__``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import pickle
+from collections.abc import Callable
+from dataclasses import KW_ONLY, field
+from typing import Any, Generic, TypeVar
+
+import pytest
+
+from stepswitch._dataclass import dataclass as fast_dataclass
+
+T = TypeVar("T")
+Make = Callable[[Any], type[Any]]
+
+
+def _item(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Item:
+        """A frozen value."""
+
+        agent: str
+        content: str
+        refusal: str | None = None
+        tags: tuple[str, ...] = ()
+        extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+        type: str = "item"
+
+    return Item
+
+
+def _open(deco: Any) -> type[Any]:
+    @deco(slots=True)
+    class Open:
+        """A mutable value."""
+
+        count: int = 0
+        names: list[str] = field(default_factory=list)
+
+        def bump(self) -> None:
+            self.count += 1
+
+    return Open
+
+
+def _undocumented(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Bound:
+        lo: int
+        hi: int | None = None
+
+    return Bound
+
+
+def _keyword(deco: Any) -> type[Any]:
+    @deco(repr=False, eq=False)
+    class Decl:
+        """Keyword-only fields, one not in ``__init__``, and a ``__post_init__``."""
+
+        target: str
+        _: KW_ONLY
+        max_uses: int | None = None
+        seen: list[str] = field(default_factory=list, init=False)
+
+        def __post_init__(self) -> None:
+            self.seen.append(self.target)
+
+    return Decl
+
+
+def _frozen_dict(deco: Any) -> type[Any]:
+    @deco(frozen=True)
+    class Call:
+        """Frozen without slots: instances keep a ``__dict__``."""
+
+        op: str
+        limit: int | None = None
+        items: list[int] = field(default_factory=list)
+
+    return Call
+
+
+def _generic(deco: Any) -> type[Any]:
+    @deco(slots=True)
+    class Box(Generic[T]):
+        """A generic slots class."""
+
+        value: T
+        note: str | None = None
+
+    return Box
+
+
+def _own_methods(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Named:
+        """Defines its own repr and equality, which the decorator must keep."""
+
+        name: str
+        hint: str = ""
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Named) and other.name == self.name
+
+        def __hash__(self) -> int:
+            return hash(self.name)
+
+    return Named
+
+
+def _empty(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class Nothing:
+        """No fields at all."""
+
+    return Nothing
+
+
+def _one(deco: Any) -> type[Any]:
+    @deco(frozen=True, slots=True)
+    class One:
+        """A single field: equality compares a 1-tuple."""
+
+        x: float
+
+    return One
+
+
+CASES: dict[str, Make] = {
+    "frozen slots": _item,
+    "mutable slots": _open,
+    "no docstring": _undocumented,
+    "kw_only, init=False, __post_init__": _keyword,
+    "frozen, no slots": _frozen_dict,
+    "generic": _generic,
+    "own methods": _own_methods,
+    "no fields": _empty,
+    "one field": _one,
+}
+
+ARGS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+    "frozen slots": (("triage", "hi"), {"tags": ("a",), "extra": {"k": 1}}),
+    "mutable slots": ((3,), {"names": ["x"]}),
+    "no docstring": ((1,), {"hi": 5}),
+    "kw_only, init=False, __post_init__": (("refund",), {"max_uses": 2}),
+    "frozen, no slots": (("load",), {"items": [1, 2]}),
+    "generic": (([1],), {}),
+    "own methods": (("a",), {"hint": "h"}),
+    "no fields": ((), {}),
+    "one field": ((float("nan"),), {}),
+}
+
+
+def _both(name: str) -> tuple[type[Any], type[Any]]:
+    make = CASES[name]
+    return make(dataclasses.dataclass), make(fast_dataclass)
+
+
+def _raised(fn: Callable[[], object]) -> tuple[type[BaseException], str] | None:
+    try:
+        fn()
+    except Exception as exc:
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_class_looks_the_same(name: str) -> None:
+    real, fast = _both(name)
+    assert str(inspect.signature(fast)) == str(inspect.signature(real))
+    assert fast.__doc__ == real.__doc__
+    assert fast.__init__.__annotations__ == real.__init__.__annotations__
+    assert fast.__init__.__qualname__ == real.__init__.__qualname__
+    assert [(f.name, f.type, f.init, f.repr, f.compare, f.kw_only)
+            for f in dataclasses.fields(fast)] == [
+        (f.name, f.type, f.init, f.repr, f.compare, f.kw_only) for f in dataclasses.fields(real)
+    ]
+    assert fast.__match_args__ == real.__match_args__
+    assert getattr(fast, "__slots__", None) == getattr(real, "__slots__", None)
+    assert repr(fast.__dataclass_params__) == repr(real.__dataclass_params__)
+    assert (fast.__hash__ is None) == (real.__hash__ is None)
+    for method in ("__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        assert (method in fast.__dict__) == (method in real.__dict__), method
+    assert dataclasses.is_dataclass(fast)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_instances_behave_the_same(name: str) -> None:
+    real, fast = _both(name)
+    args, kwargs = ARGS[name]
+    r, f = real(*args, **kwargs), fast(*args, **kwargs)
+    r2, f2 = real(*args, **kwargs), fast(*args, **kwargs)
+    if real.__dataclass_params__.repr:
+        assert repr(f) == repr(r)
+    assert (f == f2) == (r == r2)
+    assert (f != f2) == (r != r2)
+    assert (f == object()) == (r == object())
+    if real.__hash__ is not None:
+        assert _raised(lambda: hash(f)) == _raised(lambda: hash(r))
+        if _raised(lambda: hash(r)) is None:
+            assert (hash(f) == hash(f2)) == (hash(r) == hash(r2))
+    assert dataclasses.asdict(f) == dataclasses.asdict(r)
+    assert dataclasses.astuple(f) == dataclasses.astuple(r)
+    for fd in dataclasses.fields(f):
+        assert getattr(f, fd.name) == getattr(r, fd.name) or fd.name == "x"
+    for value in (copy.copy(f), copy.deepcopy(f)):
+        assert type(value) is fast
+        assert dataclasses.astuple(value) == dataclasses.astuple(f)
+    if "<locals>" not in fast.__qualname__:  # pragma: no cover - the cases are all local
+        assert pickle.loads(pickle.dumps(f)) == f
+    if dataclasses.fields(f) and dataclasses.fields(f)[0].init:
+        first = dataclasses.fields(f)[0].name
+        replaced = dataclasses.replace(f, **{first: args[0]})
+        assert dataclasses.astuple(replaced) == dataclasses.astuple(f)
+    if real.__dataclass_params__.frozen and dataclasses.fields(f):
+        target = dataclasses.fields(f)[0].name
+        assert _raised(lambda: setattr(f, target, 1)) == _raised(lambda: setattr(r, target, 1))
+        assert _raised(lambda: delattr(f, target)) == _raised(lambda: delattr(r, target))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_construction_errors_read_the_same(name: str) -> None:
+    real, fast = _both(name)
+    for args, kwargs in (((), {}), ((1, 2, 3, 4, 5, 6, 7), {}), ((), {"nope": 1})):
+        expected = _raised(lambda: real(*args, **kwargs))  # noqa: B023
+        got = _raised(lambda: fast(*args, **kwargs))  # noqa: B023
+        assert got == expected
+
+
+def test_a_recursive_repr_stops() -> None:
+    @fast_dataclass(slots=True)
+    class Node:
+        """Holds itself."""
+
+        children: list[Any] = field(default_factory=list)
+
+    node = Node()
+    node.children.append(node)
+    assert repr(node) == "test_a_recursive_repr_stops.<locals>.Node(children=[...])"
+
+
+def test_a_frozen_instance_refuses_assignment_even_to_a_new_name() -> None:
+    """Python 3.11's own frozen slots classes raise a TypeError from ``super()`` here (the
+    class their ``__setattr__`` knows is the one before slots); this says what happened."""
+    Item = _item(fast_dataclass)
+    value = Item("a", "b")
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'other'"):
+        value.other = 1
+
+
+def test_a_field_without_default_after_one_with_a_default_is_refused() -> None:
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @fast_dataclass(frozen=True, slots=True)
+        class Bad:
+            """Out of order."""
+
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+
+def test_a_frozen_class_may_not_define_setattr() -> None:
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+
+        @fast_dataclass(frozen=True)
+        class Bad:
+            """Says it is frozen and assigns."""
+
+            a: int
+
+            def __setattr__(self, name: str, value: Any) -> None:
+                object.__setattr__(self, name, value)
+
+
+def test_a_subclass_of_a_dataclass_is_left_to_dataclasses() -> None:
+    Item = _item(fast_dataclass)
+
+    @fast_dataclass(frozen=True, slots=True)
+    class Tagged(Item):  # type: ignore[misc, valid-type]
+        """Adds a field."""
+
+        tag: str = ""
+
+    value = Tagged("a", "b", tag="t")
+    assert value.tag == "t" and value.agent == "a"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.tag = "u"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+
+        @fast_dataclass
+        class Thawed(Item):  # type: ignore[misc, valid-type]
+            """Not frozen."""
+
+
+def test_pickling_a_frozen_slots_value_round_trips() -> None:
+    assert pickle.loads(pickle.dumps(PICKLED)) == PICKLED
+    assert pickle.loads(pickle.dumps(PICKLED)).tags == ("x",)
+
+
+@fast_dataclass(frozen=True, slots=True)
+class _Pickled:
+    """Module level, so pickle can find it."""
+
+    name: str
+    tags: tuple[str, ...] = ()
+
+
+PICKLED = _Pickled("a", ("x",))
