@@ -14,6 +14,7 @@ import re
 import threading
 from typing import Any
 
+from stepswitch._site import shadowing
 from stepswitch.errors import SessionError
 from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
 
@@ -79,6 +80,9 @@ return false
 
 
 def _redis() -> Any:
+    shadow = shadowing("redis")
+    if shadow is not None:
+        raise SessionError(shadow)
     try:
         import redis
     except ImportError:
