@@ -250,6 +250,17 @@ class _Options:
         )
 
 
+def refuse_flow(machine: StateMachine) -> None:
+    """``UserError`` for a flow (agents chained by code steps): its driver is not durable
+    yet, and a worker that took one would fail every workflow task, retrying forever."""
+    if machine.ir.flow is not None:
+        raise UserError(
+            f"workflow {machine.name!r} is a flow (agents chained by code steps): flows do "
+            "not run on Temporal yet (docs/durable.md); run it in-process with "
+            "machine.run(...) or `stepswitch run`"
+        )
+
+
 def workflow_for(
     machine: StateMachine,
     *,
@@ -275,6 +286,7 @@ def workflow_for(
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
     set) gets the run's workflow and agent spans.
     """
+    refuse_flow(machine)
     options = _Options(
         model_timeout,
         tool_timeout,
