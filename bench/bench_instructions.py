@@ -4,6 +4,8 @@ Wall and CPU times on a shared 2-core machine swing with whatever else runs; cal
 counts the instructions a process executes, the same for the same code and input. Each
 figure is the difference between two child processes that differ only in how many runs
 they make (so start-up and imports cancel out), divided by the turns (or runs) between.
+The children run with a fixed ``PYTHONHASHSEED``: string hashes decide how dicts and
+sets probe, which moves a turn's count by a couple of thousand between seeds.
 
 * ``loop``: one turn of the N-turn tool loop (bench_runtime's workload, N = 50);
 * ``traced``: the same turn with tracing on into an in-memory exporter;
@@ -21,6 +23,7 @@ measures some of the figures (e.g. ``--only loop,support`` while working on the 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -66,6 +69,7 @@ def _instructions(runs: int, mode: str) -> int:
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
          sys.executable, "-c", child, str(runs), mode],
         cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if done.returncode != 0 or found is None:

@@ -25,16 +25,27 @@ runs only the tuned one):
   start call), and the worker runs workflow activations on one thread (they hold the
   GIL anyway; hundreds of threads only fight over it) and caches every running run; the
   client pins each run to the machine's digest (``RunInput(digest=...)``), which spares
-  the worker's stamp activity.
+  the worker's stamp activity. The server also keeps one partition per task queue
+  (``matching.numTaskqueueReadPartitions`` and ``...WritePartitions`` = 1: the dev
+  server is one matching host, and its four default partitions only forward tasks and
+  polls among themselves) and runs with ``GOGC=400`` (Go's collector runs a quarter as
+  often; the server's peak memory goes from ~460 to ~820 MB here); each cut the
+  server's CPU per run by about 1 ms (docs/durable.md, "Performance").
 
 ``--floor`` also measures what Temporal itself costs on this machine: an empty workflow,
 and one doing six no-op local activities (the support flow's count: the digest stamp,
 four model calls, one tool), on the tuned setup.
 
+``--instructions`` measures instead, with callgrind, the instructions one support run's
+workflow side costs the worker (every activation: the SDK's work, our driver's and the
+loop's, payload conversion), replaying a recorded history: the shared machine's load
+cannot move that figure, as it moves every time above.
+
 Goal (issue #14): >= 50 runs/s on this 2-core machine.
 
 Run: ``.venv/bin/python bench/bench_temporal.py [--runs 1000] [--compare] [--floor]``
-(``--quick``: 200 runs).
+(``--quick``: 200 runs; ``--only local-act``: those runs alone, e.g. under py-spy), or
+``.venv/bin/python bench/bench_temporal.py --instructions`` (needs valgrind, ~3 minutes).
 """
 
 from __future__ import annotations
@@ -43,12 +54,14 @@ import argparse
 import asyncio
 import concurrent.futures
 import os
+import re
 import resource
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -62,7 +75,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from temporalio import activity, workflow  # noqa: E402
-from temporalio.client import Client  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
 from graphs.support import support  # noqa: E402
@@ -70,6 +82,7 @@ from stepswitch.runtime.model import ModelRequest, ModelResponse  # noqa: E402
 from stepswitch.temporal import (  # noqa: E402
     RunInput,
     RunOutput,
+    connect,
     machine_digest,
     worker_for,
     workflow_name,
@@ -105,6 +118,7 @@ class Setup:
     worker_options: dict[str, Any] = field(default_factory=dict)
     one_thread: bool = False
     pin_digest: bool = False
+    server_env: dict[str, str] = field(default_factory=dict)
 
 
 BEFORE = Setup(
@@ -119,11 +133,14 @@ TUNED = Setup(
         "system.enableActivityEagerExecution=true",
         "system.enableEagerWorkflowStart=true",
         "history.transferProcessorMaxPollRPS=1000",
+        "matching.numTaskqueueReadPartitions=1",
+        "matching.numTaskqueueWritePartitions=1",
     ],
     eager_start=True,
     worker_options={"max_concurrent_workflow_tasks": 200, "max_concurrent_activities": 400},
     one_thread=True,
     pin_digest=True,
+    server_env={"GOGC": "400"},
 )
 
 
@@ -171,13 +188,14 @@ def _own_cpu() -> float:
 
 
 @contextmanager
-def dev_server(flags: list[str]) -> Iterator[tuple[str, int]]:
+def dev_server(flags: list[str], env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
     port = _port()
     command = [_binary("temporal"), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
                "--port", str(port), "--log-level", "error"]
     for flag in flags:
         command += ["--dynamic-config-value", flag]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -232,7 +250,7 @@ def _worker_options(setup: Setup, runs: int) -> dict[str, Any]:
 
 async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool) -> Row:
     machine = support.compile()
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
     digest = machine_digest(machine) if setup.pin_digest else None
 
@@ -272,7 +290,7 @@ class _Floor:
 
 
 async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row:
-    client = await Client.connect(address)
+    client = await connect(address, timeout=30)
     queue = f"floor-{uuid.uuid4().hex[:8]}"
 
     async def one() -> float:
@@ -300,6 +318,70 @@ def _report(row: Row) -> None:
           flush=True)
 
 
+_REPLAY_CHILD = """
+import asyncio, concurrent.futures, sys
+sys.path.insert(0, {root!r})
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+from graphs.support import support
+from stepswitch.temporal import workflow_for
+history = WorkflowHistory.from_json("bench", open(sys.argv[1]).read())
+runs = int(sys.argv[2])
+async def histories():
+    for _ in range(runs + 1):  # one warm-up replay, then the runs
+        yield history
+async def main() -> None:
+    replayer = Replayer(
+        workflows=[workflow_for(support.compile(), local_activities=True)],
+        workflow_task_executor=concurrent.futures.ThreadPoolExecutor(1),
+    )
+    await replayer.replay_workflows(histories(), raise_on_replay_failure=True)
+asyncio.run(main())
+"""
+
+
+async def _record(address: str, path: Path) -> None:
+    """One support run with local activities; its history, as JSON, to ``path``."""
+    machine = support.compile()
+    client = await connect(address, timeout=30)
+    queue = f"record-{uuid.uuid4().hex[:8]}"
+    async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
+                          local_activities=True):
+        handle = await client.start_workflow(
+            workflow_name(machine),
+            RunInput("is order 42 refundable?", digest=machine_digest(machine)),
+            id=f"record-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+        )
+        out = await handle.result()
+        assert out.final_output.startswith("Order 42")
+    path.write_text((await handle.fetch_history()).to_json())
+
+
+def _replayed(history: Path, runs: int) -> int:
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         sys.executable, "-c", _REPLAY_CHILD.format(root=str(ROOT)), str(history), str(runs)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the replaying child failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def replay_instructions() -> float | None:
+    """Instructions the worker spends on one support run's workflow side (its
+    activations: the SDK's, our driver's and the loop's work, payload conversion),
+    counted by callgrind while replaying a recorded history: 12 replays minus 2."""
+    if shutil.which("valgrind") is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        history = Path(tmp) / "support.json"
+        with dev_server(TUNED.server_flags, TUNED.server_env) as (address, _):
+            asyncio.run(_record(address, history))
+        return (_replayed(history, 12) - _replayed(history, 2)) / 10
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -308,7 +390,20 @@ def main() -> int:
                         help="also run the setup before tuning, on its own server")
     parser.add_argument("--floor", action="store_true",
                         help="also measure empty workflows (Temporal's own cost)")
+    parser.add_argument("--only", choices=["activities", "local-act"],
+                        help="measure only this kind of Temporal run (e.g. to profile it)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="only count (callgrind) the instructions of one run's workflow "
+                        "side, replaying a recorded history; load-independent")
     args = parser.parse_args()
+    if args.instructions:
+        count = replay_instructions()
+        if count is None:
+            print("valgrind is not installed: no instruction counts")
+        else:
+            print(f"instructions per replayed support run (workflow side, local activities): "
+                  f"{count / 1e6:.2f} M")
+        return 0
     runs = 200 if args.quick else args.runs
     print(f"{runs} concurrent support-flow runs ({TURNS} model turns each), one worker, "
           f"a local dev server; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
@@ -316,8 +411,10 @@ def main() -> int:
     _report(local)
     rows: dict[str, Row] = {}
     for setup in ([BEFORE, TUNED] if args.compare else [TUNED]):
-        with dev_server(setup.server_flags) as (address, pid):
+        with dev_server(setup.server_flags, setup.server_env) as (address, pid):
             for la in (False, True):
+                if args.only and args.only != ("local-act" if la else "activities"):
+                    continue
                 row = asyncio.run(_temporal(setup, address, pid, runs, la))
                 rows[row.name] = row
                 _report(row)

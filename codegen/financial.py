@@ -341,6 +341,7 @@ IR = MachineIR(
             ),
         ),
     ),
+    context_type='ReportState',
 )
 
 

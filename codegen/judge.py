@@ -154,6 +154,7 @@ IR = MachineIR(
             ),
         ),
     ),
+    context_type='JudgeState',
 )
 
 

@@ -137,6 +137,7 @@ IR = MachineIR(
             FlowNode(name='story_agent', kind='agent', exit=FlowExit(kind='then')),
         ),
     ),
+    context_type='StoryState',
 )
 
 

@@ -62,3 +62,29 @@ def display_path(path: str | os.PathLike[str]) -> str:
     if rel.startswith(".."):
         return text
     return rel.replace(os.sep, "/")
+
+
+def shadowing(name: str) -> str | None:
+    """A one-line error when the top-level module ``name`` (an optional dependency:
+    redis, psycopg, temporalio, opentelemetry) was, or would be, imported from a plain
+    file or folder, such as a ``redis.py`` beside the user's workflow, instead of the
+    installed package; ``None`` when it comes from an installed package or is absent."""
+    module = sys.modules.get(name)
+    origin = getattr(module, "__file__", None) if module is not None else None
+    if origin is None and module is None:
+        import importlib.util
+
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        origin = spec.origin if spec is not None else None
+    if not isinstance(origin, str):
+        return None
+    parts = os.path.normpath(origin).split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return None
+    return (
+        f"{display_path(origin)} shadows the installed package {name!r}: it is imported "
+        "in its place (its folder comes first on the import path); rename it"
+    )

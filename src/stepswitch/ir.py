@@ -275,6 +275,9 @@ class MachineIR:
     flow: FlowIR | None = None
     """The flow of agents and steps, when the workflow has one (``entry`` is then the
     flow's entry node); None: a run is the entry agent's loop."""
+    context_type: str | None = None
+    """The name of the class ``Workflow(context_type=)`` declares (None: none, or a type
+    that is no class): a run without ``context=`` is refused before anything runs."""
 
     def state(self, agent: str) -> StateIR | None:
         """The state of ``agent``, or None."""

@@ -101,7 +101,12 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 
 def _need_sdk() -> None:
     if _ExporterBase is object:
-        raise UserError("writing spans needs opentelemetry-sdk: pip install 'stepswitch[otel]'")
+        from stepswitch._site import shadowing
+
+        raise UserError(
+            shadowing("opentelemetry")
+            or "writing spans needs opentelemetry-sdk: pip install 'stepswitch[otel]'"
+        )
 
 
 class JsonLinesExporter(_ExporterBase):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
+from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.model import (
     InputItem,
     ModelRequest,
@@ -93,6 +94,11 @@ class RecordedCall:
     request: ModelRequest
 
 
+_response = quick_maker(ModelResponse)
+"""A script's responses, made as ``ModelResponse(...)`` makes them, for less (a script
+is built per run, a response per turn)."""
+
+
 class ScriptedModel:
     """A model that plays back a script of responses, one per call."""
 
@@ -103,7 +109,8 @@ class ScriptedModel:
         self.steps = list(steps)
         self.name = name
         self.model = name
-        self.calls: list[RecordedCall] = []
+        self._requests: list[ModelRequest] = []
+        self._calls: list[RecordedCall] = []
         self._tool_names: dict[int, tuple[Sequence[Any], tuple[str, ...]]] = {}
         # Steps are played in order, so calls can be numbered (and responses built) now.
         ids = 0
@@ -134,27 +141,38 @@ class ScriptedModel:
                     )
                 output.append(item)
             self._script.append(
-                ModelResponse(tuple(output), Usage(requests=1), response_id=f"resp_{index}")
+                _response(tuple(output), Usage(1), f"resp_{index}")  # 1 request
             )
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        """Every call so far, as the model saw it, oldest first.
+
+        Recorded as the requests themselves (immutable) and read out on first look, so
+        a run pays for the record only when a test reads it."""
+        calls = self._calls
+        for request in self._requests[len(calls):]:
+            calls.append(
+                RecordedCall(
+                    request.agent,
+                    request.instructions,
+                    request.input,
+                    self._names(request.tools),
+                    request.output_schema,
+                    request.settings,
+                    request,
+                )
+            )
+        return calls
 
     @property
     def remaining(self) -> int:
         """How many steps are left."""
-        return len(self.steps) - len(self.calls)
+        return len(self.steps) - len(self._requests)
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
-        index = len(self.calls)
-        self.calls.append(
-            RecordedCall(
-                request.agent,
-                request.instructions,
-                request.input,
-                self._names(request.tools),
-                request.output_schema,
-                request.settings,
-                request,
-            )
-        )
+        index = len(self._requests)
+        self._requests.append(request)
         if index >= len(self._script):
             raise ScriptExhausted(
                 f"ScriptedModel: unexpected model call #{index + 1} (agent {request.agent!r}); "
@@ -188,7 +206,7 @@ class ScriptedModel:
         if self.remaining > 0:
             raise AssertionError(
                 f"ScriptedModel: {self.remaining} of {len(self.steps)} step(s) were never used "
-                f"(the run made {len(self.calls)} model call(s))"
+                f"(the run made {len(self._requests)} model call(s))"
             )
 
 

@@ -65,6 +65,8 @@ def test_chat_asks_and_a_no_is_the_models_answer(
     assert code == 0, err
     assert "approve process_refund" in err and "rejected process_refund" in err
     assert out.splitlines()[-1].startswith("refund> ")
+    # a chat cannot wait for a decision, so it does not offer to pause
+    assert "for agent refund? [y/N] " in err and "p(ause)" not in err
 
 
 def test_chat_default_store_is_under_the_working_folder(
@@ -200,10 +202,18 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     err = capsys.readouterr().err
     assert "belongs to session 'ann', not 'default': pass --session-id ann" in err
     # the hint, as printed, continues the run
+    copy = tmp_path / "r3-copy.json"
+    copy.write_text(state.read_text())
     argv = [*hint.split()[1:], "--model", f"scripted:{script}"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out == "Refunded.\n", err
+    # the same pause resumed again (from a copy) conflicts with the session, which has
+    # moved on: the CLI does not suggest a retry that would conflict the same way
+    argv[argv.index(str(state))] = str(copy)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "another run has added to the session since" in err and "retry with" not in err
 
 
 @pytest.mark.parametrize("argv", [

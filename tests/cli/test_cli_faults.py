@@ -186,6 +186,28 @@ def test_a_shadowing_module_the_workflow_imports_is_named(tmp_path: Path) -> Non
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize(("name", "argv"), [
+    ("redis", ["run", "wf.py:wf", "--input", "hi", "--session", "redis://127.0.0.1:6379/0"]),
+    ("psycopg", ["run", "wf.py:wf", "--input", "hi",
+                 "--session", "postgresql://postgres@127.0.0.1/test"]),
+    ("temporalio", ["worker", "wf.py:wf", "--address", "127.0.0.1:9", "--task-queue", "q"]),
+    ("opentelemetry", ["run", "wf.py:wf", "--input", "hi", "--trace", "t.jsonl"]),
+])
+def test_a_file_shadowing_an_optional_dependency_is_named_not_reported_missing(
+    name: str, argv: list[str], tmp_path: Path
+) -> None:
+    # the extras are installed; a same-named file beside the workflow is imported instead
+    (tmp_path / "wf.py").write_text(WORKFLOW)
+    (tmp_path / f"{name}.py").write_text("x = 1\n")
+    (tmp_path / "s.json").write_text('{"steps": [{"output": [{"type": "message", "text": "hi"}]}]}')
+    proc = cli(*argv, "--model", "scripted:s.json", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.endswith(f"{name}.py shadows the installed package {name!r}: it is imported "
+                         "in its place (its folder comes first on the import path); rename it")
+    assert "pip install" not in line
+
+
 # ---- 13: hostile state and script files ------------------------------------------------
 
 

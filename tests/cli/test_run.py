@@ -502,6 +502,9 @@ def test_max_turns_stops_the_run_and_a_larger_budget_resumes_it(
         capsys,
     )
     assert code == 1 and "the run failed: Max turns (1) exceeded" in err
+    # the CLI's advice is a command, not the Python API's (exc.run_data, RunConfig)
+    assert "exc.run_data" not in err and "RunConfig" not in err
+    assert f"retry with --resume {state} --max-turns 2" in err
     assert state.exists()
     code, out, _ = run(
         [
@@ -565,3 +568,30 @@ def test_a_state_path_it_cannot_save_to_is_refused_before_the_run_starts(
     )
     assert code == 2 and err.startswith(f"stepswitch: error: --state {state}: ")
     assert "→ agent" not in err  # nothing ran: no model call, no tool
+
+
+def test_a_tool_that_raises_with_no_failure_function_fails_the_run_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "boom.py").write_text(
+        "import stepswitch as ss\n"
+        "\n"
+        "@ss.function_tool(failure_error_function=None)\n"
+        "def pick(x: int) -> str:\n"
+        '    """Pick."""\n'
+        "    return {1: 'one'}[x]\n"
+        "\n"
+        "wf = ss.Workflow(name='w', entry=ss.Agent(name='a', instructions='x', tools=[pick]))\n"
+    )
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"steps": [
+        {"output": [{"type": "function_call", "name": "pick", "arguments": {"x": 5}}]},
+        {"output": [{"type": "message", "text": "done"}]},
+    ]}))
+    code, _, err = run([f"{tmp_path}/boom.py:wf", "--input", "hi", "--model",
+                        f"scripted:{script}"], capsys)
+    assert code == 1  # a failed run, not a usage error
+    assert err.strip().splitlines()[-1] == (
+        "stepswitch: error: the run failed: Error running tool pick: KeyError: 5 "
+        f"(raised in your code at {tmp_path}/boom.py:6)"
+    )

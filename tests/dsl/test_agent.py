@@ -74,6 +74,15 @@ def test_model_must_be_a_name_or_model() -> None:
         ss.Agent(name="a", model=12)
 
 
+def test_output_type_given_as_a_string_is_refused_at_the_declaration() -> None:
+    with pytest.raises(ss.UserError) as caught:
+        ss.Agent(name="a", output_type="Findings")
+    message = str(caught.value)
+    assert message.startswith("Agent('a') at tests/dsl/test_agent.py:")
+    assert message.endswith("output_type: expected a type (a pydantic model, a dataclass, "
+                            "list[str], ...), got the string 'Findings'; pass the class itself")
+
+
 def test_workflow_field_errors() -> None:
     a = ss.Agent(name="a")
     with pytest.raises(ss.UserError, match="max_turns: expected a positive int"):

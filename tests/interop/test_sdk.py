@@ -110,6 +110,18 @@ def test_diagnostics_are_located_in_the_sdk_file() -> None:
     assert all(d.severity == "warning" for d in opaque)
     mcp = next(d for d in opaque if "mcp_files" in d.message)
     assert mcp.location.file.endswith("hosted.py")
+    # SW601 says it once: no SW711 about stepswitch's own stand-in function
+    assert not [d for d in report.diagnostics if d.code == "SW711"]
+
+
+def test_compile_says_why_an_opaque_tool_cannot_go_in_a_runner() -> None:
+    from stepswitch.compiler.codegen import codegen
+
+    with pytest.raises(ss.UserError) as caught:
+        codegen(ss.from_sdk(hosted.researcher).compile())
+    text = str(caught.value)
+    assert "it stands for WebSearchTool 'web_search', which stepswitch cannot run (SW601)" in text
+    assert "move it to module level" not in text
 
 
 def test_opaque_tools_are_offered_and_a_call_is_an_error_output() -> None:

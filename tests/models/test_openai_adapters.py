@@ -444,8 +444,12 @@ def test_unreachable_server_is_a_provider_error(api: str) -> None:
     model = (OpenAIResponsesModel if api == "responses" else OpenAIChatCompletionsModel)(
         "gpt-test", client
     )
-    with pytest.raises(ModelProviderError, match="cannot reach"):
+    with pytest.raises(ModelProviderError, match="cannot reach") as caught:
         get(model, request())
+    # one line that names the model and its server once
+    message = str(caught.value)
+    assert message.startswith(f"cannot reach model 'gpt-test' at {server.url}")
+    assert message.count(server.url) == 1
 
 
 def test_default_client_reads_the_environment(

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import pytest
 
+from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.items import ToolApprovalItem, ToolCallOutputItem
 from stepswitch.runtime.model import ModelRequest
 from stepswitch.settings import ModelSettings
@@ -36,3 +38,52 @@ def test_arguments_are_checked_like_a_dataclass() -> None:
         ToolCallOutputItem("bot")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         ToolCallOutputItem("bot", "c", "o", nope=1)  # type: ignore[call-arg]
+
+
+def test_a_maker_makes_what_the_class_makes() -> None:
+    make = quick_maker(ToolCallOutputItem)
+    made = make("bot", "c1", "ok", "lookup", True, {"x": 1})
+    assert type(made) is ToolCallOutputItem
+    assert made == ToolCallOutputItem("bot", "c1", "ok", "lookup", True)
+    assert made.value == {"x": 1} and made.type == "tool_call_output_item"
+    assert make("bot", "c1", "ok") == ToolCallOutputItem("bot", "c1", "ok")  # defaults
+    assert hash(made) == hash(ToolCallOutputItem("bot", "c1", "ok", "lookup", True))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.output = "changed"  # type: ignore[misc]
+    # a made value copies, pickles and replaces like any other
+    import copy
+    import pickle
+
+    assert pickle.loads(pickle.dumps(made)) == made
+    assert copy.copy(made) == made
+    assert dataclasses.replace(made, output="x").output == "x"
+
+
+def test_a_maker_runs_default_factories_per_instance() -> None:
+    make = quick_maker(ModelRequest)
+    first, second = make("bot", None, (), (), None), make("bot", None, (), (), None)
+    assert first.settings == ModelSettings() and first.settings is not second.settings
+    given = ModelSettings(temperature=0.5)
+    assert make("bot", None, (), (), None, given).settings is given
+    with pytest.raises(TypeError):
+        make("bot")  # type: ignore[call-arg]
+
+
+def test_only_plain_frozen_slots_dataclasses_get_a_maker() -> None:
+    @dataclass(slots=True)
+    class Plain:
+        x: int
+
+    with pytest.raises(TypeError, match="not a frozen slots dataclass"):
+        quick_maker(Plain)
+
+    @dataclass(frozen=True, slots=True)
+    class Base:
+        x: int
+
+    @dataclass(frozen=True, slots=True)
+    class Derived(Base):
+        y: int
+
+    with pytest.raises(TypeError, match="base class"):
+        quick_maker(Derived)

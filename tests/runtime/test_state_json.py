@@ -165,3 +165,67 @@ def test_resuming_a_state_twice_gives_two_runs_and_leaves_the_state_alone(
     two = machine.run_sync(state, model=ScriptedModel([[assistant_message("2")]]))
     assert state.to_json() == before
     assert (one.final_output, two.final_output) == ("1", "2")
+
+
+def test_the_state_counts_the_runs_model_calls(paused: ss.RunResult) -> None:
+    state = paused.to_state()
+    assert state.model_calls == 3 and state.calls_made == 3
+    assert json.loads(state.to_json())["body"]["model_calls"] == 3
+
+
+def test_a_state_saved_before_the_count_was_kept_still_loads_and_resumes(
+    machine: ss.StateMachine, paused: ss.RunResult
+) -> None:
+    doc = json.loads(paused.to_state().to_json())
+    del doc["body"]["model_calls"]
+    state = ss.RunState.from_json(_resign(doc))
+    assert state.model_calls is None
+    assert state.calls_made == doc["body"]["current_turn"] == 3  # the turns it records
+    state.approve(state.interruptions[0])
+    done = machine.run_sync(state, model=ScriptedModel([[assistant_message("Refunded.")]]))
+    assert done.final_output == "Refunded."
+    assert done.to_state().model_calls == 4  # counted on from the estimate
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("3", r"body.model_calls has the wrong type"),
+        (True, r"body.model_calls has the wrong type"),
+        (None, r"body.model_calls has the wrong type"),
+        (-1, r"body.model_calls -1 is less than its .current_turn 3"),
+        (2, r"body.model_calls 2 is less than its .current_turn 3"),
+    ],
+)
+def test_an_edited_model_call_count_fails_closed(
+    paused: ss.RunResult, value: object, message: str
+) -> None:
+    doc = json.loads(paused.to_state().to_json())
+    doc["body"]["model_calls"] = value
+    with pytest.raises(ss.StateError, match=message):
+        ss.RunState.from_json(_resign(doc))
+
+
+@ss.function_tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+def test_a_count_below_a_paused_nested_runs_fails_closed() -> None:
+    cleaner = ss.Agent(name="cleaner", instructions="Clean.", tools=[delete_file])
+    boss = ss.Agent(name="boss", instructions="Boss.",
+                    tools=[cleaner.as_tool("clean", "Clean up")])
+    result = ss.Workflow(name="nested", entry=boss).compile().run_sync("go", model=ScriptedModel([
+        [function_call("clean", {"input": "tmp"})],
+        [function_call("delete_file", {"path": "/tmp/x"})],
+    ]))
+    doc = json.loads(result.to_state().to_json())
+    body = doc["body"]
+    [(key, child)] = body["nested"].items()
+    assert (body["current_turn"], child["current_turn"]) == (1, 1)
+    assert body["model_calls"] == child["model_calls"] == 2
+    body["model_calls"] = 1  # covers its own turn, not the nested run's
+    with pytest.raises(ss.StateError, match=rf"body.model_calls 1 is less than the 2 of its "
+                                            rf"paused run '{key}'"):
+        ss.RunState.from_json(_resign(doc))

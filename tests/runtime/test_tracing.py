@@ -378,7 +378,27 @@ def test_a_resumed_flow_continues_its_trace() -> None:
     assert resumed_root.context.trace_id == first_root.context.trace_id
     assert resumed_root.parent is not None
     assert resumed_root.parent.span_id == first_root.context.span_id
-    assert [e.name for e in resumed_root.events][:1] == ["stepswitch.run.resumed"]
+    # as docs/tracing.md says: the resumed workflow span has the run.resumed event and
+    # one approval.decided per decision (a flow's decisions sit in its node runs' states)
+    assert tree(exporter) == [
+        ("invoke_workflow story", "internal", [
+            ("invoke_agent outline", "internal", [("chat scripted", "client", "Final")]),
+            ("execute_step check", "internal"),
+            ("invoke_agent story", "internal", ("approval.requested",), [
+                ("chat scripted", "client", "Interruption"),
+            ]),
+            ("invoke_workflow story", "internal", ("run.resumed", "approval.decided"), [
+                ("invoke_agent story", "internal", [
+                    ("execute_tool publish", "internal"),
+                    ("chat scripted", "client", "Final"),
+                ]),
+            ]),
+        ]),
+    ]
+    decided = [dict(e.attributes or {}) for e in resumed_root.events
+               if e.name == sc.EVENT_APPROVAL_DECIDED]
+    assert decided == [{sc.TOOL_CALL_ID: first.interruptions[0].call_id,
+                        "stepswitch.approved": True}]
     assert {s.context.trace_id for s in exporter.get_finished_spans()} == {
         first_root.context.trace_id}
     # and the state saved after the resume still names the first span
@@ -423,4 +443,33 @@ def test_a_flows_agent_nodes_end_their_turns_in_final_not_handoff() -> None:
             ("execute_step check", "internal"),
             ("invoke_agent story", "internal", [("chat scripted", "client", "Final")]),
         ]),
+    ]
+
+
+def test_a_nested_agent_tools_decision_is_an_event_of_the_resumed_run() -> None:
+    @ss.function_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}"
+
+    cleaner = ss.Agent(name="cleaner", instructions="Clean.", tools=[delete_file])
+    boss = ss.Agent(name="boss", instructions="Boss.",
+                    tools=[cleaner.as_tool("clean", "Clean up")])
+    machine = ss.Workflow(name="nested", entry=boss).compile()
+    exporter, config = traced_config()
+    model = ScriptedModel([
+        [function_call("clean", {"input": "tmp"})],
+        [function_call("delete_file", {"path": "/tmp/x"})],
+        [assistant_message("cleaned")],
+        [assistant_message("all done")],
+    ])
+    first = machine.run_sync("go", model=model, run_config=config)
+    state = ss.RunState.from_json(first.to_state().to_json())
+    state.reject(first.interruptions[0], "not that one")
+    assert machine.run_sync(state, model=model, run_config=config).final_output == "all done"
+    resumed = spans_named(exporter, "invoke_workflow nested")[1]
+    assert [(e.name, dict(e.attributes or {})) for e in resumed.events] == [
+        (sc.EVENT_RESUMED, {sc.TURN: 1}),
+        (sc.EVENT_APPROVAL_DECIDED, {sc.TOOL_CALL_ID: first.interruptions[0].call_id,
+                                     "stepswitch.approved": False}),
     ]

@@ -43,6 +43,8 @@ def test_bad_session_ids(bad: str, message: str) -> None:
     ("conversations.db", "has no scheme"),
     ("sqlite://relative.db", "sqlite:///relative/path.db"),
     ("postgresql://h/db?synchronous_commit=maybe", "synchronous_commit is on or off"),
+    # a misspelt option: redis-py would raise a TypeError at the first connect
+    ("redis://127.0.0.1:1/0?prefx=p:", "unknown option 'prefx'"),
 ])
 def test_bad_urls(url: str, message: str) -> None:
     with pytest.raises(ss.SessionError, match=message):
@@ -153,13 +155,16 @@ def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
 
 
 def test_newer_postgres_schema_is_refused(pg_schema: str) -> None:
-    asyncio.run(PostgresSession("u", PG_DSN, schema=pg_schema).load())
+    first = PostgresSession("u", PG_DSN, schema=pg_schema)
+    asyncio.run(first.load())
+    asyncio.run(first.close())
     conn = pg_connect()
     conn.execute(f'UPDATE "{pg_schema}".stepswitch_meta SET value = \'2\'')
     conn.close()
     fresh = PostgresSession("u", PG_DSN + "?application_name=other", schema=pg_schema)
     with pytest.raises(ss.SessionError, match=r"schema version 2; this one reads 1"):
         asyncio.run(fresh.load())
+    asyncio.run(fresh.close())  # its connection too: the test leaves none open
 
 
 def test_newer_redis_schema_is_refused(redis_prefix: str) -> None:

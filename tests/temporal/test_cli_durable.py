@@ -59,6 +59,19 @@ def test_run_on_an_unreachable_server_is_a_one_line_error(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_the_command_exits_2_every_time_not_an_abort_at_interpreter_exit() -> None:
+    # Temporal's runtime threads could abort the interpreter as it finalized, after the
+    # error was printed (exit 134 or 139, from one start in twelve to one in four): so
+    # real processes, many of them
+    command = [sys.executable, "-m", "stepswitch", "run", "tests/temporal/flows.py:durable",
+               "--temporal", "127.0.0.1:9", "--input", "hi"]
+    for _ in range(12):
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert "Fatal Python error" not in done.stderr
+        assert done.stderr.startswith("stepswitch: error: cannot reach the Temporal server")
+
+
 def test_run_on_a_queue_without_workers_waits_a_bounded_time(
     dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,3 +114,52 @@ def test_flags_a_durable_run_cannot_honour_are_refused_not_ignored(
     err = capsys.readouterr().err
     assert code == 2 and says in err, err
     assert not (ROOT / "t.jsonl").exists() and not (ROOT / "never.db").exists()
+
+
+def test_a_flow_is_refused_before_any_server_is_contacted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphs.judge import judge
+    from stepswitch.errors import UserError
+    from stepswitch.temporal import workflow_for
+
+    monkeypatch.chdir(ROOT)
+    # port 9 has no server: the refusal comes first, so the error is about the flow
+    for argv in (["worker", "graphs/judge.py:judge", "--address", "127.0.0.1:9",
+                  "--task-queue", "q"],
+                 ["run", "graphs/judge.py:judge", "--temporal", "127.0.0.1:9", "--input", "x"]):
+        code = main(argv)
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert line == (
+            "stepswitch: error: workflow 'judge' is a flow (agents chained by code steps): "
+            "flows do not run on Temporal yet (docs/durable.md); run it in-process with "
+            "machine.run(...) or `stepswitch run`"
+        )
+    with pytest.raises(UserError, match="flows do not run on Temporal yet"):
+        workflow_for(judge.compile())
+
+
+def test_a_worker_with_an_unreachable_session_store_does_not_start(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["worker", "tests/temporal/flows.py:durable", "--address", "127.0.0.1:9",
+                 "--task-queue", "q", "--session", "redis://127.0.0.1:1/0"])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line.startswith("stepswitch: error: --session: cannot connect to Redis at 127.0.0.1:1")
+
+
+@pytest.mark.parametrize("flags", [["--task-queue", "q"], ["--workflow-id", "w"],
+                                   ["--worker-wait", "3"]])
+def test_temporal_flags_without_temporal_are_refused_not_ignored(
+    flags: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "graphs/support.py:support", "--input", "hi",
+                 "--model", "scripted:examples/support_script.json", *flags])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line == (f"stepswitch: error: {flags[0]} is for a durable run: add --temporal "
+                    f"HOST:PORT, or drop {flags[0]} to run here")

@@ -5,6 +5,7 @@ Not API: rules are internal; ``analyze`` is the entry point.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import field
 from typing import Any
 
@@ -66,3 +67,11 @@ class Ctx:
             location=location,
             help=help,
         )
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """" (did you mean 'x'?)" when a known name is close to ``name``, else ""."""
+    import difflib  # only when a name is wrong: check's cold start does not pay for it
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -48,9 +48,11 @@ def run_durable(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(str(exc)) from None
     from stepswitch.cli.run import _one_workflow
+    from stepswitch.temporal._workflow import refuse_flow
 
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
+    refuse_flow(machine)
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     try:
         return asyncio.run(_watch(machine, args, policy))

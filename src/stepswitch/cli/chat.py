@@ -135,7 +135,7 @@ async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: st
             return streamed.result()
         state = streamed.to_state()
         pending = state.interruptions
-        if not _decide(state, pending, policy, out):
+        if not _decide(state, pending, policy, out, can_pause=False):
             for item in state.interruptions:  # a chat cannot wait: no is the answer
                 state.reject(item)
                 out.line(f"  declined {visible(item.name)}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -85,4 +86,17 @@ def _escape_unencodable() -> None:
 
 def entry() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    code = main()
+    if "temporalio.bridge.temporal_sdk_bridge" in sys.modules:
+        # Temporal's Rust runtime keeps threads that may call into Python while the
+        # interpreter finalizes, which aborts the process ("PyGILState_Release ... must be
+        # current") after the command is done, turning exit 2 into 134 now and then. The
+        # command's work is finished and written: flush and leave without finalizing.
+        import logging
+
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(ValueError, OSError):
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -15,6 +15,7 @@ import asyncio
 import importlib
 import os
 import sys
+import sysconfig
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
@@ -34,11 +35,14 @@ from stepswitch.cli._session import (
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
+    MaxTurnsExceeded,
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
+    SessionConflict,
     SessionError,
     StateError,
+    StepswitchError,
     UserError,
 )
 from stepswitch.runtime.config import RunConfig
@@ -126,11 +130,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     durable = p.add_argument_group("durable runs on Temporal (see docs/durable.md)")
     durable.add_argument("--temporal", metavar="HOST:PORT",
                          help="start the run on this Temporal server (a worker runs it)")
-    durable.add_argument("--task-queue", default="stepswitch", metavar="Q",
+    durable.add_argument("--task-queue", metavar="Q",
                          help="the workers' task queue (default: stepswitch)")
     durable.add_argument("--workflow-id", metavar="ID",
                          help="the run's workflow id; an id of a running run attaches to it")
-    durable.add_argument("--worker-wait", type=float, default=10.0, metavar="SECONDS",
+    durable.add_argument("--worker-wait", type=float, metavar="SECONDS",
                          help="how long to wait for a worker on the task queue (default: 10)")
     p.set_defaults(func=run)
 
@@ -139,7 +143,15 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "temporal", None):
         from stepswitch.cli._durable import run_durable
 
+        args.task_queue = "stepswitch" if args.task_queue is None else args.task_queue
+        args.worker_wait = 10.0 if args.worker_wait is None else args.worker_wait
         return run_durable(args)
+    for flag, value in (("--task-queue", args.task_queue), ("--workflow-id", args.workflow_id),
+                        ("--worker-wait", args.worker_wait)):
+        if value is not None:
+            # without it the run would go on here, in this process, on another model
+            raise UserError(f"{flag} is for a durable run: add --temporal HOST:PORT, or drop "
+                            f"{flag} to run here")
     if args.resume and args.input is not None:
         raise UserError("--resume continues a saved run; drop --input")
     if not args.resume and args.input is None:
@@ -165,8 +177,9 @@ def run(args: argparse.Namespace) -> int:
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
         if _is_transcript(model):
-            # a transcript picks up after the model calls the saved run already made
-            model.skip(start.current_turn)
+            # a transcript picks up after the model calls the saved run already made:
+            # nested agent-tool runs' and a flow's nodes' too, not only the top run's turns
+            model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
     args.session_object = open_cli_session(
@@ -342,9 +355,19 @@ async def _drive(
         try:
             async for event in streamed.stream_events():
                 out.event(event)
-        except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
+        except RunLimitError as exc:  # its summary: the hint speaks of Python, not flags
+            return _failed(exc.summary, exc, args, out)
+        except (ModelBehaviorError, ModelProviderError, SessionError) as exc:
             return _failed(str(exc), exc, args, out)
         except UserError as exc:
+            cause = exc.__cause__
+            if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
+                    and _in_user_code(cause)):
+                # the user's own code raised (a tool with failure_error_function=None):
+                # a failed run (exit 1) that names the exception and its line
+                text, tail = str(exc), str(cause)
+                head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
+                return _failed(head + _user_code_error(cause), exc, args, out)
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
@@ -373,8 +396,10 @@ async def _drive(
         next_input = state
 
 
-def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress) -> bool:
-    """Apply the approval policy; False when the run must pause instead."""
+def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress,
+            *, can_pause: bool = True) -> bool:
+    """Apply the approval policy; False when the run must pause instead (``can_pause``
+    False, as in a chat, which cannot wait: the prompt offers no pause)."""
     if policy == "none":
         return False
     for item in pending:
@@ -382,10 +407,9 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             out.line(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
-        answer = _ask(
-            f"approve {_call(item)} for agent {visible(item.agent)}? [y/N/p(ause)] "
-        )
-        if answer is None or answer.startswith("p"):
+        choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
+        answer = _ask(f"approve {_call(item)} for agent {visible(item.agent)}? {choices} ")
+        if answer is None or (can_pause and answer.startswith("p")):
             return False
         if answer in ("y", "yes"):
             state.approve(item)
@@ -421,6 +445,15 @@ def _paused(
     return 0
 
 
+def _in_user_code(exc: BaseException) -> bool:
+    """True when a frame of ``exc``'s traceback is the user's own code: neither
+    stepswitch, nor an installed package (openai, httpx), nor the standard library."""
+    skip = (PACKAGE_DIR, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"])
+    return any(not f.filename.startswith(skip) and not f.filename.startswith("<")
+               for f in traceback.extract_tb(exc.__traceback__))
+
+
 def _user_code_error(exc: BaseException) -> str:
     """``Type: message`` and where in the user's code it was raised (no traceback)."""
     frames = [
@@ -447,12 +480,23 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
     if not callable(to_state):
         return
     try:
-        saved = _save(args, to_state())
+        state = to_state()
+        saved = _save(args, state)
     except (UserError, RuntimeError):
         return
-    if saved:
-        out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
-                 f"{session_flags(args)}")
+    if not saved:
+        return
+    if isinstance(exc, SessionConflict):
+        # the session moved on since this run loaded it: the same state conflicts again
+        out.line(f"saved the run so far to {', '.join(saved)}; another run has added to the "
+                 "session since, so this one cannot continue there: start a new run")
+        return
+    more = ""
+    if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
+        spent = state.max_turns or args.max_turns or 10
+        more = f" --max-turns {2 * spent}"
+    out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
+             f"{more}{session_flags(args)}")
 
 
 def _refusal(items: list[RunItem]) -> str | None:

@@ -106,6 +106,13 @@ def check_importable(ir: MachineIR, objects: Mapping[str, object]) -> None:
 
 
 def _why_not_importable(path: str, obj: object) -> str | None:
+    opaque = getattr(obj, "opaque", None)  # a FunctionTool read from an SDK app
+    if isinstance(opaque, str):
+        return (
+            f"it stands for {opaque}, which stepswitch cannot run (SW601), so a generated "
+            "runner cannot carry it; drop that tool from the agent to compile, or run the "
+            "workflow in-process"
+        )
     module, _, qualname = path.partition(":")
     if not module or module.startswith("<"):
         return (

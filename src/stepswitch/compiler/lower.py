@@ -74,7 +74,20 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
         max_turns=spec.max_turns,
         max_depth=spec.max_depth,
         flow=flow,
+        context_type=_context_class(spec),
     )
+
+
+def _context_class(spec: WorkflowSpec) -> str | None:
+    """The declared context type's name when it is a class a run must be given an
+    instance of (``Any`` and ``object`` accept None, and a generic alias is no class)."""
+    ref = spec.context_type
+    if ref is None or ref.path.startswith("<") or ref.path in _ANY_CONTEXT:
+        return None
+    return ref.display or ref.path.rsplit(":", 1)[-1]
+
+
+_ANY_CONTEXT = frozenset({"typing:Any", "builtins:object", "typing_extensions:Any"})
 
 
 def _state(agent: AgentSpec, names: set[str]) -> StateIR:

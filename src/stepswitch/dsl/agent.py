@@ -378,6 +378,12 @@ class Agent:
             tool_use_behavior=tool_use_behavior,
             ignore=ignore,
         )
+        if isinstance(output_type, str):  # a forward reference cannot be resolved here
+            raise UserError(
+                f"Agent({name!r}) at {site}: output_type: expected a type (a pydantic model, "
+                f"a dataclass, list[str], ...), got the string {output_type!r}; pass the "
+                "class itself"
+            )
         self.name = name
         self.instructions = instructions
         self.tools: list[FunctionTool | AgentTool] = list(tools)

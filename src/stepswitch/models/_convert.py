@@ -271,7 +271,7 @@ def map_error(
     ):
         exc = cause  # connected, then the answer broke off: said below
     if isinstance(exc, openai.APIConnectionError):
-        return ModelProviderError(f"cannot reach {base_url} for {where}: {exc.__cause__ or exc}")
+        return ModelProviderError(f"cannot reach {where}: {exc.__cause__ or exc}")
     if isinstance(exc, openai.APIResponseValidationError):
         return ModelBehaviorError(f"{where} sent a malformed response: {exc.message}")
     if _is_transport_error(exc):  # mid-body: the client's retries are over

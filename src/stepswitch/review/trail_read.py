@@ -236,7 +236,13 @@ def trail_from_state(state: Any, prefix: str = "") -> Trail:
         items.append(_relocated(_stepswitch_item(len(items), "", raw.type, _item(raw)),
                                 f"{prefix}input[{i}]"))
     base = len(items)
-    for i, raw in enumerate(state.items):
+    own = state.items
+    flow = state.flow
+    if flow is not None and 0 <= flow.done <= len(own):
+        # a flow's items past ``done`` are its paused node runs' (approvals lifted), each
+        # checked as its nested trail, where its pending turn is known as pending
+        own = own[: flow.done]
+    for i, raw in enumerate(own):
         items.append(_relocated(_stepswitch_item(len(items), "", raw.type, _item(raw)),
                                 f"{prefix}items[{i}]"))
     pending_start = None

@@ -3,16 +3,26 @@
 The loop is a generator that yields these effects and receives their outcomes; it
 does no I/O itself. These values live for one step of the loop, so they are plain
 slots dataclasses: a frozen dataclass costs about five times as much to build, and a
-turn builds several. Every driver (``run``, ``run_sync``, ``run_streamed``) performs
-them with :func:`perform` except model calls while streaming and :class:`Emit`,
-which only the streaming driver turns into events.
+turn builds several. A driver is done with an effect once it sends back its outcome
+(the run loop refills its one ``CallModel`` for its next model call). Every driver
+(``run``, ``run_sync``, ``run_streamed``) performs them with :func:`perform` except
+model calls while streaming and :class:`Emit`, which only the streaming driver turns
+into events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sized
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Sequence,
+    Sized,
+)
 from typing import Any, Literal, TypeAlias
 
 from stepswitch._dataclass import dataclass
@@ -196,7 +206,7 @@ class Pump:
                         for event in _stream_events(effect):
                             yield event
                     continue
-                guards: list[asyncio.Future[Any]] = []
+                guards: Sequence[asyncio.Future[Any]] = ()
                 try:
                     # the two effects of every turn, performed inline (no extra coroutine)
                     if kind is CallModel and stream and hasattr(effect.model, "stream_response"):
@@ -241,7 +251,7 @@ class Pump:
                         ):
                             # the only run and the only task on its loop: a sync call
                             # blocks nobody, and calling it here saves the thread hop
-                            # (~50 µs, four times the loop's own cost per turn)
+                            # (~50 µs, several times the loop's own cost per turn)
                             try:
                                 value = job.fn(*job.args, **job.kwargs)
                                 if type(value) is not str and inspect.isawaitable(value):
@@ -325,7 +335,7 @@ def start_alongside(thunks: tuple[Callable[[], Any], ...]) -> list[asyncio.Futur
     return [asyncio.ensure_future(_thunk(t)) for t in thunks]
 
 
-async def discard(tasks: list[asyncio.Future[Any]]) -> None:
+async def discard(tasks: Sequence[asyncio.Future[Any]]) -> None:
     """Cancel the tasks and wait for them, keeping none of their outcomes: nothing is
     left pending, and no exception is left unretrieved for asyncio to print."""
     for task in tasks:
@@ -334,7 +344,7 @@ async def discard(tasks: list[asyncio.Future[Any]]) -> None:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def settle(tasks: list[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
+async def settle(tasks: Sequence[asyncio.Future[Any]]) -> tuple[Outcome, ...]:
     """Each task's outcome, in order."""
     out: list[Outcome] = []
     for task in tasks:
@@ -352,7 +362,10 @@ def _task_sets() -> tuple[Sized, ...] | None:
     names: tuple[str, ...] = ("_scheduled_tasks", "_eager_tasks")
     if not hasattr(tasks_module, names[0]):
         names = ("_all_tasks",)
-    sets = tuple(getattr(tasks_module, name, None) for name in names)
+    # a WeakSet's len() is Python code; the set of references it keeps (``data``)
+    # counts in C, and never fewer tasks than are alive (dead ones may linger)
+    sets = tuple(getattr(s, "data", s) for s in
+                 (getattr(tasks_module, name, None) for name in names))
     if all(hasattr(s, "__len__") for s in sets):
         return sets  # type: ignore[return-value]
     return None

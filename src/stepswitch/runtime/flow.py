@@ -42,7 +42,7 @@ from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.model import InputItem, ModelResponse
 from stepswitch.runtime.result import RunErrorDetails, RunResult
-from stepswitch.runtime.run import Run, input_items
+from stepswitch.runtime.run import Calls, Run, input_items
 from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
 
 if TYPE_CHECKING:  # pydantic loads with the first flow that needs it, not the runtime
@@ -229,6 +229,8 @@ class FlowRun:
     trace_context: str | None = None
     """The W3C traceparent of the flow's first workflow span (kept in its states, so a
     resumed flow continues the same trace)."""
+    calls: Calls = field(default_factory=Calls)
+    """The model calls of every node's run (each node's run counts into it)."""
 
     def all_items(self) -> list[RunItem]:
         items = list(self.items)
@@ -281,6 +283,7 @@ class FlowRun:
             status="interrupted" if status == "interrupted" else "stopped",
             flow=flow,
             trace_context=self.trace_context,
+            model_calls=self.calls.n,
         )
 
     def result(self, fc: FlowCore, final: Any, *, paused: bool) -> RunResult:
@@ -379,6 +382,7 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         state.workflow, tuple(state.input), list(state.input), ctx, max_turns, fs.node, value,
         items=list(state.items[: fs.done]), uses=dict(fs.uses),
         always=dict(state.always), fresh=fresh, trace_context=state.trace_context,
+        calls=Calls(state.calls_made),
     )
     if child is not None:
         if node.kind != "agent" or child.current_agent not in fc.core.states:
@@ -547,7 +551,8 @@ def _agent_node(fc: FlowCore, fr: FlowRun, config: RunConfig, node: FlowNode
     else:
         given = fr.raw_input if fr.fresh else to_text(fr.value)
         fr.fresh = False
-        run = Run.start(fr.workflow, node.name, given, max_turns=fr.max_turns, ctx=fr.ctx)
+        run = Run.start(fr.workflow, node.name, given, max_turns=fr.max_turns, ctx=fr.ctx,
+                        calls=fr.calls)
         run.always = dict(fr.always)
     run.model = fr.model
     run.emit = fr.emit
@@ -567,7 +572,7 @@ def _resumed_child(fc: FlowCore, fr: FlowRun, child: RunState) -> Run:
     standing 'always' decisions."""
     child.always.update(fr.always)
     budget = fr.max_turns if fr.max_turns is not None else child.max_turns
-    return Run.resume(fc.core, child, max_turns=budget, ctx=fr.ctx)
+    return Run.resume(fc.core, child, max_turns=budget, ctx=fr.ctx, calls=fr.calls)
 
 
 def _branch_step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
@@ -601,7 +606,7 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
             run = _resumed_child(fc, fr, paused)
         else:
             run = Run.start(fr.workflow, each.name, to_text(fan.elements[i]),
-                            max_turns=fr.max_turns, ctx=fr.ctx)
+                            max_turns=fr.max_turns, ctx=fr.ctx, calls=fr.calls)
             run.always = dict(fr.always)
         run.model = fr.model
         runs[i] = run

@@ -31,6 +31,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import RunAgent, RunFunction, StateIR
+from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
@@ -49,7 +50,7 @@ from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
 from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
-from stepswitch.runtime.history import HistoryView
+from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,
     MessageOutputItem,
@@ -90,6 +91,12 @@ __all__ = ['run_loop']
 
 Loop = Generator[Any, Any, RunResult]
 
+# what every turn makes, made without a descriptor call per field (see quick_maker)
+_request_of = quick_maker(ModelRequest)
+_call_item = quick_maker(ToolCallItem)
+_output_item = quick_maker(ToolCallOutputItem)
+_message_item = quick_maker(MessageOutputItem)
+
 
 # -- the loop ------------------------------------------------------------------------------
 
@@ -109,6 +116,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         pending, run.pending = run.pending, None
         turns = core.turns
         steps = core.steps
+        ask: CallModel | None = None  # the run's model-call effect, refilled every turn
         while True:
             earlier: _Earlier | None = None
             if pending is None:
@@ -121,15 +129,20 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     instructions = yield from _instructions(core, run, state)
                 request = _request(core, run, config, table, instructions)
                 run.turn += 1
+                run.calls.n += 1
                 model = table.model if table.model is not None else run.model
                 if model is None:
                     raise _no_model(state)
+                if ask is None:
+                    ask = CallModel(model, request, parallel)
+                else:
+                    ask.model, ask.request, ask.alongside = model, request, parallel
                 if parallel:
-                    response, outcomes = yield CallModel(model, request, parallel)
+                    response, outcomes = yield ask
                     check_input_guardrails(run, state, outcomes)
                     parallel = ()
                 else:
-                    response = yield CallModel(model, request)
+                    response = yield ask
                 run.responses.append(response)
                 run.ctx.usage.add(response.usage)
                 output, start = response.output, len(run.items)
@@ -207,10 +220,10 @@ def _request(
     tools = table.tools
     if table.budgeted:
         tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state))
-    return ModelRequest(
+    return _request_of(
         state.agent,
         instructions,
-        HistoryView(run.history),
+        view_of(run.history),
         tools,
         table.schema,
         settings,
@@ -302,11 +315,11 @@ def _settle(
                     made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
                 continue
             if fresh:
-                made.append(ToolCallItem(agent, out.name, out.call_id, out.arguments))
+                made.append(_call_item(agent, out.name, out.call_id, out.arguments))
         elif type(out) is OutputMessage:
             last_message = out.content
             if fresh:
-                made.append(MessageOutputItem(agent, out.content, out.refusal))
+                made.append(_message_item(agent, out.content, out.refusal))
     if fresh:
         run.items.extend(made)  # calls and messages: every one model-visible
         run.history.extend(made)
@@ -393,8 +406,11 @@ def _settle(
                     continue
             elif type(outcome) is Ok:
                 value = outcome.value
-                text, failed = result_text(call.name, value)
-                done = ToolCallOutputItem(
+                if type(value) is str:  # most tools return text: it is the output as is
+                    text, failed = value, False
+                else:
+                    text, failed = result_text(call.name, value)
+                done = _output_item(
                     agent, call.call_id, text, call.name, failed, None if failed else value
                 )
             else:
@@ -557,7 +573,7 @@ def _agent_job(
     max_turns = action.max_turns if action.max_turns is not None else core.ir.max_turns
     child = Run.start(
         run.workflow, action.target, nested_input, max_turns=max_turns, ctx=run.ctx,
-        depth=run.depth + 1,
+        depth=run.depth + 1, calls=run.calls,
     )
     child.always = dict(run.always)
     child.model = run.model
@@ -568,7 +584,8 @@ def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunSta
     """Resume a paused nested run (its decisions are in its own state) with the
     caller's standing 'always' decisions."""
     child.always.update(run.always)
-    child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx)
+    child_run = Run.resume(core, child, max_turns=child.max_turns, ctx=run.ctx,
+                           calls=run.calls)
     child_run.model = run.model
     return run_loop(core, child_run, config)
 

@@ -104,6 +104,14 @@ class StateMachine:
                 f"model: expected an object with async get_response(request), got "
                 f"{type(model).__name__}"
             )
+        if context is None and self.ir.context_type is not None:
+            # the CLI builds context_type() itself; here a missing context would surface
+            # as an AttributeError deep in the user's own step or tool
+            name = self.ir.context_type
+            raise UserError(
+                f"workflow {self.ir.name!r} declares context_type={name}; pass "
+                f"context={name}(...)"
+            )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
             if session is not None or starting_agent is not None:
@@ -125,6 +133,8 @@ class StateMachine:
                     tracer, loop, workflow=self.ir.name, agent=None,
                     content=config.trace_content, conversation_id=None,
                     saved_context=fr.trace_context,
+                    # a flow's decisions are in its paused node runs
+                    decisions=input.all_decisions() if isinstance(input, RunState) else (),
                 )
             return loop
 
@@ -145,7 +155,7 @@ class StateMachine:
                     tracer, loop, workflow=self.ir.name, agent=run.current,
                     content=config.trace_content, conversation_id=conversation_id,
                     saved_context=run.trace_context,
-                    decisions=input.decisions if isinstance(input, RunState) else None,
+                    decisions=input.all_decisions() if isinstance(input, RunState) else (),
                     turn=run.turn,
                 )
             return loop

@@ -45,13 +45,23 @@ from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
 from stepswitch.runtime.state_check import check_structure
 
 __all__ = [
-    "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
+    "Calls", "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
     "visible",
 ]
 
 
 def visible(item: RunItem) -> bool:
     return type(item) is not ToolApprovalItem
+
+
+class Calls:
+    """The model calls a whole run has made: one count its nested agent-tool runs and a
+    flow's node runs share, so a saved state knows where a scripted transcript resumes."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int = 0) -> None:
+        self.n = n
 
 
 @dataclass(slots=True)
@@ -94,6 +104,8 @@ class Run:
     trace_context: str | None = None
     """The W3C traceparent of the run's first workflow span, kept in its states so a
     resumed run continues the same trace."""
+    calls: Calls = field(default_factory=Calls)
+    """The whole run's model calls (shared with the runs nested in it)."""
 
     @property
     def run_id(self) -> str:
@@ -114,6 +126,7 @@ class Run:
         max_turns: int | None,
         ctx: RunContext[Any],
         depth: int = 0,
+        calls: Calls | None = None,
     ) -> Run:
         items = input_items(input)
         return cls(
@@ -125,12 +138,16 @@ class Run:
             ctx=ctx,
             depth=depth,
             history=list(items),
+            calls=Calls() if calls is None else calls,
         )
 
     @classmethod
     def resume(
-        cls, core: MachineCore, state: RunState, *, max_turns: int | None, ctx: RunContext[Any]
+        cls, core: MachineCore, state: RunState, *, max_turns: int | None,
+        ctx: RunContext[Any], calls: Calls | None = None,
     ) -> Run:
+        """``calls``: the count of the run this one is nested in; a top run's count
+        continues from the state's."""
         check_state(core, state)
         run = cls(
             workflow=state.workflow,
@@ -150,6 +167,7 @@ class Run:
             always=dict(state.always),
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
+            calls=Calls(state.calls_made) if calls is None else calls,
         )
         run.known_id = state.run_id
         if state.history is None:
@@ -204,6 +222,7 @@ class Run:
             trace_context=self.trace_context,
             run_id=self.run_id,
             session=None if self.session is None else self.session.pin(),
+            model_calls=self.calls.n,
         )
 
     def _history_prefix(self) -> int:

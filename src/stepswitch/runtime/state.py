@@ -145,6 +145,20 @@ class RunState:
     """The session pin of a run taken with a session (resume it with that session)."""
     flow: FlowState | None = None
     """Where a flow stopped (None for a run that is not a flow)."""
+    model_calls: int | None = None
+    """The model calls the whole run had made when it was saved: its own turns, its
+    nested agent-tool runs' (finished ones included) and a flow's nodes'. A scripted
+    transcript resumes after that many steps. None in a state saved before stepswitch
+    recorded it (see :func:`calls_made`)."""
+
+    @property
+    def calls_made(self) -> int:
+        """:attr:`model_calls`; for an older state that lacks it, the turns its runs
+        still record (its own and its paused nested runs'; finished nested runs' calls
+        are not in such a state)."""
+        if self.model_calls is not None:
+            return self.model_calls
+        return self.current_turn + sum(n.calls_made for n in self.nested.values())
 
     @property
     def interruptions(self) -> list[ToolApprovalItem]:
@@ -174,6 +188,14 @@ class RunState:
         owner.decisions[approval.call_id] = decision
         if always:
             self.always[(approval.agent, approval.name)] = decision.approved
+
+    def all_decisions(self) -> list[tuple[str, ApprovalDecision]]:
+        """Every decision taken on this state by call id: its own, then its paused
+        nested runs' (agent tools', a flow's node runs'), in key order."""
+        out = list(self.decisions.items())
+        for _, child in sorted(self.nested.items()):
+            out.extend(child.all_decisions())
+        return out
 
     def copy(self) -> RunState:
         """A deep-enough copy: resuming it never changes this state."""

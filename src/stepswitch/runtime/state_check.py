@@ -36,6 +36,7 @@ def check_structure(state: RunState, *, where: str = "body", depth: int | None =
     """Raise ``StateError`` naming the first index or reference of ``state`` (nested runs
     included) that is out of range. ``depth``: what the state's depth must be (a nested
     run's is its caller's plus one); None for a top state, whose depth is at least 0."""
+    _check_calls(state, where)
     if state.flow is not None:
         _check_flow(state, where)
         return
@@ -75,6 +76,22 @@ def check_structure(state: RunState, *, where: str = "body", depth: int | None =
         if child.pending is None:
             raise _fail(w, " is no paused run")
         check_structure(child, where=w, depth=state.depth + 1)
+
+
+def _check_calls(state: RunState, where: str) -> None:
+    """The model-call count covers the run's own turns and is never less than a paused
+    nested run's (which counted the same run's calls, earlier). A count below either
+    was edited or corrupted: a scripted transcript would replay calls already made."""
+    made = state.model_calls
+    if made is None:
+        return
+    if made < state.current_turn:
+        raise _fail(where, f".model_calls {made} is less than its .current_turn "
+                           f"{state.current_turn}")
+    for key, child in state.nested.items():
+        if child.model_calls is not None and child.model_calls > made:
+            raise _fail(where, f".model_calls {made} is less than the "
+                               f"{child.model_calls} of its paused run {key!r}")
 
 
 def _check_flow(state: RunState, where: str) -> None:

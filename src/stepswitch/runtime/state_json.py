@@ -152,6 +152,8 @@ def _body(state: RunState) -> dict[str, Any]:
         body["session"] = _pin(state.session)
     if state.flow is not None:  # only a flow's state has the key: others read as before
         body["flow"] = _flow(state.flow)
+    if state.model_calls is not None:
+        body["model_calls"] = state.model_calls
     return body
 
 
@@ -371,6 +373,9 @@ def _state(body: Any, where: str) -> RunState:
     trace_context = body.get("trace_context")
     if trace_context is not None and not isinstance(trace_context, str):
         raise StateError(f"the saved state's {where}.trace_context has the wrong type")
+    model_calls = None  # a state saved before the count was kept has no key
+    if "model_calls" in body:
+        model_calls = _get(body, "model_calls", int, where)
     return RunState(
         workflow=_get(body, "workflow", str, where),
         input=tuple(
@@ -393,6 +398,7 @@ def _state(body: Any, where: str) -> RunState:
         run_id=run_id,
         session=pin,
         flow=flow,
+        model_calls=model_calls,
     )
 
 

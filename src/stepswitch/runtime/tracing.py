@@ -32,7 +32,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -151,9 +151,11 @@ class _Trace:
         content: bool,
         conversation_id: str | None,
     ) -> None:
-        from opentelemetry import trace
+        from opentelemetry import context, trace
 
         self.api = trace
+        self.context = context
+        """``opentelemetry.context``, looked up once (a tool call attaches its span)."""
         self.tracer = tracer
         self.content = content
         self.conversation_id = conversation_id
@@ -196,9 +198,14 @@ class _Trace:
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # the tracing SDK must never fail a run
-            self.on = False
-            _warn_once(exc)
+            self.off(exc)
             return None
+
+    def off(self, exc: BaseException) -> None:
+        """Tracing failed: it is off for the rest of the run (code that calls the SDK
+        on every turn catches its errors itself rather than through :meth:`guard`)."""
+        self.on = False
+        _warn_once(exc)
 
     # -- spans ----------------------------------------------------------------------------
 
@@ -397,16 +404,33 @@ class _Trace:
 
     def _enter_tool(self, job: CallJob) -> tuple[Any, Any]:
         """Open the tool's span and make it current (user code's spans nest under it)."""
-        span = self.guard(self.tool_span, job.name, job.call_id, "function", job.kwargs)
-        token = None if span is None else self.guard(_attach, self.api, span)
+        if not self.on:
+            return None, None
+        try:
+            span = self.tool_span(job.name, job.call_id, "function", job.kwargs)
+        except Exception as exc:
+            self.off(exc)
+            return None, None
+        try:
+            token = self.context.attach(self.api.set_span_in_context(span))
+        except Exception as exc:
+            self.off(exc)
+            return span, None
         return span, token
 
     def _exit_tool(
         self, span: Any, token: Any, value: Any = None, exc: BaseException | None = None
     ) -> None:
-        _detach(token)
-        if span is not None:
-            self.guard(self.tool_done, span, value, exc)
+        if token is not None:
+            try:  # noqa: SIM105 - a suppress() context costs more than this, per tool call
+                self.context.detach(token)
+            except Exception:  # a token from another context: nothing to undo
+                pass
+        if span is not None and self.on:
+            try:
+                self.tool_done(span, value, exc)
+            except Exception as failure:  # the tracing SDK must never fail a run
+                self.off(failure)
 
     def _wrap_call(self, job: CallJob) -> Callable[..., Any]:
         fn = job.fn
@@ -459,23 +483,6 @@ class _Trace:
         job.loop = traced(job.loop, nested, tool_span=span)
 
 
-def _attach(api: Any, span: Any) -> Any:
-    from opentelemetry import context
-
-    return context.attach(api.set_span_in_context(span))
-
-
-def _detach(token: Any) -> None:
-    if token is None:
-        return
-    try:
-        from opentelemetry import context
-
-        context.detach(token)
-    except Exception:  # a token from another context: nothing to undo
-        pass
-
-
 def start(
     tracer: Any,
     loop: Loop,
@@ -485,13 +492,14 @@ def start(
     content: bool,
     conversation_id: str | None,
     saved_context: str | None,
-    decisions: dict[str, Any] | None = None,
+    decisions: Iterable[tuple[str, Any]] = (),
     turn: int = 0,
 ) -> tuple[Loop, str | None]:
     """Wrap a whole run's loop; returns it with the traceparent to keep in its states.
 
     ``saved_context`` is the traceparent a resumed state carries: the resumed run
-    continues that trace (its workflow span is a child of the saved one).
+    continues that trace (its workflow span is a child of the saved one), with one
+    ``stepswitch.approval.decided`` event per ``(call id, decision)`` of ``decisions``.
     """
     try:
         parent = _remote_parent(saved_context) if saved_context else None
@@ -501,7 +509,7 @@ def start(
         )
         if saved_context is not None:
             trace.root.add_event(sc.EVENT_RESUMED, {sc.TURN: turn})
-        for call_id, decision in (decisions or {}).items():
+        for call_id, decision in decisions:
             trace.root.add_event(
                 sc.EVENT_APPROVAL_DECIDED,
                 {sc.TOOL_CALL_ID: str(call_id),
@@ -532,13 +540,16 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
         send, error = None, None
         kind = type(effect)
         if trace.on:
-            if kind is CallModel:
-                trace.guard(trace.model_call, effect)
-            elif kind is RunJobs:
-                trace.guard(trace.wrap_jobs, effect)
-            elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
-                event = effect.event
-                trace.guard(trace.flow_node, event.node, event.kind, event.count)
+            try:  # as trace.guard does, without a call through it per effect
+                if kind is CallModel:
+                    trace.model_call(effect)
+                elif kind is RunJobs:
+                    trace.wrap_jobs(effect)
+                elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
+                    event = effect.event
+                    trace.flow_node(event.node, event.kind, event.count)
+            except Exception as exc:  # the tracing SDK must never fail a run
+                trace.off(exc)
         try:
             send = yield effect
         except GeneratorExit:
@@ -553,7 +564,10 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
             error = exc
             continue
         if kind is CallModel and trace.on:
-            trace.guard(trace.model_done, send)
+            try:
+                trace.model_done(send)
+            except Exception as exc:
+                trace.off(exc)
     # Ended here, not in the ``except StopIteration`` clause: an exporter that raises (and
     # a span processor that logs it, as the SDK's do) would otherwise chain the
     # StopIteration, whose value is the whole RunResult, into the logged traceback.

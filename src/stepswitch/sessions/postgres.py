@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
+from stepswitch._site import shadowing
 from stepswitch.errors import SessionError
 from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
 
@@ -35,6 +36,9 @@ POOL_SIZE = 4
 
 
 def _psycopg() -> Any:
+    shadow = shadowing("psycopg")
+    if shadow is not None:
+        raise SessionError(shadow)
     try:
         import psycopg
     except ImportError:

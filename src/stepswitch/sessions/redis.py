@@ -10,9 +10,11 @@ agent) and ``<prefix><id>:ops`` (a hash: operation id → "digest version");
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
+from stepswitch._site import shadowing
 from stepswitch.errors import SessionError
 from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
 
@@ -78,6 +80,9 @@ return false
 
 
 def _redis() -> Any:
+    shadow = shadowing("redis")
+    if shadow is not None:
+        raise SessionError(shadow)
     try:
         import redis
     except ImportError:
@@ -98,7 +103,17 @@ class _Client:
             self.client = redis.Redis.from_url(url, socket_connect_timeout=5)
         except ValueError as exc:
             raise SessionError(f"RedisSession: bad URL {url!r}: {exc}") from None
-        kw = self.client.connection_pool.connection_kwargs
+        pool = self.client.connection_pool
+        kw = pool.connection_kwargs
+        try:  # builds a connection object without connecting: unknown URL options fail here
+            pool.connection_class(**kw)
+        except TypeError as exc:
+            found = re.search(r"keyword argument '(\w+)'", str(exc))
+            option = found.group(1) if found else str(exc)
+            raise SessionError(
+                f"RedisSession: bad URL {url!r}: unknown option {option!r} (stepswitch "
+                "takes ?prefix=...; the others go to redis-py's connection)"
+            ) from None
         self.where = f"Redis at {kw.get('host', '?')}:{kw.get('port', '?')}/{kw.get('db', 0)}"
         self.scripts = {
             name: self.client.register_script(text)

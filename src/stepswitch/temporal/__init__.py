@@ -27,9 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 try:
     from temporalio.worker import Worker
-except ImportError as exc:  # pragma: no cover - the extra is missing
+except ImportError as exc:  # the extra is missing, or a temporalio.py shadows it
+    from stepswitch._site import shadowing
+
     raise ImportError(
-        "stepswitch.temporal needs the temporalio package: pip install 'stepswitch[temporal]'"
+        shadowing("temporalio")
+        or "stepswitch.temporal needs the temporalio package: pip install 'stepswitch[temporal]'"
     ) from exc
 
 from stepswitch.runtime.model import Model

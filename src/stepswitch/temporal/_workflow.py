@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Generator
-from dataclasses import field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -53,10 +52,10 @@ from stepswitch.temporal._codec import (
     write_items,
     write_request,
 )
+from stepswitch.temporal._messages import Decision, Interruption, RunInput, RunOutput
 from stepswitch.temporal._tracing import (
     Segment,
     WorkflowTrace,
-    current_traceparent,
     traceparent_of,
 )
 from stepswitch.temporal._tracing import error as span_error
@@ -72,71 +71,6 @@ __all__ = [
     "workflow_for",
     "workflow_name",
 ]
-
-
-@dataclass
-class RunInput:
-    """What starts a run: the user's input (text or input items as dicts).
-
-    ``session_id`` continues a conversation kept in the worker's sessions
-    (``worker_for(..., sessions=...)``): it must be the workflow id (a conversation is
-    one workflow id, run once per message, so two runs of it never overlap). The run
-    reads the conversation and continues at its current agent; each settled turn is
-    appended. Both are activities.
-
-    ``state`` continues a saved run instead (a ``RunState``'s JSON; the workflow's own
-    continue-as-new uses it); ``context`` is the run context's value, handed to tools
-    and hooks (JSON). ``max_turns`` replaces the workflow's budget.
-    """
-
-    input: str | list[dict[str, Any]]
-    session_id: str | None = None
-    context: Any = None
-    max_turns: int | None = None
-    state: str | None = None
-    digest: str | None = None
-    """The IR digest this run is pinned to (``machine_digest(machine)``). Unset, the
-    first worker to run it stamps its own, in a local activity; a client that has the
-    machine may pin it here instead (one activity less per run), and a worker of
-    another version then fails the run at once. Continue-as-new carries it."""
-    usage: list[int] | None = None
-    runs: int = 1
-    traceparent: str | None = field(default_factory=current_traceparent)
-    """The span the run's spans go under: by default the caller's current span, when
-    there is one (docs/tracing.md, "On Temporal")."""
-
-
-@dataclass
-class Decision:
-    """A human's answer to one pending approval (``message``: what the model sees on
-    a rejection)."""
-
-    call_id: str
-    approve: bool
-    message: str | None = None
-
-
-@dataclass
-class Interruption:
-    """A call waiting for approval."""
-
-    call_id: str
-    name: str
-    arguments: str
-    agent: str
-
-
-@dataclass
-class RunOutput:
-    """A finished run: the final output (as JSON), the last agent, every item."""
-
-    final_output: Any
-    last_agent: str
-    items: list[dict[str, Any]]
-    digest: str
-    usage: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    runs: int = 1
-    """How many workflow runs (continue-as-new) the conversation took."""
 
 
 def workflow_name(machine: StateMachine) -> str:
@@ -316,6 +250,17 @@ class _Options:
         )
 
 
+def refuse_flow(machine: StateMachine) -> None:
+    """``UserError`` for a flow (agents chained by code steps): its driver is not durable
+    yet, and a worker that took one would fail every workflow task, retrying forever."""
+    if machine.ir.flow is not None:
+        raise UserError(
+            f"workflow {machine.name!r} is a flow (agents chained by code steps): flows do "
+            "not run on Temporal yet (docs/durable.md); run it in-process with "
+            "machine.run(...) or `stepswitch run`"
+        )
+
+
 def workflow_for(
     machine: StateMachine,
     *,
@@ -341,6 +286,7 @@ def workflow_for(
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
     set) gets the run's workflow and agent spans.
     """
+    refuse_flow(machine)
     options = _Options(
         model_timeout,
         tool_timeout,
@@ -363,9 +309,12 @@ def workflow_for(
 
     cls_name = f"StepswitchRun_{machine.name}"
 
-    async def run(self, input: RunInput) -> RunOutput:  # type: ignore[no-untyped-def]
+    async def run(self, input: RunInput) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+        # the output leaves as a shallow dict, which clients decode as the RunOutput it
+        # is (the annotation below): the converter would encode the dataclass through
+        # dataclasses.asdict, deep-copying every item, for the same JSON
         driver: _Driver = self._driver
-        return await driver.run(input)
+        return dict(vars(await driver.run(input)))
 
     # Temporal wants the run method defined on the class itself (it checks by name)
     run.__qualname__ = f"{cls_name}.run"

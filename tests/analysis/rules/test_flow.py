@@ -84,3 +84,31 @@ def test_a_type_mismatch_help_names_the_step_once() -> None:
     helps = [d.help for d in wf.check().diagnostics if d.code == "SW702"]
     assert helps == ["change the parameter type of step 'check_outline', or put a step "
                      "between them that converts the value"]
+
+
+def test_misspelt_flow_names_and_fields_get_the_closest_one() -> None:
+    wf = ss.Workflow("w", read_text, flow=[
+        ss.then(read_text, "check_outlin"), ss.then("check_outlin", ss.END),
+        ss.then(check_outline, ss.END)])
+    (node,) = [d.message for d in wf.check().diagnostics if d.code == "SW701"]
+    assert node.endswith("(did you mean 'check_outline'?)")
+    wf2 = ss.Workflow("w", read_text, flow=[
+        ss.then(read_text, check_outline),
+        ss.route(check_outline, on="scor", cases={"pass": ss.END})])
+    (field,) = [d.message for d in wf2.check().diagnostics if d.code == "SW704"]
+    assert field.endswith("has no field 'scor' (did you mean 'score'?)")
+    wf3 = ss.Workflow("w", plan_of, flow=[
+        ss.fan_out(plan_of, over="serches", each=read_text, then=ss.END, max_items=2)])
+    (fan,) = [d.message for d in wf3.check().diagnostics if d.code == "SW704"]
+    assert fan.endswith("has no field 'serches' (did you mean 'searches'?)")
+
+
+def test_each_extra_exit_of_a_node_is_told_apart() -> None:
+    wf = ss.Workflow("w", read_text, flow=[
+        ss.then(read_text, ss.END), ss.then(read_text, check_outline),
+        ss.then(read_text, ss.END), ss.then(check_outline, ss.END)])
+    found = [d.message.split(";")[0] for d in wf.check().diagnostics if d.code == "SW710"]
+    assert found == [
+        "flow node 'read_text' has 3 exits: this then edge is exit 2 of 3",
+        "flow node 'read_text' has 3 exits: this then edge is exit 3 of 3",
+    ]

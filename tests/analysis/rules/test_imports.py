@@ -140,3 +140,20 @@ def test_check_reports_it_iff_compile_refuses_it(
     # each object compile names, check names too
     for path in re.findall(r"^  - '([^']+)'", compiled.err, re.M):
         assert path in checked.out + checked.err, (path, checked.out)
+
+
+def test_sw711_names_an_object_once() -> None:
+    import stepswitch as ss
+
+    def make() -> ss.FunctionTool:
+        @ss.function_tool
+        def peek(x: int) -> int:
+            """Peek."""
+            return x
+
+        return peek
+
+    agent = ss.Agent("boss", "Boss.", tools=[make()])
+    (d,) = [d for d in ss.Workflow("w", agent).check().diagnostics if d.code == "SW711"]
+    assert d.message.startswith("agent 'boss' tool 'peek' (")
+    assert not re.search(r"('[^']+') \1", d.message)

@@ -17,7 +17,7 @@ from typing import Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch.analysis._budget import CAP, capped, run_costs
-from stepswitch.analysis._context import Ctx, where
+from stepswitch.analysis._context import Ctx, did_you_mean, where
 from stepswitch.analysis._graphalgo import path_within, strongly_connected
 from stepswitch.analysis._typefit import fits, show_type
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation
@@ -158,6 +158,17 @@ def _field_type(tp: Any, name: str) -> Any:
     return _NO_TYPE
 
 
+def _field_names(tp: Any) -> list[str]:
+    """The field names of a model, dataclass or TypedDict (for a did-you-mean)."""
+    fields = getattr(tp, "model_fields", None)
+    if isinstance(fields, dict):
+        return list(fields)
+    try:
+        return list(typing.get_type_hints(tp))
+    except Exception:
+        return []
+
+
 def _values_of(tp: Any) -> list[str] | None:
     """The values a Literal, Enum or bool field can take, as route case keys."""
     if typing.get_origin(tp) is typing.Annotated:
@@ -200,7 +211,9 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
             loc, path = fx.first_seen[i]
             yield ctx.diag(
                 "SW701",
-                f"flow node {name!r} names no agent or step of workflow {spec.name!r}",
+                f"flow node {name!r} names no agent or step of workflow {spec.name!r}"
+                + did_you_mean(name, (n for n, k in zip(fx.names, fx.kinds, strict=True)
+                                      if k != "unknown")),
                 where(loc, path),
                 help="pass the Agent or @ss.step object itself, or fix the name",
             )
@@ -224,11 +237,11 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
                 help="rename the step: @ss.step(name='...')",
             )
     for i, exits in enumerate(fx.exits):
-        for edge, k in exits[1:]:
+        for j, (edge, k) in enumerate(exits[1:], start=2):
             yield ctx.diag(
                 "SW710",
-                f"flow node {fx.names[i]!r} has a second exit ({edge.kind}); the first is "
-                f"at {exits[0][0].location}",
+                f"flow node {fx.names[i]!r} has {len(exits)} exits: this {edge.kind} edge is "
+                f"exit {j} of {len(exits)}; the first is at {exits[0][0].location}",
                 _edge_loc(edge, k),
                 help="give each node one exit: ss.branch or ss.route choose between targets",
             )
@@ -319,7 +332,8 @@ def _route(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     if ftype is None:
         yield ctx.diag(
             "SW704",
-            f"route from {edge.source!r} on {name!r}: {show_type(out)} has no field {name!r}",
+            f"route from {edge.source!r} on {name!r}: {show_type(out)} has no field {name!r}"
+            + did_you_mean(name, _field_names(out)),
             loc,
             help="route on a Literal or Enum field of the node's output type",
         )
@@ -368,7 +382,7 @@ def _fan_types(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
         yield ctx.diag(
             "SW704",
             f"fan-out from {edge.source!r} over {name!r}: {show_type(out)} has no field "
-            f"{name!r}",
+            f"{name!r}{did_you_mean(name, _field_names(out))}",
             loc,
             help="fan out over a list field of the node's output type",
         )

@@ -46,7 +46,8 @@ def imported_refs(ctx: Ctx) -> Iterator[tuple[Ref, str, Location, str]]:
                 yield g.ref, f"{kind} guardrail {g.name!r}", g.location, \
                     f"{at}.{kind}_guardrails[{i}]"
         for i, t in enumerate(agent.tools):
-            yield t.ref, f"tool {t.name!r}", t.location, f"{at}.tools[{i}]"
+            if t.opaque is None:  # a tool stepswitch cannot run at all is SW601's
+                yield t.ref, f"tool {t.name!r}", t.location, f"{at}.tools[{i}]"
         for i, h in enumerate(agent.handoffs):
             path = f"{at}.handoffs[{i}]"
             for ref, what in ((h.input_type, "input type"), (h.on_handoff, "on_handoff"),
@@ -82,9 +83,11 @@ def not_importable(ctx: Ctx) -> Iterator[Diagnostic]:
         seen.add((ref.path, path))
         owner = path.split(".", 2)[1] if path.startswith("agents.") else None
         whose = f"agent {owner!r} " if owner is not None else ""
+        label = repr(ref.display or ref.path)
+        named = "" if label in what else f" {label}"  # step 's', not step 's' 's'
         yield ctx.diag(
             "SW711",
-            f"{whose}{what} {ref.display or ref.path!r} ({ref.path}) {_why(ref)}, so a "
+            f"{whose}{what}{named} ({ref.path}) {_why(ref)}, so a "
             "generated runner (stepswitch compile) cannot import it",
             where(location, path),
             help=_help(ref),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from stepswitch.analysis._context import Ctx
+from stepswitch.analysis._context import Ctx, did_you_mean
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.dsl.names import default_handoff_tool_name
@@ -29,23 +29,15 @@ def entry(ctx: Ctx) -> Iterator[Diagnostic]:
         yield ctx.diag(
             "SW102",
             f"entry {spec.entry!r} names no agent of workflow {spec.name!r} (agents: {known})"
-            f"{_did_you_mean(spec.entry, ctx.graph.agent_names())}",
+            f"{did_you_mean(spec.entry, ctx.graph.agent_names())}",
             ctx.workflow_loc(),
             help="name an agent the workflow declares, or pass the Agent object itself",
         )
 
 
-def _did_you_mean(name: str, known: tuple[str, ...]) -> str:
-    """" (did you mean 'x'?)" when a known name is close to ``name``, else ""."""
-    import difflib  # only when a name is wrong: check's cold start does not pay for it
-
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def dangling(ctx: Ctx) -> Iterator[Diagnostic]:
     for edge in ctx.graph.dangling:
-        hint = _did_you_mean(edge.target, ctx.graph.agent_names())
+        hint = did_you_mean(edge.target, ctx.graph.agent_names())
         if edge.kind == "handoff":
             yield ctx.diag(
                 "SW103",
