@@ -448,8 +448,8 @@ def _paused(
 def _in_user_code(exc: BaseException) -> bool:
     """True when a frame of ``exc``'s traceback is the user's own code: neither
     stepswitch, nor an installed package (openai, httpx), nor the standard library."""
-    skip = (PACKAGE_DIR, sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-            sysconfig.get_paths()["platlib"])
+    paths = sysconfig.get_paths()
+    skip = (PACKAGE_DIR, paths["stdlib"], paths["purelib"], paths["platlib"])
     return any(not f.filename.startswith(skip) and not f.filename.startswith("<")
                for f in traceback.extract_tb(exc.__traceback__))
 
