@@ -90,10 +90,16 @@ class FlowCore:
         self.fns: dict[str, Callable[..., Any]] = {}
         self.cases: dict[str, dict[str, str | None]] = {}
         self.preds: dict[str, Callable[[Any], Any]] = {}
+        self.awaits: set[str] = set()
+        """Steps whose call returns an awaitable: async ones, and those a driver performs
+        itself (a resolver entry with ``performed_by_driver``, as on Temporal, where a
+        step is an activity)."""
         for n in flow.nodes:
             if n.kind == "step":
                 obj = core.obj(n.ref or "")
                 self.fns[n.name] = getattr(obj, "fn", obj)
+                if n.is_async or getattr(obj, "performed_by_driver", False):
+                    self.awaits.add(n.name)
             elif n.name not in core.states:
                 raise UserError(
                     f"machine {core.ir.name!r}: flow node {n.name!r} is no agent state"
@@ -231,6 +237,9 @@ class FlowRun:
     resumed flow continues the same trace)."""
     calls: Calls = field(default_factory=Calls)
     """The model calls of every node's run (each node's run counts into it)."""
+    running: Run | None = None
+    """The agent node's run while it runs (not a fan-out branch's): what a driver saves
+    to continue the flow elsewhere between two of its turns (see :meth:`mid_turn`)."""
 
     def all_items(self) -> list[RunItem]:
         items = list(self.items)
@@ -243,6 +252,20 @@ class FlowRun:
         else:
             items.extend(self.live)
         return items
+
+    def mid_turn(self, fc: FlowCore) -> RunState | None:
+        """The flow's state at the start of the running agent node's turn (the turn not
+        yet taken), to go on with elsewhere; None outside an agent node's run."""
+        run = self.running
+        if run is None or self.fan is not None:
+            return None
+        child = run.snapshot(pending=None, status="stopped")
+        child.current_turn = run.turn - 1
+        self.child, self.live = child, []
+        try:
+            return self.snapshot(fc, status="stopped")
+        finally:
+            self.child, self.live = None, run.items
 
     def paused_runs(self) -> dict[str, RunState]:
         if self.fan is not None:
@@ -462,7 +485,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 fr.fresh = False
                 fn = fc.fns[node.name]
                 out = fn(fr.ctx, value) if node.takes_context else fn(value)
-                if node.is_async:
+                if node.name in fc.awaits:
                     out = yield Await(out)
             else:
                 if fr.emit:
@@ -557,12 +580,15 @@ def _agent_node(fc: FlowCore, fr: FlowRun, config: RunConfig, node: FlowNode
     run.model = fr.model
     run.emit = fr.emit
     fr.live = run.items
+    fr.running = run
     try:
         result: RunResult = yield from run_loop(fc.core, run, config)
     except StepswitchError:
         fr.child = run.snapshot(pending=None, status="stopped")
         fr.live = []
         raise
+    finally:
+        fr.running = None
     fr.responses.extend(result.raw_responses)
     return result
 
@@ -579,7 +605,7 @@ def _branch_step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
                  ) -> Generator[Any, Any, Any]:
     fn = fc.fns[node.name]
     out = fn(ctx, value) if node.takes_context else fn(value)
-    if node.is_async:
+    if node.name in fc.awaits:
         out = yield Await(out)
     return out
 
