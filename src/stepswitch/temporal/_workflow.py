@@ -8,14 +8,16 @@ becomes an activity: the model call, each function tool, and the hooks that may 
 I/O (local activities). A flow's ``@ss.step`` functions are activities too (user code
 that may do I/O); the flow's own decisions (its edges, branch predicates, routes,
 budgets, fan-out and join) are made in the workflow by the flow loop
-(:func:`stepswitch.runtime.flow.flow_loop`), as in-process. Pure user callables (tool-use-behaviour functions, handoff
-input filters, output extractors, failure formatters) run inside the workflow and must
-be deterministic.
+(:func:`stepswitch.runtime.flow.flow_loop`), as in-process. Pure user callables
+(tool-use-behaviour functions, handoff input filters, output extractors, failure
+formatters, and a flow's branch predicates, which like handoff input filters are pure
+functions of a value already in the workflow) run inside the workflow and must be
+deterministic.
 
 The workflow reads the user's objects through a resolver whose entries for those
 effects are stand-ins (:class:`_RemoteTool`, :class:`_Hook`, :class:`_RemoteModel`,
-:class:`_RemoteStep`);
-the driver here turns the effects they produce into activity calls.
+:class:`_RemoteStep`); the driver here turns the effects they produce into activity
+calls.
 """
 
 from __future__ import annotations
