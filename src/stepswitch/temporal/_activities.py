@@ -319,7 +319,8 @@ def activities_for(
     made.extend(tool_activity(ref, a) for ref, a in functions.items())
     flow = machine._flow
     if flow is not None:
-        made.extend(_step_activity(flow, node, ref) for ref, node in step_refs(flow).items())
+        made.extend(_step_activity(flow, node, ref, tracer_provider)
+                    for ref, node in step_refs(flow).items())
     return made
 
 
@@ -328,7 +329,9 @@ def step_refs(flow: FlowCore) -> dict[str, FlowNode]:
     return {n.ref: n for n in flow.flow.nodes if n.kind == "step" and n.ref}
 
 
-def _step_activity(flow: FlowCore, node: FlowNode, ref: str) -> Callable[..., Any]:
+def _step_activity(
+    flow: FlowCore, node: FlowNode, ref: str, tracer_provider: Any
+) -> Callable[..., Any]:
     """The activity of one step: the input validated into its type, the run context
     built as its declared type, and the output (and the context after) as JSON."""
     obj = flow.core.obj(ref)
@@ -377,6 +380,8 @@ def _step_activity(flow: FlowCore, node: FlowNode, ref: str) -> Callable[..., An
         if node.takes_context:
             ctx = RunContext(context_of(call.context), Usage())
             args = (ctx, value)
+        span = _Span(tracer_provider, call.traceparent, f"{sc.SPAN_FLOW_STEP} {node.name}",
+                     False, {sc.FLOW_NODE: node.name, sc.FLOW_NODE_KIND: "step"})
         try:
             if node.is_async:
                 out = await fn(*args)
@@ -384,7 +389,12 @@ def _step_activity(flow: FlowCore, node: FlowNode, ref: str) -> Callable[..., An
                 out = await _value(await asyncio.to_thread(fn, *args))
         except Exception as exc:
             # as in-process, a step that raised ends the run: not run again
+            span.done(exc=exc)
             raise _failure(exc, retryable=False) from exc
+        except BaseException as exc:
+            span.done(exc=exc)
+            raise
+        span.done()
         reply: dict[str, Any] = {"value": jsonable(out)}
         if ctx is not None:
             reply["context"] = jsonable(ctx.context)

@@ -102,6 +102,8 @@ class StepCall:
     value: Any
     context: Any = None
     workflow_id: str = ""
+    traceparent: str | None = None
+    """The span the step's ``execute_step`` span goes under (the workflow's)."""
 
 
 @dataclass

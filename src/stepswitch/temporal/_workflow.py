@@ -39,6 +39,7 @@ from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
+from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
@@ -669,15 +670,16 @@ class _Driver:
                 type="UserError", non_retryable=True,
             )
         model = _RemoteModel(None)
+        emit = self.trace is not None  # node moves, for the spans (else never sent)
         try:
             if input.state is not None:
                 state = RunState.from_json(input.state)
                 budget = input.max_turns if input.max_turns is not None else state.max_turns
-                fr = flow_run(fc, state, model=model, ctx=ctx, max_turns=budget, emit=False)
+                fr = flow_run(fc, state, model=model, ctx=ctx, max_turns=budget, emit=emit)
             else:
                 budget = input.max_turns if input.max_turns is not None else self.core.ir.max_turns
                 fr = flow_run(fc, input.input, model=model, ctx=ctx, max_turns=budget,
-                              emit=False)
+                              emit=emit)
         except StepswitchError as exc:
             raise ApplicationError(
                 str(exc), type=type(exc).__name__, non_retryable=True
@@ -689,7 +691,7 @@ class _Driver:
         while result.interruptions:
             state = await self._decisions(result)
             fr = flow_run(fc, state, model=model, ctx=ctx, max_turns=state.max_turns,
-                          emit=False)
+                          emit=emit)
             self.flow_run = fr
             result = await self._drive(flow_loop(fc, fr, config), top=True,
                                        segment=self.segment)
@@ -739,6 +741,10 @@ class _Driver:
             send, error = None, None
             kind = type(effect)
             if kind is Emit:
+                if type(effect.event) is FlowNodeStreamEvent:
+                    # a flow moved to a node: the last agent node's span ends (the move
+                    # is no handoff); the next agent node opens its own
+                    segment.end()
                 continue
             try:
                 if kind is CallModel:
@@ -750,7 +756,7 @@ class _Driver:
                     if type(awaitable) is _HookCall:
                         send = await self._hook(awaitable.call)
                     elif type(awaitable) is _StepRun:
-                        send = await self._step(awaitable)
+                        send = await self._step(awaitable, segment)
                     elif type(awaitable) is _SessionCall:
                         send = await self._session(awaitable.call)
                     else:  # a pure async hook: it runs in the workflow
@@ -876,7 +882,7 @@ class _Driver:
 
         trace.guard(close)
 
-    async def _step(self, run: _StepRun) -> Any:
+    async def _step(self, run: _StepRun, segment: Segment) -> Any:
         """A flow's step as an activity: its input out as JSON, its output back in its
         declared type (and, for a step that takes the run context, the context it left)."""
         self._check_version()
@@ -885,7 +891,7 @@ class _Driver:
         assert fc is not None and node.ref is not None
         call = StepCall(node.name, jsonable(run.value),
                         self.context if node.takes_context else None,
-                        workflow.info().workflow_id)
+                        workflow.info().workflow_id, segment.step_parent())
         try:
             raw = await self.options.execute(
                 node.ref, write_call(call), self.options.tool_timeout, self.options.tool_retry
