@@ -61,6 +61,11 @@ def refuse(c: Check) -> str:
     raise ValueError(f"no {c.genre} story today")
 
 
+@ss.step
+def liar(c: Check) -> Outline:
+    return {"title": "not an outline"}  # type: ignore[return-value]
+
+
 @ss.function_tool(needs_approval=True)
 def publish(title: str) -> str:
     """Publish a story."""
@@ -97,6 +102,14 @@ def failing() -> ss.StateMachine:
         ss.then(outline, check),
         ss.then(check, refuse),
         ss.then(refuse, ss.END),
+    ]).compile()
+
+
+def typed_entry() -> ss.StateMachine:
+    """A flow that starts at a step taking an ``Outline`` (the run's input as JSON)."""
+    return ss.Workflow("typed_entry", check, flow=[
+        ss.then(check, liar),
+        ss.then(liar, ss.END),
     ]).compile()
 
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 import stepswitch as ss
 from graphs.judge import JudgeState, judge
 from graphs.story import StoryState, story
+from stepswitch.temporal import RunInput, RunOutput, worker_for, workflow_name
 from stepswitch.testing import assistant_message, function_call
 from tests.temporal import flow_cases as fc
 from tests.temporal.drive import Script, Seen, in_process, on_temporal
@@ -171,3 +174,44 @@ def test_a_long_flow_continues_as_new_at_an_agent_nodes_turn(dev_server: str) ->
     assert seen.items == expected.items
     assert seen.final_output == "outline 3"  # the context the steps kept crossed over too
     assert seen.runs == 3  # 6 model turns, at most 2 per workflow run
+
+
+def test_bad_input_to_a_flow_is_a_one_line_error_and_no_retry(dev_server: str) -> None:
+    machine = fc.typed_entry()
+    with pytest.raises(ss.UserError) as info:
+        machine.run_sync("not json")
+    said = str(info.value)
+    assert said == ("flow entry 'check': the run's input does not fit its input type: "
+                    "Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
+
+    async def go(text: str) -> Seen:
+        client = await Client.connect(dev_server)
+        seen, _ = await on_temporal(client, machine, text, [])
+        return seen
+
+    assert asyncio.run(go("not json")).error == ("UserError", said)
+    # a step whose output does not fit its declared type: revalidated in the workflow
+    kind, message = asyncio.run(go('{"text": "good"}')).error or ("", "")
+    assert (kind, message) == ("UserError", (
+        "flow step 'liar' (tests.temporal.flow_cases:liar) returned a value that does not "
+        "fit its output type: text: Field required (got {'title': 'not an outline'})"))
+
+
+def test_a_flow_run_with_a_session_id_is_refused(dev_server: str) -> None:
+    machine = fc.fan_steps()
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        queue = f"q-{uuid.uuid4().hex[:8]}"
+        async with worker_for(client, machine, task_queue=queue):
+            with pytest.raises(WorkflowFailureError) as info:
+                await client.execute_workflow(
+                    workflow_name(machine), RunInput("a b", session_id="s-1"), id="s-1",
+                    task_queue=queue, result_type=RunOutput)
+        return info.value.cause
+
+    cause = asyncio.run(go())
+    assert isinstance(cause, ApplicationError) and cause.type == "UserError"
+    assert cause.message == (
+        "workflow 'fan_steps' is a flow: session_id is for handoff workflows (a flow "
+        "starts at its first node each run); start it without one")

@@ -53,6 +53,7 @@ __all__ = [
     "FlowStep",
     "flow_loop",
     "flow_run",
+    "misfit",
     "next_node",
     "no_route",
     "predicate_of",
@@ -144,6 +145,21 @@ class FlowCore:
         if node.kind == "agent" and node.output_type is None:
             return self.adapter(None, text=True)
         return self.adapter(node.output_type)
+
+
+def misfit(exc: ValueError) -> str:
+    """A value's validation error on one line: where and what, for each error
+    (pydantic's own message takes several lines and ends in a link)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return " ".join(str(exc).split())
+    parts: list[str] = []
+    for e in errors():
+        where = ".".join(str(p) for p in e.get("loc", ()))
+        shown = repr(e.get("input"))
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        parts.append(f"{where + ': ' if where else ''}{e.get('msg', '?')} (got {shown})")
+    return "; ".join(parts)
 
 
 def route_key(out: Any, field_name: str) -> str:
@@ -399,7 +415,8 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         else:
             value = fc.input_adapter(node).validate_python(fs.value)
     except ValueError as exc:
-        raise StateError(f"the state's input for flow node {fs.node!r} does not fit: {exc}"
+        raise StateError(f"the state's input for flow node {fs.node!r} does not fit: "
+                         f"{misfit(exc)}"
                          ) from None
     fr = FlowRun(
         state.workflow, tuple(state.input), list(state.input), ctx, max_turns, fs.node, value,
@@ -436,7 +453,7 @@ def _read_fan(fc: FlowCore, fan: FanState, node_name: str, nested: dict[str, Run
         out_adapter = fc.output_adapter(each)
         results = {i: out_adapter.validate_python(v) for i, v in fan.results.items()}
     except ValueError as exc:
-        raise StateError(f"the state's fan-out values do not fit: {exc}") from None
+        raise StateError(f"the state's fan-out values do not fit: {misfit(exc)}") from None
     live = _Fan(fan.source, elements, results)
     for i, child in paused.items():
         if each.kind != "agent" or child.current_agent not in fc.core.states:
@@ -544,7 +561,8 @@ def _entry_value(fc: FlowCore, fr: FlowRun, node: FlowNode) -> Any:
         return fc.adapter(ref).validate_python(raw)
     except ValueError as exc:
         raise UserError(
-            f"flow entry {node.name!r}: the run's input does not fit its input type: {exc}"
+            f"flow entry {node.name!r}: the run's input does not fit its input type: "
+            f"{misfit(exc)}"
         ) from None
 
 

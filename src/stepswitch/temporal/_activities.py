@@ -33,6 +33,7 @@ from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
 from stepswitch.runtime import semconv as sc
+from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.tools import adapter_for, output_text
 from stepswitch.runtime.tracing import tracer_for
@@ -361,7 +362,7 @@ def _step_activity(
             return adapters[0].validate_python(raw)
         except ValueError as exc:
             raise ApplicationError(
-                f"{where}: the run's context does not fit its RunContext type: {exc}",
+                f"{where}: the run's context does not fit its RunContext type: {misfit(exc)}",
                 type="UserError", non_retryable=True,
             ) from None
 
@@ -372,7 +373,7 @@ def _step_activity(
             value = flow.input_adapter(node).validate_python(call.value)
         except ValueError as exc:
             raise ApplicationError(
-                f"{where}: its input does not fit its input type: {exc}",
+                f"{where}: its input does not fit its input type: {misfit(exc)}",
                 type="UserError", non_retryable=True,
             ) from None
         ctx: RunContext[Any] | None = None

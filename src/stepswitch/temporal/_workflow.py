@@ -40,7 +40,7 @@ from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
-from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run
+from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run, misfit
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
@@ -910,7 +910,7 @@ class _Driver:
         except ValueError as exc:
             raise UserError(
                 f"flow step {node.name!r} ({node.ref}) returned a value that does not fit "
-                f"its output type: {exc}"
+                f"its output type: {misfit(exc)}"
             ) from None
 
     async def _session(self, call: SessionCall) -> Any:
