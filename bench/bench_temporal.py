@@ -449,8 +449,8 @@ def main() -> int:
             if args.floor and setup is TUNED:
                 # what the modes' shapes cost Temporal with no work at all: a support
                 # run with a pinned digest makes four model calls and one tool call
-                for local, remote in ((0, 0), (5, 0), (4, 1), (0, 5)):
-                    _report(asyncio.run(_floor(setup, address, pid, runs, local, remote)))
+                for n_local, n_remote in ((0, 0), (5, 0), (4, 1), (0, 5)):
+                    _report(asyncio.run(_floor(setup, address, pid, runs, n_local, n_remote)))
     for name, row in rows.items():
         overhead = (row.alone - local.alone) / TURNS
         rate = runs / row.total
