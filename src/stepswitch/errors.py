@@ -58,7 +58,20 @@ class _ReportLike(Protocol):
 
 
 class StepswitchError(Exception):
-    """Base class of every error stepswitch raises on purpose."""
+    """Base class of every error stepswitch raises on purpose.
+
+    ``summary`` is what happened; ``hint``, when there is one, is the advice in Python
+    terms (a keyword argument, a ``RunConfig`` field) that the message ends with. The
+    command line shows ``summary`` and gives its own advice, in flags."""
+
+    hint: str | None = None
+
+    @property
+    def summary(self) -> str:
+        text = str(self)
+        if self.hint and text.endswith(f"; {self.hint}"):
+            return text[: -len(self.hint) - 2]
+        return text
 
 
 class UserError(StepswitchError):
@@ -82,6 +95,10 @@ class CompileError(UserError):
 class StateError(UserError):
     """A saved run state cannot be trusted: unknown version, tampered, truncated or stale."""
 
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.hint = hint
+
 
 class SessionError(StepswitchError):
     """A conversation store (``stepswitch.sessions``) refused or failed an operation: a
@@ -89,9 +106,10 @@ class SessionError(StepswitchError):
     stepswitch, an operation id reused with other items. When it ends a run,
     ``run_data`` keeps the run so far; its ``to_state()`` re-sends a pending append."""
 
-    def __init__(self, message: str, *, run_data: Any = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
         self.run_data = run_data
+        self.hint = hint
 
 
 class SessionConflict(SessionError):
@@ -127,7 +145,7 @@ class RunLimitError(StepswitchError):
 
     def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
         super().__init__(f"{message}; {hint}" if hint else message)
-        self.summary = message
+        self.hint = hint
         self.run_data = run_data
 
 

@@ -8,6 +8,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,12 +209,60 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out == "Refunded.\n", err
+    assert "  approved process_refund" in err
     # the same pause resumed again (from a copy) conflicts with the session, which has
     # moved on: the CLI does not suggest a retry that would conflict the same way
     argv[argv.index(str(state))] = str(copy)
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "another run has added to the session since" in err and "retry with" not in err
+    # the refused resume approved nothing, so nothing claims it did; and the Python
+    # API's advice (RunConfig(on_conflict=...)) is not a command-line user's
+    assert "approved" not in err, err
+    assert "RunConfig" not in err and "on_conflict" not in err, err
+
+
+def test_a_session_held_by_an_agent_the_workflow_lacks_is_refused_in_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "c.db"
+    session = SQLiteSession("ann", db)
+    asyncio.run(session.append([], operation_id="op", expected_version=0,
+                               current_agent="billing"))
+    asyncio.run(session.close())
+    url, script = f"sqlite:///{db}", _refund_script(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    for argv in (["run", TARGET, "--input", "hi"], ["chat", TARGET]):
+        assert main([*argv, "--model", f"scripted:{script}", "--session", url,
+                     "--session-id", "ann"]) == 2
+        err = capsys.readouterr().err
+        assert "continues at agent 'billing', which workflow 'support' does not have" in err
+        assert "new --session-id" in err and "starting_agent" not in err, err
+
+
+def test_chat_reads_the_session_once_before_the_first_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each load is a round trip to the store (PostgreSQL, Redis): the banner's check and
+    # the "continuing at" line share one
+    loads: list[int | None] = []
+    real = SQLiteSession.load
+
+    async def counted(self: SQLiteSession, limit: int | None = None) -> Any:
+        loads.append(limit)
+        return await real(self, limit=limit)
+
+    monkeypatch.setattr(SQLiteSession, "load", counted)
+    db = tmp_path / "chat.db"
+    argv = ["--model", f"scripted:{CHAT_SCRIPT}", "--approve", "all",
+            "--session", f"sqlite:///{db}", "--session-id", "ann"]
+    code, _, err = _chat(argv, "I want a refund\n", capsys, monkeypatch)
+    assert code == 0, err
+    assert loads[:2] == [0, None], loads  # the flag check (limit 0), then the first run's
+    loads.clear()
+    code, _, err = _chat(argv, "", capsys, monkeypatch)
+    assert code == 0 and "(continuing the conversation at agent refund)" in err
+    assert loads == [0], loads
 
 
 @pytest.mark.parametrize("argv", [

@@ -3,6 +3,7 @@ its progress shown, its approval given through the update, its result printed.""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 
 from stepswitch.cli.main import main
 from tests.temporal.flows import counts
@@ -17,9 +19,10 @@ from tests.temporal.flows import counts
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.parametrize("local", ["none", "models"])
 def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, local: str,
 ) -> None:
     ledger = tmp_path / "ledger.db"
     monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
@@ -29,13 +32,14 @@ def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     worker = subprocess.Popen(
         [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
          "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model"],
+         "--model", "tests/temporal/flows.py:model", "--local-activities", local],
         env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
+    workflow_id = f"cli-{uuid.uuid4().hex[:8]}"
     try:
         code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
                      "--task-queue", queue, "--input", "a lamp", "--approve", "all",
-                     "--workflow-id", f"cli-{uuid.uuid4().hex[:8]}"])
+                     "--workflow-id", workflow_id])
     finally:
         worker.terminate()
         _, err = worker.communicate(timeout=20)
@@ -45,6 +49,18 @@ def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     assert "tool reserve" in out.err and "approved charge (c2)" in out.err
     assert counts(str(ledger)) == {"reserve": 1, "charge": 1}
     assert b"worker for durable" in err
+    scheduled = asyncio.run(_scheduled(dev_server, workflow_id))
+    assert [n for n in scheduled if not n.endswith(".model")] == [
+        "tests.temporal.flows:reserve", "tests.temporal.flows:charge"]
+    assert any(n.endswith(".model") for n in scheduled) == (local == "none")
+
+
+async def _scheduled(address: str, workflow_id: str) -> list[str]:
+    """The activities the run scheduled through the server, in order."""
+    client = await Client.connect(address)
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return [e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in history.events if e.HasField("activity_task_scheduled_event_attributes")]
 
 
 def test_run_on_an_unreachable_server_is_a_one_line_error(

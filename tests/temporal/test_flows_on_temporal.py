@@ -147,6 +147,16 @@ def test_local_activities_run_steps_without_a_round_trip(dev_server: str, name: 
     assert "activity_task_scheduled_event_attributes" not in kinds  # all local: markers
 
 
+def test_local_models_keep_steps_as_activities_as_they_keep_tools(dev_server: str) -> None:
+    expected, seen, history = _both(dev_server, CASES["then_chain"](),
+                                    local_activities="models")
+    assert (seen.items, seen.final_output) == (expected.items, expected.final_output)
+    names = [e.activity_task_scheduled_event_attributes.activity_type.name
+             for e in history.events
+             if e.WhichOneof("attributes") == "activity_task_scheduled_event_attributes"]
+    assert names == ["tests.temporal.flow_cases:check", "tests.temporal.flow_cases:describe"]
+
+
 def test_steps_are_activities_named_by_their_import_path_fanned_out_two_at_once(
     dev_server: str,
 ) -> None:

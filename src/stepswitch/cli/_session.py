@@ -11,6 +11,7 @@ from stepswitch.errors import SessionError, UserError
 __all__ = [
     "add_session_flags",
     "check_resumed_session",
+    "load_cli_session",
     "open_cli_session",
     "refuse_flow",
     "session_flags",
@@ -32,9 +33,19 @@ def add_session_flags(p: argparse.ArgumentParser, *, default_help: str) -> None:
 
 
 def open_cli_session(url: str | None, session_id: str | None) -> Any:
-    """The session the flags name; ``UserError`` (exit 2) for a bad URL or id, or a store
-    that cannot be reached: it is read once here (its version, no items), so a server
-    that is down is a flag error before any banner, not a failed run."""
+    """The session the flags name (see :func:`load_cli_session`)."""
+    return load_cli_session(url, session_id)[0]
+
+
+def load_cli_session(
+    url: str | None, session_id: str | None, *, machine: Any = None
+) -> tuple[Any, Any]:
+    """The session the flags name and its snapshot (version and current agent, no
+    items); ``(None, None)`` without ``--session``. ``UserError`` (exit 2) for a bad URL
+    or id, or a store that cannot be reached: it is read once here, so a server that is
+    down is a flag error before any banner, not a failed run. With ``machine`` (a new
+    run, not a resumed one), a conversation held by an agent the workflow does not
+    have is refused here, in flags."""
     import asyncio
 
     from stepswitch.sessions import open_session
@@ -42,13 +53,21 @@ def open_cli_session(url: str | None, session_id: str | None) -> Any:
     if url is None:
         if session_id is not None:
             raise UserError("--session-id needs --session URL (where the conversation is kept)")
-        return None
+        return None, None
+    sid = DEFAULT_ID if session_id is None else session_id
     try:
-        session = open_session(url, DEFAULT_ID if session_id is None else session_id)
-        asyncio.run(session.load(limit=0))
+        session = open_session(url, sid)
+        snap = asyncio.run(session.load(limit=0))
     except SessionError as exc:
-        raise UserError(f"--session: {exc}") from None
-    return session
+        raise UserError(f"--session: {exc.summary}") from None
+    agent = snap.current_agent
+    if machine is not None and agent and agent not in {s.agent for s in machine.ir.states}:
+        raise UserError(
+            f"--session-id {sid}: the conversation continues at agent {agent!r}, which "
+            f"workflow {machine.name!r} does not have; start another conversation with a "
+            "new --session-id"
+        )
+    return session, snap
 
 
 def refuse_flow(machine: Any, why: str) -> None:

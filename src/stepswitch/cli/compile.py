@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from stepswitch.compiler.codegen import codegen
 
-    loaded = load_targets([args.target])
+    loaded = load_targets([args.target], runner=args.output)
     if len(loaded) != 1:
         names = ", ".join(w.label for w in loaded)
         raise TargetError(

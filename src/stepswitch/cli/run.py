@@ -28,7 +28,7 @@ from stepswitch.cli._context import build_context
 from stepswitch.cli._session import (
     add_session_flags,
     check_resumed_session,
-    open_cli_session,
+    load_cli_session,
     refuse_flow,
     session_flags,
 )
@@ -182,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
             model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
-    args.session_object = open_cli_session(
-        getattr(args, "session", None), getattr(args, "session_id", None)
+    args.session_object, _ = load_cli_session(
+        getattr(args, "session", None), getattr(args, "session_id", None),
+        machine=None if args.resume else machine,
     )
     args.run_config = None
     provider = None
@@ -352,30 +353,39 @@ async def _drive(
         if getattr(args, "session_object", None) is not None:
             options["session"] = args.session_object
         streamed = machine.run_streamed(next_input, **options)
+        # the decisions just made are said once the run has taken them (its first event,
+        # or its end): a resume the runtime refuses (a stale session pin, a tampered
+        # state) must not be preceded by "approved …"
         try:
             async for event in streamed.stream_events():
                 out.event(event)
-        except RunLimitError as exc:  # its summary: the hint speaks of Python, not flags
+        except (RunLimitError, ModelBehaviorError, ModelProviderError, SessionError) as exc:
+            # its summary: the hint speaks of Python (RunConfig, exc.run_data), not flags;
+            # what the CLI can do instead, _keep says
+            out.drop_held()
             return _failed(exc.summary, exc, args, out)
-        except (ModelBehaviorError, ModelProviderError, SessionError) as exc:
-            return _failed(str(exc), exc, args, out)
         except UserError as exc:
             cause = exc.__cause__
             if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
                     and _in_user_code(cause)):
                 # the user's own code raised (a tool with failure_error_function=None):
                 # a failed run (exit 1) that names the exception and its line
+                out.flush_held()
                 text, tail = str(exc), str(cause)
                 head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
                 return _failed(head + _user_code_error(cause), exc, args, out)
+            out.drop_held()
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
+            out.flush_held()
             return _failed(_user_code_error(exc), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
+            out.drop_held()
             out.end_text()
             _keep(exc, args, out)
             raise KeyboardInterrupt from None  # run() says so and exits 130
+        out.flush_held()
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
@@ -404,7 +414,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
         return False
     for item in pending:
         if policy == "all":
-            out.line(f"  approved {_call(item)} (--approve all)")
+            out.hold(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
         choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
@@ -415,7 +425,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             state.approve(item)
         else:
             state.reject(item)
-            out.line(f"  rejected {visible(item.name)}")
+            out.hold(f"  rejected {visible(item.name)}")
     return True
 
 
@@ -526,10 +536,25 @@ class _Progress:
         # scripted model, a server that does not stream text) is printed whole
         self._streamed = ""
         self.calls = 0
+        self._held: list[str] = []
 
     def line(self, text: str) -> None:
+        self.flush_held()
         self.end_text()
         print(text, file=self.file, flush=True)
+
+    def hold(self, text: str) -> None:
+        """A line to print once what it says took effect (the next line or event);
+        :meth:`drop_held` forgets it when it did not."""
+        self._held.append(text)
+
+    def flush_held(self) -> None:
+        held, self._held = self._held, []
+        for text in held:
+            self.line(text)
+
+    def drop_held(self) -> None:
+        self._held.clear()
 
     def end_text(self) -> None:
         if self._mid_text:
@@ -537,6 +562,7 @@ class _Progress:
             self._mid_text = False
 
     def event(self, event: Any) -> None:
+        self.flush_held()
         if isinstance(event, AgentUpdatedStreamEvent):
             self.line(f"→ agent {visible(event.new_agent)}")
         elif isinstance(event, RunItemStreamEvent):

@@ -39,6 +39,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--api", choices=("responses", "chat"), default="responses")
     p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long one model call may take before it is tried again")
+    p.add_argument(
+        "--local-activities", choices=("none", "models", "all"), default="none",
+        help="run model calls (models) or model calls and tools (all) as local activities: "
+        "fewer server round trips; a worker that dies mid-task runs them again "
+        "(default: none)",
+    )
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
@@ -100,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         worker = st.worker_for(
             client, machine, task_queue=args.task_queue, model=model,
             sessions=args.session, model_timeout=timedelta(seconds=args.model_timeout),
+            local_activities={"none": False, "models": "models", "all": True}[
+                args.local_activities
+            ],
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

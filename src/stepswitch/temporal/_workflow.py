@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Generator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -293,12 +293,15 @@ class _Options:
     model_retry: RetryPolicy
     tool_retry: RetryPolicy
     continue_as_new_after: int | None
-    local_activities: bool = False
+    local_models: bool = False
+    local_tools: bool = False
     tracer_provider: Any = None
 
-    def execute(self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy) -> Any:
+    def execute(
+        self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy, *, local: bool
+    ) -> Any:
         """Schedule an activity (or a local one): an awaitable of its result."""
-        if self.local_activities:
+        if local:
             return workflow.execute_local_activity(
                 name, arg, result_type=dict, start_to_close_timeout=timeout, retry_policy=retry
             )
@@ -316,7 +319,7 @@ def workflow_for(
     model_retry: RetryPolicy | None = None,
     tool_retry: RetryPolicy | None = None,
     continue_as_new_after: int | None = 100,
-    local_activities: bool = False,
+    local_activities: bool | Literal["models"] = False,
     tracer_provider: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
@@ -327,14 +330,24 @@ def workflow_for(
     in a fresh workflow run carrying its ``RunState``, so histories stay bounded.
     ``local_activities`` runs model calls and tools as local activities (in the worker
     that runs the workflow, without a round trip through the server per call: faster,
-    for calls well under the workflow task timeout). Timeouts bound one attempt of an
+    for calls well under the workflow task timeout); ``"models"`` runs only the model
+    calls so, and tools as activities. A local activity's result is recorded when the
+    workflow task that ran it completes, so a worker that dies mid-task runs every local
+    activity of that task again: harmless for a model call, a second run for a tool
+    (docs/durable.md, "Local activities"). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
     set) gets the run's workflow and agent spans.
 
     A flow runs too: its decisions in the workflow, each ``@ss.step`` as an activity
-    (``tool_timeout`` and ``tool_retry``; a local one with ``local_activities``).
+    (``tool_timeout`` and ``tool_retry``; a local one when tools are, with
+    ``local_activities=True``).
     """
+    if not isinstance(local_activities, bool) and local_activities != "models":
+        raise UserError(
+            f"local_activities={local_activities!r}: expected False (every model call and "
+            'tool an activity), "models" (model calls local) or True (both local)'
+        )
     options = _Options(
         model_timeout,
         tool_timeout,
@@ -348,7 +361,8 @@ def workflow_for(
         ),
         tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
         continue_as_new_after,
-        local_activities,
+        local_activities is not False,
+        local_activities is True,
         tracer_provider,
     )
     core = _workflow_core(machine)
@@ -780,7 +794,7 @@ class _Driver:
         task = asyncio.ensure_future(
             self.options.execute(
                 self.names["model"], write_call(call), self.options.model_timeout,
-                self.options.model_retry,
+                self.options.model_retry, local=self.options.local_models,
             )
         )
         outcomes: list[Any] = []
@@ -862,7 +876,8 @@ class _Driver:
         )
         try:
             raw = await self.options.execute(
-                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry
+                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry,
+                local=self.options.local_tools,
             )
         except ActivityError as exc:
             return Err(_activity_error(exc, f"tool {fn.ref}"))
@@ -894,7 +909,8 @@ class _Driver:
                         workflow.info().workflow_id, segment.step_parent())
         try:
             raw = await self.options.execute(
-                node.ref, write_call(call), self.options.tool_timeout, self.options.tool_retry
+                node.ref, write_call(call), self.options.tool_timeout, self.options.tool_retry,
+                local=self.options.local_tools,
             )
         except ActivityError as exc:
             error = _activity_error(exc, f"step {node.ref}")
