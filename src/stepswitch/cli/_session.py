@@ -98,7 +98,7 @@ def _step_says(step: Any) -> tuple[str, ...] | None:
     output = getattr(step, "output", None)
     if output is None:  # an error or raw step: never in a session
         return None
-    return tuple(getattr(o, "content", None) if o.type == "message" else o.name for o in output)
+    return tuple(str(o.content) if o.type == "message" else str(o.name) for o in output)
 
 
 def continue_script(model: Any, snap: Any, state: Any = None) -> None:
