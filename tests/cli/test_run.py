@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -595,3 +596,26 @@ def test_a_tool_that_raises_with_no_failure_function_fails_the_run_naming_its_li
         "stepswitch: error: the run failed: Error running tool pick: KeyError: 5 "
         f"(raised in your code at {tmp_path}/boom.py:6)"
     )
+
+
+def test_a_scripted_delay_is_waited_out_in_process_and_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/models.md: "delay" holds an answer back in process too (it once did only over
+    # HTTP); the two research calls of one response wait at the same time, not in turn
+    answer = {"output": [{"type": "message", "text": '{"summary": "x"}'}], "delay": 1.5}
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps([
+        [{"type": "function_call", "name": "research", "arguments": {"input": "a"}},
+         {"type": "function_call", "name": "research", "arguments": {"input": "b"}}],
+        answer, answer,
+        [{"type": "message", "text": "both researched"}],
+    ]))
+    began = time.monotonic()
+    code, out, err = run([TARGET, "--input", "hi", "--model", f"scripted:{path}"], capsys)
+    took = time.monotonic() - began
+    assert code == 0, err
+    assert out == "both researched\n"
+    assert err.count('    → {"summary":"x"}') == 2
+    assert took >= 1.5  # waited
+    assert took < 2.9  # in parallel: one after the other would be 3 s and more
