@@ -101,10 +101,12 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     try:
         import stepswitch.temporal as st
-        from stepswitch.temporal._workflow import refuse_flow
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    refuse_flow(machine)
+    if args.session is not None:
+        from stepswitch.cli._session import refuse_flow
+
+        refuse_flow(machine, "--session keeps the worker's conversations")
     if args.session is not None:
         # reached once now: a store that is down is a flag error, not a traceback in
         # the worker's log at its first run
