@@ -28,7 +28,8 @@ def run_durable(args: argparse.Namespace) -> int:
     if getattr(args, "trace", None):
         raise UserError(
             "--trace records this process's spans, but a run on Temporal runs on its worker: "
-            "set a tracer provider where the worker runs (see docs/durable.md, Tracing)"
+            "start the worker with `stepswitch worker ... --trace FILE.jsonl` (see "
+            "docs/durable.md, Tracing)"
         )
     if getattr(args, "session", None):
         raise UserError(
