@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import subprocess
 import sys
 import uuid
@@ -116,7 +117,7 @@ def test_attaching_to_an_unknown_run_is_a_one_line_error(
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    (["--trace", "t.jsonl"], "--trace records this process's spans"),
+    (["--trace", "t.jsonl"], "start the worker with `stepswitch worker ... --trace FILE.jsonl`"),
     (["--session", "sqlite:///never.db"], "with --temporal the worker keeps the conversations"),
     (["--session-id", "ann", "--workflow-id", "bob"], "--session-id 'ann' and --workflow-id"),
 ])
@@ -207,3 +208,85 @@ def test_temporal_flags_without_temporal_are_refused_not_ignored(
     assert code == 2
     assert line == (f"stepswitch: error: {flags[0]} is for a durable run: add --temporal "
                     f"HOST:PORT, or drop {flags[0]} to run here")
+
+
+def test_a_worker_writes_the_spans_of_the_runs_it_serves(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `run --temporal --trace` is refused and points here: the worker's --trace writes
+    # what `stepswitch trace` reads, across the approval's pause and resumption
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    spans = tmp_path / "worker.jsonl"
+    queue = f"trace-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model", "--trace", str(spans)],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    assert code == 0, capsys.readouterr().err
+    assert worker.returncode == 0, err
+    capsys.readouterr()
+    assert main(["trace", str(spans)]) == 0
+    tree = capsys.readouterr().out
+    names = [line.strip().split("  ")[0] for line in tree.splitlines()]
+    assert names[0].startswith("trace ") and names[1] == "invoke_workflow durable", tree
+    for name in ("invoke_agent clerk", "execute_tool reserve", "execute_tool charge"):
+        assert name in names, tree
+    assert names.count("invoke_workflow durable") == 2  # paused for the approval, resumed
+
+
+def test_a_worker_trace_file_it_cannot_write_is_refused_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["worker", "tests/temporal/flows.py:durable", "--address", "127.0.0.1:9",
+                 "--task-queue", "q", "--trace", str(tmp_path)])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line.startswith(f"stepswitch: error: --trace {tmp_path}: cannot write it")
+
+
+def test_a_run_left_waiting_says_the_command_that_decides_it(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"none-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "none"])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert 'waiting for approval: c2: charge({"amount": 30}) by clerk' in err
+        command = shlex.split(err.split("decide with: ", 1)[1].strip())
+        workflow_id = command[command.index("--workflow-id") + 1]
+        assert command == ["stepswitch", "run", "tests/temporal/flows.py:durable", "--temporal",
+                           dev_server, "--workflow-id", workflow_id, "--approve", "all"]
+        assert counts(str(ledger)) == {"reserve": 1}
+        code = main(command[1:])  # as printed
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "reserved and charged\n"
+    assert counts(str(ledger)) == {"reserve": 1, "charge": 1}

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import shlex
 import sys
 import sysconfig
 import traceback
@@ -28,6 +29,7 @@ from stepswitch.cli._context import build_context
 from stepswitch.cli._session import (
     add_session_flags,
     check_resumed_session,
+    continue_script,
     load_cli_session,
     refuse_flow,
     session_flags,
@@ -82,8 +84,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--model",
         metavar="NAME",
-        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), or "
-        "scripted:FILE.json to replay a scripted transcript",
+        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), "
+        "scripted:FILE.json to replay a scripted transcript, or FILE.py:NAME, a model "
+        "object in your code",
     )
     p.add_argument(
         "--base-url", metavar="URL", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)"
@@ -182,10 +185,13 @@ def run(args: argparse.Namespace) -> int:
             model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
-    args.session_object, _ = load_cli_session(
+    scripted_session = getattr(args, "session", None) is not None and _is_transcript(model)
+    args.session_object, snap = load_cli_session(
         getattr(args, "session", None), getattr(args, "session_id", None),
-        machine=None if args.resume else machine,
+        machine=None if args.resume else machine, items=scripted_session,
     )
+    if scripted_session:
+        continue_script(model, snap, start if isinstance(start, RunState) else None)
     args.run_config = None
     provider = None
     if args.trace:
@@ -222,6 +228,12 @@ def _model(args: argparse.Namespace) -> Model:
     from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 
     name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
+    if args.model is not None:
+        from stepswitch.cli.worker import user_model
+
+        mine = user_model(args.model)  # FILE.py:NAME, as `stepswitch worker` takes it
+        if mine is not None:
+            return mine if args.stream else _Unstreamed(mine)
     if name.startswith(_SCRIPTED):
         path = name[len(_SCRIPTED) :]
         if not path:
@@ -449,10 +461,23 @@ def _paused(
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
     out.line(
-        f"saved the run to {', '.join(saved)}; continue with: stepswitch run {args.target} "
-        f"--resume {saved[0]} --approve all{session_flags(args)}"
+        f"saved the run to {', '.join(saved)}; continue with: stepswitch run "
+        f"{shlex.quote(args.target)} --resume {shlex.quote(saved[0])} --approve all"
+        f"{_run_flags(args)}{session_flags(args)}"
     )
     return 0
+
+
+def _run_flags(args: argparse.Namespace) -> str:
+    """The flags this command was given that its resumption needs again: the model and
+    how to reach it, and the context factory (a resumed run rebuilds its context)."""
+    out = ""
+    for flag, value in (("--model", args.model), ("--base-url", args.base_url),
+                        ("--api", None if args.api == "responses" else args.api),
+                        ("--context", args.context)):
+        if value is not None:
+            out += f" {flag} {shlex.quote(value)}"
+    return out
 
 
 def _in_user_code(exc: BaseException) -> bool:
