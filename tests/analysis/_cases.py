@@ -41,6 +41,16 @@ def described(order_id: int) -> str:
     return str(order_id)
 
 
+@ss.function_tool
+def misdocumented(order_id: int) -> str:
+    """Look an order up.
+
+    Args:
+        ordr_id: The order's number.
+    """
+    return str(order_id)
+
+
 @ss.function_tool(name="look up")
 def bad_name(order_id: int) -> str:
     """A name the API rejects."""
@@ -310,6 +320,7 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["lookup"]))),
     ),
     "SW304": (lambda: wf("a", a(tools=[undocumented])), lambda: wf("a", a(tools=[described]))),
+    "SW305": (lambda: wf("a", a(tools=[misdocumented])), lambda: wf("a", a(tools=[lookup]))),
     "SW401": (lambda: wf("a", a(output_type=Tally)), lambda: wf("a", a(output_type=Counts))),
     "SW402": (lambda: wf("a", a(tools=[tag])), lambda: wf("a", a(tools=[tag_ok]))),
     "SW403": (

@@ -82,6 +82,8 @@ _ALL = (
          "StopAtTools names no function tool or agent tool of its agent"),
     Code("SW304", "tool-without-description", "warning",
          "a function tool with no docstring and no description: the model sees only its name"),
+    Code("SW305", "unknown-docstring-parameter", "warning",
+         "a tool's docstring describes a parameter the function does not have"),
     Code("SW401", "output-type-not-strict", "error",
          "an output type that OpenAI strict structured output rejects"),
     Code("SW402", "tool-parameters-not-strict", "error",
