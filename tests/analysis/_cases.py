@@ -351,6 +351,7 @@ CASES: dict[str, tuple[Build, Build]] = {
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
     "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
+    "SW603": (lambda: _sdk_filtered(sdk_filter=True), lambda: _sdk_filtered(sdk_filter=False)),
     "SW602": (
         lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
         lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),
@@ -422,3 +423,16 @@ def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
 
     tools: list[Any] = [agents.WebSearchTool()] if hosted else [search]
     return from_sdk(agents.Agent(name="researcher", tools=tools))
+
+
+def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
+    """An SDK handoff with the SDK's own input filter (SW603), or with none."""
+    import agents
+    from agents.extensions import handoff_filters
+
+    from stepswitch.interop.sdk import from_sdk
+
+    billing = agents.Agent(name="billing")
+    flt = handoff_filters.remove_all_tools if sdk_filter else None
+    return from_sdk(agents.Agent(name="front", handoffs=[
+        agents.handoff(billing, input_filter=flt)]))

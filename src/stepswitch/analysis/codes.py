@@ -104,6 +104,9 @@ _ALL = (
          "a tool read from an SDK app that stepswitch cannot run (hosted, MCP, computer)"),
     Code("SW602", "input-guardrail-never-runs", "warning",
          "an input guardrail on an agent that never starts a run"),
+    Code("SW603", "sdk-input-filter", "warning",
+         "a handoff input filter read from an SDK app: it works on the SDK's items and "
+         "fails when the handoff is taken"),
     Code("SW701", "unknown-flow-node", "error",
          "a flow edge or the entry names no agent or step of the workflow"),
     Code("SW702", "flow-type-mismatch", "error",
