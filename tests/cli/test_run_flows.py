@@ -53,6 +53,24 @@ APP = textwrap.dedent('''
     counter = ss.Workflow("counter", bump, flow=[
         ss.branch(bump, when=small, then=bump, otherwise=ss.END, max_uses=2),
     ])
+
+    @ss.step
+    def shout(s: str) -> str:
+        """Loud."""
+        return s.upper()
+
+    @ss.step
+    def liar(s: str) -> int:
+        """Says it counts."""
+        return "not an int"
+
+    @ss.step
+    def double(n: int) -> str:
+        """Twice."""
+        return str(n * 2)
+
+    liars = ss.Workflow("liars", shout, flow=[
+        ss.then(shout, liar), ss.then(liar, double), ss.then(double, ss.END)])
 ''')
 
 
@@ -196,3 +214,45 @@ def test_a_tampered_spent_state_still_fails_closed_in_one_line(
     assert (code, out) == (2, "")
     line = one_error_line(err)
     assert ("does not fit" in line) if tamper == "drop" else ("spent" in line)
+
+
+def test_a_step_that_returns_another_type_than_its_annotation_fails_the_run(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = app / "liar.json"
+    code, out, err = run(app, "liars", "--input", "hi", "--state", str(state), capsys=capsys)
+    assert (code, out) == (2, "")
+    line = one_error_line(err)
+    assert line == (f"stepswitch: error: step 'liar' at {_line_of(app, 'def liar')} returned str, "
+                    "but is annotated -> int")
+    # the run so far is saved, at the step that lied: resuming runs it again
+    doc = json.loads(state.read_text())["body"]
+    assert doc["flow"]["node"] == "liar" and doc["flow"]["value"] == "HI"
+    assert f"retry with --resume {state}" in err
+
+
+def test_a_generated_runner_checks_step_outputs_the_same(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner = app / "gen_liars.py"
+    assert main(["compile", f"{_module(app)}:liars", "-o", str(runner)]) == 0
+    capsys.readouterr()
+    sys.path.insert(0, str(app))
+    try:
+        generated = __import__("gen_liars")
+        module = sys.modules[_module(app)[:-3]]
+    finally:
+        sys.path.remove(str(app))
+    for machine in (generated.MACHINE, module.liars.compile()):
+        with pytest.raises(ss.UserError) as caught:
+            machine.run_sync("hi")
+        assert str(caught.value) == (f"step 'liar' at {_line_of(app, 'def liar')} returned "
+                                     "str, but is annotated -> int")
+        assert caught.value.run_data.to_state().flow.node == "liar"  # type: ignore[attr-defined]
+
+
+def _line_of(app: Path, text: str) -> str:
+    """``file:line`` of the decorator line above ``text`` in the app."""
+    lines = APP.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(text))
+    return f"{_module(app)}:{at}"

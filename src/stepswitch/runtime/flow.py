@@ -89,12 +89,18 @@ class FlowCore:
         if flow.entry not in self.nodes:
             raise UserError(f"machine {core.ir.name!r}: flow entry {flow.entry!r} is no node")
         self.fns: dict[str, Callable[..., Any]] = {}
+        self.checks: dict[str, Callable[[Any], None]] = {}
+        """Per step, what checks its output against its return annotation (the step's
+        own ``output_check``, built by the DSL with pydantic; none for a plain function)."""
         self.cases: dict[str, dict[str, str | None]] = {}
         self.preds: dict[str, Callable[[Any], Any]] = {}
         for n in flow.nodes:
             if n.kind == "step":
                 obj = core.obj(n.ref or "")
                 self.fns[n.name] = getattr(obj, "fn", obj)
+                output_check = getattr(obj, "output_check", None)
+                if callable(output_check):
+                    self.checks[n.name] = output_check()
             elif n.name not in core.states:
                 raise UserError(
                     f"machine {core.ir.name!r}: flow node {n.name!r} is no agent state"
@@ -489,6 +495,9 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 out = fn(fr.ctx, value) if node.takes_context else fn(value)
                 if node.is_async:
                     out = yield Await(out)
+                check = fc.checks.get(node.name)
+                if check is not None:
+                    check(out)
             else:
                 if fr.emit:
                     yield Emit(FlowNodeStreamEvent(node.name, "agent"))
@@ -611,6 +620,9 @@ def _branch_step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
     out = fn(ctx, value) if node.takes_context else fn(value)
     if node.is_async:
         out = yield Await(out)
+    check = fc.checks.get(node.name)
+    if check is not None:
+        check(out)
     return out
 
 
