@@ -286,3 +286,21 @@ def test_a_flow_is_refused_a_session_before_anything_is_made(
     assert "session=" not in err and "chatting with" not in err
     assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # no .stepswitch/, no s.db
+
+
+def test_chat_takes_a_model_from_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chatmodel.py").write_text(
+        "from stepswitch.runtime.model import ModelResponse\n"
+        "from stepswitch.testing import assistant_message\n"
+        "class Echo:\n"
+        "    async def get_response(self, request):\n"
+        "        return ModelResponse((assistant_message(f'{len(request.input)} in'),))\n"
+        "model = Echo()\n")
+    code, out, err = _chat(["--model", f"{tmp_path}/chatmodel.py:model",
+                            "--session", f"sqlite:///{tmp_path}/c.db"], "hi\nagain\n",
+                           capsys, monkeypatch)
+    assert code == 0, err
+    # the second turn sees the first one's items
+    assert out.splitlines() == ["triage> 1 in", "triage> 3 in"]

@@ -116,7 +116,7 @@ def test_attaching_to_an_unknown_run_is_a_one_line_error(
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    (["--trace", "t.jsonl"], "--trace records this process's spans"),
+    (["--trace", "t.jsonl"], "start the worker with `stepswitch worker ... --trace FILE.jsonl`"),
     (["--session", "sqlite:///never.db"], "with --temporal the worker keeps the conversations"),
     (["--session-id", "ann", "--workflow-id", "bob"], "--session-id 'ann' and --workflow-id"),
 ])
@@ -132,28 +132,56 @@ def test_flags_a_durable_run_cannot_honour_are_refused_not_ignored(
     assert not (ROOT / "t.jsonl").exists() and not (ROOT / "never.db").exists()
 
 
-def test_a_flow_is_refused_before_any_server_is_contacted(
+def test_a_flow_runs_on_temporal_from_the_cli(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"cli-flow-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable_flow",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable_flow", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "one lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "receipt: reserved and charged\n"
+    assert "tool reserve" in out.err and "approved charge (c2)" in out.err
+    assert "packer: reserved and charged\ndone: last agent receipt" in out.err
+    assert counts(str(ledger)) == {"take_order": 1, "reserve": 1, "charge": 1, "receipt": 1}
+    assert b"worker for durable_flow" in err
+
+
+def test_a_flow_with_session_flags_is_refused_before_any_server_is_contacted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphs.judge import judge
-    from stepswitch.errors import UserError
-    from stepswitch.temporal import workflow_for
-
     monkeypatch.chdir(ROOT)
     # port 9 has no server: the refusal comes first, so the error is about the flow
-    for argv in (["worker", "graphs/judge.py:judge", "--address", "127.0.0.1:9",
-                  "--task-queue", "q"],
-                 ["run", "graphs/judge.py:judge", "--temporal", "127.0.0.1:9", "--input", "x"]):
+    for argv, why in (
+        (["worker", "graphs/judge.py:judge", "--address", "127.0.0.1:9", "--task-queue", "q",
+          "--session", "sqlite:///never.db"], "--session keeps the worker's conversations"),
+        (["run", "graphs/judge.py:judge", "--temporal", "127.0.0.1:9", "--input", "x",
+          "--session-id", "ann"], "--session-id continues a conversation"),
+    ):
         code = main(argv)
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert code == 2
         assert line == (
-            "stepswitch: error: workflow 'judge' is a flow (agents chained by code steps): "
-            "flows do not run on Temporal yet (docs/durable.md); run it in-process with "
-            "machine.run(...) or `stepswitch run`"
+            f"stepswitch: error: workflow 'judge' is a flow: {why}, and sessions are for "
+            "handoff workflows (a flow starts at its first node each run; see "
+            "docs/sessions.md)"
         )
-    with pytest.raises(UserError, match="flows do not run on Temporal yet"):
-        workflow_for(judge.compile())
+    assert not (ROOT / "never.db").exists()
 
 
 def test_a_worker_with_an_unreachable_session_store_does_not_start(
@@ -179,3 +207,49 @@ def test_temporal_flags_without_temporal_are_refused_not_ignored(
     assert code == 2
     assert line == (f"stepswitch: error: {flags[0]} is for a durable run: add --temporal "
                     f"HOST:PORT, or drop {flags[0]} to run here")
+
+
+def test_a_worker_writes_the_spans_of_the_runs_it_serves(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `run --temporal --trace` is refused and points here: the worker's --trace writes
+    # what `stepswitch trace` reads, across the approval's pause and resumption
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    spans = tmp_path / "worker.jsonl"
+    queue = f"trace-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model", "--trace", str(spans)],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    assert code == 0, capsys.readouterr().err
+    assert worker.returncode == 0, err
+    capsys.readouterr()
+    assert main(["trace", str(spans)]) == 0
+    tree = capsys.readouterr().out
+    names = [line.strip().split("  ")[0] for line in tree.splitlines()]
+    assert names[0].startswith("trace ") and names[1] == "invoke_workflow durable", tree
+    for name in ("invoke_agent clerk", "execute_tool reserve", "execute_tool charge"):
+        assert name in names, tree
+    assert names.count("invoke_workflow durable") == 2  # paused for the approval, resumed
+
+
+def test_a_worker_trace_file_it_cannot_write_is_refused_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["worker", "tests/temporal/flows.py:durable", "--address", "127.0.0.1:9",
+                 "--task-queue", "q", "--trace", str(tmp_path)])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line.startswith(f"stepswitch: error: --trace {tmp_path}: cannot write it")

@@ -28,7 +28,8 @@ def run_durable(args: argparse.Namespace) -> int:
     if getattr(args, "trace", None):
         raise UserError(
             "--trace records this process's spans, but a run on Temporal runs on its worker: "
-            "set a tracer provider where the worker runs (see docs/durable.md, Tracing)"
+            "start the worker with `stepswitch worker ... --trace FILE.jsonl` (see "
+            "docs/durable.md, Tracing)"
         )
     if getattr(args, "session", None):
         raise UserError(
@@ -48,11 +49,13 @@ def run_durable(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(str(exc)) from None
     from stepswitch.cli.run import _one_workflow
-    from stepswitch.temporal._workflow import refuse_flow
 
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
-    refuse_flow(machine)
+    if session_id is not None:
+        from stepswitch.cli._session import refuse_flow
+
+        refuse_flow(machine, "--session-id continues a conversation")
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     try:
         return asyncio.run(_watch(machine, args, policy))

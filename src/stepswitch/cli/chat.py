@@ -54,7 +54,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
     p.add_argument("--model", metavar="NAME",
-                   help="model name, or scripted:FILE.json to replay a scripted transcript")
+                   help="model name, scripted:FILE.json to replay a scripted transcript, "
+                   "or FILE.py:NAME, a model object in your code")
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
     p.add_argument("--api", choices=("responses", "chat"), default="responses",
                    help="wire API: responses (OpenAI) or chat (most compatible servers)")

@@ -83,8 +83,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--model",
         metavar="NAME",
-        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), or "
-        "scripted:FILE.json to replay a scripted transcript",
+        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), "
+        "scripted:FILE.json to replay a scripted transcript, or FILE.py:NAME, a model "
+        "object in your code",
     )
     p.add_argument(
         "--base-url", metavar="URL", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)"
@@ -245,6 +246,12 @@ def _model(args: argparse.Namespace) -> Model:
     from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 
     name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
+    if args.model is not None:
+        from stepswitch.cli.worker import user_model
+
+        mine = user_model(args.model)  # FILE.py:NAME, as `stepswitch worker` takes it
+        if mine is not None:
+            return mine if args.stream else _Unstreamed(mine)
     if name.startswith(_SCRIPTED):
         path = name[len(_SCRIPTED) :]
         if not path:

@@ -1,8 +1,10 @@
 """``stepswitch worker TARGET --address HOST:PORT --task-queue Q``: run a Temporal worker
 for a workflow's durable runs until Ctrl-C (or SIGTERM).
 
-``--model`` is what ``stepswitch run`` takes (a model name, ``scripted:FILE.json``) or
+``--model`` is what ``stepswitch run`` takes: a model name, ``scripted:FILE.json``, or
 ``FILE.py:NAME``, an object with ``async get_response(request)`` defined in your code.
+``--trace FILE.jsonl`` writes the spans of the runs the worker serves, as ``run --trace``
+does in process (``stepswitch trace FILE`` prints them).
 Exit codes: 0 stopped, 2 a usage, target or connection error.
 """
 
@@ -45,6 +47,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "fewer server round trips; a worker that dies mid-task runs them again "
         "(default: none)",
     )
+    p.add_argument(
+        "--trace", metavar="FILE.jsonl",
+        help="append the spans of the runs this worker serves to FILE as JSON lines "
+        "(print them with `stepswitch trace FILE`)",
+    )
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
@@ -52,28 +59,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    """The worker's model: ``FILE.py:NAME`` from user code, else as ``stepswitch run``."""
-    spec: str | None = args.model
-    if spec is None:
+    """The worker's model, read as ``stepswitch run`` reads ``--model`` (None: the
+    agents' own, else the default model)."""
+    if args.model is None:
         return None
-    file, sep, name = spec.rpartition(":")
-    if sep and file.endswith(".py"):
-        from stepswitch.cli.targets import _import_file
-
-        path = Path(file)
-        if not path.is_file():
-            raise UserError(f"--model {spec}: no file {file}")
-        module = _import_file(path)
-        model = getattr(module, name, None)
-        if model is None or not hasattr(model, "get_response"):
-            raise UserError(
-                f"--model {spec}: {file} has no model named {name!r} (an object with "
-                "async get_response(request))"
-            )
-        return model
     from stepswitch.cli.run import _model
 
     return _model(argparse.Namespace(**{**vars(args), "stream": False}))
+
+
+def user_model(spec: str) -> Any | None:
+    """``FILE.py:NAME``: the model object ``NAME`` of that file; None when ``spec`` is
+    not of that form (a model name, ``scripted:FILE.json``)."""
+    file, sep, name = spec.rpartition(":")
+    if not (sep and file.endswith(".py")):
+        return None
+    from stepswitch.cli.targets import _import_file
+
+    path = Path(file)
+    if not path.is_file():
+        raise UserError(f"--model {spec}: no file {file}")
+    module = _import_file(path)
+    model = getattr(module, name, None)
+    if model is None or not hasattr(model, "get_response"):
+        raise UserError(
+            f"--model {spec}: {file} has no model named {name!r} (an object with "
+            "async get_response(request))"
+        )
+    return model
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,16 +101,23 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     try:
         import stepswitch.temporal as st
-        from stepswitch.temporal._workflow import refuse_flow
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    refuse_flow(machine)
+    if args.session is not None:
+        from stepswitch.cli._session import refuse_flow
+
+        refuse_flow(machine, "--session keeps the worker's conversations")
     if args.session is not None:
         # reached once now: a store that is down is a flag error, not a traceback in
         # the worker's log at its first run
         from stepswitch.cli._session import open_cli_session
 
         asyncio.run(open_cli_session(args.session, None).close())
+    provider = None
+    if args.trace is not None:
+        from stepswitch.otel import file_provider
+
+        provider = file_provider(args.trace)  # a file it cannot write: exit 2 now
 
     async def serve() -> int:
         client = await st.connect(args.address, namespace=args.namespace)
@@ -107,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             local_activities={"none": False, "models": "models", "all": True}[
                 args.local_activities
             ],
+            tracer_provider=provider,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -122,4 +143,8 @@ def run(args: argparse.Namespace) -> int:
         print("stepswitch: worker stopped", file=sys.stderr)
         return 0
 
-    return asyncio.run(serve())
+    try:
+        return asyncio.run(serve())
+    finally:
+        if provider is not None:
+            provider.shutdown()

@@ -44,7 +44,6 @@ from stepswitch.runtime.model import InputItem, ModelResponse
 from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Calls, Run, input_items
 from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
-from stepswitch.runtime.tools import error_summary as one_line
 
 if TYPE_CHECKING:  # pydantic loads with the first flow that needs it, not the runtime
     from pydantic import TypeAdapter
@@ -54,6 +53,7 @@ __all__ = [
     "FlowStep",
     "flow_loop",
     "flow_run",
+    "misfit",
     "next_node",
     "no_route",
     "predicate_of",
@@ -94,10 +94,16 @@ class FlowCore:
         own ``output_check``, built by the DSL with pydantic; none for a plain function)."""
         self.cases: dict[str, dict[str, str | None]] = {}
         self.preds: dict[str, Callable[[Any], Any]] = {}
+        self.awaits: set[str] = set()
+        """Steps whose call returns an awaitable: async ones, and those a driver performs
+        itself (a resolver entry with ``performed_by_driver``, as on Temporal, where a
+        step is an activity)."""
         for n in flow.nodes:
             if n.kind == "step":
                 obj = core.obj(n.ref or "")
                 self.fns[n.name] = getattr(obj, "fn", obj)
+                if n.is_async or getattr(obj, "performed_by_driver", False):
+                    self.awaits.add(n.name)
                 output_check = getattr(obj, "output_check", None)
                 if callable(output_check):
                     self.checks[n.name] = output_check()
@@ -145,6 +151,21 @@ class FlowCore:
         if node.kind == "agent" and node.output_type is None:
             return self.adapter(None, text=True)
         return self.adapter(node.output_type)
+
+
+def misfit(exc: ValueError) -> str:
+    """A value's validation error on one line: where and what, for each error
+    (pydantic's own message takes several lines and ends in a link)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return " ".join(str(exc).split())
+    parts: list[str] = []
+    for e in errors():
+        where = ".".join(str(p) for p in e.get("loc", ()))
+        shown = repr(e.get("input"))
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        parts.append(f"{where + ': ' if where else ''}{e.get('msg', '?')} (got {shown})")
+    return "; ".join(parts)
 
 
 def route_key(out: Any, field_name: str) -> str:
@@ -238,6 +259,9 @@ class FlowRun:
     resumed flow continues the same trace)."""
     calls: Calls = field(default_factory=Calls)
     """The model calls of every node's run (each node's run counts into it)."""
+    running: Run | None = None
+    """The agent node's run while it runs (not a fan-out branch's): what a driver saves
+    to continue the flow elsewhere between two of its turns (see :meth:`mid_turn`)."""
     spent: str | None = None
     """The edge whose max_uses ran out (its key), when that stopped the run."""
 
@@ -252,6 +276,20 @@ class FlowRun:
         else:
             items.extend(self.live)
         return items
+
+    def mid_turn(self, fc: FlowCore) -> RunState | None:
+        """The flow's state at the start of the running agent node's turn (the turn not
+        yet taken), to go on with elsewhere; None outside an agent node's run."""
+        run = self.running
+        if run is None or self.fan is not None:
+            return None
+        child = run.snapshot(pending=None, status="stopped")
+        child.current_turn = run.turn - 1
+        self.child, self.live = child, []
+        try:
+            return self.snapshot(fc, status="stopped")
+        finally:
+            self.child, self.live = None, run.items
 
     def paused_runs(self) -> dict[str, RunState]:
         if self.fan is not None:
@@ -400,7 +438,8 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
             value = fc.input_adapter(node).validate_python(fs.value)
     except ValueError as exc:
         raise StateError(f"the state's input for flow node {fs.node!r} does not fit: "
-                         f"{one_line(exc)}") from None
+                         f"{misfit(exc)}"
+                         ) from None
     # An entry step that has not run yet parses the run's input again (the state keeps it
     # as given, or as JSON); an entry agent starts from the input items
     raw_input: Any = fs.value if fresh and node.kind == "step" else list(state.input)
@@ -444,7 +483,7 @@ def _read_fan(fc: FlowCore, fan: FanState, node_name: str, nested: dict[str, Run
         out_adapter = fc.output_adapter(each)
         results = {i: out_adapter.validate_python(v) for i, v in fan.results.items()}
     except ValueError as exc:
-        raise StateError(f"the state's fan-out values do not fit: {one_line(exc)}") from None
+        raise StateError(f"the state's fan-out values do not fit: {misfit(exc)}") from None
     live = _Fan(fan.source, elements, results)
     for i, child in paused.items():
         if each.kind != "agent" or child.current_agent not in fc.core.states:
@@ -493,7 +532,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 fr.fresh = False
                 fn = fc.fns[node.name]
                 out = fn(fr.ctx, value) if node.takes_context else fn(value)
-                if node.is_async:
+                if node.name in fc.awaits:
                     out = yield Await(out)
                 check = fc.checks.get(node.name)
                 if check is not None:
@@ -553,7 +592,7 @@ def _entry_value(fc: FlowCore, fr: FlowRun, node: FlowNode) -> Any:
         as_json = " (as JSON)" if isinstance(raw, str | bytes) else ""
         raise UserError(
             f"flow entry {node.name!r} takes {type_name(tp)}{as_json}, and the run's input "
-            f"does not fit: {one_line(exc)}"
+            f"does not fit: {misfit(exc)}"
         ) from None
 
 
@@ -596,12 +635,15 @@ def _agent_node(fc: FlowCore, fr: FlowRun, config: RunConfig, node: FlowNode
     run.model = fr.model
     run.emit = fr.emit
     fr.live = run.items
+    fr.running = run
     try:
         result: RunResult = yield from run_loop(fc.core, run, config)
     except StepswitchError:
         fr.child = run.snapshot(pending=None, status="stopped")
         fr.live = []
         raise
+    finally:
+        fr.running = None
     fr.responses.extend(result.raw_responses)
     return result
 
@@ -618,7 +660,7 @@ def _branch_step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
                  ) -> Generator[Any, Any, Any]:
     fn = fc.fns[node.name]
     out = fn(ctx, value) if node.takes_context else fn(value)
-    if node.is_async:
+    if node.name in fc.awaits:
         out = yield Await(out)
     check = fc.checks.get(node.name)
     if check is not None:

@@ -32,7 +32,6 @@ __all__ = [
     "BoundTool",
     "adapter_for",
     "error_output",
-    "error_summary",
     "output_text",
     "parse_arguments",
     "parse_typed",
@@ -123,26 +122,6 @@ def adapter_for(tp: Any) -> TypeAdapter[Any]:
     from pydantic import TypeAdapter
 
     return TypeAdapter(tp)
-
-
-def error_summary(exc: BaseException) -> str:
-    """A validation error in one line: each bad field (up to five) and what is wrong
-    with it; any other error's first line."""
-    errors = getattr(exc, "errors", None)
-    if not callable(errors):
-        return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    parts = []
-    for err in errors(include_url=False)[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ()))
-        if err.get("type") == "missing":
-            what = "missing"
-        else:
-            what = f"{err.get('msg', 'invalid')} (got {_clip(repr(err.get('input')), 80)})"
-        parts.append(f"{where}: {what}" if where else what)
-    more = len(errors()) - len(parts)
-    if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts)
 
 
 def _describe(exc: ValidationError) -> str:
