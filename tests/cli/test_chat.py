@@ -191,7 +191,7 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     err = capsys.readouterr().err
     hint = err.split("continue with: ", 1)[1].strip()
     assert hint == (f"stepswitch run {TARGET} --resume {state} --approve all "
-                    f"--session {url} --session-id ann")
+                    f"--model scripted:{script} --session {url} --session-id ann")
     # without the session the CLI names its flags, not the Python API's session=
     assert main(["run", TARGET, "--resume", str(state), "--approve", "all",
                  "--model", f"scripted:{script}"]) == 2

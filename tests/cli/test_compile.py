@@ -51,7 +51,10 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     assert code == 1
     assert "-                    action=HandoffTo(target='triage', max_uses=5)," in out
     assert "+                    action=HandoffTo(target='triage', max_uses=2)," in out
-    assert "stale" in out
+    # the command that regenerates it, not stepswitch's own `make codegen`
+    assert out.splitlines()[-1] == (
+        f"{stale}: stale; regenerate it with `stepswitch compile graphs/support.py:support "
+        f"-o {stale}`")
     assert stale.read_text(encoding="utf-8") != text  # --check never writes
 
     everything = tmp_path / "other.py"
@@ -59,8 +62,10 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     code, out, _ = run([*target, str(everything), "--check"], capsys)
     assert code == 1 and "more diff lines" in out and len(out.splitlines()) < 50
 
-    code, out, _ = run([*target, str(tmp_path / "missing.py"), "--check"], capsys)
-    assert code == 1 and "missing" in out
+    code, out, _ = run([*target, str(tmp_path / "my runner.py"), "--check"], capsys)
+    assert code == 1
+    assert out == (f"{tmp_path}/my runner.py: missing; generate it with `stepswitch compile "
+                   f"graphs/support.py:support -o '{tmp_path}/my runner.py'`\n")
 
 
 def test_a_target_with_several_workflows_is_a_usage_error(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -654,3 +655,53 @@ def test_model_from_a_file_as_the_worker_takes_it(
                    "get_response(request))\n")
     code, _, err = run([TARGET, "--input", "hi", "--model", "missing.py:model"], capsys)
     assert code == 2 and err == "stepswitch: error: --model missing.py:model: no file missing.py\n"
+
+
+_GREET_APP = '''
+from dataclasses import dataclass
+
+import stepswitch as ss
+
+
+@dataclass
+class Who:
+    name: str
+
+
+def make() -> Who:
+    return Who("ann")
+
+
+@ss.function_tool(needs_approval=True)
+def greet(ctx: ss.RunContext[Who], loud: bool) -> str:
+    """Greet the user."""
+    return f"hello {ctx.context.name}"
+
+
+desk = ss.Agent(name="desk", instructions="Greet.", tools=[greet])
+wf = ss.Workflow("hello", desk, agents=[desk], context_type=Who)
+'''
+
+
+def test_the_continue_hint_repeats_the_flags_the_resumption_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hint once dropped --context and --model, so the command it printed failed
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "greetapp.py").write_text(_GREET_APP)
+    (tmp_path / "my script.json").write_text(json.dumps([
+        [{"type": "function_call", "name": "greet", "arguments": {"loud": True}}],
+        [{"type": "message", "text": "greeted"}],
+    ]))
+    code, _, err = run(["greetapp.py:wf", "--input", "hi", "--model", "scripted:my script.json",
+                        "--context", "greetapp:make", "--state", "st.json"], capsys)
+    assert code == 0, err
+    hint = err.split("continue with: ", 1)[1].strip()
+    assert hint == ("stepswitch run greetapp.py:wf --resume st.json --approve all "
+                    "--model 'scripted:my script.json' --context greetapp:make")
+    command = shlex.split(hint)
+    assert command[0] == "stepswitch"
+    code, out, err = run(command[2:], capsys)  # exactly as printed
+    assert code == 0, err
+    assert out == "greeted\n"
+    assert "    → hello ann" in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import subprocess
 import sys
 import uuid
@@ -253,3 +254,39 @@ def test_a_worker_trace_file_it_cannot_write_is_refused_before_it_starts(
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert line.startswith(f"stepswitch: error: --trace {tmp_path}: cannot write it")
+
+
+def test_a_run_left_waiting_says_the_command_that_decides_it(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"none-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "none"])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert 'waiting for approval: c2: charge({"amount": 30}) by clerk' in err
+        command = shlex.split(err.split("decide with: ", 1)[1].strip())
+        workflow_id = command[command.index("--workflow-id") + 1]
+        assert command == ["stepswitch", "run", "tests/temporal/flows.py:durable", "--temporal",
+                           dev_server, "--workflow-id", workflow_id, "--approve", "all"]
+        assert counts(str(ledger)) == {"reserve": 1}
+        code = main(command[1:])  # as printed
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "reserved and charged\n"
+    assert counts(str(ledger)) == {"reserve": 1, "charge": 1}

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import shlex
 import sys
 import sysconfig
 import traceback
@@ -490,10 +491,23 @@ def _paused(
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
     out.line(
-        f"saved the run to {', '.join(saved)}; continue with: stepswitch run {args.target} "
-        f"--resume {saved[0]} --approve all{session_flags(args)}"
+        f"saved the run to {', '.join(saved)}; continue with: stepswitch run "
+        f"{shlex.quote(args.target)} --resume {shlex.quote(saved[0])} --approve all"
+        f"{_run_flags(args)}{session_flags(args)}"
     )
     return 0
+
+
+def _run_flags(args: argparse.Namespace) -> str:
+    """The flags this command was given that its resumption needs again: the model and
+    how to reach it, and the context factory (a resumed run rebuilds its context)."""
+    out = ""
+    for flag, value in (("--model", args.model), ("--base-url", args.base_url),
+                        ("--api", None if args.api == "responses" else args.api),
+                        ("--context", args.context)):
+        if value is not None:
+            out += f" {flag} {shlex.quote(value)}"
+    return out
 
 
 def _in_user_code(exc: BaseException) -> bool:
