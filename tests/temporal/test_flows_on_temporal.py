@@ -103,7 +103,7 @@ def test_the_scenarios_say_what_they_should() -> None:
         "Outline is not a scifi story, so we stop here.")
     assert run("route_loop_with_context").final_output == "outline 3"
     assert run("route_budget_spent").error is not None
-    assert run("route_budget_spent").error[0] == "MaxTurnsExceeded"  # type: ignore[index]
+    assert run("route_budget_spent").error[0] == "FlowBudgetExceeded"  # type: ignore[index]
     assert run("fan_out_over_steps").final_output == "A+B+C+D"
     assert run("fan_out_over_agents").final_output == "<a>+<b>+<c>"
     assert run("approval_in_agent_node").asked == [["c1"]]
@@ -191,8 +191,8 @@ def test_bad_input_to_a_flow_is_a_one_line_error_and_no_retry(dev_server: str) -
     with pytest.raises(ss.UserError) as info:
         machine.run_sync("not json")
     said = str(info.value)
-    assert said == ("flow entry 'check': the run's input does not fit its input type: "
-                    "Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
+    assert said == ("flow entry 'check' takes Outline (as JSON), and the run's input does "
+                    "not fit: Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
 
     async def go(text: str) -> Seen:
         client = await Client.connect(dev_server)
@@ -225,3 +225,31 @@ def test_a_flow_run_with_a_session_id_is_refused(dev_server: str) -> None:
     assert cause.message == (
         "workflow 'fan_steps' is a flow: session_id is for handoff workflows (a flow "
         "starts at its first node each run); start it without one")
+
+
+def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from stepswitch.cli.main import main
+    from stepswitch.temporal import workflow_for
+
+    machine = fc.plain_values.compile()
+    assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
+    said = (
+        "flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
+        "tests.temporal.flow_cases:Box cannot cross to a Temporal activity as JSON (Unable "
+        "to generate pydantic-core schema for <class 'tests.temporal.flow_cases.Box'>); use "
+        "a pydantic model, a dataclass or builtin types")
+    with pytest.raises(ss.UserError) as info:
+        workflow_for(machine)
+    assert str(info.value) == said
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    # port 9 has no server: the refusal comes first
+    for argv in (["worker", "tests/temporal/flow_cases.py:plain_values", "--address",
+                  "127.0.0.1:9", "--task-queue", "q"],
+                 ["run", "tests/temporal/flow_cases.py:plain_values", "--temporal",
+                  "127.0.0.1:9", "--input", "hi"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [f"stepswitch: error: {said}"]
