@@ -114,7 +114,7 @@ def test_the_scenarios_say_what_they_should() -> None:
         "Outline is not a scifi story, so we stop here.")
     assert run("route_loop_with_context").final_output == "outline 3"
     assert run("route_budget_spent").error is not None
-    assert run("route_budget_spent").error[0] == "MaxTurnsExceeded"  # type: ignore[index]
+    assert run("route_budget_spent").error[0] == "FlowBudgetExceeded"  # type: ignore[index]
     assert run("fan_out_over_steps").final_output == "A+B+C+D"
     assert run("fan_out_over_agents").final_output == "<a>+<b>+<c>"
     assert run("approval_in_agent_node").asked == [["c1"]]
@@ -202,8 +202,8 @@ def test_bad_input_to_a_flow_is_a_one_line_error_and_no_retry(dev_server: str) -
     with pytest.raises(ss.UserError) as info:
         machine.run_sync("not json")
     said = str(info.value)
-    assert said == ("flow entry 'check': the run's input does not fit its input type: "
-                    "Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
+    assert said == ("flow entry 'check' takes Outline (as JSON), and the run's input does "
+                    "not fit: Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
 
     async def go(text: str) -> Seen:
         client = await Client.connect(dev_server)
