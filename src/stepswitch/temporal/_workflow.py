@@ -765,9 +765,9 @@ class _Driver:
             else:
                 state.reject(call_id, decision.message)
         if self.trace is not None:
-            self.trace.resume(
-                {c: d.approve for c, d in self.decisions.items()}, state.current_turn
-            )
+            # where it resumed, as in-process: a flow's turns are its nodes' model calls
+            turn = state.calls_made if state.flow is not None else state.current_turn
+            self.trace.resume({c: d.approve for c, d in self.decisions.items()}, turn)
             self.segment = Segment(self.trace, self.trace.root_context)
         self.decisions = {}
         return state
