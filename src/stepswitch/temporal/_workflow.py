@@ -752,6 +752,10 @@ class _Driver:
             i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
             for i in result.interruptions
         }
+        for call_id in self.pending:
+            # a new call under a decided call's id (a flow's loop back to a node whose
+            # model numbers calls per response, call_0 each round) waits afresh
+            self.decided.pop(call_id, None)
         self.waiting = True
         await workflow.wait_condition(
             lambda: not self.pending
