@@ -378,7 +378,7 @@ def test_a_decision_a_changed_worker_refuses_is_a_one_line_error(
     monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
     monkeypatch.delenv("STEPSWITCH_GO", raising=False)
     monkeypatch.chdir(ROOT)
-    shop = tmp_path / "shop.py"
+    shop = tmp_path / "shop_changed.py"
     shop.write_text(_CHANGED_FLOW.format(instructions="Reserve, then charge."))
     target = f"{shop}:durable_flow"
     queue = f"changed-{uuid.uuid4().hex[:8]}"
@@ -407,3 +407,35 @@ def test_a_decision_a_changed_worker_refuses_is_a_one_line_error(
         "stepswitch: error: the decision on c2 failed: the workflow 'durable_flow' changed "
         "under this run"), err
     assert "Traceback" not in err
+
+
+def test_a_run_started_from_an_edited_file_fails_on_a_worker_of_the_old_version(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The command pins the run to the machine it compiled: a worker still running the
+    file as it was fails the run before any step or tool runs, not silently runs the
+    old version."""
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    shop = tmp_path / "shop_pinned.py"  # a module name of its own in this process
+    shop.write_text(_CHANGED_FLOW.format(instructions="Reserve, then charge."))
+    target = f"{shop}:durable_flow"
+    queue = f"pinned-{uuid.uuid4().hex[:8]}"
+    worker = _worker(target, dev_server, queue)  # the old version
+    try:
+        assert worker.stderr is not None
+        assert b"worker for durable_flow" in worker.stderr.readline()  # it read the file
+        shop.write_text(_CHANGED_FLOW.format(instructions="Charge first."))  # edited
+        code = main(["run", target, "--temporal", dev_server, "--task-queue", queue,
+                     "--input", "one lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "stepswitch: error: the run failed: the workflow 'durable_flow' changed under " \
+        "this run" in err
+    assert not ledger.exists() or counts(str(ledger)) == {}

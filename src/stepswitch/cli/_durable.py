@@ -97,7 +97,11 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
                                  target=args.target)
         handle = await client.start_workflow(
             st.workflow_name(machine),
-            st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns),
+            # pinned to the machine this command compiled: a worker of another version
+            # (the file edited since it started) fails the run before anything runs,
+            # instead of running what the worker has
+            st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns,
+                        digest=st.machine_digest(machine)),
             id=workflow_id,
             task_queue=args.task_queue,
             result_type=st.RunOutput,
