@@ -192,3 +192,48 @@ def test_a_folder_with_files_that_do_not_import_does_not_say_passed(tmp_path: Pa
     assert done.returncode == 2
     assert "Checked 1 workflow; 1 file could not be imported" in done.stdout
     assert "gen_greeter" not in done.stderr
+
+
+def test_a_misspelt_workflow_or_flow_node_gets_a_did_you_mean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _module(tmp_path, """
+        from typing import Literal
+
+        from pydantic import BaseModel
+
+        import stepswitch as ss
+
+
+        class Verdict(BaseModel):
+            score: Literal["pass", "fail"]
+
+
+        judge = ss.Agent(name="judge", instructions="Judge.", output_type=Verdict)
+
+
+        @ss.step
+        def ok(v: Verdict) -> str:
+            return "ok"
+
+
+        @ss.step
+        def bad(v: Verdict) -> str:
+            return "bad"
+
+
+        report = ss.Workflow("report", judge, agents=[judge], flow=[
+            ss.route(judge, on="score", cases={"pass": ok, "fail": "bda"}),
+            ss.then(ok, ss.END)])
+    """)
+    code, _, err = _run(["check", f"{path}:reprot"], capsys)
+    assert code == 2
+    assert err == (f"stepswitch: error: {path}:reprot: {path} has no attribute 'reprot' "
+                   "(did you mean 'report'?)\n")
+    code, _, err = _run(["check", f"{path}:zzz"], capsys)
+    assert code == 2 and err.endswith("has no attribute 'zzz'; its Workflows: report\n")
+    # the step `bad` is not in the flow (only named, misspelt): still suggested
+    code, out, _ = _run(["check", str(path)], capsys)
+    assert code == 1
+    assert ("SW701 [error] flow node 'bda' names no agent or step of workflow 'report' "
+            "(did you mean 'bad'?)") in out

@@ -127,7 +127,8 @@ def _load_one(
             raise TargetError(f"{target}: no Workflow found in {label}")
         return results
     if not hasattr(module, name):
-        raise TargetError(f"{target}: {label} has no attribute {name!r}")
+        hint = _workflow_hint(module, name)
+        raise TargetError(f"{target}: {label} has no attribute {name!r}{hint}")
     obj = getattr(module, name)
     if isinstance(obj, Workflow):
         return [LoadedWorkflow(f"{label}:{name}", obj, module.__name__, name)]
@@ -139,6 +140,22 @@ def _load_one(
             f"Workflow(name=..., entry={name}) and name that"
         )
     raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
+
+
+def _workflow_hint(module: ModuleType, name: str) -> str:
+    """`` (did you mean 'x'?)`` for a misspelt workflow name, else the workflows the
+    module has; empty when it has none."""
+    import difflib
+
+    names = [a for a, v in vars(module).items()
+             if isinstance(v, Workflow) and not a.startswith("_")]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    if names:
+        shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
+        return f"; its Workflows: {shown}"
+    return ""
 
 
 def a_type(obj: object) -> str:
