@@ -258,11 +258,12 @@ def test_chat_reads_the_session_once_before_the_first_message(
             "--session", f"sqlite:///{db}", "--session-id", "ann"]
     code, _, err = _chat(argv, "I want a refund\n", capsys, monkeypatch)
     assert code == 0, err
-    assert loads[:2] == [0, None], loads  # the flag check (limit 0), then the first run's
+    # the flag check (which, for a script, takes the history too), then the first run's
+    assert loads[:2] == [None, None], loads
     loads.clear()
     code, _, err = _chat(argv, "", capsys, monkeypatch)
     assert code == 0 and "(continuing the conversation at agent refund)" in err
-    assert loads == [0], loads
+    assert loads == [None], loads
 
 
 @pytest.mark.parametrize("argv", [
@@ -286,6 +287,39 @@ def test_a_flow_is_refused_a_session_before_anything_is_made(
     assert "session=" not in err and "chatting with" not in err
     assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # no .stepswitch/, no s.db
+
+
+def test_a_script_continues_across_commands_in_one_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each command is a new process with a fresh script: without the session's earlier
+    # model calls it would start over and answer the second message with the first reply
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"steps": [
+        {"output": [{"type": "message", "text": "Hello."}]},
+        {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+        {"output": [{"type": "function_call", "name": "process_refund",
+                     "arguments": {"order_id": 42, "reason": "late"}}]},
+        {"output": [{"type": "message", "text": "Refunded."}]},
+        {"output": [{"type": "message", "text": "Anything else?"}]},
+    ]}))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    url, state = f"sqlite:///{tmp_path}/c.db", tmp_path / "paused.json"
+    flags = ["--model", f"scripted:{script}", "--session", url, "--session-id", "ann"]
+    assert main(["run", TARGET, "--input", "hi", *flags]) == 0
+    assert capsys.readouterr().out == "Hello.\n"
+    assert main(["run", TARGET, "--input", "refund 42", *flags, "--state", str(state),
+                 "--approve", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "first 1 step(s) are the session's earlier model call(s); the script continues " \
+        "at step 2" in err
+    assert "paused" in err
+    assert main(["run", TARGET, "--resume", str(state), "--approve", "all", *flags]) == 0
+    out, err = capsys.readouterr()
+    assert out == "Refunded.\n", err
+    assert "the script continues at step 4" in err
+    code, out, err = _chat(flags, "thanks\n", capsys, monkeypatch)
+    assert code == 0 and out == "refund> Anything else?\n", err
 
 
 def test_chat_takes_a_model_from_a_file(

@@ -131,6 +131,29 @@ def fan_agents() -> ss.StateMachine:
     ]).compile()
 
 
+class Box:
+    """A plain class: fine between steps in-process, no JSON to cross to a worker."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+@ss.step
+def boxed(text: str) -> Box:
+    return Box(text)
+
+
+@ss.step
+def unboxed(box: Box) -> str:
+    return box.text
+
+
+plain_values = ss.Workflow("plain_values", boxed, flow=[
+    ss.then(boxed, unboxed),
+    ss.then(unboxed, ss.END),
+])
+
+
 class ByInput:
     """Answers by the request, never by call order (fan-out branches run at once): an
     outline agent writes the outline its input asks for, a translator echoes its

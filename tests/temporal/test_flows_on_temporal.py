@@ -225,3 +225,31 @@ def test_a_flow_run_with_a_session_id_is_refused(dev_server: str) -> None:
     assert cause.message == (
         "workflow 'fan_steps' is a flow: session_id is for handoff workflows (a flow "
         "starts at its first node each run); start it without one")
+
+
+def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from stepswitch.cli.main import main
+    from stepswitch.temporal import workflow_for
+
+    machine = fc.plain_values.compile()
+    assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
+    said = (
+        "flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
+        "tests.temporal.flow_cases:Box cannot cross to a Temporal activity as JSON (Unable "
+        "to generate pydantic-core schema for <class 'tests.temporal.flow_cases.Box'>); use "
+        "a pydantic model, a dataclass or builtin types")
+    with pytest.raises(ss.UserError) as info:
+        workflow_for(machine)
+    assert str(info.value) == said
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    # port 9 has no server: the refusal comes first
+    for argv in (["worker", "tests/temporal/flow_cases.py:plain_values", "--address",
+                  "127.0.0.1:9", "--task-queue", "q"],
+                 ["run", "tests/temporal/flow_cases.py:plain_values", "--temporal",
+                  "127.0.0.1:9", "--input", "hi"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [f"stepswitch: error: {said}"]

@@ -54,6 +54,9 @@ def run_durable(args: argparse.Namespace) -> int:
 
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
+    from stepswitch.temporal import workflow_for
+
+    workflow_for(machine)  # what no worker could run is refused before any connection
     if session_id is not None:
         from stepswitch.cli._session import refuse_flow
 

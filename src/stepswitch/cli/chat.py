@@ -22,9 +22,16 @@ from typing import Any
 
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
-from stepswitch.cli._session import DEFAULT_ID, add_session_flags, load_cli_session, refuse_flow
+from stepswitch.cli._session import (
+    DEFAULT_ID,
+    add_session_flags,
+    continue_script,
+    load_cli_session,
+    refuse_flow,
+)
 from stepswitch.cli.run import (
     _decide,
+    _is_transcript,
     _model,
     _one_workflow,
     _Progress,
@@ -82,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
         Path(DEFAULT_STORE).parent.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DEFAULT_STORE}"
     # its one read (version and agent) serves the banner's "continuing at" too
-    session, snap = load_cli_session(url, args.session_id, machine=machine)
+    scripted = _is_transcript(model)
+    session, snap = load_cli_session(url, args.session_id, machine=machine, items=scripted)
+    if scripted:
+        continue_script(model, snap)
     print(
         f"chatting with {visible(machine.name)} (session "
         f"{visible(args.session_id or DEFAULT_ID)} in {url}); an empty line or Ctrl-D ends",

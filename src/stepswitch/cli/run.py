@@ -29,6 +29,7 @@ from stepswitch.cli._context import build_context
 from stepswitch.cli._session import (
     add_session_flags,
     check_resumed_session,
+    continue_script,
     load_cli_session,
     refuse_flow,
     session_flags,
@@ -185,10 +186,13 @@ def run(args: argparse.Namespace) -> int:
             model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
-    args.session_object, _ = load_cli_session(
+    scripted_session = getattr(args, "session", None) is not None and _is_transcript(model)
+    args.session_object, snap = load_cli_session(
         getattr(args, "session", None), getattr(args, "session_id", None),
-        machine=None if args.resume else machine,
+        machine=None if args.resume else machine, items=scripted_session,
     )
+    if scripted_session:
+        continue_script(model, snap, start if isinstance(start, RunState) else None)
     args.run_config = None
     provider = None
     if args.trace:

@@ -103,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         import stepswitch.temporal as st
     except ImportError as exc:
         raise UserError(str(exc)) from None
+    # a machine that cannot run durably (a flow's step whose values have no JSON form)
+    # is refused before any server is contacted
+    st.workflow_for(machine)
     if args.session is not None:
         from stepswitch.cli._session import refuse_flow
 

@@ -9,7 +9,8 @@
 * ``model``: what the model is sent changes: instructions, tool descriptions and
   parameter schemas, output schemas, handoff descriptions and inputs, model and
   settings, a handoff input filter.
-* ``safety``: a safety property weakens: an approval removed or relaxed, a guardrail
+* ``safety``: a safety property weakens: an approval removed or relaxed (a gated tool
+  removed, alone or with its agent, counts too unless the same action stays gated), a guardrail
   removed, replaced or made parallel, a budget or limit raised or removed
   (``max_turns``, ``max_uses``, ``max_depth``, ``max_model_calls``), or the analyzer's
   worst-case model-call bound grown.
@@ -209,6 +210,15 @@ class _Differ(_Parts):
             self.add("state", "removed", f"agents.{name}",
                      f"agent {name!r} removed: saved states and running durable runs at "
                      "it cannot resume", agent.location, None, ("agent", name))
+            for tool in agent.tools:  # its approval gates go with it
+                self.gate_removed(f"agents.{name}.tools.{tool.name}",
+                                  f"tool {tool.name!r} of agent {name!r}", tool.needs_approval,
+                                  tool.location, ("tool", name, tool.name), ref=tool.ref.path)
+            for edge in agent.agent_tools:
+                self.gate_removed(f"agents.{name}.agent_tools.{edge.tool_name}",
+                                  f"agent tool {edge.tool_name!r} of agent {name!r}",
+                                  edge.needs_approval, edge.location,
+                                  ("edge", name, edge.tool_name), target=edge.target)
         matched_heads = set(self.renamed.values())
         for name in added:
             if name in matched_heads:

@@ -273,10 +273,40 @@ def _workflow_core(machine: StateMachine) -> MachineCore:
 
 def _workflow_flow(machine: StateMachine, core: MachineCore) -> FlowCore | None:
     """The flow as the workflow runs it: its steps are stand-ins, its branch predicates
-    and generated exit functions the machine's own (pure: they run in the workflow)."""
+    and generated exit functions the machine's own (pure: they run in the workflow).
+    Every value a step takes or gives crosses to its activity as JSON: a type that
+    cannot is a ``UserError`` now, not a workflow task failing at the first run."""
     if machine._flow is None:
         return None
-    return FlowCore(core, machine._flow.steps)
+    flow = FlowCore(core, machine._flow.steps)
+    for node in flow.flow.nodes:
+        if node.kind != "step":
+            continue
+        step: Any = machine._core.obj(node.ref or "")
+        context_type = getattr(step, "context_type", None)
+        what, shown = "input", node.input_type
+        try:
+            flow.input_adapter(node)
+            what, shown = "output", node.output_type
+            flow.output_adapter(node)
+            if node.takes_context and context_type not in (None, Any):
+                what, shown = "context", getattr(context_type, "__name__", repr(context_type))
+                _adapter(context_type)
+        except Exception as exc:
+            said = str(exc).strip()
+            first = said.splitlines()[0].split(". ")[0] if said else repr(exc)
+            raise UserError(
+                f"flow step {node.name!r} ({node.ref}): its {what} type {shown} cannot "
+                f"cross to a Temporal activity as JSON ({first}); use a pydantic model, "
+                "a dataclass or builtin types"
+            ) from None
+    return flow
+
+
+def _adapter(tp: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
 
 
 # -- options ---------------------------------------------------------------------------------
