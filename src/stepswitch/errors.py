@@ -13,6 +13,7 @@
     │                                    limited or erroring after the client's retries
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
+        │   └── FlowBudgetExceeded       a flow edge taken more often than its max_uses
         ├── RunTimeoutError              the run took longer than RunConfig(timeout=…)
         ├── ToolTimeoutError             a tool took longer than function_tool(timeout=…)
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 
 __all__ = [
     "CompileError",
+    "FlowBudgetExceeded",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
@@ -151,6 +153,25 @@ class RunLimitError(StepswitchError):
 
 class MaxTurnsExceeded(RunLimitError):
     """The run needed more model calls than its ``max_turns`` budget allows."""
+
+
+class FlowBudgetExceeded(MaxTurnsExceeded):
+    """A flow's run would take the edge ``source → target`` (``target`` None: END) more
+    often than that edge's ``max_uses``: its loop did not end within its budget. Its
+    ``run_data`` keeps the run so far; a state taken from it records the spent edge and
+    does not resume (the same edge would be spent again): start a new run."""
+
+    def __init__(self, source: str, target: str | None, used: int, *,
+                 run_data: Any = None) -> None:
+        super().__init__(
+            f"flow edge {source} → {target or 'END'} was taken {used} time(s), its "
+            "max_uses: the loop through it did not end within its budget",
+            hint="raise max_uses on that edge, or let the loop end sooner, and start a new run",
+            run_data=run_data,
+        )
+        self.source = source
+        self.target = target
+        self.used = used
 
 
 class RunTimeoutError(RunLimitError):

@@ -37,6 +37,7 @@ from stepswitch.cli._session import (
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
+    FlowBudgetExceeded,
     MaxTurnsExceeded,
     ModelBehaviorError,
     ModelProviderError,
@@ -170,14 +171,16 @@ def run(args: argparse.Namespace) -> int:
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    args.flow_edges = _flow_edges(loaded.workflow)
     if getattr(args, "session", None) is not None:
         refuse_flow(machine, "--session keeps a conversation")
     args.context_object = build_context(args.context, loaded.workflow)
-    model = _model(args)
+    # a flow of steps only never calls a model: it needs no key, no --model
+    model: Model | None = _model(args) if _calls_models(machine) else None
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume, machine)
+        start = _read_state(args.resume, machine, args.flow_edges)
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
         if _is_transcript(model):
@@ -218,7 +221,27 @@ def _one_workflow(target: str) -> list[Any]:
     return found
 
 
-def _is_transcript(model: Model) -> TypeGuard[TranscriptModel]:
+def _flow_edges(workflow: Any) -> dict[str, tuple[str, int | None]]:
+    """Per flow node, where its exit is declared and its max_uses (for the messages of a
+    spent flow budget); empty for a workflow without a flow."""
+    return {e.source: (str(e.location), e.max_uses) for e in workflow.to_spec().flow or ()}
+
+
+def _with_site(exc: StepswitchError, args: argparse.Namespace) -> str:
+    """``exc.summary``; for a spent flow budget, with where that edge is declared."""
+    if isinstance(exc, FlowBudgetExceeded) and exc.source in args.flow_edges:
+        where, max_uses = args.flow_edges[exc.source]
+        return f"{exc.summary} (max_uses={max_uses} at {where})"
+    return exc.summary
+
+
+def _calls_models(machine: Any) -> bool:
+    """False for a flow whose nodes are all steps (it makes no model call)."""
+    flow = machine.ir.flow
+    return flow is None or any(n.kind == "agent" for n in flow.nodes)
+
+
+def _is_transcript(model: Model | None) -> TypeGuard[TranscriptModel]:
     from stepswitch.models.provider import TranscriptModel
 
     return isinstance(model, TranscriptModel)
@@ -270,7 +293,8 @@ class _Unstreamed:
         return await self._model.get_response(request)
 
 
-def _read_state(path: str, machine: Any) -> RunState:
+def _read_state(path: str, machine: Any,
+                flow_edges: dict[str, tuple[str, int | None]] | None = None) -> RunState:
     """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
 
     Checked here, not only when the run resumes: a state whose calls all await approval
@@ -297,6 +321,15 @@ def _read_state(path: str, machine: Any) -> RunState:
         raise UserError(
             f"--resume {path}: the saved run already finished (resuming it would run it "
             "again); start a new run with --input"
+        )
+    if state.flow is not None and state.flow.spent is not None:
+        source, _, target = state.flow.spent.partition("->")
+        where = (flow_edges or {}).get(source, ("its declaration", None))[0]
+        raise UserError(
+            f"--resume {path}: the saved run stopped when flow edge {source} → "
+            f"{target.strip('<>')} had used up its max_uses, and resuming would take it again; "
+            f"raise max_uses at {where}, or let the loop end sooner, and start a new run "
+            "with --input"
         )
     return state
 
@@ -346,7 +379,8 @@ def _write_state(path: str, state: RunState, flag: str = "--state") -> None:
 
 
 async def _drive(
-    machine: Any, start: str | RunState, model: Model, args: argparse.Namespace, policy: str
+    machine: Any, start: str | RunState, model: Model | None, args: argparse.Namespace,
+    policy: str
 ) -> int:
     out = _Progress(sys.stderr, stream_text=args.stream)
     total = Usage()
@@ -376,7 +410,7 @@ async def _drive(
             # its summary: the hint speaks of Python (RunConfig, exc.run_data), not flags;
             # what the CLI can do instead, _keep says
             out.drop_held()
-            return _failed(exc.summary, exc, args, out)
+            return _failed(_with_site(exc, args), exc, args, out)
         except UserError as exc:
             cause = exc.__cause__
             if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
@@ -526,6 +560,14 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
         # the session moved on since this run loaded it: the same state conflicts again
         out.line(f"saved the run so far to {', '.join(saved)}; another run has added to the "
                  "session since, so this one cannot continue there: start a new run")
+        return
+    if isinstance(exc, FlowBudgetExceeded):
+        # resuming would take the spent edge again: no retry, a new run (which starts the
+        # edge's count afresh) with a larger max_uses or a loop that ends sooner
+        where = args.flow_edges.get(exc.source, ("its declaration", None))[0]
+        out.line(f"saved the run so far to {', '.join(saved)} (it cannot be resumed: the "
+                 f"edge's budget is spent); raise max_uses at {where}, or let the loop end "
+                 "sooner, and start a new run with --input")
         return
     more = ""
     if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
