@@ -510,17 +510,22 @@ def importable(ctx: Ctx) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "SW709",
                 f"branch from {edge.source!r}: predicate {ref.display or ref.path!r} is a "
-                "lambda or a function defined inside a function, so a generated runner "
-                "cannot import it",
+                "lambda or a function defined inside a function; a flow's predicates are "
+                "module-level functions, in-process runs too: the workflow names each by "
+                "its import path, which its diagram labels, `stepswitch diff` compares and "
+                "a generated runner imports, and a lambda has none",
                 _edge_loc(edge, k),
-                help="define the predicate with def at module level and pass it by name",
+                help="define the predicate with def at module level and pass it by name, "
+                     "e.g. def is_long(text: str) -> bool: return len(text) > 3",
             )
     for s in ctx.graph.spec.steps:
         if _nested(s.ref):
             yield ctx.diag(
                 "SW709",
-                f"step {s.name!r} is defined inside a function, so a generated runner cannot "
-                "import it",
+                f"step {s.name!r} is defined inside a function; a flow's steps are "
+                "module-level functions, in-process runs too: the workflow names each by "
+                "its import path, which `stepswitch diff` compares and a generated runner "
+                "imports, and a local function has none",
                 where(s.location, f"steps.{s.name}"),
                 help="define the step at module level",
             )
