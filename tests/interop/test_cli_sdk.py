@@ -97,6 +97,25 @@ def test_agents_that_hand_off_in_a_cycle_are_found_in_a_file_and_a_folder(
         assert code == 1 and "SW201" in out  # the unbudgeted cycle, as with module:attr
 
 
+def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "filtered_sdk_app.py").write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+        from agents.extensions import handoff_filters
+        billing = Agent(name="billing", instructions="Bill.")
+        front = Agent(name="front", instructions="Front.", handoffs=[
+            handoff(billing, input_filter=handoff_filters.remove_all_tools)])
+    '''))
+    code, out, _ = run(["check", str(tmp_path / "filtered_sdk_app.py")], capsys)
+    assert code == 0  # a warning: the workflow checks and draws; the handoff cannot run
+    lines = [x for x in out.splitlines() if ": SW603 [" in x]
+    assert len(lines) == 1, out
+    line = lines[0]
+    assert line.startswith(f"{tmp_path}/filtered_sdk_app.py:5:1: SW603 [warning]"), line
+    assert "agents.extensions.handoff_filters:remove_all_tools" in line
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

@@ -213,8 +213,11 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "SW701",
                 f"flow node {name!r} names no agent or step of workflow {spec.name!r}"
-                + did_you_mean(name, (n for n, k in zip(fx.names, fx.kinds, strict=True)
-                                      if k != "unknown")),
+                # the workflow's nodes, its agents outside the flow, and the steps
+                # declared beside it (a step the flow never passes as an object)
+                + did_you_mean(name, [
+                    *(n for n, k in zip(fx.names, fx.kinds, strict=True) if k != "unknown"),
+                    *ctx.graph.agent_names(), *ctx.graph.nearby_steps]),
                 where(loc, path),
                 help="pass the Agent or @ss.step object itself, or fix the name",
             )
