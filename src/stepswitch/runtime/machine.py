@@ -1,19 +1,22 @@
 """``StateMachine``: a compiled workflow, and the three thin drivers of its one loop.
 
-``await machine.run(...)`` drives the loop with :func:`~.effects.drive`;
+``await machine.run(...)`` drives the loop with :func:`~.pump.drive`;
 ``machine.run_sync(...)`` runs that on a per-thread event loop; and
 ``machine.run_streamed(...)`` returns a :class:`RunResultStreaming` whose
-``stream_events()`` drives the same loop with the same :class:`~.effects.Pump`, asking
+``stream_events()`` drives the same loop with the same :class:`~.pump.Pump`, asking
 it for stream events (the loop's ``Emit`` effects and a streaming model's raw
 events). No behaviour lives in a driver: they differ only in whether events surface.
+
+asyncio and the pump load with the first run, not with this module: a generated
+runner's import stays free of asyncio and what it drags in (ssl, sockets, logging,
+subprocess); a server calling ``await machine.run(...)`` has asyncio loaded already.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
@@ -21,7 +24,6 @@ from stepswitch.ir import MachineIR
 from stepswitch.runtime import conversation, tracing
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
-from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
 from stepswitch.runtime.flow import FlowCore, FlowStep, flow_loop, flow_run
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
@@ -32,6 +34,9 @@ from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
 from stepswitch.runtime.tracing import tracer_for
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["RunResultStreaming", "StateMachine"]
 
@@ -213,6 +218,8 @@ class StateMachine:
             starting_agent=starting_agent,
         )
         timeout = run_config.timeout if run_config is not None else None
+        from stepswitch.runtime.pump import drive  # asyncio is loaded: we run on it
+
         result: RunResult = await drive(loop, timeout=timeout)
         return result
 
@@ -228,6 +235,8 @@ class StateMachine:
         starting_agent: str | None = None,
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
+        import asyncio  # loaded here, with the first run_sync, not with the runner
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -267,6 +276,8 @@ _LOCAL = threading.local()
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
     loop: asyncio.AbstractEventLoop | None = getattr(_LOCAL, "loop", None)
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
@@ -292,6 +303,8 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
+        from stepswitch.runtime.pump import Pump
+
         pump = Pump(self._loop, stream=True, timeout=self._timeout)
         async for event in pump.events():
             if type(event) is AgentUpdatedStreamEvent:
