@@ -24,11 +24,13 @@ is refused.
 from __future__ import annotations
 
 import _thread
+import abc
 import dataclasses
 import inspect
 import re
+import sys
 from collections.abc import Callable
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, MemberDescriptorType
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["dataclass"]
@@ -66,7 +68,13 @@ def make_dataclass_class(
     no_doc = not getattr(cls, "__doc__", None)
     if no_doc:
         cls.__doc__ = "-"  # dataclasses would work out a signature it has no __init__ for yet
-    cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, slots=slots)
+    collected = _collect(cls)
+    if collected is None:  # something unusual: dataclasses decides (and words any error)
+        cls = dataclasses.dataclass(
+            cls, init=False, repr=False, eq=False, frozen=False, slots=slots
+        )
+    else:
+        cls = _process(cls, collected, slots=slots)
     fields = dataclasses.fields(cls)
     if len(fields) != len(cls.__dataclass_fields__) and any(
         f.type is dataclasses.InitVar
@@ -105,6 +113,119 @@ def make_dataclass_class(
         except (TypeError, ValueError):
             signature = ""
         cls.__doc__ = cls.__name__ + signature
+    return cls
+
+
+@dataclasses.dataclass(init=False, repr=False, eq=False)
+class _Probe:
+    """A class made by :mod:`dataclasses` itself, to read its markers from (rather than
+    its private names): what a real field's ``_field_type`` is, its parameters' type,
+    and the ``__replace__`` it gives a class (3.13)."""
+
+    x: int
+
+
+_FIELD_TYPE: Any = getattr(_Probe.__dataclass_fields__["x"], "_field_type", None)
+_PARAMS: Any = type(vars(_Probe)["__dataclass_params__"])
+_REPLACE: Any = _Probe.__dict__.get("__replace__")
+_FAST = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and _FIELD_TYPE is not None
+"""Whether :func:`_collect` may stand in for :mod:`dataclasses`' own class processing:
+on the versions whose processing it repeats (and tests against: tests/test_dataclass.py)."""
+
+
+def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
+    """The fields :mod:`dataclasses` would find in ``cls`` (which has no dataclass base),
+    without its per-annotation regular expressions and module lookups (most of what a
+    class costs it: three checks of each annotation, for ``ClassVar``, ``InitVar`` and
+    ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
+    annotations that are not strings (no ``from __future__ import annotations``), that
+    mention ``ClassVar`` or ``InitVar``, a ``KW_ONLY`` that is not plainly
+    ``dataclasses.KW_ONLY``, a mutable default, a ``field()`` without an annotation,
+    ``__slots__`` in a base, or a Python whose processing this does not repeat."""
+    if not _FAST:
+        return None
+    if any("__slots__" in base.__dict__ for base in cls.__mro__[1:-1]):
+        return None
+    own = cls.__dict__
+    annotations: dict[str, Any] = own.get("__annotations__", {})
+    found: list[tuple[str, str, dataclasses.Field[Any], bool]] = []
+    kw_only = False
+    for name, annotation in annotations.items():
+        if type(annotation) is not str or "ClassVar" in annotation or "InitVar" in annotation:
+            return None
+        if "KW_ONLY" in annotation:
+            module = sys.modules.get(cls.__module__)
+            if (
+                kw_only
+                or annotation != "KW_ONLY"
+                or module is None
+                or module.__dict__.get("KW_ONLY") is not dataclasses.KW_ONLY
+            ):
+                return None
+            kw_only = True
+            continue
+        default = getattr(cls, name, dataclasses.MISSING)
+        if isinstance(default, dataclasses.Field):
+            made = default
+        else:
+            if isinstance(default, MemberDescriptorType):
+                default = dataclasses.MISSING
+            made = dataclasses.field(default=default)  # type: ignore[arg-type]
+        if made.default.__class__.__hash__ is None:  # a list default: dataclasses refuses
+            return None
+        found.append((name, annotation, made, kw_only))
+    if any(isinstance(v, dataclasses.Field) and k not in annotations for k, v in own.items()):
+        return None
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation, made, kw in found:  # only now: a fallback gets them untouched
+        made.name = name
+        made.type = annotation
+        made._field_type = _FIELD_TYPE  # type: ignore[attr-defined]
+        if made.kw_only is dataclasses.MISSING:
+            made.kw_only = kw
+        fields[name] = made
+    return fields
+
+
+def _process(
+    cls: type[Any], fields: dict[str, dataclasses.Field[Any]], *, slots: bool
+) -> type[Any]:
+    """What ``dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)``
+    does with the fields :func:`_collect` found: the class attributes of the defaults,
+    the fields and parameters, ``__match_args__``, ``__replace__`` where this Python's
+    dataclasses give one, and for ``slots`` the class made again with ``__slots__``."""
+    for f in fields.values():
+        if isinstance(getattr(cls, f.name, None), dataclasses.Field):
+            if f.default is dataclasses.MISSING:
+                delattr(cls, f.name)
+            else:
+                setattr(cls, f.name, f.default)
+    values = {
+        "init": False, "repr": False, "eq": False, "order": False, "unsafe_hash": False,
+        "frozen": False, "match_args": True, "kw_only": False, "slots": slots,
+        "weakref_slot": False,
+    }
+    cls.__dataclass_params__ = _PARAMS(**{k: values[k] for k in _PARAMS.__slots__})
+    cls.__dataclass_fields__ = fields
+    if "__match_args__" not in cls.__dict__:
+        match_args = tuple(f.name for f in fields.values() if f.init and not f.kw_only)
+        setattr(cls, "__match_args__", match_args)  # noqa: B010 (mypy: no assigning it)
+    if _REPLACE is not None and "__replace__" not in cls.__dict__:
+        setattr(cls, "__replace__", _REPLACE)  # noqa: B010
+    if slots:
+        if "__slots__" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} already specifies __slots__")
+        namespace = dict(cls.__dict__)
+        namespace["__slots__"] = tuple(fields)
+        for name in fields:
+            namespace.pop(name, None)
+        namespace.pop("__dict__", None)
+        namespace.pop("__weakref__", None)
+        qualname = cls.__qualname__
+        metaclass: Any = type(cls)
+        cls = metaclass(cls.__name__, cls.__bases__, namespace)
+        cls.__qualname__ = qualname
+    abc.update_abstractmethods(cls)
     return cls
 
 

@@ -14,6 +14,7 @@ subprocess); a server calling ``await machine.run(...)`` has asyncio loaded alre
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,11 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
 from stepswitch.ir import MachineIR
-from stepswitch.runtime import conversation, tracing
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
-from stepswitch.runtime.flow import FlowCore, FlowStep, flow_loop, flow_run
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -33,10 +32,11 @@ from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
-from stepswitch.runtime.tracing import tracer_for
 
 if TYPE_CHECKING:
     import asyncio
+
+    from stepswitch.runtime.flow import FlowCore, FlowStep
 
 __all__ = ["RunResultStreaming", "StateMachine"]
 
@@ -70,7 +70,11 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
-        self._flow = FlowCore(self._core, flow_steps) if ir.flow is not None else None
+        self._flow: FlowCore | None = None
+        if ir.flow is not None:  # the flow runtime loads for a flow only
+            from stepswitch.runtime.flow import FlowCore
+
+            self._flow = FlowCore(self._core, flow_steps)
 
     @property
     def name(self) -> str:
@@ -119,6 +123,9 @@ class StateMachine:
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
+            from stepswitch.runtime import tracing
+            from stepswitch.runtime.flow import flow_loop, flow_run
+
             if session is not None or starting_agent is not None:
                 raise UserError(
                     f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
@@ -126,7 +133,7 @@ class StateMachine:
                 )
             if max_turns is _UNSET:
                 max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
-            tracer = tracer_for(config.tracer_provider)
+            tracer = _tracer(config.tracer_provider)
             # a traced flow announces its nodes (Emit), which the tracer turns into spans;
             # drivers that do not stream drop those effects as they drop every Emit
             fr = flow_run(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
@@ -148,14 +155,21 @@ class StateMachine:
                 f"starting_agent {starting_agent!r} is not an agent of workflow "
                 f"{self.ir.name!r} (agents: {', '.join(self.agents)})"
             )
-        conversation_id = None if session is None else conversation.check_session(session)
+        if session is not None:  # sessions load for a run that has one
+            from stepswitch.runtime import conversation
+
+            conversation_id = conversation.check_session(session)
+        else:
+            conversation_id = None
 
         def make_loop(run: Run) -> Loop:
             run.model = model
             run.emit = emit
             loop = run_loop(self._core, run, config)
-            tracer = tracer_for(config.tracer_provider)
+            tracer = _tracer(config.tracer_provider)
             if tracer is not None:
+                from stepswitch.runtime import tracing
+
                 loop, run.trace_context = tracing.start(
                     tracer, loop, workflow=self.ir.name, agent=run.current,
                     content=config.trace_content, conversation_id=conversation_id,
@@ -270,6 +284,16 @@ class StateMachine:
                         session=session, starting_agent=starting_agent),
             timeout=run_config.timeout if run_config is not None else None,
         )
+
+
+def _tracer(provider: Any) -> Any:
+    """``tracing.tracer_for(provider)``, without loading the tracing module for a run
+    that cannot be traced (no provider given, and OpenTelemetry's API never imported)."""
+    if provider is None and "opentelemetry.trace" not in sys.modules:
+        return None
+    from stepswitch.runtime.tracing import tracer_for
+
+    return tracer_for(provider)
 
 
 _LOCAL = threading.local()
