@@ -31,7 +31,7 @@ import re
 import sys
 from collections.abc import Callable
 from types import CodeType, FunctionType, MemberDescriptorType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 __all__ = ["dataclass"]
 
@@ -103,10 +103,14 @@ def make_dataclass_class(
         if slots:
             _set_new(cls, "__getstate__", _getstate, own=False)
             _set_new(cls, "__setstate__", _setstate, own=False)
-    params = cls.__dataclass_params__
-    values = {name: getattr(params, name) for name in type(params).__slots__}
-    values.update(init=True, repr=repr, eq=eq, frozen=frozen)
-    cls.__dataclass_params__ = type(params)(**values)
+    key = (repr, eq, frozen, slots)
+    params = _PARAMS_MADE.get(key)
+    if params is None:  # the same options tell the same story: one object per options
+        made_params = cls.__dataclass_params__
+        values = {name: getattr(made_params, name) for name in type(made_params).__slots__}
+        values.update(init=True, repr=repr, eq=eq, frozen=frozen)
+        params = _PARAMS_MADE[key] = type(made_params)(**values)
+    cls.__dataclass_params__ = params
     if no_doc:
         try:
             signature = str(inspect.signature(cls)).replace(" -> None", "")
@@ -125,6 +129,8 @@ class _Probe:
     x: int
 
 
+_Field: Any = dataclasses.Field
+_MISSING: Any = dataclasses.MISSING
 _FIELD_TYPE: Any = getattr(_Probe.__dataclass_fields__["x"], "_field_type", None)
 _PARAMS: Any = type(vars(_Probe)["__dataclass_params__"])
 _REPLACE: Any = _Probe.__dict__.get("__replace__")
@@ -144,8 +150,9 @@ def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
     ``__slots__`` in a base, or a Python whose processing this does not repeat."""
     if not _FAST:
         return None
-    if any("__slots__" in base.__dict__ for base in cls.__mro__[1:-1]):
-        return None
+    for base in cls.__mro__[1:-1]:
+        if "__slots__" in base.__dict__:
+            return None
     own = cls.__dict__
     annotations: dict[str, Any] = own.get("__annotations__", {})
     found: list[tuple[str, str, dataclasses.Field[Any], bool]] = []
@@ -164,18 +171,20 @@ def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
                 return None
             kw_only = True
             continue
-        default = getattr(cls, name, dataclasses.MISSING)
-        if isinstance(default, dataclasses.Field):
+        default = getattr(cls, name, _MISSING)
+        if isinstance(default, _Field):
             made = default
         else:
             if isinstance(default, MemberDescriptorType):
-                default = dataclasses.MISSING
-            made = dataclasses.field(default=default)  # type: ignore[arg-type]
+                default = _MISSING
+            # what dataclasses.field(default=default) makes, without the call through it
+            made = _Field(default, _MISSING, True, True, None, True, None, _MISSING)
         if made.default.__class__.__hash__ is None:  # a list default: dataclasses refuses
             return None
         found.append((name, annotation, made, kw_only))
-    if any(isinstance(v, dataclasses.Field) and k not in annotations for k, v in own.items()):
-        return None
+    for key, value in own.items():
+        if isinstance(value, _Field) and key not in annotations:
+            return None
     fields: dict[str, dataclasses.Field[Any]] = {}
     for name, annotation, made, kw in found:  # only now: a fallback gets them untouched
         made.name = name
@@ -227,6 +236,11 @@ def _process(
         cls.__qualname__ = qualname
     abc.update_abstractmethods(cls)
     return cls
+
+
+_PARAMS_MADE: dict[tuple[bool, bool, bool, bool], Any] = {}
+"""``__dataclass_params__`` by (repr, eq, frozen, slots): every field of it follows from
+those (the rest are dataclasses' defaults), so classes of one kind share one."""
 
 
 def _set_new(
@@ -323,12 +337,15 @@ def _init(
 
 def _placeholder(i: int) -> str:
     """How method code names field ``i`` (its parameter, attribute and label)."""
-    return f"__dataclass_f{i}__"
+    return _PLACEHOLDERS[i] if i < len(_PLACEHOLDERS) else f"__dataclass_f{i}__"
+
+
+_PLACEHOLDERS = [f"__dataclass_f{i}__" for i in range(32)]
 
 
 _PLACEHOLDER = re.compile(r"__dataclass_f(\d+)__")
 
-_CODE: dict[str, CodeType] = {}
+_CODE: dict[str, _Template] = {}
 """Compiled method code by source text, which names fields by :func:`_placeholder`: one
 compile serves every class of the same shape (field count, which fields have factories,
 which are keyword-only, ...), renamed for each (:func:`_function`)."""
@@ -338,25 +355,60 @@ _BUILTINS: dict[str, Any] = {}
 come from the builtins)."""
 
 
+class _Template(NamedTuple):
+    """A compiled method and where its placeholders are: read once per source text."""
+
+    code: CodeType
+    names: tuple[int | str, ...]
+    """``co_names``: a field's index for a placeholder, else the name itself."""
+    varnames: tuple[int | str, ...]
+    """``co_varnames``, likewise."""
+    consts: bool
+    """Some string constant holds a placeholder (the repr's labels)."""
+    others: frozenset[str]
+    """The names the method uses that are not placeholders (a field may not be one)."""
+
+
+def _template(source: str) -> _Template:
+    code = _compiled(source)
+
+    def slots(found: tuple[str, ...]) -> tuple[int | str, ...]:
+        return tuple(
+            int(m.group(1)) if (m := _PLACEHOLDER.fullmatch(n)) else n for n in found
+        )
+
+    names, varnames = slots(code.co_names), slots(code.co_varnames)
+    return _Template(
+        code,
+        names,
+        varnames,
+        any(isinstance(c, str) and "__dataclass_f" in c for c in code.co_consts),
+        frozenset(n for n in (*names, *varnames) if isinstance(n, str)),
+    )
+
+
 def _function(
     source: str, names: list[str], scope: dict[str, Any], defaults: tuple[Any, ...] | None = None
 ) -> Any:
     """The one function ``source`` defines, with ``names[i]`` for each placeholder ``i``
     in its parameters, attribute names and string constants (the repr's labels)."""
-    code = _CODE.get(source)
-    if code is None:
-        code = _CODE[source] = _compiled(source)
-    mapping = {_placeholder(i): name for i, name in enumerate(names)}
-    if not any(n in names for n in (*code.co_names, *code.co_varnames) if n not in mapping):
+    template = _CODE.get(source)
+    if template is None:
+        template = _CODE[source] = _template(source)
+    code = template.code
+    if template.others.isdisjoint(names):
         code = code.replace(
-            co_names=tuple([mapping.get(n, n) for n in code.co_names]),
-            co_varnames=tuple([mapping.get(n, n) for n in code.co_varnames]),
-            co_consts=tuple([
+            co_names=tuple([n if isinstance(n, str) else names[n] for n in template.names]),
+            co_varnames=tuple([
+                n if isinstance(n, str) else names[n] for n in template.varnames
+            ]),
+        )
+        if template.consts:
+            code = code.replace(co_consts=tuple([
                 _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], c)
                 if isinstance(c, str) and "__dataclass_f" in c else c
                 for c in code.co_consts
-            ]),
-        )
+            ]))
     else:  # a field named like a name the method uses (a field called hash): its own text
         code = _compiled(_PLACEHOLDER.sub(lambda m: names[int(m.group(1))], source))
     return FunctionType(code, scope, code.co_name, defaults)
@@ -376,8 +428,6 @@ def _fields_tuple(target: str, count: int) -> str:
 def _repr(names: list[str]) -> Callable[[Any], str]:
     """The generated ``__repr__`` behind the recursion guard :mod:`dataclasses` puts
     around it; compiled on the first call (most classes are never shown)."""
-    shown = ", ".join(f"{_placeholder(i)}={{self.{_placeholder(i)}!r}}" for i in range(len(names)))
-    source = f"def __repr__(self):\n  return self.__class__.__qualname__ + f\"({shown})\""
     inner: Callable[[Any], str] | None = None
     running: set[tuple[int, int]] = set()
 
@@ -389,6 +439,12 @@ def _repr(names: list[str]) -> Callable[[Any], str]:
         running.add(key)
         try:
             if inner is None:
+                shown = ", ".join(
+                    f"{_placeholder(i)}={{self.{_placeholder(i)}!r}}" for i in range(len(names))
+                )
+                source = (
+                    f"def __repr__(self):\n  return self.__class__.__qualname__ + f\"({shown})\""
+                )
                 inner = _function(source, names, _BUILTINS)
             result: str = inner(self)
         finally:

@@ -218,7 +218,7 @@ def _make_tool(
             f"function_tool at {site}: failure_error_function: expected a function or None"
         )
     tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
-    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    doc = parse_docstring(inspect.getdoc(fn) or "")
     params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
     strict_schema = strictify(plain_schema)  # a deep copy: plain_schema stays as it is
     schema = strict_schema.schema if strict else plain_schema
@@ -240,6 +240,33 @@ def _make_tool(
 
 
 _NO_CONTEXT: Any = object()
+
+
+def parse_docstring(text: str) -> docstring_parser.Docstring:
+    """``docstring_parser.parse(text)``, without running the styles that cannot find
+    anything in ``text``.
+
+    ``parse`` runs all four styles (ReST, Google, NumPy, Epydoc, in that order) and
+    keeps the first result with the most sections. The NumPy parser compiles a large
+    regular expression and the Epydoc one several: the first tool a process declares
+    paid about 14 M instructions for them (a third of what a generated runner's user
+    module costs beyond its imports). Neither finds anything without its markers: a
+    NumPy section title is underlined with dashes (or is a ``.. deprecated::``
+    directive), an Epydoc field starts with ``@``. Without those, the answer is the
+    first of the ReST and Google results with the most sections, which is what this
+    returns; with them, or when both of those fail, ``parse`` decides as before
+    (tests/dsl/test_docstrings.py checks the two agree)."""
+    if "@" in text or "--" in text or ".." in text:
+        return docstring_parser.parse(text)
+    found: docstring_parser.Docstring | None = None
+    for style in (docstring_parser.rest, docstring_parser.google):
+        try:
+            parsed = style.parse(text)
+        except docstring_parser.ParseError:
+            continue
+        if found is None or len(parsed.meta) > len(found.meta):
+            found = parsed
+    return found if found is not None else docstring_parser.parse(text)
 
 
 def _description(doc: docstring_parser.Docstring) -> str:
