@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from stepswitch.context import RunContext
 from stepswitch.dsl._site import Site, caller_site, function_site
@@ -376,6 +376,8 @@ def _params_model(
 
 def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
     """Which parameter has no JSON schema, in one line (pydantic's own error is an essay)."""
+    from pydantic import TypeAdapter  # only for this error: its module is not otherwise needed
+
     for pname, (annotation, _) in fields.items():
         try:
             TypeAdapter(annotation).json_schema()
