@@ -138,14 +138,7 @@ def handoff(
     if target is None:
         raise UserError(f"handoff at {site}: missing the target: handoff(agent) or "
                         "handoff(\"agent name\")")
-    if not (
-        _plain_target(target)
-        and plain_int(max_uses)
-        and plain_str(tool_name, nonempty=True)
-        and plain_str(description)
-        and plain_fn(on_handoff)
-        and plain_fn(input_filter)
-    ):
+    if not _plain_handoff(target, max_uses, tool_name, description, on_handoff, input_filter):
         validate_fields(
             "HandoffArgs",
             {
@@ -197,6 +190,37 @@ def _sdk_alias(what: str, site: Site, ours: str, value: Any, theirs: str, sdk: A
             f"{what} at {site}: give {ours}= or {theirs}= (the Agents SDK's spelling), not both"
         )
     return sdk
+
+
+def _plain_handoff(
+    target: Any, max_uses: Any, tool_name: Any, description: Any, on_handoff: Any,
+    input_filter: Any,
+) -> bool:
+    """Plainly what ``HandoffArgs`` accepts (False: ask it; see :func:`_plain_agent_fields`)."""
+    return (
+        _plain_target(target)
+        and plain_int(max_uses)
+        and plain_str(tool_name, nonempty=True)
+        and plain_str(description)
+        and plain_fn(on_handoff)
+        and plain_fn(input_filter)
+    )
+
+
+def _plain_agent_tool(
+    target: Any, name: Any, description: Any, max_turns: Any, max_depth: Any,
+    needs_approval: Any, output_extractor: Any,
+) -> bool:
+    """Plainly what ``AgentToolArgs`` accepts."""
+    return (
+        _plain_target(target)
+        and plain_str(name, nonempty=True)
+        and plain_str(description)
+        and plain_int(max_turns)
+        and plain_int(max_depth)
+        and (type(needs_approval) is bool or callable(needs_approval))
+        and plain_fn(output_extractor)
+    )
 
 
 def _plain_target(target: Any) -> bool:
@@ -291,14 +315,8 @@ def _agent_tool(
     parameters: Any,
     site: Site,
 ) -> AgentTool:
-    if not (
-        _plain_target(target)
-        and plain_str(name, nonempty=True)
-        and plain_str(description)
-        and plain_int(max_turns)
-        and plain_int(max_depth)
-        and (type(needs_approval) is bool or callable(needs_approval))
-        and plain_fn(output_extractor)
+    if not _plain_agent_tool(
+        target, name, description, max_turns, max_depth, needs_approval, output_extractor
     ):
         validate_fields(
             "AgentToolArgs",

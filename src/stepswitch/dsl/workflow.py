@@ -208,6 +208,21 @@ class Workflow:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
 
 
+def _plain_workflow(
+    entry: Any, agents: Any, max_turns: Any, max_depth: Any, max_model_calls: Any, ignore: Any
+) -> bool:
+    """Plainly what ``WorkflowArgs`` accepts (nearly every declaration): then the
+    pydantic model is not needed, nor built."""
+    return (
+        (entry is None or type(entry) is str or isinstance(entry, Agent))
+        and all(isinstance(a, Agent) for a in agents)
+        and plain_int(max_turns)
+        and plain_int(max_depth, optional=False)
+        and plain_int(max_model_calls)
+        and all(type(c) is str for c in ignore)
+    )
+
+
 def _check_workflow(
     name: Any,
     site: Site,
@@ -236,14 +251,7 @@ def _check_workflow(
         raise UserError(f"{what} at {site}: ignore: expected a list of diagnostic codes, "
                         f"got {type(ignore).__name__}")
     entry_value = entry.name if isinstance(entry, Step) else entry
-    if not (  # plainly right (nearly always): the pydantic model is not needed
-        (entry_value is None or type(entry_value) is str or isinstance(entry_value, Agent))
-        and all(isinstance(a, Agent) for a in agents)
-        and plain_int(max_turns)
-        and plain_int(max_depth, optional=False)
-        and plain_int(max_model_calls)
-        and all(type(c) is str for c in ignore)
-    ):
+    if not _plain_workflow(entry_value, agents, max_turns, max_depth, max_model_calls, ignore):
         validate_fields(
             "WorkflowArgs",
             {
