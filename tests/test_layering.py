@@ -35,9 +35,13 @@ RUN_LOOP = (
     "stepswitch.runtime.flow",
 )
 """What running a machine needs and checking a workflow does not."""
-ASYNC = ("asyncio", "ssl", "logging", "concurrent", "subprocess", "stepswitch.runtime.pump")
-"""What performing a run's effects loads (asyncio and what it drags in): with the first
-run, not with a runner's import (a server has asyncio loaded before it imports one)."""
+ASYNC = (
+    "asyncio", "ssl", "logging", "concurrent", "subprocess", "stepswitch.runtime.pump",
+    "stepswitch.settings",
+)
+"""What a run needs and a runner's import does not: performing a run's effects (asyncio
+and what it drags in; a server has asyncio loaded before it imports a runner) and the
+states' ``ModelSettings`` (a pydantic model class), loaded with the first run."""
 ON_USE = (
     "stepswitch.runtime.flow",
     "stepswitch.flow_ir",
@@ -87,8 +91,8 @@ def test_the_runtime_imports_no_compiler_stage() -> None:
 
 
 def test_the_runtime_imports_no_pydantic() -> None:
-    """The runtime's own import path is pydantic-free: ``ModelSettings`` (a DSL model)
-    loads with the first machine, and a tool's arguments are validated by the pydantic
+    """The runtime's own import path is pydantic-free: ``ModelSettings`` (a pydantic
+    model) loads with a machine's first run, and a tool's arguments are validated by the pydantic
     model the DSL built for it."""
     for statement in ("import stepswitch.runtime", "import stepswitch.runtime.generated"):
         assert _under(_loaded(statement), PYDANTIC) == [], statement
@@ -165,7 +169,7 @@ def test_a_runner_loads_asyncio_with_its_first_run_not_on_import() -> None:
         "                       [assistant_message('shipped')]])\n"
         "assert runner.run_sync('where is 42?', model=model).final_output == 'shipped'"
     )
-    assert "asyncio" in loaded and "stepswitch.runtime.pump" in loaded
+    assert {"asyncio", "stepswitch.runtime.pump", "stepswitch.settings"} <= loaded
     assert _under(loaded, ON_USE) == []
 
 
