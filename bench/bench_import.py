@@ -58,6 +58,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +78,35 @@ _TIMED = (
     "import json\n"
     "print(json.dumps([t, sorted(sys.modules)]))\n"
 )
+
+FIRST_RUN = (
+    "import codegen.support as runner\n"
+    "from stepswitch.testing import ScriptedModel, assistant_message, function_call\n"
+    "model = ScriptedModel([[function_call('lookup_order', {'order_id': 42})],\n"
+    "                       [assistant_message('shipped')]])\n"
+    "assert runner.run_sync('where is 42?', model=model).final_output == 'shipped'\n"
+)
+"""The runner imported and run once (a scripted model, two turns, one tool): what a
+process that imports a runner to answer one request pays. asyncio and the states'
+ModelSettings load here, not with the import."""
+
+USER_MODULE = "from pydantic import BaseModel\nclass F(BaseModel):\n    s: str\n"
+"""The floor under any runner: a user module declaring one pydantic model."""
+
+STATEMENTS: tuple[tuple[str, str], ...] = (
+    ("python -c pass", "pass"),
+    ("user module (one pydantic model)", USER_MODULE),
+    ("import stepswitch", "import stepswitch"),
+    ("import stepswitch.runtime", "import stepswitch.runtime"),
+    ("import stepswitch.runtime.generated", "import stepswitch.runtime.generated"),
+    ("import codegen.support", "import codegen.support"),
+    ("import codegen.support + first run_sync", FIRST_RUN),
+    (
+        "stepswitch check graphs/ (main() in process)",
+        "import sys\nfrom stepswitch.cli.main import main\nmain(['check', 'graphs/'])",
+    ),
+)
+"""What ``--instructions`` counts, each in a fresh interpreter."""
 
 
 ENV = dict(os.environ)
@@ -133,6 +164,22 @@ def _groups(modules: list[str]) -> str:
     )
 
 
+def _instructions(statement: str) -> int:
+    """What callgrind counts for ``python -c statement`` (after a run that fills the
+    bytecode cache)."""
+    _run([PYTHON, "-c", statement])
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         PYTHON, "-c", statement],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**ENV, "PYTHONHASHSEED": "0"},
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind failed on {statement!r}:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -140,8 +187,14 @@ def main() -> None:
         "--source", action="store_true",
         help="no bytecode cache: stepswitch's modules are compiled on every start",
     )
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="callgrind's instruction counts instead of times (needs valgrind; ~2 min)",
+    )
     args = parser.parse_args()
     runs: int = args.runs
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
 
     with tempfile.TemporaryDirectory(prefix="ss-pyc-") as cache:
         if args.source:
@@ -154,6 +207,12 @@ def main() -> None:
                 _run([PYTHON, "-c", warm])
             _run([CLI, "check", "graphs/"])
             print("bytecode cached, as in an installed package")
+        if args.instructions:
+            print("instructions (callgrind), millions")
+            for label, statement in STATEMENTS:
+                count = _instructions(statement)
+                print(f"{label:<44} {count / 1e6:8.1f} M")
+            return
         wall, cpu, _, _ = _best([PYTHON, "-c", "pass"], runs)
         _row("python -c pass (baseline)", wall, cpu, None)
         for module in (
@@ -164,6 +223,8 @@ def main() -> None:
             _row(f"import {module}", wall, cpu, inner)
             if module in ("stepswitch.runtime.generated", "codegen.support"):
                 print(_groups(modules))
+        wall, cpu, _, _ = _best([PYTHON, "-c", FIRST_RUN], runs)
+        _row("import codegen.support + first run_sync", wall, cpu, None)
         wall, cpu, _, _ = _best([CLI, "check", "graphs/"], runs)
         _row("stepswitch check graphs/", wall, cpu, None)
 
