@@ -32,9 +32,17 @@ runs only the tuned one):
   often; the server's peak memory goes from ~460 to ~820 MB here); each cut the
   server's CPU per run by about 1 ms (docs/durable.md, "Performance").
 
-``--floor`` also measures what Temporal itself costs on this machine: an empty workflow,
-and one doing six no-op local activities (the support flow's count: the digest stamp,
-four model calls, one tool), on the tuned setup.
+``--floor`` also measures what Temporal itself costs on this machine, on the tuned
+setup, for workflows that do nothing but the support run's shape: empty; five no-op
+local activities (a support run with a pinned digest makes four model calls and one
+tool call); four local and one regular activity (``local_activities="models"``); five
+regular activities. A mode cannot run faster than its floor.
+
+Three modes of running the support flow: ``activities`` (the default: every model call
+and tool an activity), ``models-local`` (``local_activities="models"``: model calls as
+local activities, tools as activities, so a tool that completed is never run again by
+a crash) and ``local-act`` (``local_activities=True``: both local; a worker that dies
+mid-task runs the task's local activities again, tools included).
 
 ``--instructions`` measures instead, with callgrind, the instructions one support run's
 workflow side costs the worker (every activation: the SDK's work, our driver's and the
@@ -248,7 +256,11 @@ def _worker_options(setup: Setup, runs: int) -> dict[str, Any]:
     return options
 
 
-async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool) -> Row:
+_MODES: dict[str, bool | str] = {"activities": False, "models-local": "models",
+                                  "local-act": True}
+
+
+async def _temporal(setup: Setup, address: str, pid: int, runs: int, mode: str) -> Row:
     machine = support.compile()
     client = await connect(address, timeout=30)
     queue = f"bench-{uuid.uuid4().hex[:8]}"
@@ -265,9 +277,9 @@ async def _temporal(setup: Setup, address: str, pid: int, runs: int, local: bool
         assert out.final_output.startswith("Order 42")
         return time.perf_counter() - t
 
-    name = f"{'local-act' if local else 'activities'} ({setup.name})"
+    name = f"{mode} ({setup.name})"
     async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
-                          local_activities=local, **_worker_options(setup, runs)):
+                          local_activities=_MODES[mode], **_worker_options(setup, runs)):
         return await _measure(name, runs, one, pid)
 
 
@@ -278,25 +290,39 @@ async def _noop(value: dict[str, Any]) -> dict[str, Any]:
 
 @workflow.defn(name="bench.floor", sandboxed=False)
 class _Floor:
-    """Temporal's own cost: ``n`` no-op local activities, nothing else."""
+    """Temporal's own cost: ``local`` no-op local activities, then ``remote`` no-op
+    activities, nothing else."""
 
     @workflow.run
-    async def run(self, n: int) -> int:
-        for i in range(n):
+    async def run(self, counts: list[int]) -> int:
+        local, remote = counts
+        for i in range(local):
             await workflow.execute_local_activity(
                 _noop, {"i": i}, start_to_close_timeout=timedelta(seconds=30)
             )
-        return n
+        for i in range(remote):
+            await workflow.execute_activity(
+                _noop, {"i": i}, start_to_close_timeout=timedelta(seconds=30)
+            )
+        return local + remote
 
 
-async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row:
+def _floor_name(local: int, remote: int) -> str:
+    if not local and not remote:
+        return "floor: empty workflow"
+    parts = [f"{local} LAs" if local else "", f"{remote} acts" if remote else ""]
+    return "floor: " + " + ".join(p for p in parts if p)
+
+
+async def _floor(setup: Setup, address: str, pid: int, runs: int, local: int,
+                 remote: int) -> Row:
     client = await connect(address, timeout=30)
     queue = f"floor-{uuid.uuid4().hex[:8]}"
 
     async def one() -> float:
         t = time.perf_counter()
         handle = await client.start_workflow(
-            _Floor.run, n, id=f"floor-{uuid.uuid4().hex}", task_queue=queue,
+            _Floor.run, [local, remote], id=f"floor-{uuid.uuid4().hex}", task_queue=queue,
             request_eager_start=setup.eager_start,
         )
         await handle.result()
@@ -304,7 +330,7 @@ async def _floor(setup: Setup, address: str, pid: int, runs: int, n: int) -> Row
 
     async with Worker(client, task_queue=queue, workflows=[_Floor], activities=[_noop],
                       **_worker_options(setup, runs)):
-        return await _measure(f"floor: {n} no-op LAs", runs, one, pid)
+        return await _measure(_floor_name(local, remote), runs, one, pid)
 
 
 def _report(row: Row) -> None:
@@ -390,7 +416,7 @@ def main() -> int:
                         help="also run the setup before tuning, on its own server")
     parser.add_argument("--floor", action="store_true",
                         help="also measure empty workflows (Temporal's own cost)")
-    parser.add_argument("--only", choices=["activities", "local-act"],
+    parser.add_argument("--only", choices=list(_MODES),
                         help="measure only this kind of Temporal run (e.g. to profile it)")
     parser.add_argument("--instructions", action="store_true",
                         help="only count (callgrind) the instructions of one run's workflow "
@@ -412,15 +438,19 @@ def main() -> int:
     rows: dict[str, Row] = {}
     for setup in ([BEFORE, TUNED] if args.compare else [TUNED]):
         with dev_server(setup.server_flags, setup.server_env) as (address, pid):
-            for la in (False, True):
-                if args.only and args.only != ("local-act" if la else "activities"):
+            for mode in _MODES:
+                if args.only and args.only != mode:
                     continue
-                row = asyncio.run(_temporal(setup, address, pid, runs, la))
+                if setup is BEFORE and mode == "models-local":
+                    continue
+                row = asyncio.run(_temporal(setup, address, pid, runs, mode))
                 rows[row.name] = row
                 _report(row)
             if args.floor and setup is TUNED:
-                for n in (0, 6):
-                    _report(asyncio.run(_floor(setup, address, pid, runs, n)))
+                # what the modes' shapes cost Temporal with no work at all: a support
+                # run with a pinned digest makes four model calls and one tool call
+                for n_local, n_remote in ((0, 0), (5, 0), (4, 1), (0, 5)):
+                    _report(asyncio.run(_floor(setup, address, pid, runs, n_local, n_remote)))
     for name, row in rows.items():
         overhead = (row.alone - local.alone) / TURNS
         rate = runs / row.total

@@ -108,3 +108,21 @@ def test_flows_page_headline_example_runs_as_written(
     from graphs.story import story
 
     assert ns["story"].to_mermaid() == story.to_mermaid()
+
+
+def test_the_guide_states_the_tools_strict_default_the_code_has() -> None:
+    import inspect
+
+    import stepswitch as ss
+
+    default = inspect.signature(ss.function_tool).parameters["strict"].default
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    tools = text.split("## Function tools", 1)[1].split("\n## ", 1)[0]
+    assert default is True
+    assert "**strict by default** (`strict=True`" in tools
+
+    def lookup(order_id: int) -> int:
+        """Look up."""
+        return order_id
+
+    assert ss.function_tool(lookup).strict is default

@@ -13,6 +13,7 @@
     │                                    limited or erroring after the client's retries
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
+        │   └── FlowBudgetExceeded       a flow edge taken more often than its max_uses
         ├── RunTimeoutError              the run took longer than RunConfig(timeout=…)
         ├── ToolTimeoutError             a tool took longer than function_tool(timeout=…)
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "CompileError",
+    "FlowBudgetExceeded",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
     "MaxTurnsExceeded",
@@ -60,7 +62,20 @@ if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a runner'
 
 
 class StepswitchError(Exception):
-    """Base class of every error stepswitch raises on purpose."""
+    """Base class of every error stepswitch raises on purpose.
+
+    ``summary`` is what happened; ``hint``, when there is one, is the advice in Python
+    terms (a keyword argument, a ``RunConfig`` field) that the message ends with. The
+    command line shows ``summary`` and gives its own advice, in flags."""
+
+    hint: str | None = None
+
+    @property
+    def summary(self) -> str:
+        text = str(self)
+        if self.hint and text.endswith(f"; {self.hint}"):
+            return text[: -len(self.hint) - 2]
+        return text
 
 
 class UserError(StepswitchError):
@@ -84,6 +99,10 @@ class CompileError(UserError):
 class StateError(UserError):
     """A saved run state cannot be trusted: unknown version, tampered, truncated or stale."""
 
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.hint = hint
+
 
 class SessionError(StepswitchError):
     """A conversation store (``stepswitch.sessions``) refused or failed an operation: a
@@ -91,9 +110,10 @@ class SessionError(StepswitchError):
     stepswitch, an operation id reused with other items. When it ends a run,
     ``run_data`` keeps the run so far; its ``to_state()`` re-sends a pending append."""
 
-    def __init__(self, message: str, *, run_data: Any = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
         self.run_data = run_data
+        self.hint = hint
 
 
 class SessionConflict(SessionError):
@@ -129,12 +149,31 @@ class RunLimitError(StepswitchError):
 
     def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
         super().__init__(f"{message}; {hint}" if hint else message)
-        self.summary = message
+        self.hint = hint
         self.run_data = run_data
 
 
 class MaxTurnsExceeded(RunLimitError):
     """The run needed more model calls than its ``max_turns`` budget allows."""
+
+
+class FlowBudgetExceeded(MaxTurnsExceeded):
+    """A flow's run would take the edge ``source → target`` (``target`` None: END) more
+    often than that edge's ``max_uses``: its loop did not end within its budget. Its
+    ``run_data`` keeps the run so far; a state taken from it records the spent edge and
+    does not resume (the same edge would be spent again): start a new run."""
+
+    def __init__(self, source: str, target: str | None, used: int, *,
+                 run_data: Any = None) -> None:
+        super().__init__(
+            f"flow edge {source} → {target or 'END'} was taken {used} time(s), its "
+            "max_uses: the loop through it did not end within its budget",
+            hint="raise max_uses on that edge, or let the loop end sooner, and start a new run",
+            run_data=run_data,
+        )
+        self.source = source
+        self.target = target
+        self.used = used
 
 
 class RunTimeoutError(RunLimitError):

@@ -41,6 +41,16 @@ def described(order_id: int) -> str:
     return str(order_id)
 
 
+@ss.function_tool
+def misdocumented(order_id: int) -> str:
+    """Look an order up.
+
+    Args:
+        ordr_id: The order's number.
+    """
+    return str(order_id)
+
+
 @ss.function_tool(name="look up")
 def bad_name(order_id: int) -> str:
     """A name the API rejects."""
@@ -310,6 +320,7 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[lookup], tool_use_behavior=ss.StopAtTools(["lookup"]))),
     ),
     "SW304": (lambda: wf("a", a(tools=[undocumented])), lambda: wf("a", a(tools=[described]))),
+    "SW305": (lambda: wf("a", a(tools=[misdocumented])), lambda: wf("a", a(tools=[lookup]))),
     "SW401": (lambda: wf("a", a(output_type=Tally)), lambda: wf("a", a(output_type=Counts))),
     "SW402": (lambda: wf("a", a(tools=[tag])), lambda: wf("a", a(tools=[tag_ok]))),
     "SW403": (
@@ -340,6 +351,7 @@ CASES: dict[str, tuple[Build, Build]] = {
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
     "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
+    "SW603": (lambda: _sdk_filtered(sdk_filter=True), lambda: _sdk_filtered(sdk_filter=False)),
     "SW602": (
         lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
         lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),
@@ -411,3 +423,16 @@ def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
 
     tools: list[Any] = [agents.WebSearchTool()] if hosted else [search]
     return from_sdk(agents.Agent(name="researcher", tools=tools))
+
+
+def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
+    """An SDK handoff with the SDK's own input filter (SW603), or with none."""
+    import agents
+    from agents.extensions import handoff_filters
+
+    from stepswitch.interop.sdk import from_sdk
+
+    billing = agents.Agent(name="billing")
+    flt = handoff_filters.remove_all_tools if sdk_filter else None
+    return from_sdk(agents.Agent(name="front", handoffs=[
+        agents.handoff(billing, input_filter=flt)]))

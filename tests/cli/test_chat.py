@@ -8,6 +8,7 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,7 +191,7 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     err = capsys.readouterr().err
     hint = err.split("continue with: ", 1)[1].strip()
     assert hint == (f"stepswitch run {TARGET} --resume {state} --approve all "
-                    f"--session {url} --session-id ann")
+                    f"--model scripted:{script} --session {url} --session-id ann")
     # without the session the CLI names its flags, not the Python API's session=
     assert main(["run", TARGET, "--resume", str(state), "--approve", "all",
                  "--model", f"scripted:{script}"]) == 2
@@ -208,12 +209,61 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert out == "Refunded.\n", err
+    assert "  approved process_refund" in err
     # the same pause resumed again (from a copy) conflicts with the session, which has
     # moved on: the CLI does not suggest a retry that would conflict the same way
     argv[argv.index(str(state))] = str(copy)
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "another run has added to the session since" in err and "retry with" not in err
+    # the refused resume approved nothing, so nothing claims it did; and the Python
+    # API's advice (RunConfig(on_conflict=...)) is not a command-line user's
+    assert "approved" not in err, err
+    assert "RunConfig" not in err and "on_conflict" not in err, err
+
+
+def test_a_session_held_by_an_agent_the_workflow_lacks_is_refused_in_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "c.db"
+    session = SQLiteSession("ann", db)
+    asyncio.run(session.append([], operation_id="op", expected_version=0,
+                               current_agent="billing"))
+    asyncio.run(session.close())
+    url, script = f"sqlite:///{db}", _refund_script(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    for argv in (["run", TARGET, "--input", "hi"], ["chat", TARGET]):
+        assert main([*argv, "--model", f"scripted:{script}", "--session", url,
+                     "--session-id", "ann"]) == 2
+        err = capsys.readouterr().err
+        assert "continues at agent 'billing', which workflow 'support' does not have" in err
+        assert "new --session-id" in err and "starting_agent" not in err, err
+
+
+def test_chat_reads_the_session_once_before_the_first_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each load is a round trip to the store (PostgreSQL, Redis): the banner's check and
+    # the "continuing at" line share one
+    loads: list[int | None] = []
+    real = SQLiteSession.load
+
+    async def counted(self: SQLiteSession, limit: int | None = None) -> Any:
+        loads.append(limit)
+        return await real(self, limit=limit)
+
+    monkeypatch.setattr(SQLiteSession, "load", counted)
+    db = tmp_path / "chat.db"
+    argv = ["--model", f"scripted:{CHAT_SCRIPT}", "--approve", "all",
+            "--session", f"sqlite:///{db}", "--session-id", "ann"]
+    code, _, err = _chat(argv, "I want a refund\n", capsys, monkeypatch)
+    assert code == 0, err
+    # the flag check (which, for a script, takes the history too), then the first run's
+    assert loads[:2] == [None, None], loads
+    loads.clear()
+    code, _, err = _chat(argv, "", capsys, monkeypatch)
+    assert code == 0 and "(continuing the conversation at agent refund)" in err
+    assert loads == [None], loads
 
 
 @pytest.mark.parametrize("argv", [
@@ -237,3 +287,54 @@ def test_a_flow_is_refused_a_session_before_anything_is_made(
     assert "session=" not in err and "chatting with" not in err
     assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # no .stepswitch/, no s.db
+
+
+def test_a_script_continues_across_commands_in_one_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each command is a new process with a fresh script: without the session's earlier
+    # model calls it would start over and answer the second message with the first reply
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"steps": [
+        {"output": [{"type": "message", "text": "Hello."}]},
+        {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+        {"output": [{"type": "function_call", "name": "process_refund",
+                     "arguments": {"order_id": 42, "reason": "late"}}]},
+        {"output": [{"type": "message", "text": "Refunded."}]},
+        {"output": [{"type": "message", "text": "Anything else?"}]},
+    ]}))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    url, state = f"sqlite:///{tmp_path}/c.db", tmp_path / "paused.json"
+    flags = ["--model", f"scripted:{script}", "--session", url, "--session-id", "ann"]
+    assert main(["run", TARGET, "--input", "hi", *flags]) == 0
+    assert capsys.readouterr().out == "Hello.\n"
+    assert main(["run", TARGET, "--input", "refund 42", *flags, "--state", str(state),
+                 "--approve", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "first 1 step(s) are the session's earlier model call(s); the script continues " \
+        "at step 2" in err
+    assert "paused" in err
+    assert main(["run", TARGET, "--resume", str(state), "--approve", "all", *flags]) == 0
+    out, err = capsys.readouterr()
+    assert out == "Refunded.\n", err
+    assert "the script continues at step 4" in err
+    code, out, err = _chat(flags, "thanks\n", capsys, monkeypatch)
+    assert code == 0 and out == "refund> Anything else?\n", err
+
+
+def test_chat_takes_a_model_from_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chatmodel.py").write_text(
+        "from stepswitch.runtime.model import ModelResponse\n"
+        "from stepswitch.testing import assistant_message\n"
+        "class Echo:\n"
+        "    async def get_response(self, request):\n"
+        "        return ModelResponse((assistant_message(f'{len(request.input)} in'),))\n"
+        "model = Echo()\n")
+    code, out, err = _chat(["--model", f"{tmp_path}/chatmodel.py:model",
+                            "--session", f"sqlite:///{tmp_path}/c.db"], "hi\nagain\n",
+                           capsys, monkeypatch)
+    assert code == 0, err
+    # the second turn sees the first one's items
+    assert out.splitlines() == ["triage> 1 in", "triage> 3 in"]

@@ -51,7 +51,10 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     assert code == 1
     assert "-                    action=HandoffTo(target='triage', max_uses=5)," in out
     assert "+                    action=HandoffTo(target='triage', max_uses=2)," in out
-    assert "stale" in out
+    # the command that regenerates it, not stepswitch's own `make codegen`
+    assert out.splitlines()[-1] == (
+        f"{stale}: stale; regenerate it with `stepswitch compile graphs/support.py:support "
+        f"-o {stale}`")
     assert stale.read_text(encoding="utf-8") != text  # --check never writes
 
     everything = tmp_path / "other.py"
@@ -59,8 +62,10 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     code, out, _ = run([*target, str(everything), "--check"], capsys)
     assert code == 1 and "more diff lines" in out and len(out.splitlines()) < 50
 
-    code, out, _ = run([*target, str(tmp_path / "missing.py"), "--check"], capsys)
-    assert code == 1 and "missing" in out
+    code, out, _ = run([*target, str(tmp_path / "my runner.py"), "--check"], capsys)
+    assert code == 1
+    assert out == (f"{tmp_path}/my runner.py: missing; generate it with `stepswitch compile "
+                   f"graphs/support.py:support -o '{tmp_path}/my runner.py'`\n")
 
 
 def test_a_target_with_several_workflows_is_a_usage_error(
@@ -147,3 +152,75 @@ def test_a_workflow_with_errors_exits_1_listing_them_and_writes_nothing(
         assert err.startswith(f"stepswitch: error: {flow}:wf: workflow has 1 error(s)")
         assert f"{flow}:2:1: SW103" in err and "Traceback" not in err
         assert not out_file.exists()
+
+
+_APP = """
+import stepswitch as ss
+
+@ss.function_tool
+def lookup(order_id: int) -> str:
+    "Look up an order."
+    return "ok"
+
+a = ss.Agent(name="a", instructions="x", tools=[lookup])
+wf = ss.Workflow(name="wf", entry=a)
+"""
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stepswitch", *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_lives(
+    tmp_path: Path,
+) -> None:
+    # proj/app/flows.py (no __init__.py), compiled from proj's parent into proj/runner.py:
+    # the runner must import the tool as app.flows (from proj/), not as `flows`, which
+    # only imports with proj/app/ on sys.path
+    app = tmp_path / "proj" / "app"
+    app.mkdir(parents=True)
+    (app / "flows.py").write_text(_APP, encoding="utf-8")
+    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    runner = (tmp_path / "proj" / "runner.py").read_text(encoding="utf-8")
+    assert "ref='app.flows:lookup'" in runner
+    use = "import runner; print(runner.MACHINE.name)"
+    for how, cwd in ((["proj/runner.py"], tmp_path), (["-c", use], tmp_path / "proj")):
+        ran = subprocess.run([sys.executable, *how], cwd=cwd, capture_output=True, text=True,
+                             timeout=120)
+        assert ran.returncode == 0, ran.stderr
+    # a runner in the module's own folder imports it by its own name, as before
+    done = _cli("compile", "flows.py:wf", "-o", "runner.py", cwd=app)
+    assert done.returncode == 0 and "ref='flows:lookup'" in (app / "runner.py").read_text()
+    # `--check` from the parent agrees with the file written from there
+    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", "--check",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_runner_that_could_not_import_the_module_is_refused_clearly(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "here").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "flows.py").write_text(_APP, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", "import sys; from stepswitch.cli.main import main; "
+         "sys.exit(main(sys.argv[1:]))",
+         "compile", str(tmp_path / "lib" / "flows.py:wf"), "-o", str(tmp_path / "out.py")],
+        cwd=tmp_path / "here", capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot tell how a runner written to" in done.stderr
+    assert "PYTHONPATH" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out.py").exists()
+    # sibling imports that only work from the module's own folder say so
+    (tmp_path / "proj" / "app").mkdir(parents=True)
+    (tmp_path / "proj" / "app" / "helpers.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "proj" / "app" / "flows.py").write_text("import helpers\n" + _APP,
+                                                        encoding="utf-8")
+    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "No module named 'helpers'" in done.stderr
+    assert "write the runner next to it to import it as 'flows'" in done.stderr

@@ -6,8 +6,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -595,3 +597,111 @@ def test_a_tool_that_raises_with_no_failure_function_fails_the_run_naming_its_li
         "stepswitch: error: the run failed: Error running tool pick: KeyError: 5 "
         f"(raised in your code at {tmp_path}/boom.py:6)"
     )
+
+
+def test_a_scripted_delay_is_waited_out_in_process_and_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/models.md: "delay" holds an answer back in process too (it once did only over
+    # HTTP); the two research calls of one response wait at the same time, not in turn
+    answer = {"output": [{"type": "message", "text": '{"summary": "x"}'}], "delay": 1.5}
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps([
+        [{"type": "function_call", "name": "research", "arguments": {"input": "a"}},
+         {"type": "function_call", "name": "research", "arguments": {"input": "b"}}],
+        answer, answer,
+        [{"type": "message", "text": "both researched"}],
+    ]))
+    began = time.monotonic()
+    code, out, err = run([TARGET, "--input", "hi", "--model", f"scripted:{path}"], capsys)
+    took = time.monotonic() - began
+    assert code == 0, err
+    assert out == "both researched\n"
+    assert err.count('    → {"summary":"x"}') == 2
+    assert took >= 1.5  # waited
+    assert took < 2.9  # in parallel: one after the other would be 3 s and more
+
+
+_ECHO_MODEL = '''
+from stepswitch.runtime.model import ModelResponse
+from stepswitch.testing import assistant_message
+
+
+class Echo:
+    """Says how many items it was sent: a model of the user's own."""
+
+    async def get_response(self, request):
+        return ModelResponse((assistant_message(f"echo of {len(request.input)} item(s)"),))
+
+
+model = Echo()
+'''
+
+
+def test_model_from_a_file_as_the_worker_takes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `stepswitch worker --model FILE.py:NAME` is tried in process first: no API key needed
+    (tmp_path / "mymodel.py").write_text(_ECHO_MODEL)
+    code, out, err = run([TARGET, "--input", "hi", "--model", f"{tmp_path}/mymodel.py:model"],
+                         capsys)
+    assert code == 0, err
+    assert out == "echo of 1 item(s)\n"
+    code, _, err = run([TARGET, "--input", "hi", "--model", f"{tmp_path}/mymodel.py:nope"],
+                       capsys)
+    assert code == 2
+    assert err == (f"stepswitch: error: --model {tmp_path}/mymodel.py:nope: "
+                   f"{tmp_path}/mymodel.py has no model named 'nope' (an object with async "
+                   "get_response(request))\n")
+    code, _, err = run([TARGET, "--input", "hi", "--model", "missing.py:model"], capsys)
+    assert code == 2 and err == "stepswitch: error: --model missing.py:model: no file missing.py\n"
+
+
+_GREET_APP = '''
+from dataclasses import dataclass
+
+import stepswitch as ss
+
+
+@dataclass
+class Who:
+    name: str
+
+
+def make() -> Who:
+    return Who("ann")
+
+
+@ss.function_tool(needs_approval=True)
+def greet(ctx: ss.RunContext[Who], loud: bool) -> str:
+    """Greet the user."""
+    return f"hello {ctx.context.name}"
+
+
+desk = ss.Agent(name="desk", instructions="Greet.", tools=[greet])
+wf = ss.Workflow("hello", desk, agents=[desk], context_type=Who)
+'''
+
+
+def test_the_continue_hint_repeats_the_flags_the_resumption_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hint once dropped --context and --model, so the command it printed failed
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "greetapp.py").write_text(_GREET_APP)
+    (tmp_path / "my script.json").write_text(json.dumps([
+        [{"type": "function_call", "name": "greet", "arguments": {"loud": True}}],
+        [{"type": "message", "text": "greeted"}],
+    ]))
+    code, _, err = run(["greetapp.py:wf", "--input", "hi", "--model", "scripted:my script.json",
+                        "--context", "greetapp:make", "--state", "st.json"], capsys)
+    assert code == 0, err
+    hint = err.split("continue with: ", 1)[1].strip()
+    assert hint == ("stepswitch run greetapp.py:wf --resume st.json --approve all "
+                    "--model 'scripted:my script.json' --context greetapp:make")
+    command = shlex.split(hint)
+    assert command[0] == "stepswitch"
+    code, out, err = run(command[2:], capsys)  # exactly as printed
+    assert code == 0, err
+    assert out == "greeted\n"
+    assert "    → hello ann" in err

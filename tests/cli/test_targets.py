@@ -53,8 +53,26 @@ def test_show_lists_a_flows_steps_and_edges(
     assert "story_agent ─then→ END" in out
     assert ("three_attempts ─fan_out texts, at most 3→ spanish_agent each, then "
             "list_translations") in out
+    # story's agents have no handoffs or agent tools: no empty "edges:" heading
+    story = out.split("graphs/translation.py")[0]
+    assert "edges:" not in story, story
     code, out, _ = run(["show", "graphs/support.py:support"], capsys)
-    assert "flow:" not in out
+    assert "flow:" not in out and "  edges:\n    triage" in out
+
+
+def test_show_says_a_lone_agent_has_no_edges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "lone_agent_wf.py").write_text(
+        "import stepswitch as ss\n"
+        "a = ss.Agent(name='a', instructions='x')\n"
+        "wf = ss.Workflow(name='w', entry=a)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    try:
+        code, out, _ = run(["show", "lone_agent_wf.py"], capsys)
+    finally:
+        sys.modules.pop("lone_agent_wf", None)
+    assert code == 0 and out.rstrip().endswith("  edges: none"), out
 
 
 def write(tmp_path: Path, name: str, body: str) -> Path:

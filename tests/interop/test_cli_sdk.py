@@ -75,6 +75,47 @@ def test_a_folder_finds_the_root_sdk_agents(capsys: pytest.CaptureFixture[str],
     assert out.count("workflow 'front'") == 1 and "workflow 'billing'" not in out
 
 
+def test_agents_that_hand_off_in_a_cycle_are_found_in_a_file_and_a_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # every agent of a closed cycle is reached by another, so none is a root: the app is
+    # named by its first-declared agent, once, and checked like any other
+    (tmp_path / "cyclic_sdk_app.py").write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+        sales = Agent(name="sales", instructions="Sell.")
+        support = Agent(name="support", instructions="Help.", handoffs=[sales])
+        sales.handoffs = [handoff(support)]
+        lonely = Agent(name="lonely", instructions="Alone.")
+    '''))
+    for target in (str(tmp_path / "cyclic_sdk_app.py"), str(tmp_path)):
+        code, out, err = run(["show", target], capsys)
+        assert code == 0, err
+        assert out.count("workflow 'sales'") == 1 and "workflow 'support'" not in out
+        assert "workflow 'lonely'" in out
+        assert "sales ─handoff→ support" in out and "support ─handoff→ sales" in out
+        code, out, _ = run(["check", target], capsys)
+        assert code == 1 and "SW201" in out  # the unbudgeted cycle, as with module:attr
+
+
+def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "filtered_sdk_app.py").write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+        from agents.extensions import handoff_filters
+        billing = Agent(name="billing", instructions="Bill.")
+        front = Agent(name="front", instructions="Front.", handoffs=[
+            handoff(billing, input_filter=handoff_filters.remove_all_tools)])
+    '''))
+    code, out, _ = run(["check", str(tmp_path / "filtered_sdk_app.py")], capsys)
+    assert code == 0  # a warning: the workflow checks and draws; the handoff cannot run
+    lines = [x for x in out.splitlines() if ": SW603 [" in x]
+    assert len(lines) == 1, out
+    line = lines[0]
+    assert line.startswith(f"{tmp_path}/filtered_sdk_app.py:5:1: SW603 [warning]"), line
+    assert "agents.extensions.handoff_filters:remove_all_tools" in line
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

@@ -92,3 +92,13 @@ def test_report_marks_land_on_states_and_transitions() -> None:
     by_label = {e.label: e for e in scene.edges}
     assert by_label["Handoff: transfer_to_triage ≤2 [SW201]"].severity == "error"
     assert by_label["research: nested run [SW202]"].severity == "error"
+
+
+def test_a_flows_moves_to_the_next_node_are_flow_edges_not_handoffs() -> None:
+    from graphs.story import story
+    from stepswitch.render import to_mermaid
+
+    text = to_mermaid(story, view="machine")
+    assert '"Handoff' not in text  # story's agents hand off to no one
+    assert text.count('-->|"then"|') == 3  # outline → keep, keep → checker, writer → story
+    assert '-->|"Final"|' in text

@@ -418,3 +418,76 @@ def test_the_example_in_docs_review_is_real_output(
                           "--fail-on", "state,safety"], capsys)
     assert code == 1
     assert out == example
+
+
+def test_a_renamed_step_is_one_state_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two defs renamed in one PR, one of them next to a retuned budget: each is one
+    # `state` rename (as an agent's is), not a removal, an addition and three edge edits
+    source = (ROOT / "graphs" / "judge.py").read_text()
+    head = (source.replace("final_outline", "finish").replace("with_feedback", "revise")
+            .replace('ss.route(evaluator, on="score", max_uses=3,',
+                     'ss.route(evaluator, on="score", max_uses=2,'))
+    for side, text in (("a", source), ("b", head)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "judge.py").write_text(text)
+    argv = [str(tmp_path / "a" / "judge.py"), str(tmp_path / "b" / "judge.py")]
+    doc = _json(argv, capsys)
+    assert _found(doc) == {
+        ("state", "steps.finish"),
+        ("state", "steps.revise"),
+        ("structure", "flow.evaluator.max_uses"),
+        ("structure", "workflow.model_call_bound"),
+    }
+    assert doc["pairs"][0]["renamed_steps"] == [["final_outline", "finish"],
+                                                ["with_feedback", "revise"]]
+    code, out, _ = _diff(argv, capsys)
+    assert code == 0
+    assert "steps.finish: step 'final_outline' renamed to 'finish'" in out
+    code, out, _ = _diff([*argv, "--format", "mermaid"], capsys)
+    parsed = check_mermaid(out)
+    labels = {decode_label(raw): node for node, raw in parsed.nodes.items()}
+    assert parsed.classes[labels["step: final_outline → finish"]] == {"renamed"}
+    assert "step: final_outline" not in labels
+    assert "removed" not in out  # no edge drawn out of the old name
+
+
+def test_a_step_whose_edges_changed_too_is_not_taken_for_a_rename(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = (ROOT / "graphs" / "judge.py").read_text()
+    head = source.replace("final_outline", "finish").replace(
+        "ss.then(finish, ss.END)", "ss.then(finish, story_outline_generator)")
+    for side, text in (("a", source), ("b", head)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "judge.py").write_text(text)
+    found = _found(_json([str(tmp_path / "a" / "judge.py"), str(tmp_path / "b" / "judge.py")],
+                         capsys))
+    assert ("state", "steps.final_outline") in found
+    assert ("structure", "steps.finish") in found
+
+
+def test_a_copy_under_another_module_name_compares_by_name_in_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # app_old.py beside app.py: the steps, predicates and types of the file are the same
+    # ones; only the real edit (one budget) is reported
+    monkeypatch.chdir(tmp_path)
+    source = (ROOT / "graphs" / "judge.py").read_text()
+    (tmp_path / "judge_old.py").write_text(source)
+    (tmp_path / "judge_new.py").write_text(source.replace(
+        'on="score", max_uses=3,', 'on="score", max_uses=2,'))
+    doc = _json(["judge_old.py:judge", "judge_new.py:judge"], capsys)
+    assert _found(doc) == {("structure", "flow.evaluator.max_uses"),
+                           ("structure", "workflow.model_call_bound")}
+    # a real change of a referenced function still shows, by its name in the file
+    other = source.replace("@ss.step\ndef final_outline(",
+                           "@ss.step(name='final_outline')\ndef outline_final(")
+    other = other.replace("\njudge = ss.Workflow(",
+                          "\nfinal_outline = outline_final\njudge = ss.Workflow(")
+    (tmp_path / "judge_new.py").write_text(other)
+    code, out, err = _diff(["judge_old.py:judge", "judge_new.py:judge"], capsys)
+    assert code == 0, err
+    assert "step 'final_outline' runs another function: final_outline → outline_final" in out
+    assert out.count("\n    ") == 2  # that change and its two locations, nothing else

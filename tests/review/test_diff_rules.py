@@ -139,3 +139,39 @@ def test_moved_declarations_are_not_changes() -> None:
             update={"line": a.location.line + 40})}) for a in base.agents),
     })
     assert diff_specs(base, moved).changes == ()
+
+
+@ss.function_tool(needs_approval=True)
+def refund(order_id: int) -> str:
+    """Refund an order."""
+    return str(order_id)
+
+
+def _gated(*, with_refunder: bool, top_tools: tuple[Any, ...] = ()) -> WorkflowSpec:
+    refunder = ss.Agent("refunder", "Refund.", tools=[refund])
+    top = ss.Agent("top", "Top.", tools=list(top_tools),
+                   handoffs=[refunder] if with_refunder else [])
+    agents = [top, refunder] if with_refunder else [top]
+    return ss.Workflow(name="w", entry=top, agents=agents).to_spec()
+
+
+def test_removing_an_approval_gated_tool_or_its_agent_is_a_safety_change() -> None:
+    base = _gated(with_refunder=True)
+    gate = ("safety", "removed", "agents.refunder.tools.refund.needs_approval")
+    # the agent goes, and with it the only gate on refund: the same function now runs
+    # ungated on another agent
+    ungated = ss.function_tool(name="refund")(refund.fn)
+    found = _found(base, _gated(with_refunder=False, top_tools=(ungated,)))
+    assert gate in found and ("state", "removed", "agents.refunder") in found
+    # the gated tool alone removed from its agent
+    spec = _spec(tools=[refund])
+    found = _found(spec, _spec(tools=[]))
+    assert ("safety", "removed", "agents.top.tools.refund.needs_approval") in found
+    # a gated agent tool removed
+    helper = ss.Agent("helper", "Help.")
+    gated_ask = helper.as_tool("ask", "Ask", needs_approval=True)
+    found = _found(_spec(tools=[gated_ask]), _spec(tools=[]))
+    assert ("safety", "removed", "agents.top.agent_tools.ask.needs_approval") in found
+    # the gate moved along with the tool: nothing weakened
+    found = _found(base, _gated(with_refunder=False, top_tools=(refund,)))
+    assert not {c for c in found if c[0] == "safety"}, found

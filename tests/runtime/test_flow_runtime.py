@@ -159,7 +159,7 @@ def test_async_step_with_context_and_typed_entry_input() -> None:
     result = flow.compile().run_sync('{"text": "good"}', context={"style": "short"})
     assert result.final_output == "short scifi story"
     bad = flow.compile()
-    with pytest.raises(ss.UserError, match="does not fit its input type"):
+    with pytest.raises(ss.UserError, match=r"'check' takes Outline \(as JSON\), and the run"):
         bad.run_sync("not json")
 
 

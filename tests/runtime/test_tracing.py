@@ -395,6 +395,9 @@ def test_a_resumed_flow_continues_its_trace() -> None:
             ]),
         ]),
     ]
+    # it resumed after the flow's two model calls (outline's, then story's that paused)
+    (resumed_event,) = [e for e in resumed_root.events if e.name == sc.EVENT_RESUMED]
+    assert dict(resumed_event.attributes or {}) == {sc.TURN: 2}
     decided = [dict(e.attributes or {}) for e in resumed_root.events
                if e.name == sc.EVENT_APPROVAL_DECIDED]
     assert decided == [{sc.TOOL_CALL_ID: first.interruptions[0].call_id,

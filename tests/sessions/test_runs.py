@@ -206,3 +206,21 @@ def test_the_runtime_loads_no_store_driver() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_python_callers_keep_the_python_advice_the_cli_shows_the_summary() -> None:
+    session = MemorySession("u9")
+    asyncio.run(session.append([], operation_id="a", expected_version=0, current_agent=None))
+    with pytest.raises(ss.SessionConflict) as info:
+        asyncio.run(session.append([], operation_id="b", expected_version=0,
+                                   current_agent=None))
+    exc = info.value
+    assert str(exc).endswith("nothing was appended; load it again, or run with "
+                             "RunConfig(on_conflict='reload')")
+    assert exc.summary.endswith("nothing was appended") and "RunConfig" not in exc.summary
+    asyncio.run(session.append([], operation_id="c", expected_version=1,
+                               current_agent="nobody"))
+    with pytest.raises(ss.StateError) as state_info:
+        MACHINE.run_sync("hi", model=_script(), session=session)
+    assert "pass starting_agent= to start elsewhere" in str(state_info.value)
+    assert "starting_agent" not in state_info.value.summary

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,11 +38,19 @@ class Seen:
     runs: int = 1
 
 
+Script = Sequence[Any] | Callable[[], Any]
+"""A model's script, or a function making the model (one that answers by its input)."""
+
+
+def model_of(script: Script) -> Any:
+    return script() if callable(script) else ScriptedModel(list(script))
+
+
 def in_process(
-    machine: ss.StateMachine, input: str, script: Sequence[Any], approve: bool = True,
+    machine: ss.StateMachine, input: str, script: Script, approve: bool = True,
     context: Any = None,
 ) -> Seen:
-    model = ScriptedModel(list(script))
+    model = model_of(script)
     seen = Seen()
     try:
         result = machine.run_sync(input, model=model, context=context)
@@ -86,7 +94,7 @@ async def on_temporal(
     client: Client,
     machine: ss.StateMachine,
     input: str,
-    script: Sequence[Any],
+    script: Script,
     approve: bool = True,
     context: Any = None,
     **options: Any,
@@ -95,7 +103,7 @@ async def on_temporal(
     queue = f"q-{uuid.uuid4().hex[:12]}"
     seen = Seen()
     async with worker_for(client, machine, task_queue=queue,
-                          model=ScriptedModel(list(script)), **options):
+                          model=model_of(script), **options):
         handle = await client.start_workflow(
             workflow_name(machine), RunInput(input, context=context),
             id=f"run-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,

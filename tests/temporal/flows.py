@@ -1,4 +1,6 @@
-"""A workflow for the durability tests, importable by a worker in another process.
+"""Workflows for the durability tests, importable by a worker in another process: a
+handoff workflow (``durable``) and a flow (``durable_flow``: a step, the same clerk's
+work as an agent node, a step).
 
 Its tools count every execution in an SQLite file (``$STEPSWITCH_LEDGER``), outside
 the worker, so a test can see what ran even after it killed the worker. ``model``
@@ -13,6 +15,8 @@ import asyncio
 import os
 import sqlite3
 from pathlib import Path
+
+from pydantic import BaseModel
 
 import stepswitch as ss
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputItem
@@ -47,6 +51,35 @@ def charge(amount: int) -> str:
 
 clerk = ss.Agent("clerk", instructions="Reserve, then charge.", tools=[reserve, charge])
 durable = ss.Workflow("durable", entry=clerk, agents=[clerk], max_turns=6)
+
+
+class Order(BaseModel):
+    """What the first step makes of the request."""
+
+    item: str
+    quantity: int
+
+
+@ss.step
+def take_order(request: str) -> Order:
+    """Read the request (counted: it must run once)."""
+    record("take_order")
+    return Order(item=request.split()[-1], quantity=1)
+
+
+@ss.step
+async def receipt(summary: str) -> str:
+    """The receipt the run ends with (counted: it must run once)."""
+    record("receipt")
+    return f"receipt: {summary}"
+
+
+packer = ss.Agent("packer", instructions="Reserve, then charge.", tools=[reserve, charge])
+durable_flow = ss.Workflow("durable_flow", take_order, flow=[
+    ss.then(take_order, packer),
+    ss.then(packer, receipt),
+    ss.then(receipt, ss.END),
+], max_turns=6)
 
 
 class ByProgress:

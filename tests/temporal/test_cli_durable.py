@@ -3,13 +3,16 @@ its progress shown, its approval given through the update, its result printed.""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shlex
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.client import Client
 
 from stepswitch.cli.main import main
 from tests.temporal.flows import counts
@@ -17,9 +20,10 @@ from tests.temporal.flows import counts
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.parametrize("local", ["none", "models"])
 def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, local: str,
 ) -> None:
     ledger = tmp_path / "ledger.db"
     monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
@@ -29,13 +33,14 @@ def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     worker = subprocess.Popen(
         [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
          "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model"],
+         "--model", "tests/temporal/flows.py:model", "--local-activities", local],
         env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
+    workflow_id = f"cli-{uuid.uuid4().hex[:8]}"
     try:
         code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
                      "--task-queue", queue, "--input", "a lamp", "--approve", "all",
-                     "--workflow-id", f"cli-{uuid.uuid4().hex[:8]}"])
+                     "--workflow-id", workflow_id])
     finally:
         worker.terminate()
         _, err = worker.communicate(timeout=20)
@@ -45,6 +50,18 @@ def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     assert "tool reserve" in out.err and "approved charge (c2)" in out.err
     assert counts(str(ledger)) == {"reserve": 1, "charge": 1}
     assert b"worker for durable" in err
+    scheduled = asyncio.run(_scheduled(dev_server, workflow_id))
+    assert [n for n in scheduled if not n.endswith(".model")] == [
+        "tests.temporal.flows:reserve", "tests.temporal.flows:charge"]
+    assert any(n.endswith(".model") for n in scheduled) == (local == "none")
+
+
+async def _scheduled(address: str, workflow_id: str) -> list[str]:
+    """The activities the run scheduled through the server, in order."""
+    client = await Client.connect(address)
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    return [e.activity_task_scheduled_event_attributes.activity_type.name
+            for e in history.events if e.HasField("activity_task_scheduled_event_attributes")]
 
 
 def test_run_on_an_unreachable_server_is_a_one_line_error(
@@ -100,7 +117,7 @@ def test_attaching_to_an_unknown_run_is_a_one_line_error(
 
 
 @pytest.mark.parametrize(("flags", "says"), [
-    (["--trace", "t.jsonl"], "--trace records this process's spans"),
+    (["--trace", "t.jsonl"], "start the worker with `stepswitch worker ... --trace FILE.jsonl`"),
     (["--session", "sqlite:///never.db"], "with --temporal the worker keeps the conversations"),
     (["--session-id", "ann", "--workflow-id", "bob"], "--session-id 'ann' and --workflow-id"),
 ])
@@ -116,28 +133,56 @@ def test_flags_a_durable_run_cannot_honour_are_refused_not_ignored(
     assert not (ROOT / "t.jsonl").exists() and not (ROOT / "never.db").exists()
 
 
-def test_a_flow_is_refused_before_any_server_is_contacted(
+def test_a_flow_runs_on_temporal_from_the_cli(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"cli-flow-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable_flow",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable_flow", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "one lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "receipt: reserved and charged\n"
+    assert "tool reserve" in out.err and "approved charge (c2)" in out.err
+    assert "packer: reserved and charged\ndone: last agent receipt" in out.err
+    assert counts(str(ledger)) == {"take_order": 1, "reserve": 1, "charge": 1, "receipt": 1}
+    assert b"worker for durable_flow" in err
+
+
+def test_a_flow_with_session_flags_is_refused_before_any_server_is_contacted(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphs.judge import judge
-    from stepswitch.errors import UserError
-    from stepswitch.temporal import workflow_for
-
     monkeypatch.chdir(ROOT)
     # port 9 has no server: the refusal comes first, so the error is about the flow
-    for argv in (["worker", "graphs/judge.py:judge", "--address", "127.0.0.1:9",
-                  "--task-queue", "q"],
-                 ["run", "graphs/judge.py:judge", "--temporal", "127.0.0.1:9", "--input", "x"]):
+    for argv, why in (
+        (["worker", "graphs/judge.py:judge", "--address", "127.0.0.1:9", "--task-queue", "q",
+          "--session", "sqlite:///never.db"], "--session keeps the worker's conversations"),
+        (["run", "graphs/judge.py:judge", "--temporal", "127.0.0.1:9", "--input", "x",
+          "--session-id", "ann"], "--session-id continues a conversation"),
+    ):
         code = main(argv)
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert code == 2
         assert line == (
-            "stepswitch: error: workflow 'judge' is a flow (agents chained by code steps): "
-            "flows do not run on Temporal yet (docs/durable.md); run it in-process with "
-            "machine.run(...) or `stepswitch run`"
+            f"stepswitch: error: workflow 'judge' is a flow: {why}, and sessions are for "
+            "handoff workflows (a flow starts at its first node each run; see "
+            "docs/sessions.md)"
         )
-    with pytest.raises(UserError, match="flows do not run on Temporal yet"):
-        workflow_for(judge.compile())
+    assert not (ROOT / "never.db").exists()
 
 
 def test_a_worker_with_an_unreachable_session_store_does_not_start(
@@ -163,3 +208,85 @@ def test_temporal_flags_without_temporal_are_refused_not_ignored(
     assert code == 2
     assert line == (f"stepswitch: error: {flags[0]} is for a durable run: add --temporal "
                     f"HOST:PORT, or drop {flags[0]} to run here")
+
+
+def test_a_worker_writes_the_spans_of_the_runs_it_serves(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `run --temporal --trace` is refused and points here: the worker's --trace writes
+    # what `stepswitch trace` reads, across the approval's pause and resumption
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    spans = tmp_path / "worker.jsonl"
+    queue = f"trace-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model", "--trace", str(spans)],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        _, err = worker.communicate(timeout=20)
+    assert code == 0, capsys.readouterr().err
+    assert worker.returncode == 0, err
+    capsys.readouterr()
+    assert main(["trace", str(spans)]) == 0
+    tree = capsys.readouterr().out
+    names = [line.strip().split("  ")[0] for line in tree.splitlines()]
+    assert names[0].startswith("trace ") and names[1] == "invoke_workflow durable", tree
+    for name in ("invoke_agent clerk", "execute_tool reserve", "execute_tool charge"):
+        assert name in names, tree
+    assert names.count("invoke_workflow durable") == 2  # paused for the approval, resumed
+
+
+def test_a_worker_trace_file_it_cannot_write_is_refused_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["worker", "tests/temporal/flows.py:durable", "--address", "127.0.0.1:9",
+                 "--task-queue", "q", "--trace", str(tmp_path)])
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line.startswith(f"stepswitch: error: --trace {tmp_path}: cannot write it")
+
+
+def test_a_run_left_waiting_says_the_command_that_decides_it(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"none-{uuid.uuid4().hex[:8]}"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+         "--address", dev_server, "--task-queue", queue,
+         "--model", "tests/temporal/flows.py:model"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "none"])
+        err = capsys.readouterr().err
+        assert code == 0, err
+        assert 'waiting for approval: c2: charge({"amount": 30}) by clerk' in err
+        command = shlex.split(err.split("decide with: ", 1)[1].strip())
+        workflow_id = command[command.index("--workflow-id") + 1]
+        assert command == ["stepswitch", "run", "tests/temporal/flows.py:durable", "--temporal",
+                           dev_server, "--workflow-id", workflow_id, "--approve", "all"]
+        assert counts(str(ledger)) == {"reserve": 1}
+        code = main(command[1:])  # as printed
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "reserved and charged\n"
+    assert counts(str(ledger)) == {"reserve": 1, "charge": 1}

@@ -14,6 +14,7 @@ from temporalio.client import Client
 
 import stepswitch as ss
 from graphs.support import support
+from stepswitch.temporal import workflow_for
 from stepswitch.testing import assistant_message, function_call
 from tests.conformance.kit import Ledger, compile_agents, lookup_tool, refund_tool
 from tests.temporal.drive import in_process, on_temporal
@@ -215,3 +216,42 @@ def test_local_activities_give_the_same_run(dev_server: str, name: str) -> None:
     )
     kinds = {e.WhichOneof("attributes") for e in history.events}
     assert "activity_task_scheduled_event_attributes" not in kinds  # all local: markers
+
+
+def test_models_local_runs_model_calls_locally_and_tools_as_activities(
+    dev_server: str,
+) -> None:
+    machine, script = SCENARIOS["support_flow_with_nested_agent_handoff_and_approval"]()
+    expected = in_process(machine, "I need help", script, True, {"user": "ada"})
+
+    async def go(mode: Any) -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, "I need help", script, True,
+                                 {"user": "ada"}, local_activities=mode)
+
+    def scheduled(history: Any) -> list[str]:
+        return [e.activity_task_scheduled_event_attributes.activity_type.name
+                for e in history.events
+                if e.HasField("activity_task_scheduled_event_attributes")]
+
+    def markers(history: Any) -> int:
+        return sum(e.HasField("marker_recorded_event_attributes") for e in history.events)
+
+    seen, history = asyncio.run(go("models"))
+    assert (seen.items, seen.final_output, seen.error) == (
+        expected.items, expected.final_output, expected.error
+    )
+    _, all_remote = asyncio.run(go(False))
+    models = [n for n in scheduled(all_remote) if n.endswith(".model")]
+    tools = [n for n in scheduled(all_remote) if not n.endswith(".model")]
+    assert models and tools
+    # the tools still go through the server, exactly as before; each model call is a
+    # local activity's marker instead
+    assert scheduled(history) == tools
+    assert markers(history) == markers(all_remote) + len(models)
+
+
+def test_local_activities_takes_only_known_modes() -> None:
+    machine, _ = SCENARIOS["support_flow_with_nested_agent_handoff_and_approval"]()
+    with pytest.raises(ss.UserError, match=r"local_activities='tools'.*\"models\""):
+        workflow_for(machine, local_activities="tools")  # type: ignore[arg-type]

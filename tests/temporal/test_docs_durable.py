@@ -25,3 +25,18 @@ def test_durable_page_python_example_runs_as_written(
     monkeypatch.syspath_prepend(str(ROOT))
     runpy.run_path(str(path), run_name="durable_doc")
     assert capsys.readouterr().out == "refund Done: order 42 is refunded in full.\n"
+
+
+def test_durable_page_flow_example_runs_as_written(
+    dev_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = block("docs/durable.md", "asyncio.run(judge_on_temporal())")
+    assert '"127.0.0.1:7233"' in source
+    path = tmp_path / "durable_flow_doc.py"
+    path.write_text(source.replace('"127.0.0.1:7233"', repr(dev_server)), encoding="utf-8")
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT))
+    runpy.run_path(str(path), run_name="durable_flow_doc")
+    assert capsys.readouterr().out == (
+        "final_outline A thief plans a heist to pay for her sister's surgery.\n")

@@ -1,6 +1,7 @@
 """Durability: a worker killed with SIGKILL mid-run, a new worker finishes the run, and
-every tool ran exactly once (counted in an SQLite file outside the workers); an
-approval decided three days later on the time-skipping server resumes the run."""
+every tool (and every step of a flow) ran exactly once (counted in an SQLite file
+outside the workers); an approval decided three days later on the time-skipping server
+resumes the run."""
 
 from __future__ import annotations
 
@@ -33,16 +34,17 @@ from stepswitch.temporal import (
 from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests.temporal.drive import in_process, wait_for_interruptions
-from tests.temporal.flows import counts, durable
+from tests.temporal.flows import counts, durable, durable_flow
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _worker(
-    address: str, queue: str, env: dict[str, str], session: str | None = None
+    address: str, queue: str, env: dict[str, str], session: str | None = None,
+    target: str = "tests/temporal/flows.py:durable",
 ) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
+        [sys.executable, "-m", "stepswitch", "worker", target,
          "--address", address, "--task-queue", queue,
          "--model", "tests/temporal/flows.py:model", "--model-timeout", "2",
          *(["--session", session] if session else [])],
@@ -120,6 +122,57 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
             "user_input_item", "tool_call_item", "tool_call_output_item", "tool_call_item",
             "tool_call_output_item", "message_output_item",
         ]
+
+
+def test_sigkilled_worker_mid_flow_then_a_new_worker_finishes_each_step_and_tool_once(
+    dev_server: str, tmp_path: Path
+) -> None:
+    ledger, go = tmp_path / "ledger.db", tmp_path / "go"
+    env = {**os.environ, "STEPSWITCH_LEDGER": str(ledger), "STEPSWITCH_GO": str(go)}
+    os.environ["STEPSWITCH_LEDGER"] = str(ledger)  # for counts() in this process
+    queue = f"durable-flow-{uuid.uuid4().hex[:8]}"
+    machine = durable_flow.compile()
+    target = "tests/temporal/flows.py:durable_flow"
+    workers = [_worker(dev_server, queue, env, target=target)]
+
+    async def go_on() -> RunOutput:
+        client = await Client.connect(dev_server)
+        handle = await client.start_workflow(
+            workflow_name(machine), RunInput("one lamp"),
+            id=f"durable-flow-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+        )
+        deadline = time.monotonic() + 30
+        while not (ledger.exists() and counts(str(ledger)).get("reserve")):
+            assert time.monotonic() < deadline, "the agent node's first tool never ran"
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the agent node's second model call is in flight, held
+        _kill(workers[0])  # mid-flow, mid-node: SIGKILL, nothing is cleaned up
+        go.touch()
+        workers.append(_worker(dev_server, queue, env, target=target))
+        pending = await wait_for_interruptions(handle, timeout=30)
+        assert [(p.call_id, p.agent) for p in pending] == [("c2", "packer")]
+        _kill(workers[1])  # and again while the flow waits for the approval
+        workers.append(_worker(dev_server, queue, env, target=target))
+        await handle.execute_update("decide", Decision("c2", True))
+        output: RunOutput = await handle.result()
+        history = await handle.fetch_history()
+        await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
+        return output
+
+    try:
+        output = asyncio.run(go_on())
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.terminate()
+                w.wait(10)
+    assert output.final_output == "receipt: reserved and charged"
+    assert output.last_agent == "receipt"
+    assert counts(str(ledger)) == {"take_order": 1, "reserve": 1, "charge": 1, "receipt": 1}
+    assert [i["type"] for i in output.items] == [
+        "tool_call_item", "tool_call_output_item", "tool_call_item", "tool_approval_item",
+        "tool_call_output_item", "message_output_item",
+    ]
 
 
 def _support_script() -> list[ScriptStep]:

@@ -173,3 +173,48 @@ def test_an_approval_ends_the_spans_and_the_resumption_continues_the_trace(
             ]),
         ]),
     ]
+
+
+def test_a_flow_on_temporal_draws_the_in_process_span_tree(dev_server: str) -> None:
+    """Agent nodes' invoke_agent spans (a move between nodes is no handoff) and each
+    step's execute_step span, from its activity, under the workflow span."""
+    import json
+
+    from graphs.judge import JudgeState, judge
+    from stepswitch.runtime.config import RunConfig
+
+    def script() -> ScriptedModel:
+        return ScriptedModel([
+            [assistant_message("outline 1")],
+            [assistant_message(json.dumps({"feedback": "more", "score": "needs_improvement"}))],
+            [assistant_message("outline 2")],
+            [assistant_message(json.dumps({"feedback": "ok", "score": "pass"}))],
+        ])
+
+    machine = judge.compile()
+    provider, exporter = _provider()
+    machine.run_sync("a story", model=script(), context=JudgeState(),
+                     run_config=RunConfig(tracer_provider=provider))
+    expected = tree(list(exporter.get_finished_spans()))
+
+    async def go() -> Tree:
+        client = await Client.connect(dev_server)
+        provider, exporter = _provider()
+        queue = f"t-{uuid.uuid4().hex[:8]}"
+        async with worker_for(client, machine, task_queue=queue, model=script(),
+                              tracer_provider=provider):
+            await client.execute_workflow(
+                workflow_name(machine), RunInput("a story"), id=f"judge-{uuid.uuid4().hex}",
+                task_queue=queue, result_type=RunOutput)
+        return tree(list(exporter.get_finished_spans()))
+
+    seen = asyncio.run(go())
+    assert seen == expected
+    [(_, _, nodes)] = seen
+    assert [n[0] for n in nodes] == [
+        "execute_step take_request", "invoke_agent story_outline_generator",
+        "execute_step keep_outline", "invoke_agent evaluator", "execute_step with_feedback",
+        "invoke_agent story_outline_generator", "execute_step keep_outline",
+        "invoke_agent evaluator", "execute_step final_outline"]
+
+

@@ -82,6 +82,8 @@ _ALL = (
          "StopAtTools names no function tool or agent tool of its agent"),
     Code("SW304", "tool-without-description", "warning",
          "a function tool with no docstring and no description: the model sees only its name"),
+    Code("SW305", "unknown-docstring-parameter", "warning",
+         "a tool's docstring describes a parameter the function does not have"),
     Code("SW401", "output-type-not-strict", "error",
          "an output type that OpenAI strict structured output rejects"),
     Code("SW402", "tool-parameters-not-strict", "error",
@@ -102,6 +104,9 @@ _ALL = (
          "a tool read from an SDK app that stepswitch cannot run (hosted, MCP, computer)"),
     Code("SW602", "input-guardrail-never-runs", "warning",
          "an input guardrail on an agent that never starts a run"),
+    Code("SW603", "sdk-input-filter", "warning",
+         "a handoff input filter read from an SDK app: it works on the SDK's items and "
+         "fails when the handoff is taken"),
     Code("SW701", "unknown-flow-node", "error",
          "a flow edge or the entry names no agent or step of the workflow"),
     Code("SW702", "flow-type-mismatch", "error",

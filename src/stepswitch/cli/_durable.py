@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 import sys
 import uuid
 from typing import Any
 
+from stepswitch._visible import visible
 from stepswitch.errors import UserError
 
 __all__ = ["run_durable"]
@@ -28,7 +30,8 @@ def run_durable(args: argparse.Namespace) -> int:
     if getattr(args, "trace", None):
         raise UserError(
             "--trace records this process's spans, but a run on Temporal runs on its worker: "
-            "set a tracer provider where the worker runs (see docs/durable.md, Tracing)"
+            "start the worker with `stepswitch worker ... --trace FILE.jsonl` (see "
+            "docs/durable.md, Tracing)"
         )
     if getattr(args, "session", None):
         raise UserError(
@@ -48,11 +51,16 @@ def run_durable(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(str(exc)) from None
     from stepswitch.cli.run import _one_workflow
-    from stepswitch.temporal._workflow import refuse_flow
 
     [loaded] = _one_workflow(args.target)
     machine = loaded.workflow.compile()
-    refuse_flow(machine)
+    from stepswitch.temporal import workflow_for
+
+    workflow_for(machine)  # what no worker could run is refused before any connection
+    if session_id is not None:
+        from stepswitch.cli._session import refuse_flow
+
+        refuse_flow(machine, "--session-id continues a conversation")
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     try:
         return asyncio.run(_watch(machine, args, policy))
@@ -104,16 +112,17 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
             if done:
                 break
             pending = await handle.query("interruptions", result_type=list[st.Interruption])
+            if policy == "none" and pending:
+                for p in pending:
+                    out.line(f"waiting for approval: {visible(p.call_id)}: "
+                             f"{visible(p.name)}({visible(p.arguments)}) by {visible(p.agent)}")
+                out.line(f"the run waits on the server (id {workflow_id}); decide with: "
+                         f"{_attach_command(args, workflow_id)}")
+                return 0
             for p in pending:
                 if p.call_id in asked:
                     continue
                 asked.add(p.call_id)
-                if policy == "none":
-                    out.line(
-                        f"waiting for approval: {p.call_id}: {p.name}({p.arguments}) by "
-                        f"{p.agent}; the run waits on the server (id {workflow_id})"
-                    )
-                    return 0
                 approve = True
                 if policy == "ask":
                     answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}? [y/N] ")
@@ -135,6 +144,14 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     else:
         _print_output(output.final_output)
     return 0
+
+
+def _attach_command(args: argparse.Namespace, workflow_id: str) -> str:
+    """The command that attaches to the run and approves what it waits for (``--approve
+    ask`` on a terminal decides call by call)."""
+    return (f"stepswitch run {shlex.quote(args.target)} --temporal "
+            f"{shlex.quote(args.temporal)} --workflow-id {shlex.quote(workflow_id)} "
+            "--approve all")
 
 
 async def _check_exists(client: Any, workflow_id: str, address: str) -> None:

@@ -11,6 +11,9 @@ from stepswitch.errors import SessionError, UserError
 __all__ = [
     "add_session_flags",
     "check_resumed_session",
+    "continue_script",
+    "load_cli_session",
+    "model_responses_in",
     "open_cli_session",
     "refuse_flow",
     "session_flags",
@@ -32,9 +35,19 @@ def add_session_flags(p: argparse.ArgumentParser, *, default_help: str) -> None:
 
 
 def open_cli_session(url: str | None, session_id: str | None) -> Any:
-    """The session the flags name; ``UserError`` (exit 2) for a bad URL or id, or a store
-    that cannot be reached: it is read once here (its version, no items), so a server
-    that is down is a flag error before any banner, not a failed run."""
+    """The session the flags name (see :func:`load_cli_session`)."""
+    return load_cli_session(url, session_id)[0]
+
+
+def load_cli_session(
+    url: str | None, session_id: str | None, *, machine: Any = None, items: bool = False
+) -> tuple[Any, Any]:
+    """The session the flags name and its snapshot (version and current agent, no
+    items); ``(None, None)`` without ``--session``. ``UserError`` (exit 2) for a bad URL
+    or id, or a store that cannot be reached: it is read once here, so a server that is
+    down is a flag error before any banner, not a failed run. With ``machine`` (a new
+    run, not a resumed one), a conversation held by an agent the workflow does not
+    have is refused here, in flags. With ``items`` the one read takes the history too."""
     import asyncio
 
     from stepswitch.sessions import open_session
@@ -42,13 +55,74 @@ def open_cli_session(url: str | None, session_id: str | None) -> Any:
     if url is None:
         if session_id is not None:
             raise UserError("--session-id needs --session URL (where the conversation is kept)")
-        return None
+        return None, None
+    sid = DEFAULT_ID if session_id is None else session_id
     try:
-        session = open_session(url, DEFAULT_ID if session_id is None else session_id)
-        asyncio.run(session.load(limit=0))
+        session = open_session(url, sid)
+        snap = asyncio.run(session.load(limit=None if items else 0))
     except SessionError as exc:
-        raise UserError(f"--session: {exc}") from None
-    return session
+        raise UserError(f"--session: {exc.summary}") from None
+    agent = snap.current_agent
+    if machine is not None and agent and agent not in {s.agent for s in machine.ir.states}:
+        raise UserError(
+            f"--session-id {sid}: the conversation continues at agent {agent!r}, which "
+            f"workflow {machine.name!r} does not have; start another conversation with a "
+            "new --session-id"
+        )
+    return session, snap
+
+
+_MODEL_OUTPUT = frozenset({"message_output_item", "tool_call_item", "handoff_call_item"})
+
+
+def model_responses_in(items: Any) -> list[tuple[str, ...]]:
+    """The model responses ``items`` hold, each as what it said and called: one run of
+    consecutive items the model produced, the tools' outputs or the user's next message
+    between two. A nested agent-tool run's calls are not among a session's items."""
+    responses: list[tuple[str, ...]] = []
+    inside = False
+    for item in items:
+        made = getattr(item, "type", None) in _MODEL_OUTPUT
+        if made:
+            said = getattr(item, "content", None) if item.type == "message_output_item" else None
+            part = said if isinstance(said, str) else getattr(item, "name", "")
+            if inside:
+                responses[-1] += (part,)
+            else:
+                responses.append((part,))
+        inside = made
+    return responses
+
+
+def _step_says(step: Any) -> tuple[str, ...] | None:
+    output = getattr(step, "output", None)
+    if output is None:  # an error or raw step: never in a session
+        return None
+    return tuple(str(o.content) if o.type == "message" else str(o.name) for o in output)
+
+
+def continue_script(model: Any, snap: Any, state: Any = None) -> None:
+    """A scripted transcript continues after the session's earlier model calls when the
+    script made them (its first steps say what the session's responses say): each
+    ``stepswitch run`` or ``chat`` is a new process whose script would otherwise start
+    over and replay its first answer. A script whose steps differ (one per command) starts
+    at its first step. Says which on stderr."""
+    import sys
+
+    earlier = model_responses_in(snap.items)
+    own = 0
+    if state is not None and state.session is not None:  # this run's own are in calls_made
+        own = len(model_responses_in(state.items[: state.session.synced]))
+        earlier = earlier[: len(earlier) - own]
+    if not earlier:
+        return
+    steps = [_step_says(step) for step in model.steps[: len(earlier)]]
+    if steps != earlier:
+        return
+    model.skip(len(earlier))
+    at = len(earlier) + 1 + (state.calls_made if state is not None else 0)
+    print(f"{model.name}: its first {len(earlier)} step(s) are the session's earlier model "
+          f"call(s); the script continues at step {at}", file=sys.stderr)
 
 
 def refuse_flow(machine: Any, why: str) -> None:

@@ -55,6 +55,8 @@ class LoadedSpec:
     spec: WorkflowSpec
     key: str = ""
     """``file.py:NAME`` as seen from the working directory, the same on both sides."""
+    module: str = ""
+    """The module the workflow is declared in (``app_old`` for ``app_old.py``)."""
 
 
 def parse_side(text: str) -> Side:
@@ -98,7 +100,8 @@ def _specs(side: Side) -> list[LoadedSpec]:
     out = []
     for item in loaded:
         label = item.label if side.ref is None else f"{item.label}@{side.ref}"
-        out.append(LoadedSpec(label, item.attribute, item.workflow.to_spec(), item.label))
+        out.append(LoadedSpec(label, item.attribute, item.workflow.to_spec(), item.label,
+                              item.module))
     return out
 
 

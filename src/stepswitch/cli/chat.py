@@ -22,9 +22,16 @@ from typing import Any
 
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
-from stepswitch.cli._session import DEFAULT_ID, add_session_flags, open_cli_session, refuse_flow
+from stepswitch.cli._session import (
+    DEFAULT_ID,
+    add_session_flags,
+    continue_script,
+    load_cli_session,
+    refuse_flow,
+)
 from stepswitch.cli.run import (
     _decide,
+    _is_transcript,
     _model,
     _one_workflow,
     _Progress,
@@ -54,7 +61,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("target", metavar="TARGET", help="file.py:NAME or package.module:NAME")
     p.add_argument("--model", metavar="NAME",
-                   help="model name, or scripted:FILE.json to replay a scripted transcript")
+                   help="model name, scripted:FILE.json to replay a scripted transcript, "
+                   "or FILE.py:NAME, a model object in your code")
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
     p.add_argument("--api", choices=("responses", "chat"), default="responses",
                    help="wire API: responses (OpenAI) or chat (most compatible servers)")
@@ -80,23 +88,27 @@ def run(args: argparse.Namespace) -> int:
     if url is None:
         Path(DEFAULT_STORE).parent.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DEFAULT_STORE}"
-    session = open_cli_session(url, args.session_id)
+    # its one read (version and agent) serves the banner's "continuing at" too
+    scripted = _is_transcript(model)
+    session, snap = load_cli_session(url, args.session_id, machine=machine, items=scripted)
+    if scripted:
+        continue_script(model, snap)
     print(
         f"chatting with {visible(machine.name)} (session "
         f"{visible(args.session_id or DEFAULT_ID)} in {url}); an empty line or Ctrl-D ends",
         file=sys.stderr,
     )
     try:
-        return asyncio.run(_chat(machine, session, model, context, args.approve))
+        return asyncio.run(_chat(machine, session, snap, model, context, args.approve))
     except KeyboardInterrupt:
         print("\nstepswitch: interrupted", file=sys.stderr)
         return 130
 
 
-async def _chat(machine: Any, session: Any, model: Any, context: Any, policy: str) -> int:
+async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
+                policy: str) -> int:
     out = _Progress(sys.stderr, stream_text=False)
     try:
-        snap = await session.load(limit=0)
         where = snap.current_agent or machine.entry
         if snap.version:
             out.line(f"(continuing the conversation at agent {visible(where)})")
@@ -112,7 +124,8 @@ async def _chat(machine: Any, session: Any, model: Any, context: Any, policy: st
             text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
             print(f"{result.last_agent}> {text}", flush=True)
     except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
-        print(f"stepswitch: error: the run failed: {exc}", file=sys.stderr)
+        # the summary: the hint speaks of Python (RunConfig, exc.run_data), not flags
+        print(f"stepswitch: error: the run failed: {exc.summary}", file=sys.stderr)
         return 1
     except UserError:
         raise

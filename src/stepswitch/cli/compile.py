@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import shlex
 import sys
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from stepswitch.compiler.codegen import codegen
 
-    loaded = load_targets([args.target])
+    loaded = load_targets([args.target], runner=args.output)
     if len(loaded) != 1:
         names = ", ".join(w.label for w in loaded)
         raise TargetError(
@@ -63,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = Path(args.output)
     if args.check:
-        return _check(out, source)
+        # the command that regenerates it is this one without --check
+        again = f"stepswitch compile {shlex.quote(args.target)} -o {shlex.quote(args.output)}"
+        return _check(out, source, again)
     # only a regular file is read (to leave an up-to-date one untouched); a device, a
     # pipe or a FIFO is written to and never read: reading /dev/stdout or a FIFO
     # waits forever, and /dev/zero never ends
@@ -85,13 +88,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(out: Path, source: str) -> int:
+def _check(out: Path, source: str, again: str) -> int:
     if out.exists() and not out.is_file():
         raise TargetError(f"{out}: not a regular file; --check compares the runner with a file")
     try:
         current = out.read_text(encoding="utf-8")
     except FileNotFoundError:
-        print(f"{out}: missing; generate it with `stepswitch compile ... -o {out}`")
+        print(f"{out}: missing; generate it with `{again}`")
         return 1
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"{out}: cannot read: {exc}") from None
@@ -111,5 +114,5 @@ def _check(out: Path, source: str) -> int:
     sys.stdout.writelines(line if line.endswith("\n") else line + "\n" for line in shown)
     if len(diff) > DIFF_LINES:
         print(f"... {len(diff) - DIFF_LINES} more diff lines")
-    print(f"{out}: stale; regenerate it with `stepswitch compile` (or `make codegen`)")
+    print(f"{out}: stale; regenerate it with `{again}`")
     return 1

@@ -45,18 +45,24 @@ def parse_categories(text: str) -> list[Category]:
     return [c for c in CATEGORIES if c in wanted]
 
 
+def _diff(b: LoadedSpec, h: LoadedSpec) -> Compared:
+    # app_old.py:wf against app.py:wf: a function or type of the file is the same one
+    # when its name in the file is (module names differ, qualnames are compared)
+    return Compared(b.label, h.label, diff_specs(b.spec, h.spec, modules=(b.module, h.module)))
+
+
 def _pairs(base: list[LoadedSpec], head: list[LoadedSpec]) -> list[Compared]:
     """One workflow on each side: compared whatever their names. Several: paired by
     ``file.py:NAME``; one found on a single side is added or removed."""
     if len(base) == 1 and len(head) == 1:
-        return [Compared(base[0].label, head[0].label, diff_specs(base[0].spec, head[0].spec))]
+        return [_diff(base[0], head[0])]
     heads = {h.key: h for h in head}
     keys = {b.key for b in base}
     out = []
     for b in base:
         h = heads.get(b.key)
         out.append(Compared(b.label, None, None) if h is None
-                   else Compared(b.label, h.label, diff_specs(b.spec, h.spec)))
+                   else _diff(b, h))
     out.extend(Compared(None, h.label, None) for h in head if h.key not in keys)
     return out
 

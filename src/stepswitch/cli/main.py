@@ -66,8 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TargetError as exc:
         print(f"stepswitch: error: {exc}", file=sys.stderr)
         return 2
-    except UserError as exc:
-        print(f"stepswitch: error: {exc}", file=sys.stderr)
+    except UserError as exc:  # its summary: a hint speaks of Python keywords, not flags
+        print(f"stepswitch: error: {exc.summary}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import shlex
 import sys
 import sysconfig
 import traceback
@@ -28,13 +29,15 @@ from stepswitch.cli._context import build_context
 from stepswitch.cli._session import (
     add_session_flags,
     check_resumed_session,
-    open_cli_session,
+    continue_script,
+    load_cli_session,
     refuse_flow,
     session_flags,
 )
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.context import Usage
 from stepswitch.errors import (
+    FlowBudgetExceeded,
     MaxTurnsExceeded,
     ModelBehaviorError,
     ModelProviderError,
@@ -82,8 +85,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--model",
         metavar="NAME",
-        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), or "
-        "scripted:FILE.json to replay a scripted transcript",
+        help=f"model name (default: $STEPSWITCH_MODEL or {DEFAULT_MODEL}), "
+        "scripted:FILE.json to replay a scripted transcript, or FILE.py:NAME, a model "
+        "object in your code",
     )
     p.add_argument(
         "--base-url", metavar="URL", help="an OpenAI-compatible server (default: $OPENAI_BASE_URL)"
@@ -166,14 +170,16 @@ def run(args: argparse.Namespace) -> int:
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
+    args.flow_edges = _flow_edges(loaded.workflow)
     if getattr(args, "session", None) is not None:
         refuse_flow(machine, "--session keeps a conversation")
     args.context_object = build_context(args.context, loaded.workflow)
-    model = _model(args)
+    # a flow of steps only never calls a model: it needs no key, no --model
+    model: Model | None = _model(args) if _calls_models(machine) else None
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume, machine)
+        start = _read_state(args.resume, machine, args.flow_edges)
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
         if _is_transcript(model):
@@ -182,9 +188,13 @@ def run(args: argparse.Namespace) -> int:
             model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
-    args.session_object = open_cli_session(
-        getattr(args, "session", None), getattr(args, "session_id", None)
+    scripted_session = getattr(args, "session", None) is not None and _is_transcript(model)
+    args.session_object, snap = load_cli_session(
+        getattr(args, "session", None), getattr(args, "session_id", None),
+        machine=None if args.resume else machine, items=scripted_session,
     )
+    if scripted_session:
+        continue_script(model, snap, start if isinstance(start, RunState) else None)
     args.run_config = None
     provider = None
     if args.trace:
@@ -210,7 +220,27 @@ def _one_workflow(target: str) -> list[Any]:
     return found
 
 
-def _is_transcript(model: Model) -> TypeGuard[TranscriptModel]:
+def _flow_edges(workflow: Any) -> dict[str, tuple[str, int | None]]:
+    """Per flow node, where its exit is declared and its max_uses (for the messages of a
+    spent flow budget); empty for a workflow without a flow."""
+    return {e.source: (str(e.location), e.max_uses) for e in workflow.to_spec().flow or ()}
+
+
+def _with_site(exc: StepswitchError, args: argparse.Namespace) -> str:
+    """``exc.summary``; for a spent flow budget, with where that edge is declared."""
+    if isinstance(exc, FlowBudgetExceeded) and exc.source in args.flow_edges:
+        where, max_uses = args.flow_edges[exc.source]
+        return f"{exc.summary} (max_uses={max_uses} at {where})"
+    return exc.summary
+
+
+def _calls_models(machine: Any) -> bool:
+    """False for a flow whose nodes are all steps (it makes no model call)."""
+    flow = machine.ir.flow
+    return flow is None or any(n.kind == "agent" for n in flow.nodes)
+
+
+def _is_transcript(model: Model | None) -> TypeGuard[TranscriptModel]:
     from stepswitch.models.provider import TranscriptModel
 
     return isinstance(model, TranscriptModel)
@@ -221,6 +251,12 @@ def _model(args: argparse.Namespace) -> Model:
     from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 
     name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
+    if args.model is not None:
+        from stepswitch.cli.worker import user_model
+
+        mine = user_model(args.model)  # FILE.py:NAME, as `stepswitch worker` takes it
+        if mine is not None:
+            return mine if args.stream else _Unstreamed(mine)
     if name.startswith(_SCRIPTED):
         path = name[len(_SCRIPTED) :]
         if not path:
@@ -256,7 +292,8 @@ class _Unstreamed:
         return await self._model.get_response(request)
 
 
-def _read_state(path: str, machine: Any) -> RunState:
+def _read_state(path: str, machine: Any,
+                flow_edges: dict[str, tuple[str, int | None]] | None = None) -> RunState:
     """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
 
     Checked here, not only when the run resumes: a state whose calls all await approval
@@ -283,6 +320,15 @@ def _read_state(path: str, machine: Any) -> RunState:
         raise UserError(
             f"--resume {path}: the saved run already finished (resuming it would run it "
             "again); start a new run with --input"
+        )
+    if state.flow is not None and state.flow.spent is not None:
+        source, _, target = state.flow.spent.partition("->")
+        where = (flow_edges or {}).get(source, ("its declaration", None))[0]
+        raise UserError(
+            f"--resume {path}: the saved run stopped when flow edge {source} → "
+            f"{target.strip('<>')} had used up its max_uses, and resuming would take it again; "
+            f"raise max_uses at {where}, or let the loop end sooner, and start a new run "
+            "with --input"
         )
     return state
 
@@ -332,7 +378,8 @@ def _write_state(path: str, state: RunState, flag: str = "--state") -> None:
 
 
 async def _drive(
-    machine: Any, start: str | RunState, model: Model, args: argparse.Namespace, policy: str
+    machine: Any, start: str | RunState, model: Model | None, args: argparse.Namespace,
+    policy: str
 ) -> int:
     out = _Progress(sys.stderr, stream_text=args.stream)
     total = Usage()
@@ -352,30 +399,39 @@ async def _drive(
         if getattr(args, "session_object", None) is not None:
             options["session"] = args.session_object
         streamed = machine.run_streamed(next_input, **options)
+        # the decisions just made are said once the run has taken them (its first event,
+        # or its end): a resume the runtime refuses (a stale session pin, a tampered
+        # state) must not be preceded by "approved …"
         try:
             async for event in streamed.stream_events():
                 out.event(event)
-        except RunLimitError as exc:  # its summary: the hint speaks of Python, not flags
-            return _failed(exc.summary, exc, args, out)
-        except (ModelBehaviorError, ModelProviderError, SessionError) as exc:
-            return _failed(str(exc), exc, args, out)
+        except (RunLimitError, ModelBehaviorError, ModelProviderError, SessionError) as exc:
+            # its summary: the hint speaks of Python (RunConfig, exc.run_data), not flags;
+            # what the CLI can do instead, _keep says
+            out.drop_held()
+            return _failed(_with_site(exc, args), exc, args, out)
         except UserError as exc:
             cause = exc.__cause__
             if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
                     and _in_user_code(cause)):
                 # the user's own code raised (a tool with failure_error_function=None):
                 # a failed run (exit 1) that names the exception and its line
+                out.flush_held()
                 text, tail = str(exc), str(cause)
                 head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
                 return _failed(head + _user_code_error(cause), exc, args, out)
+            out.drop_held()
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
+            out.flush_held()
             return _failed(_user_code_error(exc), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
+            out.drop_held()
             out.end_text()
             _keep(exc, args, out)
             raise KeyboardInterrupt from None  # run() says so and exits 130
+        out.flush_held()
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
@@ -404,7 +460,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
         return False
     for item in pending:
         if policy == "all":
-            out.line(f"  approved {_call(item)} (--approve all)")
+            out.hold(f"  approved {_call(item)} (--approve all)")
             state.approve(item)
             continue
         choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
@@ -415,7 +471,7 @@ def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: 
             state.approve(item)
         else:
             state.reject(item)
-            out.line(f"  rejected {visible(item.name)}")
+            out.hold(f"  rejected {visible(item.name)}")
     return True
 
 
@@ -439,10 +495,23 @@ def _paused(
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
     out.line(
-        f"saved the run to {', '.join(saved)}; continue with: stepswitch run {args.target} "
-        f"--resume {saved[0]} --approve all{session_flags(args)}"
+        f"saved the run to {', '.join(saved)}; continue with: stepswitch run "
+        f"{shlex.quote(args.target)} --resume {shlex.quote(saved[0])} --approve all"
+        f"{_run_flags(args)}{session_flags(args)}"
     )
     return 0
+
+
+def _run_flags(args: argparse.Namespace) -> str:
+    """The flags this command was given that its resumption needs again: the model and
+    how to reach it, and the context factory (a resumed run rebuilds its context)."""
+    out = ""
+    for flag, value in (("--model", args.model), ("--base-url", args.base_url),
+                        ("--api", None if args.api == "responses" else args.api),
+                        ("--context", args.context)):
+        if value is not None:
+            out += f" {flag} {shlex.quote(value)}"
+    return out
 
 
 def _in_user_code(exc: BaseException) -> bool:
@@ -491,6 +560,14 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
         out.line(f"saved the run so far to {', '.join(saved)}; another run has added to the "
                  "session since, so this one cannot continue there: start a new run")
         return
+    if isinstance(exc, FlowBudgetExceeded):
+        # resuming would take the spent edge again: no retry, a new run (which starts the
+        # edge's count afresh) with a larger max_uses or a loop that ends sooner
+        where = args.flow_edges.get(exc.source, ("its declaration", None))[0]
+        out.line(f"saved the run so far to {', '.join(saved)} (it cannot be resumed: the "
+                 f"edge's budget is spent); raise max_uses at {where}, or let the loop end "
+                 "sooner, and start a new run with --input")
+        return
     more = ""
     if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
         spent = state.max_turns or args.max_turns or 10
@@ -526,10 +603,25 @@ class _Progress:
         # scripted model, a server that does not stream text) is printed whole
         self._streamed = ""
         self.calls = 0
+        self._held: list[str] = []
 
     def line(self, text: str) -> None:
+        self.flush_held()
         self.end_text()
         print(text, file=self.file, flush=True)
+
+    def hold(self, text: str) -> None:
+        """A line to print once what it says took effect (the next line or event);
+        :meth:`drop_held` forgets it when it did not."""
+        self._held.append(text)
+
+    def flush_held(self) -> None:
+        held, self._held = self._held, []
+        for text in held:
+            self.line(text)
+
+    def drop_held(self) -> None:
+        self._held.clear()
 
     def end_text(self) -> None:
         if self._mid_text:
@@ -537,6 +629,7 @@ class _Progress:
             self._mid_text = False
 
     def event(self, event: Any) -> None:
+        self.flush_held()
         if isinstance(event, AgentUpdatedStreamEvent):
             self.line(f"→ agent {visible(event.new_agent)}")
         elif isinstance(event, RunItemStreamEvent):

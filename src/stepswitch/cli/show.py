@@ -38,8 +38,13 @@ def run(args: argparse.Namespace) -> int:
             for tool in agent.tools:
                 pause = "  [needs approval]" if tool.needs_approval != "never" else ""
                 print(f"      tool {visible(tool.name)}{pause}")
-        print("  edges:")
-        for edge in graph.edges():
+        edges = list(graph.edges())
+        is_flow = graph.spec.flow is not None
+        if edges or graph.dangling or not is_flow:
+            # a flow's agents often have no handoffs or agent tools: its edges are the
+            # flow's, listed below; a heading with nothing under it would say otherwise
+            print("  edges:" if edges or graph.dangling else "  edges: none")
+        for edge in edges:
             budget = f" (max_uses={edge.max_uses})" if edge.max_uses is not None else ""
             arrow = "─handoff→" if edge.kind == "handoff" else "─calls→"
             print(f"    {visible(edge.source)} {arrow} {visible(edge.target)} via "
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         for edge in graph.dangling:
             print(f"    {visible(edge.source)} → ? {visible(edge.target)} via "
                   f"{visible(edge.tool_name)} (unknown agent)")
-        if graph.spec.flow is not None:
+        if is_flow:
             _show_flow(graph.spec)
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import keyword
 import os
 import sys
 import traceback
@@ -27,6 +28,10 @@ from stepswitch.errors import UserError
 __all__ = ["LoadedWorkflow", "TargetError", "a_type", "load_targets"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
+
+_STARTUP_PATH = tuple(os.path.realpath(p or os.curdir) for p in sys.path)
+"""``sys.path`` as the interpreter set it up, before a TARGET's folder was put on it: a
+folder here (PYTHONPATH, an installed or editable package) is on it wherever code runs."""
 
 
 class TargetError(Exception):
@@ -56,24 +61,28 @@ def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-
 
 
 def load_targets(
-    targets: list[str], *, failures: list[str] | None = None
+    targets: list[str], *, failures: list[str] | None = None, runner: str | None = None
 ) -> list[LoadedWorkflow]:
     """Every workflow the targets name, in order, each once.
 
     With ``failures``, a module of a folder that does not import is listed there and
     the folder's other modules are still returned; without it, that is a
-    :class:`TargetError`."""
+    :class:`TargetError`. With ``runner`` (the file a generated runner goes to), a
+    file TARGET is imported under the name that runner can import it by (see
+    :func:`_runner_name`)."""
     found: list[LoadedWorkflow] = []
     seen: set[int] = set()
     for target in targets:
-        for loaded in _load_one(target, failures):
+        for loaded in _load_one(target, failures, runner):
             if id(loaded.workflow) not in seen:
                 seen.add(id(loaded.workflow))
                 found.append(loaded)
     return found
 
 
-def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWorkflow]:
+def _load_one(
+    target: str, collected: list[str] | None = None, runner: str | None = None
+) -> list[LoadedWorkflow]:
     path_part, _, name = _split(target)
     path = Path(path_part)
     if name and ":" in path_part and not path.exists() and not _drive_only(path_part):
@@ -92,7 +101,8 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
             for file in sorted(_python_files(path)):
                 # one module that does not import must not hide the others' problems
                 try:
-                    results.extend(_workflows_in(_import_file(file), display_path(file)))
+                    module = _import_file(file, runner=runner)
+                    results.extend(_workflows_in(module, display_path(file)))
                 except TargetError as exc:
                     failures.append(str(exc))
             if failures and collected is None:
@@ -104,7 +114,7 @@ def _load_one(target: str, collected: list[str] | None = None) -> list[LoadedWor
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
-        module = _import_file(path)
+        module = _import_file(path, runner=runner)
         label = display_path(path)
     else:
         if "/" in path_part or os.sep in path_part:
@@ -188,10 +198,53 @@ def _module_name_for(path: Path) -> tuple[str, Path]:
     return ".".join(parts), folder
 
 
-def _import_file(path: Path) -> ModuleType:
+def _runner_name(path: Path, name: str, root: Path, runner: str) -> tuple[str, Path]:
+    """The dotted name a generated runner written to ``runner`` imports the module at
+    ``path`` by, and the folder that must be on ``sys.path`` for it (where the runner
+    is used from). ``name``/``root`` are the module's own (its ``__init__.py`` chain).
+
+    - ``root`` is on the interpreter's own ``sys.path`` (PYTHONPATH, an installed or
+      editable package): ``name``, which imports anywhere;
+    - the runner lies in ``root`` or under it: ``name`` (``python -m`` from ``root``,
+      or ``python RUNNER`` when the runner sits in ``root`` itself);
+    - otherwise the nearest folder holding both the runner and ``root``, when it is the
+      working directory or inside it: the module's dotted path from there (its folders
+      are namespace packages), so ``python RUNNER`` works when the runner is in that
+      folder and ``python -m`` from it always does;
+    - otherwise ``name`` when ``root`` is the working directory (the project's root);
+    - otherwise no name can be told: an error saying what to do.
+    """
+    if str(root) in _STARTUP_PATH:
+        return name, root
+    folder = Path(os.path.realpath(Path(runner).absolute().parent))
+    common = Path(os.path.commonpath([folder, root]))
+    if common == root:
+        return name, root
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if common == cwd or cwd in common.parents:
+        parts = list(path.resolve().relative_to(common).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts and all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
+            return ".".join(parts), common
+    if root == cwd:
+        return name, root
+    raise TargetError(
+        f"{display_path(path)}: cannot tell how a runner written to {runner} would import "
+        f"it (as {name!r} it needs {display_path(root)} on sys.path, and no folder under the "
+        "working directory holds both): write the runner inside "
+        f"{display_path(root)}, run the command from a folder holding both, or put "
+        f"{display_path(root)} on PYTHONPATH"
+    )
+
+
+def _import_file(path: Path, *, runner: str | None = None) -> ModuleType:
     name, root = _module_name_for(path)
     if not name:
         raise TargetError(f"{path}: cannot tell the module name of this file")
+    own = name
+    if runner is not None and runner != "-":
+        name, root = _runner_name(path, name, root, runner)
     # The file's own folder goes first, ahead of the working directory that
     # _import_module adds: otherwise `check sub/flows.py` from a folder that also holds
     # a flows.py would import that one instead.
@@ -210,8 +263,13 @@ def _import_file(path: Path) -> ModuleType:
             )
     try:
         module = _import_module(name, shown=display_path(path))
-    except TargetError:
+    except TargetError as exc:
         _refuse_shadows(root)  # the likelier cause of a failed import, if there is one
+        if name != own:
+            raise TargetError(
+                f"{exc}\n(a runner written to {runner} imports it as {name!r}, from "
+                f"{display_path(root)}; write the runner next to it to import it as {own!r})"
+            ) from None
         raise
     _refuse_shadows(root)
     file = getattr(module, "__file__", None)

@@ -1,8 +1,10 @@
 """``stepswitch worker TARGET --address HOST:PORT --task-queue Q``: run a Temporal worker
 for a workflow's durable runs until Ctrl-C (or SIGTERM).
 
-``--model`` is what ``stepswitch run`` takes (a model name, ``scripted:FILE.json``) or
+``--model`` is what ``stepswitch run`` takes: a model name, ``scripted:FILE.json``, or
 ``FILE.py:NAME``, an object with ``async get_response(request)`` defined in your code.
+``--trace FILE.jsonl`` writes the spans of the runs the worker serves, as ``run --trace``
+does in process (``stepswitch trace FILE`` prints them).
 Exit codes: 0 stopped, 2 a usage, target or connection error.
 """
 
@@ -39,6 +41,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--api", choices=("responses", "chat"), default="responses")
     p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long one model call may take before it is tried again")
+    p.add_argument(
+        "--local-activities", choices=("none", "models", "all"), default="none",
+        help="run model calls (models) or model calls and tools (all) as local activities: "
+        "fewer server round trips; a worker that dies mid-task runs them again "
+        "(default: none)",
+    )
+    p.add_argument(
+        "--trace", metavar="FILE.jsonl",
+        help="append the spans of the runs this worker serves to FILE as JSON lines "
+        "(print them with `stepswitch trace FILE`)",
+    )
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
@@ -46,28 +59,34 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def load_model(args: argparse.Namespace) -> Any:
-    """The worker's model: ``FILE.py:NAME`` from user code, else as ``stepswitch run``."""
-    spec: str | None = args.model
-    if spec is None:
+    """The worker's model, read as ``stepswitch run`` reads ``--model`` (None: the
+    agents' own, else the default model)."""
+    if args.model is None:
         return None
-    file, sep, name = spec.rpartition(":")
-    if sep and file.endswith(".py"):
-        from stepswitch.cli.targets import _import_file
-
-        path = Path(file)
-        if not path.is_file():
-            raise UserError(f"--model {spec}: no file {file}")
-        module = _import_file(path)
-        model = getattr(module, name, None)
-        if model is None or not hasattr(model, "get_response"):
-            raise UserError(
-                f"--model {spec}: {file} has no model named {name!r} (an object with "
-                "async get_response(request))"
-            )
-        return model
     from stepswitch.cli.run import _model
 
     return _model(argparse.Namespace(**{**vars(args), "stream": False}))
+
+
+def user_model(spec: str) -> Any | None:
+    """``FILE.py:NAME``: the model object ``NAME`` of that file; None when ``spec`` is
+    not of that form (a model name, ``scripted:FILE.json``)."""
+    file, sep, name = spec.rpartition(":")
+    if not (sep and file.endswith(".py")):
+        return None
+    from stepswitch.cli.targets import _import_file
+
+    path = Path(file)
+    if not path.is_file():
+        raise UserError(f"--model {spec}: no file {file}")
+    module = _import_file(path)
+    model = getattr(module, name, None)
+    if model is None or not hasattr(model, "get_response"):
+        raise UserError(
+            f"--model {spec}: {file} has no model named {name!r} (an object with "
+            "async get_response(request))"
+        )
+    return model
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,22 +101,36 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(args)
     try:
         import stepswitch.temporal as st
-        from stepswitch.temporal._workflow import refuse_flow
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    refuse_flow(machine)
+    # a machine that cannot run durably (a flow's step whose values have no JSON form)
+    # is refused before any server is contacted
+    st.workflow_for(machine)
+    if args.session is not None:
+        from stepswitch.cli._session import refuse_flow
+
+        refuse_flow(machine, "--session keeps the worker's conversations")
     if args.session is not None:
         # reached once now: a store that is down is a flag error, not a traceback in
         # the worker's log at its first run
         from stepswitch.cli._session import open_cli_session
 
         asyncio.run(open_cli_session(args.session, None).close())
+    provider = None
+    if args.trace is not None:
+        from stepswitch.otel import file_provider
+
+        provider = file_provider(args.trace)  # a file it cannot write: exit 2 now
 
     async def serve() -> int:
         client = await st.connect(args.address, namespace=args.namespace)
         worker = st.worker_for(
             client, machine, task_queue=args.task_queue, model=model,
             sessions=args.session, model_timeout=timedelta(seconds=args.model_timeout),
+            local_activities={"none": False, "models": "models", "all": True}[
+                args.local_activities
+            ],
+            tracer_provider=provider,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -113,4 +146,8 @@ def run(args: argparse.Namespace) -> int:
         print("stepswitch: worker stopped", file=sys.stderr)
         return 0
 
-    return asyncio.run(serve())
+    try:
+        return asyncio.run(serve())
+    finally:
+        if provider is not None:
+            provider.shutdown()

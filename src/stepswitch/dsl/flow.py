@@ -9,8 +9,11 @@ they check their own arguments at once (a ``UserError`` naming the file:line) an
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import functools
 import inspect
+import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, overload
 
@@ -83,6 +86,7 @@ class Step:
         self.input_type = input_type
         self.output_type = output_type
         self.site = site
+        self._check: Callable[[Any], None] | None = None
         self.__name__ = getattr(fn, "__name__", name)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__module__ = getattr(fn, "__module__", __name__)
@@ -93,6 +97,15 @@ class Step:
 
     def __repr__(self) -> str:
         return f"Step(name={self.name!r})"
+
+    def output_check(self) -> Callable[[Any], None]:
+        """A function that raises ``UserError`` for a value the step returned that does
+        not fit its return annotation (strictly: no coercion, the value flows on as
+        it is). Built once; the runtime fetches it when a machine is made, so the
+        validator lives here, with pydantic, not in the runtime."""
+        if self._check is None:
+            self._check = _output_check(self)
+        return self._check
 
 
 @overload
@@ -182,6 +195,46 @@ def _make_step(fn: Any, name: str | None) -> Step:
         output_type=type(None) if output is None else output,
         site=site,
     )
+
+
+def _output_check(s: Step) -> Callable[[Any], None]:
+    tp = s.output_type
+    plain = isinstance(tp, type) and typing.get_origin(tp) is None
+    validate: Callable[[Any], Any] | None = None
+    if tp is not Any and tp is not object:
+        from pydantic import TypeAdapter
+
+        # a type pydantic cannot validate (a Protocol, a callable) is checked by isinstance
+        # when it is a class, and not at all otherwise
+        with contextlib.suppress(Exception):
+            validate = functools.partial(TypeAdapter(tp).validate_python, strict=True)
+
+    def check(value: Any) -> None:
+        if plain and isinstance(value, tp):  # the common case, at the cost of a call
+            return
+        if validate is None:
+            if not plain or tp is Any or tp is object:
+                return
+        else:
+            try:
+                validate(value)
+                return
+            except ValueError:
+                pass
+        raise UserError(
+            f"step {s.name!r} at {s.site} returned {_shown(type(value))}, but is annotated "
+            f"-> {_shown(tp)}"
+        )
+
+    return check
+
+
+def _shown(tp: Any) -> str:
+    if tp is type(None):
+        return "None"
+    if isinstance(tp, type) and typing.get_origin(tp) is None:
+        return tp.__qualname__
+    return repr(tp).replace("typing.", "")
 
 
 FlowNodeRef = Agent | Step | str

@@ -36,6 +36,9 @@ class FunctionTool:
     opaque: str | None = None
     """Set on a tool stepswitch cannot run, read from another framework (what it stands
     for, e.g. ``"WebSearchTool 'web_search'"``); the analyzer reports it (SW601)."""
+    unknown_doc_params: tuple[str, ...] = ()
+    """Parameters the docstring describes (``Args:``) that the function does not have:
+    their descriptions reach no schema; the analyzer reports them (SW305)."""
 
     def __init__(
         self,
@@ -222,7 +225,7 @@ def _make_tool(
     params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
     strict_schema = strictify(plain_schema)  # a deep copy: plain_schema stays as it is
     schema = strict_schema.schema if strict else plain_schema
-    return FunctionTool(
+    tool = FunctionTool(
         fn,
         name=tool_name,
         description=description if description is not None else _description(doc),
@@ -237,6 +240,22 @@ def _make_tool(
         site=site,
         timeout=timeout,
     )
+    tool.unknown_doc_params = _unknown_doc_params(fn, doc)
+    return tool
+
+
+def _unknown_doc_params(fn: Any, doc: docstring_parser.Docstring) -> tuple[str, ...]:
+    """The names the docstring's ``Args:`` describes that are no parameter of ``fn``."""
+    try:
+        names = set(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ()
+    found: list[str] = []
+    for p in doc.params:
+        name = p.arg_name.lstrip("*")
+        if name and name not in names and name not in found:
+            found.append(name)
+    return tuple(found)
 
 
 _NO_CONTEXT: Any = object()

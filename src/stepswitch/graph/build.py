@@ -316,6 +316,7 @@ class _Builder:
             failure_mode=failure,
             timeout=getattr(tool, "timeout", None),
             opaque=tool.opaque,
+            unknown_doc_params=tool.unknown_doc_params,
             location=self._location(tool.site),
         )
 

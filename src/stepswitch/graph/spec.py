@@ -101,6 +101,9 @@ class ToolSpec(_Frozen):
     opaque: str | None = None
     """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
     from an SDK app); None for every tool it runs."""
+    unknown_doc_params: tuple[str, ...] = ()
+    """Names the docstring's ``Args:`` describes that are no parameter of the function
+    (their descriptions are dropped; SW305)."""
     location: Location
 
 

@@ -102,7 +102,11 @@ def from_sdk(
 
 def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(variable, agent)`` for the module-level SDK agents of ``namespace`` that no
-    other of its agents reaches through handoffs or agent tools (the apps' entries)."""
+    other of its agents reaches through handoffs or agent tools (the apps' entries).
+
+    Agents that hand off in a closed cycle (a → b → a, nothing else reaching them) are
+    all reached by another; each such app is named by its first-declared agent, so it
+    is found like any other."""
     agents = [(k, v) for k, v in namespace.items() if not k.startswith("_") and is_sdk_agent(v)]
     if not agents:
         return []
@@ -118,7 +122,24 @@ def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
         if id(agent) not in reached and id(agent) not in seen:
             seen.add(id(agent))
             roots.append((variable, agent))
+    covered = _reachable([agent for _, agent in roots])
+    for variable, agent in agents:
+        if id(agent) not in covered:
+            roots.append((variable, agent))
+            covered |= _reachable([agent])
     return roots
+
+
+def _reachable(starts: Iterable[Any]) -> set[int]:
+    """Ids of the SDK agents ``starts`` reach, themselves included."""
+    todo = list(starts)
+    seen = {id(a) for a in todo}
+    while todo:
+        for target in _targets(todo.pop()):
+            if id(target) not in seen:
+                seen.add(id(target))
+                todo.append(target)
+    return seen
 
 
 def _targets(agent: Any) -> Iterable[Any]:

@@ -3,6 +3,7 @@ which replays a script (``--model scripted:FILE.json``) in process."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -87,8 +88,10 @@ class TranscriptModel:
 
     Error steps raise what the HTTP adapters raise for that status (401/403/404/400 a
     ``UserError``, others ``ModelProviderError``); raw steps are parsed as a Responses
-    or Chat Completions body. Asking for more steps than the script holds is a
-    ``UserError`` naming the script.
+    or Chat Completions body. A step's ``delay`` (``slow(...)``, ``"delay"`` in JSON)
+    is waited out before it is answered, asynchronously: calls made at the same time (a
+    response's agent tools) wait side by side, as they would on a slow server. Asking
+    for more steps than the script holds is a ``UserError`` naming the script.
     """
 
     provider_name = "stepswitch.transcript"
@@ -128,6 +131,9 @@ class TranscriptModel:
         self._used += 1
         step = self.steps[n]
         where = f"{self.name}: step {n + 1}"
+        if step.delay:
+            # the step is taken first: a call made meanwhile gets the next one
+            await asyncio.sleep(step.delay)
         if isinstance(step, ErrorReply):
             message = f"{where}: scripted HTTP {step.status}: {step.message}"
             if step.status in (400, 401, 403, 404, 409, 422):

@@ -110,8 +110,11 @@ def _draw(
         exit_marks = tuple(marks.get(f"flow[{at}]", [])) if at is not None else ()
         did = f"d{len(extra)}"
         if ex.kind == "then":
+            # the machine view names the step: a move to the next node is a flow edge
+            # (`then`), drawn like branch/route/fan-out edges, not as a Handoff between
+            # agents of one run
             label = _budget("", ex) if view == "graph" else _budget(
-                "Final" if ex.target is None else "Handoff", ex)
+                "Final" if ex.target is None else "then", ex)
             edges.append(SceneEdge(nid, to(ex.target), "final" if ex.target is None else "flow",
                                    _codes(label, exit_marks), marks=exit_marks))
         elif ex.kind == "branch":

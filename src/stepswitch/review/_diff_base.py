@@ -71,6 +71,7 @@ _AGENT_FIELDS = frozenset({
 _TOOL_FIELDS = frozenset({
     "name", "description", "parameters", "strict", "schema_problems", "needs_approval",
     "ref", "is_async", "context_type", "failure_mode", "location",
+    "unknown_doc_params",  # a docstring typo the model never sees: SW305's, not a change
 })
 
 
@@ -296,6 +297,37 @@ class _Base:
             if a != b:
                 self.add("structure", "changed", f"{path}.{name}", f"{name} changed",
                          bl, hl, subject)
+
+    def gate_removed(
+        self,
+        p: str,
+        what: str,
+        approval: Approval,
+        bl: Location | None,
+        subject: Subject,
+        *,
+        ref: str | None = None,
+        target: str | None = None,
+    ) -> None:
+        """A removed tool (with its agent, or alone) that needed approval: a ``safety``
+        change besides the ``state`` one, unless the head still gates the same function
+        (``ref``) or the same nested agent (``target``) at least as strictly on some
+        agent (the tool moved, its gate with it)."""
+        if approval == "never":
+            return
+        rank = _APPROVAL_RANK[approval]
+        for agent in self.head.agents:
+            for t in agent.tools:
+                if (ref is not None and t.ref.path == ref
+                        and _APPROVAL_RANK[t.needs_approval] >= rank):
+                    return
+            for e in agent.agent_tools:
+                if (target is not None and e.target == self.renamed.get(target, target)
+                        and _APPROVAL_RANK[e.needs_approval] >= rank):
+                    return
+        self.add("safety", "removed", f"{p}.needs_approval",
+                 f"approval of {what} removed with it (was {approval}; no gate of the same "
+                 "action remains)", bl, None, subject)
 
     def approval(
         self,

@@ -9,7 +9,8 @@
 * ``model``: what the model is sent changes: instructions, tool descriptions and
   parameter schemas, output schemas, handoff descriptions and inputs, model and
   settings, a handoff input filter.
-* ``safety``: a safety property weakens: an approval removed or relaxed, a guardrail
+* ``safety``: a safety property weakens: an approval removed or relaxed (a gated tool
+  removed, alone or with its agent, counts too unless the same action stays gated), a guardrail
   removed, replaced or made parallel, a budget or limit raised or removed
   (``max_turns``, ``max_uses``, ``max_depth``, ``max_model_calls``), or the analyzer's
   worst-case model-call bound grown.
@@ -19,10 +20,14 @@
 * ``cosmetic``: nothing a run observes: declaration order, ignore lists, display names.
 
 Declarations that only moved (another file:line) are not changes; every change carries
-the location on both sides. Agents and tools that were renamed are matched (an agent
-with the same content under a new name, a tool with the same function), so a rename is
-one ``state`` change, not a removal plus an addition. Fields this module does not know
-(a newer spec) are still compared, as ``structure``.
+the location on both sides. Agents, tools and flow steps that were renamed are matched
+(an agent with the same content under a new name, a tool with the same function, a step
+with the same types and flow edges in and out), so a rename is one ``state`` change, not
+a removal plus an addition. Fields this module does not know (a newer spec) are still
+compared, as ``structure``. Given the ``modules`` the two workflows are declared in, a
+reference into either one (a step's function, a predicate, an output type) is compared
+by its name inside that module, so a copy of a file under another name
+(``app_old.py`` beside ``app.py``) is not a change of every such reference.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from stepswitch.review._diff_base import (
     _schema_delta,
     _texts,
 )
-from stepswitch.review.diff_flow import diff_flow
+from stepswitch.review.diff_flow import diff_flow, local_refs
 from stepswitch.review.diff_parts import _Parts
 
 __all__ = ["CATEGORIES", "Category", "Change", "ChangeKind", "SpecDiff", "diff_specs"]
@@ -63,6 +68,8 @@ class SpecDiff:
     head_bound: int | None
     renamed_agents: tuple[tuple[str, str], ...] = ()
     """(base name, head name) of every agent matched under a new name."""
+    renamed_steps: tuple[tuple[str, str], ...] = ()
+    """(base name, head name) of every flow step matched under a new name."""
 
     def of(self, category: Category) -> tuple[Change, ...]:
         """The changes of one category."""
@@ -92,11 +99,20 @@ def model_call_bound(spec: WorkflowSpec) -> int | None:
 
 
 def diff_specs(
-    base: WorkflowSpec, head: WorkflowSpec, *, bound: BoundFn | None = model_call_bound
+    base: WorkflowSpec,
+    head: WorkflowSpec,
+    *,
+    bound: BoundFn | None = model_call_bound,
+    modules: tuple[str, str] | None = None,
 ) -> SpecDiff:
     """Every change from ``base`` to ``head``. ``bound`` computes the worst-case model
-    calls of each side (None to skip that comparison)."""
-    d = _Differ(base, head)
+    calls of each side (None to skip that comparison). ``modules`` names the module each
+    side is declared in; when they differ, references into them are compared by
+    qualname (``app_old:Verdict`` is ``app:Verdict``)."""
+    compared_base, compared_head = base, head
+    if modules is not None and modules[0] != modules[1]:
+        compared_base, compared_head = local_refs(base, modules[0]), local_refs(head, modules[1])
+    d = _Differ(compared_base, compared_head)
     d.workflow()
     base_bound = head_bound = None
     if bound is not None:
@@ -107,7 +123,7 @@ def diff_specs(
     order = {c: i for i, c in enumerate(CATEGORIES)}
     changes = sorted(d.changes, key=lambda c: (order[c.category], c.path, c.message))
     return SpecDiff(base, head, tuple(changes), base_bound, head_bound,
-                    tuple(sorted(d.renamed.items())))
+                    tuple(sorted(d.renamed.items())), tuple(sorted(d.renamed_steps.items())))
 
 
 def _bound_shape(spec: WorkflowSpec) -> tuple[Any, ...]:
@@ -127,6 +143,9 @@ def _bound_shape(spec: WorkflowSpec) -> tuple[Any, ...]:
 class _Differ(_Parts):
     """The whole comparison: the workflow, then each agent."""
 
+    renamed_steps: dict[str, str]
+    """base step name → head step name, for renamed flow steps."""
+
     # -- workflow ------------------------------------------------------------------------
 
     def workflow(self) -> None:
@@ -138,7 +157,10 @@ class _Differ(_Parts):
                      f"workflow renamed {b.name!r} → {h.name!r}: saved states name the "
                      "workflow they belong to", bl, hl, w)
         self.agents()
-        entry_b = self.renamed.get(b.entry, b.entry) if b.entry is not None else None
+        # after the agents: a flow edge to a renamed agent leads where it did
+        self.renamed_steps = diff_flow(b, h, self.add, self.limit, self.renamed)
+        moved = {**self.renamed, **self.renamed_steps}
+        entry_b = moved.get(b.entry, b.entry) if b.entry is not None else None
         if entry_b != h.entry:
             self.add("structure", "changed", "workflow.entry",
                      f"new runs start at {h.entry!r} instead of {b.entry!r}",
@@ -156,7 +178,6 @@ class _Differ(_Parts):
         if b.ignore != h.ignore:
             self.add("cosmetic", "changed", "workflow.ignore",
                      f"ignored codes {list(b.ignore)} → {list(h.ignore)}", bl, hl, w)
-        diff_flow(b, h, self.add, self.limit)
         self.unknown_fields(b, h, _WORKFLOW_FIELDS, "workflow", bl, hl, w)
 
     def bound(self, before: int | None, after: int | None) -> None:
@@ -189,6 +210,15 @@ class _Differ(_Parts):
             self.add("state", "removed", f"agents.{name}",
                      f"agent {name!r} removed: saved states and running durable runs at "
                      "it cannot resume", agent.location, None, ("agent", name))
+            for tool in agent.tools:  # its approval gates go with it
+                self.gate_removed(f"agents.{name}.tools.{tool.name}",
+                                  f"tool {tool.name!r} of agent {name!r}", tool.needs_approval,
+                                  tool.location, ("tool", name, tool.name), ref=tool.ref.path)
+            for edge in agent.agent_tools:
+                self.gate_removed(f"agents.{name}.agent_tools.{edge.tool_name}",
+                                  f"agent tool {edge.tool_name!r} of agent {name!r}",
+                                  edge.needs_approval, edge.location,
+                                  ("edge", name, edge.tool_name), target=edge.target)
         matched_heads = set(self.renamed.values())
         for name in added:
             if name in matched_heads:

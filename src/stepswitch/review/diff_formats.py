@@ -118,7 +118,7 @@ def json_doc(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> s
             category, message = _lone(p)
             out.append({"base": p.base, "head": p.head,
                         "counts": {c: int(c == category) for c in CATEGORIES},
-                        "model_call_bound": None, "renamed_agents": [],
+                        "model_call_bound": None, "renamed_agents": [], "renamed_steps": [],
                         "changes": [{"category": category,
                                      "kind": "removed" if p.head is None else "added",
                                      "path": "workflow", "message": message,
@@ -130,6 +130,7 @@ def json_doc(pairs: Sequence[Compared], failing: Collection[Category] = ()) -> s
             "counts": p.diff.counts(),
             "model_call_bound": {"base": p.diff.base_bound, "head": p.diff.head_bound},
             "renamed_agents": [list(r) for r in p.diff.renamed_agents],
+            "renamed_steps": [list(r) for r in p.diff.renamed_steps],
             "changes": [_change(c) for c in p.diff.changes],
         })
     doc = {
@@ -333,14 +334,20 @@ def _flow(
     head_flow = getattr(diff.head, "flow", None) or ()
     if not base_flow and not head_flow:
         return
+    renamed = dict(diff.renamed_steps)
+    back = {new: old for old, new in renamed.items()}
     names: list[str] = []
     for spec in (diff.head, diff.base):
-        names.extend(s.name for s in getattr(spec, "steps", ()) if s.name not in names)
+        names.extend(s.name for s in getattr(spec, "steps", ())
+                     if s.name not in names and s.name not in renamed)
     for i, name in enumerate(names):
         if name in ids:
             continue
         ids[name] = f"t{i}"
-        lines.append(f'    t{i}[/"step: {mermaid_escape(name)}"/]')
+        title = mermaid_escape(name)
+        if name in back:
+            title = f"{mermaid_escape(back[name])} → {title}"
+        lines.append(f'    t{i}[/"step: {title}"/]')
         status = _status(by_subject.get(("step", name), []))
         if status is not None:
             classes.setdefault(status, []).append(f"t{i}")
@@ -350,7 +357,9 @@ def _flow(
         for edge in flow:
             status = _status(by_subject.get(("flow", edge.source), []))
             if side == "base":
-                if edge.source in head_sources and status != "removed":
+                if renamed.get(edge.source, edge.source) in head_sources and (
+                    status != "removed"
+                ):
                     continue
                 status = "removed"
             for target, label in _flow_targets(edge):

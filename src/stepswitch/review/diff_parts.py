@@ -57,6 +57,9 @@ class _Parts(_Base):
                 self.add("state", "removed", f"{p}.{name}",
                          f"tool {name!r} of agent {agent!r} removed: saved states with calls "
                          "to it cannot resume", tool.location, None, ("tool", agent, name))
+                self.gate_removed(f"{p}.{name}", f"tool {name!r} of agent {agent!r}",
+                                  tool.needs_approval, tool.location, ("tool", agent, name),
+                                  ref=tool.ref.path)
         new_names = set(renamed.values())
         for name, tool in head.items():
             if name in base:
@@ -215,6 +218,9 @@ class _Parts(_Base):
                          f"agent tool {name!r} ({agent!r} calls {edge.target!r}) removed: "
                          "saved states with calls to it cannot resume", edge.location, None,
                          ("edge", agent, name))
+                self.gate_removed(f"{p}.{name}", f"agent tool {name!r} of agent {agent!r}",
+                                  edge.needs_approval, edge.location, ("edge", agent, name),
+                                  target=edge.target)
         new_names = set(renamed.values())
         for name, edge in head.items():
             if name in base:

@@ -90,7 +90,8 @@ def start(
     if agent not in core.states:
         raise StateError(
             f"session {session_id!r} continues at agent {agent!r}, which workflow "
-            f"{core.ir.name!r} does not have; pass starting_agent= to start elsewhere"
+            f"{core.ir.name!r} does not have",
+            hint="pass starting_agent= to start elsewhere",
         )
     run = make_run(agent)
     run.history = [*snap.items, *run.input]
@@ -132,7 +133,7 @@ def resume(
     except SessionConflict as exc:
         raise SessionConflict(
             f"session {session_id!r} moved on since this state was taken (it was resumed "
-            f"already, or another run wrote to the session): {exc}",
+            f"already, or another run wrote to the session): {exc.summary}",
             run_data=run.error_details(),
         ) from None
     except SessionError as exc:
@@ -226,8 +227,9 @@ def _send(
             # Unknown outcome (it may have committed): the state keeps the append.
             raise SessionError(
                 f"session {link.session_id!r}: appending {pending.operation_id!r} failed "
-                f"({type(exc).__name__}: {exc}); resume exc.run_data.to_state() with the "
-                "session to send it again (a no-op if it had committed)",
+                f"({type(exc).__name__}: {exc})",
+                hint="resume exc.run_data.to_state() with the session to send it again (a "
+                "no-op if it had committed)",
                 run_data=_details(run, final, at_call),
             ) from exc
         snap = yield Await(session.load(limit=0))

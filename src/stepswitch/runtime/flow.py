@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from stepswitch._dataclass import dataclass
 from stepswitch.context import RunContext
 from stepswitch.errors import (
-    MaxTurnsExceeded,
+    FlowBudgetExceeded,
     ModelBehaviorError,
     StateError,
     StepswitchError,
@@ -53,6 +53,7 @@ __all__ = [
     "FlowStep",
     "flow_loop",
     "flow_run",
+    "misfit",
     "next_node",
     "no_route",
     "predicate_of",
@@ -88,12 +89,24 @@ class FlowCore:
         if flow.entry not in self.nodes:
             raise UserError(f"machine {core.ir.name!r}: flow entry {flow.entry!r} is no node")
         self.fns: dict[str, Callable[..., Any]] = {}
+        self.checks: dict[str, Callable[[Any], None]] = {}
+        """Per step, what checks its output against its return annotation (the step's
+        own ``output_check``, built by the DSL with pydantic; none for a plain function)."""
         self.cases: dict[str, dict[str, str | None]] = {}
         self.preds: dict[str, Callable[[Any], Any]] = {}
+        self.awaits: set[str] = set()
+        """Steps whose call returns an awaitable: async ones, and those a driver performs
+        itself (a resolver entry with ``performed_by_driver``, as on Temporal, where a
+        step is an activity)."""
         for n in flow.nodes:
             if n.kind == "step":
                 obj = core.obj(n.ref or "")
                 self.fns[n.name] = getattr(obj, "fn", obj)
+                if n.is_async or getattr(obj, "performed_by_driver", False):
+                    self.awaits.add(n.name)
+                output_check = getattr(obj, "output_check", None)
+                if callable(output_check):
+                    self.checks[n.name] = output_check()
             elif n.name not in core.states:
                 raise UserError(
                     f"machine {core.ir.name!r}: flow node {n.name!r} is no agent state"
@@ -138,6 +151,21 @@ class FlowCore:
         if node.kind == "agent" and node.output_type is None:
             return self.adapter(None, text=True)
         return self.adapter(node.output_type)
+
+
+def misfit(exc: ValueError) -> str:
+    """A value's validation error on one line: where and what, for each error
+    (pydantic's own message takes several lines and ends in a link)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return " ".join(str(exc).split())
+    parts: list[str] = []
+    for e in errors():
+        where = ".".join(str(p) for p in e.get("loc", ()))
+        shown = repr(e.get("input"))
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        parts.append(f"{where + ': ' if where else ''}{e.get('msg', '?')} (got {shown})")
+    return "; ".join(parts)
 
 
 def route_key(out: Any, field_name: str) -> str:
@@ -231,6 +259,11 @@ class FlowRun:
     resumed flow continues the same trace)."""
     calls: Calls = field(default_factory=Calls)
     """The model calls of every node's run (each node's run counts into it)."""
+    running: Run | None = None
+    """The agent node's run while it runs (not a fan-out branch's): what a driver saves
+    to continue the flow elsewhere between two of its turns (see :meth:`mid_turn`)."""
+    spent: str | None = None
+    """The edge whose max_uses ran out (its key), when that stopped the run."""
 
     def all_items(self) -> list[RunItem]:
         items = list(self.items)
@@ -243,6 +276,20 @@ class FlowRun:
         else:
             items.extend(self.live)
         return items
+
+    def mid_turn(self, fc: FlowCore) -> RunState | None:
+        """The flow's state at the start of the running agent node's turn (the turn not
+        yet taken), to go on with elsewhere; None outside an agent node's run."""
+        run = self.running
+        if run is None or self.fan is not None:
+            return None
+        child = run.snapshot(pending=None, status="stopped")
+        child.current_turn = run.turn - 1
+        self.child, self.live = child, []
+        try:
+            return self.snapshot(fc, status="stopped")
+        finally:
+            self.child, self.live = None, run.items
 
     def paused_runs(self) -> dict[str, RunState]:
         if self.fan is not None:
@@ -270,6 +317,7 @@ class FlowRun:
             uses=dict(self.uses),
             done=len(self.items),
             fan=fan_state,
+            spent=self.spent,
         )
         return RunState(
             workflow=self.workflow,
@@ -280,7 +328,8 @@ class FlowRun:
             max_turns=self.max_turns,
             always=dict(self.always),
             nested=self.paused_runs(),
-            status="interrupted" if status == "interrupted" else "stopped",
+            status="finished" if status == "finished" else (
+                "interrupted" if status == "interrupted" else "stopped"),
             flow=flow,
             trace_context=self.trace_context,
             model_calls=self.calls.n,
@@ -298,7 +347,7 @@ class FlowRun:
             usage=self.ctx.usage,
             max_turns=self.max_turns,
             _state=(lambda: state.copy()) if state is not None
-            else (lambda: self.snapshot(fc, status="stopped")),
+            else (lambda: self.snapshot(fc, status="finished")),
         )
         return result
 
@@ -333,6 +382,8 @@ def flow_run(
         entry = fc.nodes[fc.flow.entry]
         items = input_items(input) if isinstance(input, str | list | tuple) else ()
         fr = FlowRun(name, items, input, ctx, max_turns, entry.name, input)
+        if entry.kind == "step":  # an input that does not fit fails before the run starts
+            fr.value = _entry_value(fc, fr, entry)
     fr.model = model
     fr.emit = emit
     return fr
@@ -349,6 +400,16 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
     if fs is None:
         raise StateError(
             f"the state is not a flow's, but workflow {fc.core.ir.name!r} is a flow"
+        )
+    if state.status == "finished":
+        raise StateError("the state is of a flow run that already finished (resuming it "
+                         "would run it again): start a new run")
+    if fs.spent is not None:
+        source, _, target = fs.spent.partition("->")
+        raise StateError(
+            f"the state stopped when flow edge {source} → {target.strip('<>')} had used up "
+            "its max_uses, which it would do again: raise max_uses on that edge or let the "
+            "loop end sooner, and start a new run"
         )
     node = fc.nodes.get(fs.node)
     if node is None:
@@ -376,14 +437,23 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         else:
             value = fc.input_adapter(node).validate_python(fs.value)
     except ValueError as exc:
-        raise StateError(f"the state's input for flow node {fs.node!r} does not fit: {exc}"
+        raise StateError(f"the state's input for flow node {fs.node!r} does not fit: "
+                         f"{misfit(exc)}"
                          ) from None
+    # An entry step that has not run yet parses the run's input again (the state keeps it
+    # as given, or as JSON); an entry agent starts from the input items
+    raw_input: Any = fs.value if fresh and node.kind == "step" else list(state.input)
     fr = FlowRun(
-        state.workflow, tuple(state.input), list(state.input), ctx, max_turns, fs.node, value,
+        state.workflow, tuple(state.input), raw_input, ctx, max_turns, fs.node, value,
         items=list(state.items[: fs.done]), uses=dict(fs.uses),
         always=dict(state.always), fresh=fresh, trace_context=state.trace_context,
         calls=Calls(state.calls_made),
     )
+    if fresh and node.kind == "step":
+        try:
+            fr.value = _entry_value(fc, fr, node)
+        except UserError as exc:
+            raise StateError(f"the state's input: {exc}") from None
     if child is not None:
         if node.kind != "agent" or child.current_agent not in fc.core.states:
             raise StateError(f"the state has a paused run in flow node {fs.node!r}, "
@@ -413,7 +483,7 @@ def _read_fan(fc: FlowCore, fan: FanState, node_name: str, nested: dict[str, Run
         out_adapter = fc.output_adapter(each)
         results = {i: out_adapter.validate_python(v) for i, v in fan.results.items()}
     except ValueError as exc:
-        raise StateError(f"the state's fan-out values do not fit: {exc}") from None
+        raise StateError(f"the state's fan-out values do not fit: {misfit(exc)}") from None
     live = _Fan(fan.source, elements, results)
     for i, child in paused.items():
         if each.kind != "agent" or child.current_agent not in fc.core.states:
@@ -458,12 +528,15 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
             if node.kind == "step":
                 if fr.emit:
                     yield Emit(FlowNodeStreamEvent(node.name, "step"))
-                value = _entry_value(fc, fr, node) if fr.fresh else fr.value
+                value = fr.value  # an entry step's input was parsed when the run started
                 fr.fresh = False
                 fn = fc.fns[node.name]
                 out = fn(fr.ctx, value) if node.takes_context else fn(value)
-                if node.is_async:
+                if node.name in fc.awaits:
                     out = yield Await(out)
+                check = fc.checks.get(node.name)
+                if check is not None:
+                    check(out)
             else:
                 if fr.emit:
                     yield Emit(FlowNodeStreamEvent(node.name, "agent"))
@@ -493,12 +566,8 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
             key = edge_key(here, target)
             used = fr.uses.get(key, 0)
             if used >= ex.max_uses:
-                fr.node, fr.value = here, None
-                raise MaxTurnsExceeded(
-                    f"flow edge {here} → {target or 'END'} was taken {used} time(s), its "
-                    f"max_uses: the loop through it did not end within its budget",
-                    hint="raise max_uses on that edge, or let the loop end sooner",
-                )
+                fr.node, fr.value, fr.spent = here, None, key
+                raise FlowBudgetExceeded(here, target, used)
             fr.uses[key] = used + 1
         if target is None:
             return fr.result(fc, out, paused=False)
@@ -520,9 +589,18 @@ def _entry_value(fc: FlowCore, fr: FlowRun, node: FlowNode) -> Any:
             return fc.adapter(ref).validate_json(raw)
         return fc.adapter(ref).validate_python(raw)
     except ValueError as exc:
+        as_json = " (as JSON)" if isinstance(raw, str | bytes) else ""
         raise UserError(
-            f"flow entry {node.name!r}: the run's input does not fit its input type: {exc}"
+            f"flow entry {node.name!r} takes {type_name(tp)}{as_json}, and the run's input "
+            f"does not fit: {misfit(exc)}"
         ) from None
+
+
+def type_name(tp: Any) -> str:
+    """How a message shows a type: ``Order``, ``int``, ``list[str]``."""
+    if isinstance(tp, type) and not getattr(tp, "__args__", None):
+        return tp.__name__
+    return repr(tp).replace("typing.", "")
 
 
 def _elements(node: FlowNode, ex: FlowExit, out: Any) -> list[Any]:
@@ -557,12 +635,15 @@ def _agent_node(fc: FlowCore, fr: FlowRun, config: RunConfig, node: FlowNode
     run.model = fr.model
     run.emit = fr.emit
     fr.live = run.items
+    fr.running = run
     try:
         result: RunResult = yield from run_loop(fc.core, run, config)
     except StepswitchError:
         fr.child = run.snapshot(pending=None, status="stopped")
         fr.live = []
         raise
+    finally:
+        fr.running = None
     fr.responses.extend(result.raw_responses)
     return result
 
@@ -579,8 +660,11 @@ def _branch_step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
                  ) -> Generator[Any, Any, Any]:
     fn = fc.fns[node.name]
     out = fn(ctx, value) if node.takes_context else fn(value)
-    if node.is_async:
+    if node.name in fc.awaits:
         out = yield Await(out)
+    check = fc.checks.get(node.name)
+    if check is not None:
+        check(out)
     return out
 
 

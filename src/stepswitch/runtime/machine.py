@@ -147,6 +147,9 @@ class StateMachine:
                     saved_context=fr.trace_context,
                     # a flow's decisions are in its paused node runs
                     decisions=input.all_decisions() if isinstance(input, RunState) else (),
+                    # where it resumed: the model calls its nodes had made (a flow's
+                    # turns are its nodes' turns, one budget across them)
+                    turn=fr.calls.n,
                 )
             return loop
 

@@ -100,6 +100,9 @@ class FlowState:
     done: int = 0
     """``items[:done]`` belong to finished nodes; the rest to the paused run(s)."""
     fan: FanState | None = None
+    spent: str | None = None
+    """The edge (``source->target``, as ``uses`` counts it) whose ``max_uses`` ran out
+    and stopped the run: such a state does not resume (the edge would be spent again)."""
 
     def copy(self) -> FlowState:
         return replace(self, uses=dict(self.uses),

@@ -255,7 +255,7 @@ def _get(d: dict[str, Any], name: str, tp: type | tuple[type, ...], where: str) 
 
 def _flow(flow: FlowState) -> dict[str, Any]:
     fan = flow.fan
-    return {
+    body: dict[str, Any] = {
         "node": flow.node,
         "value": flow.value,
         "uses": dict(sorted(flow.uses.items())),
@@ -266,6 +266,9 @@ def _flow(flow: FlowState) -> dict[str, Any]:
             "results": {str(i): v for i, v in sorted(fan.results.items())},
         },
     }
+    if flow.spent is not None:  # only a stopped-at-a-budget state has the key
+        body["spent"] = flow.spent
+    return body
 
 
 def _read_flow(raw: Any, where: str) -> FlowState:
@@ -296,12 +299,16 @@ def _read_flow(raw: Any, where: str) -> FlowState:
         )
     if "value" not in raw:
         raise StateError(f"the saved state lacks {where}.value")
+    spent = raw.get("spent")
+    if spent is not None and not isinstance(spent, str):
+        raise StateError(f"the saved state's {where}.spent has the wrong type")
     return FlowState(
         node=_get(raw, "node", str, where),
         value=raw["value"],
         uses=dict(uses),
         done=done,
         fan=fan,
+        spent=spent,
     )
 
 

@@ -312,7 +312,8 @@ class StoreSession:
             raise SessionConflict(
                 f"session {self.session_id!r} is at version {version}, not the expected "
                 f"{expected_version}: another writer changed it first; nothing was "
-                "appended (load it again, or run with RunConfig(on_conflict='reload'))"
+                "appended",
+                hint="load it again, or run with RunConfig(on_conflict='reload')",
             )
         return version
 

@@ -4,6 +4,7 @@ A run becomes a Temporal workflow that drives the same loop generator as
 ``machine.run``: the loop's decisions replay deterministically from the workflow's
 history; model calls and function tools are activities, hooks that may do I/O are
 local activities; an approval waits (for days if need be) on the ``decide`` update.
+A flow runs the same way: its flow loop in the workflow, each ``@ss.step`` an activity.
 
 ::
 

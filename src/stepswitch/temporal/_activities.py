@@ -3,6 +3,9 @@ deterministic workflow.
 
 - ``<workflow>.model``: one model call (retried by Temporal when the provider fails);
 - one activity per function tool, named by the tool's import path;
+- one activity per ``@ss.step`` of a flow, named by the step's import path (its input
+  and output cross as JSON; a step that takes the run context gets it typed, and sends
+  back what it left there);
 - ``<workflow>.hook``: instruction functions, guardrails, ``on_handoff`` and per-call
   ``needs_approval`` functions, run as local activities (they may do I/O, so they
   cannot run inside the workflow, and their answers are recorded in the history);
@@ -30,6 +33,7 @@ from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
 from stepswitch.runtime import semconv as sc
+from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.tools import adapter_for, output_text
 from stepswitch.runtime.tracing import tracer_for
@@ -37,6 +41,7 @@ from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
     SessionCall,
+    StepCall,
     ToolCall,
     jsonable,
     read_call,
@@ -48,6 +53,8 @@ from stepswitch.temporal._codec import (
 from stepswitch.temporal._tracing import context_of, error, guarded
 
 if TYPE_CHECKING:
+    from stepswitch.flow_ir import FlowNode
+    from stepswitch.runtime.flow import FlowCore
     from stepswitch.runtime.machine import StateMachine
 
 __all__ = ["activities_for", "activity_names", "machine_digest"]
@@ -311,4 +318,87 @@ def activities_for(
 
     made: list[Callable[..., Any]] = [call_model, run_hook, run_session, stamp]
     made.extend(tool_activity(ref, a) for ref, a in functions.items())
+    flow = machine._flow
+    if flow is not None:
+        made.extend(_step_activity(flow, node, ref, tracer_provider)
+                    for ref, node in step_refs(flow).items())
     return made
+
+
+def step_refs(flow: FlowCore) -> dict[str, FlowNode]:
+    """The flow's step nodes by import path (one activity each)."""
+    return {n.ref: n for n in flow.flow.nodes if n.kind == "step" and n.ref}
+
+
+def _step_activity(
+    flow: FlowCore, node: FlowNode, ref: str, tracer_provider: Any
+) -> Callable[..., Any]:
+    """The activity of one step: the input validated into its type, the run context
+    built as its declared type, and the output (and the context after) as JSON."""
+    obj = flow.core.obj(ref)
+    fn: Any = getattr(obj, "fn", obj)
+    context_type: Any = getattr(obj, "context_type", None)
+    where = f"step {node.name!r} ({ref})"
+    adapters: list[Any] = []
+
+    def context_of(raw: Any) -> Any:
+        if context_type is None or context_type is Any:
+            return raw
+        if raw is None and isinstance(context_type, type):
+            try:
+                return context_type()
+            except Exception as exc:
+                raise ApplicationError(
+                    f"{where} takes RunContext[{context_type.__name__}], and "
+                    f"{context_type.__name__}() raised {type(exc).__name__}: {exc}; start "
+                    "the run with RunInput(context=...), the context as JSON",
+                    type="UserError", non_retryable=True,
+                ) from None
+        if not adapters:
+            from pydantic import TypeAdapter
+
+            adapters.append(TypeAdapter(context_type))
+        try:
+            return adapters[0].validate_python(raw)
+        except ValueError as exc:
+            raise ApplicationError(
+                f"{where}: the run's context does not fit its RunContext type: {misfit(exc)}",
+                type="UserError", non_retryable=True,
+            ) from None
+
+    @activity.defn(name=ref)
+    async def run_step(raw: dict[str, Any]) -> dict[str, Any]:
+        call = read_call(StepCall, raw)
+        try:
+            value = flow.input_adapter(node).validate_python(call.value)
+        except ValueError as exc:
+            raise ApplicationError(
+                f"{where}: its input does not fit its input type: {misfit(exc)}",
+                type="UserError", non_retryable=True,
+            ) from None
+        ctx: RunContext[Any] | None = None
+        args: tuple[Any, ...] = (value,)
+        if node.takes_context:
+            ctx = RunContext(context_of(call.context), Usage())
+            args = (ctx, value)
+        span = _Span(tracer_provider, call.traceparent, f"{sc.SPAN_FLOW_STEP} {node.name}",
+                     False, {sc.FLOW_NODE: node.name, sc.FLOW_NODE_KIND: "step"})
+        try:
+            if node.is_async:
+                out = await fn(*args)
+            else:
+                out = await _value(await asyncio.to_thread(fn, *args))
+        except Exception as exc:
+            # as in-process, a step that raised ends the run: not run again
+            span.done(exc=exc)
+            raise _failure(exc, retryable=False) from exc
+        except BaseException as exc:
+            span.done(exc=exc)
+            raise
+        span.done()
+        reply: dict[str, Any] = {"value": jsonable(out)}
+        if ctx is not None:
+            reply["context"] = jsonable(ctx.context)
+        return reply
+
+    return run_step

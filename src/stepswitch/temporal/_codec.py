@@ -42,6 +42,7 @@ __all__ = [
     "HookCall",
     "ModelCall",
     "SessionCall",
+    "StepCall",
     "ToolCall",
     "error_class",
     "jsonable",
@@ -93,6 +94,19 @@ class HookCall:
 
 
 @dataclass
+class StepCall:
+    """One ``@ss.step`` call of a flow: the node, its input as JSON (validated again into
+    the step's input type on the worker), and the run's context as JSON."""
+
+    node: str
+    value: Any
+    context: Any = None
+    workflow_id: str = ""
+    traceparent: str | None = None
+    """The span the step's ``execute_step`` span goes under (the workflow's)."""
+
+
+@dataclass
 class SessionCall:
     """A conversation's ``load`` or ``append`` (items as a saved state writes them)."""
 
@@ -105,7 +119,9 @@ class SessionCall:
     current_agent: str | None = None
 
 
-def write_call(call: ModelCall | ToolCall | HookCall | SessionCall) -> dict[str, Any]:
+def write_call(
+    call: ModelCall | ToolCall | HookCall | SessionCall | StepCall,
+) -> dict[str, Any]:
     """An activity's argument as a plain dict (a shallow one: Temporal's converter would
     deep-copy a dataclass with ``dataclasses.asdict``, and decode one by evaluating its
     type hints on every call; the JSON is the same either way)."""
@@ -124,7 +140,7 @@ def jsonable(value: Any) -> Any:
     return to_jsonable_python(value, fallback=str)
 
 
-_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall, SessionCall)
+_Call = TypeVar("_Call", ModelCall, ToolCall, HookCall, SessionCall, StepCall)
 
 
 def write_items(items: Any) -> list[dict[str, Any]]:

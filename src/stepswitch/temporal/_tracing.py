@@ -191,6 +191,16 @@ class Segment:
             )
         return traceparent_of(self.span)
 
+    def step_parent(self) -> str | None:
+        """The ``traceparent`` a flow step's ``execute_step`` span goes under (the
+        segment's parent, the workflow span), for its activity; None when not tracing."""
+        trace = self.trace
+        if trace is None or not trace.active():
+            return None
+        value: str | None = trace.guard(
+            lambda: traceparent_of(trace.api.get_current_span(self.parent())))
+        return value
+
     def context(self) -> Any:
         assert self.trace is not None
         return self.trace.api.set_span_in_context(self.span) if self.span else self.parent()

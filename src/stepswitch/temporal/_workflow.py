@@ -5,13 +5,19 @@ The workflow drives the very generator the in-process drivers drive
 model is sent, which tool runs, handoffs, budgets, approvals, the step rule) is made
 inside the deterministic workflow and replays from history. What touches the world
 becomes an activity: the model call, each function tool, and the hooks that may do
-I/O (local activities). Pure user callables (tool-use-behaviour functions, handoff
-input filters, output extractors, failure formatters) run inside the workflow and must
-be deterministic.
+I/O (local activities). A flow's ``@ss.step`` functions are activities too (user code
+that may do I/O); the flow's own decisions (its edges, branch predicates, routes,
+budgets, fan-out and join) are made in the workflow by the flow loop
+(:func:`stepswitch.runtime.flow.flow_loop`), as in-process. Pure user callables
+(tool-use-behaviour functions, handoff input filters, output extractors, failure
+formatters, and a flow's branch predicates, which like handoff input filters are pure
+functions of a value already in the workflow) run inside the workflow and must be
+deterministic.
 
 The workflow reads the user's objects through a resolver whose entries for those
-effects are stand-ins (:class:`_RemoteTool`, :class:`_Hook`, :class:`_RemoteModel`);
-the driver here turns the effects they produce into activity calls.
+effects are stand-ins (:class:`_RemoteTool`, :class:`_Hook`, :class:`_RemoteModel`,
+:class:`_RemoteStep`); the driver here turns the effects they produce into activity
+calls.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Generator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -33,6 +39,8 @@ from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
+from stepswitch.runtime.events import FlowNodeStreamEvent
+from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run, misfit
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
@@ -43,6 +51,7 @@ from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
     SessionCall,
+    StepCall,
     ToolCall,
     error_class,
     jsonable,
@@ -61,6 +70,7 @@ from stepswitch.temporal._tracing import (
 from stepswitch.temporal._tracing import error as span_error
 
 if TYPE_CHECKING:
+    from stepswitch.flow_ir import FlowNode
     from stepswitch.runtime.machine import StateMachine
 
 __all__ = [
@@ -80,6 +90,15 @@ def workflow_name(machine: StateMachine) -> str:
 
 class ToolFailure(Exception):
     """A function tool raised on the worker; ``str()`` is its message."""
+
+    def __init__(self, message: str, kind: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class StepFailure(Exception):
+    """A flow's step raised on the worker: the run fails with the step's exception's
+    type name (``kind``) and message, as in-process it fails with the exception."""
 
     def __init__(self, message: str, kind: str | None) -> None:
         super().__init__(message)
@@ -194,6 +213,32 @@ class _RemoteSession:
         ))
 
 
+class _StepRun:
+    """The awaitable a stand-in step returns; the driver runs the step as an activity."""
+
+    __slots__ = ("node", "value")
+
+    def __init__(self, node: FlowNode, value: Any) -> None:
+        self.node = node
+        self.value = value
+
+    def __await__(self) -> Generator[Any, None, Any]:  # pragma: no cover - never awaited
+        raise RuntimeError("a Temporal step stand-in is performed by the workflow driver")
+
+
+class _RemoteStep:
+    """A flow's step as the workflow sees it: calling it makes a :class:`_StepRun`,
+    which the flow loop awaits (``performed_by_driver``) and the driver performs."""
+
+    performed_by_driver = True
+
+    def __init__(self, node: FlowNode) -> None:
+        self.node = node
+
+    def __call__(self, *args: Any) -> _StepRun:
+        return _StepRun(self.node, args[-1])  # (ctx, value) or (value,)
+
+
 class _RemoteModel:
     __slots__ = ("ref",)
 
@@ -219,7 +264,49 @@ def _workflow_core(machine: StateMachine) -> MachineCore:
                 resolver[a.ref] = _RemoteTool(original.resolver[a.ref], a.ref)
             elif type(a) is HandoffTo and a.on_handoff is not None:
                 resolver[a.on_handoff] = _Hook("on_handoff", a.on_handoff)
+    if machine.ir.flow is not None:
+        for n in machine.ir.flow.nodes:
+            if n.kind == "step" and n.ref:
+                resolver[n.ref] = _RemoteStep(n)
     return MachineCore(machine.ir, resolver, original.steps)
+
+
+def _workflow_flow(machine: StateMachine, core: MachineCore) -> FlowCore | None:
+    """The flow as the workflow runs it: its steps are stand-ins, its branch predicates
+    and generated exit functions the machine's own (pure: they run in the workflow).
+    Every value a step takes or gives crosses to its activity as JSON: a type that
+    cannot is a ``UserError`` now, not a workflow task failing at the first run."""
+    if machine._flow is None:
+        return None
+    flow = FlowCore(core, machine._flow.steps)
+    for node in flow.flow.nodes:
+        if node.kind != "step":
+            continue
+        step: Any = machine._core.obj(node.ref or "")
+        context_type = getattr(step, "context_type", None)
+        what, shown = "input", node.input_type
+        try:
+            flow.input_adapter(node)
+            what, shown = "output", node.output_type
+            flow.output_adapter(node)
+            if node.takes_context and context_type not in (None, Any):
+                what, shown = "context", getattr(context_type, "__name__", repr(context_type))
+                _adapter(context_type)
+        except Exception as exc:
+            said = str(exc).strip()
+            first = said.splitlines()[0].split(". ")[0] if said else repr(exc)
+            raise UserError(
+                f"flow step {node.name!r} ({node.ref}): its {what} type {shown} cannot "
+                f"cross to a Temporal activity as JSON ({first}); use a pydantic model, "
+                "a dataclass or builtin types"
+            ) from None
+    return flow
+
+
+def _adapter(tp: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(tp)
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -236,28 +323,20 @@ class _Options:
     model_retry: RetryPolicy
     tool_retry: RetryPolicy
     continue_as_new_after: int | None
-    local_activities: bool = False
+    local_models: bool = False
+    local_tools: bool = False
     tracer_provider: Any = None
 
-    def execute(self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy) -> Any:
+    def execute(
+        self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy, *, local: bool
+    ) -> Any:
         """Schedule an activity (or a local one): an awaitable of its result."""
-        if self.local_activities:
+        if local:
             return workflow.execute_local_activity(
                 name, arg, result_type=dict, start_to_close_timeout=timeout, retry_policy=retry
             )
         return workflow.execute_activity(
             name, arg, result_type=dict, start_to_close_timeout=timeout, retry_policy=retry
-        )
-
-
-def refuse_flow(machine: StateMachine) -> None:
-    """``UserError`` for a flow (agents chained by code steps): its driver is not durable
-    yet, and a worker that took one would fail every workflow task, retrying forever."""
-    if machine.ir.flow is not None:
-        raise UserError(
-            f"workflow {machine.name!r} is a flow (agents chained by code steps): flows do "
-            "not run on Temporal yet (docs/durable.md); run it in-process with "
-            "machine.run(...) or `stepswitch run`"
         )
 
 
@@ -270,7 +349,7 @@ def workflow_for(
     model_retry: RetryPolicy | None = None,
     tool_retry: RetryPolicy | None = None,
     continue_as_new_after: int | None = 100,
-    local_activities: bool = False,
+    local_activities: bool | Literal["models"] = False,
     tracer_provider: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
@@ -281,12 +360,24 @@ def workflow_for(
     in a fresh workflow run carrying its ``RunState``, so histories stay bounded.
     ``local_activities`` runs model calls and tools as local activities (in the worker
     that runs the workflow, without a round trip through the server per call: faster,
-    for calls well under the workflow task timeout). Timeouts bound one attempt of an
+    for calls well under the workflow task timeout); ``"models"`` runs only the model
+    calls so, and tools as activities. A local activity's result is recorded when the
+    workflow task that ran it completes, so a worker that dies mid-task runs every local
+    activity of that task again: harmless for a model call, a second run for a tool
+    (docs/durable.md, "Local activities"). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
     set) gets the run's workflow and agent spans.
+
+    A flow runs too: its decisions in the workflow, each ``@ss.step`` as an activity
+    (``tool_timeout`` and ``tool_retry``; a local one when tools are, with
+    ``local_activities=True``).
     """
-    refuse_flow(machine)
+    if not isinstance(local_activities, bool) and local_activities != "models":
+        raise UserError(
+            f"local_activities={local_activities!r}: expected False (every model call and "
+            'tool an activity), "models" (model calls local) or True (both local)'
+        )
     options = _Options(
         model_timeout,
         tool_timeout,
@@ -300,10 +391,12 @@ def workflow_for(
         ),
         tool_retry or RetryPolicy(maximum_attempts=5, non_retryable_error_types=_NOT_RETRYABLE),
         continue_as_new_after,
-        local_activities,
+        local_activities is not False,
+        local_activities is True,
         tracer_provider,
     )
     core = _workflow_core(machine)
+    flow = _workflow_flow(machine, core)
     digest = machine_digest(machine)
     names = activity_names(machine)
 
@@ -321,7 +414,7 @@ def workflow_for(
     run.__annotations__ = {"input": RunInput, "return": RunOutput}
     attrs = {
         "run": workflow.run(run),
-        "_setup": (core, digest, names, options),
+        "_setup": (core, digest, names, options, flow),
         "__module__": __name__,
     }
     cls = type(cls_name, (_RunBase,), attrs)
@@ -333,7 +426,7 @@ def workflow_for(
 class _RunBase:
     """The workflow's handlers; ``workflow_for`` makes one subclass per machine."""
 
-    _setup: tuple[MachineCore, str, dict[str, str], _Options]
+    _setup: tuple[MachineCore, str, dict[str, str], _Options, FlowCore | None]
 
     def __init__(self) -> None:
         self._driver = _Driver(*type(self)._setup)
@@ -346,8 +439,7 @@ class _RunBase:
     @workflow.query
     def items(self) -> list[dict[str, Any]]:
         """The run's items so far (as a saved state writes them)."""
-        run = self._driver.top
-        return write_items(run.items) if run is not None else []
+        return write_items(self._driver.items_so_far())
 
     @workflow.update
     async def decide(self, decision: Decision) -> str:
@@ -366,9 +458,14 @@ class _Driver:
     """Performs the loop's effects with Temporal's primitives."""
 
     def __init__(
-        self, core: MachineCore, digest: str, names: dict[str, str], options: _Options
+        self, core: MachineCore, digest: str, names: dict[str, str], options: _Options,
+        flow: FlowCore | None = None,
     ) -> None:
         self.core = core
+        self.flow = flow
+        self.flow_run: FlowRun | None = None
+        """The flow's run now (a flow only; ``top`` stays None)."""
+        self.ctx: RunContext[Any] | None = None
         self.digest = digest
         self.names = names
         self.options = options
@@ -383,6 +480,18 @@ class _Driver:
         self.turns = 0
         self.trace: WorkflowTrace | None = None
         self.segment = Segment(None, lambda: None)
+
+    def items_so_far(self) -> list[Any]:
+        """The run's items now: the plain run's, or every node's of a flow."""
+        if self.flow_run is not None:
+            return self.flow_run.all_items()
+        return self.top.items if self.top is not None else []
+
+    def _agent(self) -> str | None:
+        """The agent (or flow node) the run is at."""
+        if self.flow_run is not None:
+            return self.flow_run.node
+        return self.top.current if self.top is not None else None
 
     # -- versioning -------------------------------------------------------------------------
 
@@ -477,19 +586,19 @@ class _Driver:
         except _Stop as stop:
             if stop.error is not None:
                 raise stop.error from None
-            assert stop.state is not None and self.top is not None
-            u = self.top.ctx.usage
+            assert stop.state is not None and self.ctx is not None
+            u = self.ctx.usage
             traceparent = input.traceparent
             if self.trace is not None:
                 if self.trace.root is not None:
                     traceparent = traceparent_of(self.trace.root)
                 self.segment.end()
-                self.trace.end(self.top.current)
+                self.trace.end(self._agent())
             workflow.continue_as_new(
                 RunInput(
                     input=input.input,
                     session_id=input.session_id,
-                    context=input.context,
+                    context=self.context,
                     max_turns=stop.state.max_turns,
                     state=stop.state.to_json(),
                     digest=self.stamp,
@@ -498,7 +607,7 @@ class _Driver:
                     traceparent=traceparent,
                 )
             )
-        except StepswitchError as exc:
+        except (StepswitchError, StepFailure) as exc:
             if self.trace is not None:
                 self.segment.end(exc=exc)
                 self.trace.end(None, exc)
@@ -518,8 +627,9 @@ class _Driver:
             runs=input.runs,
         )
 
-    def _run_failed(self, exc: StepswitchError) -> ApplicationError:
-        """The run's error as the workflow's failure, carrying the run so far."""
+    def _run_failed(self, exc: StepswitchError | StepFailure) -> ApplicationError:
+        """The run's error as the workflow's failure, carrying the run so far (a step's
+        failure has the type name of the step's exception)."""
         details: list[Any] = []
         data = getattr(exc, "run_data", None)
         if data is not None:
@@ -527,11 +637,15 @@ class _Driver:
                 details = [data.to_state().to_json()]
             except StepswitchError:
                 details = [write_items(data.new_items)]
-        return ApplicationError(str(exc), *details, type=type(exc).__name__, non_retryable=True)
+        kind = exc.kind if type(exc) is StepFailure else type(exc).__name__
+        return ApplicationError(str(exc), *details, type=kind, non_retryable=True)
 
     async def _run(self, input: RunInput) -> RunResult:
         ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
+        self.ctx = ctx
         config = RunConfig()
+        if self.flow is not None:
+            return await self._run_flow(self.flow, input, ctx, config)
         ir = self.core.ir
         session = None if input.session_id is None else _RemoteSession(input.session_id)
 
@@ -582,36 +696,81 @@ class _Driver:
                     ) from None
         result: RunResult = await self._drive(loop, top=True, segment=self.segment)
         while result.interruptions:
-            if self.trace is not None:
-                self.segment.end(result.interruptions)
-                self.trace.end(result.last_agent)
-            state = result.to_state()
-            self.pending = {
-                i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
-                for i in result.interruptions
-            }
-            self.waiting = True
-            await workflow.wait_condition(
-                lambda: not self.pending
-                or (self._changed() is not None and not workflow.unsafe.is_replaying())
-            )
-            self.waiting = False
-            self._check_version()
-            for call_id, decision in self.decisions.items():
-                if decision.approve:
-                    state.approve(call_id)
-                else:
-                    state.reject(call_id, decision.message)
-            if self.trace is not None:
-                self.trace.resume(
-                    {c: d.approve for c, d in self.decisions.items()}, state.current_turn
-                )
-                self.segment = Segment(self.trace, self.trace.root_context)
-            self.decisions = {}
-            assert self.top is not None
-            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=self.top.ctx)
+            state = await self._decisions(result)
+            run = Run.resume(self.core, state, max_turns=state.max_turns, ctx=ctx)
             result = await self._drive(linked(run, state), top=True, segment=self.segment)
         return result
+
+    async def _run_flow(
+        self, fc: FlowCore, input: RunInput, ctx: RunContext[Any], config: RunConfig
+    ) -> RunResult:
+        """A flow: the flow loop drives its nodes; each pause waits for decisions and
+        resumes the flow's state, as ``machine.run(state)`` does in-process."""
+        name = self.core.ir.name
+        if input.session_id is not None:
+            raise ApplicationError(
+                f"workflow {name!r} is a flow: session_id is for handoff workflows (a flow "
+                "starts at its first node each run); start it without one",
+                type="UserError", non_retryable=True,
+            )
+        model = _RemoteModel(None)
+        emit = self.trace is not None  # node moves, for the spans (else never sent)
+        try:
+            if input.state is not None:
+                state = RunState.from_json(input.state)
+                budget = input.max_turns if input.max_turns is not None else state.max_turns
+                fr = flow_run(fc, state, model=model, ctx=ctx, max_turns=budget, emit=emit)
+            else:
+                budget = input.max_turns if input.max_turns is not None else self.core.ir.max_turns
+                fr = flow_run(fc, input.input, model=model, ctx=ctx, max_turns=budget,
+                              emit=emit)
+        except StepswitchError as exc:
+            raise ApplicationError(
+                str(exc), type=type(exc).__name__, non_retryable=True
+            ) from None
+        self.flow_run = fr
+        result: RunResult = await self._drive(
+            flow_loop(fc, fr, config), top=True, segment=self.segment
+        )
+        while result.interruptions:
+            state = await self._decisions(result)
+            fr = flow_run(fc, state, model=model, ctx=ctx, max_turns=state.max_turns,
+                          emit=emit)
+            self.flow_run = fr
+            result = await self._drive(flow_loop(fc, fr, config), top=True,
+                                       segment=self.segment)
+        return result
+
+    async def _decisions(self, result: RunResult) -> RunState:
+        """Wait until every pending approval of ``result`` is decided; its state with
+        the decisions taken."""
+        if self.trace is not None:
+            self.segment.end(result.interruptions)
+            self.trace.end(result.last_agent)
+        state = result.to_state()
+        self.pending = {
+            i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
+            for i in result.interruptions
+        }
+        self.waiting = True
+        await workflow.wait_condition(
+            lambda: not self.pending
+            or (self._changed() is not None and not workflow.unsafe.is_replaying())
+        )
+        self.waiting = False
+        self._check_version()
+        for call_id, decision in self.decisions.items():
+            if decision.approve:
+                state.approve(call_id)
+            else:
+                state.reject(call_id, decision.message)
+        if self.trace is not None:
+            self.trace.resume(
+                {c: d.approve for c, d in self.decisions.items()}, state.current_turn
+            )
+            self.segment = Segment(self.trace, self.trace.root_context)
+        self.decisions = {}
+        return state
 
     async def _drive(
         self, loop: Generator[Any, Any, Any], *, top: bool, segment: Segment
@@ -626,6 +785,10 @@ class _Driver:
             send, error = None, None
             kind = type(effect)
             if kind is Emit:
+                if type(effect.event) is FlowNodeStreamEvent:
+                    # a flow moved to a node: the last agent node's span ends (the move
+                    # is no handoff); the next agent node opens its own
+                    segment.end()
                 continue
             try:
                 if kind is CallModel:
@@ -636,6 +799,8 @@ class _Driver:
                     awaitable = effect.awaitable
                     if type(awaitable) is _HookCall:
                         send = await self._hook(awaitable.call)
+                    elif type(awaitable) is _StepRun:
+                        send = await self._step(awaitable, segment)
                     elif type(awaitable) is _SessionCall:
                         send = await self._session(awaitable.call)
                     else:  # a pure async hook: it runs in the workflow
@@ -647,8 +812,8 @@ class _Driver:
 
     async def _model(self, effect: CallModel, top: bool, segment: Segment) -> Any:
         self._check_version()
-        if top and not effect.alongside and self.top is not None:
-            self._maybe_continue(self.top)
+        if top and not effect.alongside:
+            self._maybe_continue()
         self.turns += 1
         marker: Any = effect.model
         ref = marker.ref if type(marker) is _RemoteModel else None
@@ -659,7 +824,7 @@ class _Driver:
         task = asyncio.ensure_future(
             self.options.execute(
                 self.names["model"], write_call(call), self.options.model_timeout,
-                self.options.model_retry,
+                self.options.model_retry, local=self.options.local_models,
             )
         )
         outcomes: list[Any] = []
@@ -676,14 +841,24 @@ class _Driver:
         response = read_response(raw)
         return (response, tuple(outcomes)) if effect.alongside else response
 
-    def _maybe_continue(self, run: Run) -> None:
+    def _maybe_continue(self) -> None:
         """At a turn's start (the turn already counted, nothing of it done), hand the run
-        to a fresh workflow run when the history is long."""
+        to a fresh workflow run when the history is long. A flow goes on at that turn of
+        its agent node (not inside a fan-out: its branches run at once)."""
         limit = self.options.continue_as_new_after
         info = workflow.info()
         if self.turns == 0 or not (
             (limit is not None and self.turns >= limit) or info.is_continue_as_new_suggested()
         ):
+            return
+        if self.flow_run is not None:
+            assert self.flow is not None
+            state = self.flow_run.mid_turn(self.flow)
+            if state is None:
+                return
+            raise _Stop(state=state)
+        run = self.top
+        if run is None:
             return
         state = run.snapshot(pending=None, status="stopped")
         state.current_turn = run.turn - 1
@@ -724,14 +899,15 @@ class _Driver:
             raise TypeError(f"the workflow cannot run {fn!r} itself")
         # a tool runs under its agent's span; the first tool of a resumed run comes
         # before any model call of its segment
-        agent = segment.agent or (self.top.current if self.top is not None else None)
+        agent = segment.agent or self._agent()
         args = ToolCall(
             jsonable(job.kwargs), self.context, job.call_id, workflow.info().workflow_id,
             job.name, segment.traceparent(agent) if agent else None,
         )
         try:
             raw = await self.options.execute(
-                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry
+                fn.ref, write_call(args), self.options.tool_timeout, self.options.tool_retry,
+                local=self.options.local_tools,
             )
         except ActivityError as exc:
             return Err(_activity_error(exc, f"tool {fn.ref}"))
@@ -750,6 +926,38 @@ class _Driver:
             span.end()
 
         trace.guard(close)
+
+    async def _step(self, run: _StepRun, segment: Segment) -> Any:
+        """A flow's step as an activity: its input out as JSON, its output back in its
+        declared type (and, for a step that takes the run context, the context it left)."""
+        self._check_version()
+        node = run.node
+        fc = self.flow
+        assert fc is not None and node.ref is not None
+        call = StepCall(node.name, jsonable(run.value),
+                        self.context if node.takes_context else None,
+                        workflow.info().workflow_id, segment.step_parent())
+        try:
+            raw = await self.options.execute(
+                node.ref, write_call(call), self.options.tool_timeout, self.options.tool_retry,
+                local=self.options.local_tools,
+            )
+        except ActivityError as exc:
+            error = _activity_error(exc, f"step {node.ref}")
+            if type(error) is ToolFailure:
+                raise StepFailure(str(error), error.kind) from None
+            raise error from None
+        if "context" in raw:
+            self.context = raw["context"]
+            if self.ctx is not None:
+                self.ctx.context = self.context
+        try:
+            return fc.output_adapter(node).validate_python(raw["value"])
+        except ValueError as exc:
+            raise UserError(
+                f"flow step {node.name!r} ({node.ref}) returned a value that does not fit "
+                f"its output type: {misfit(exc)}"
+            ) from None
 
     async def _session(self, call: SessionCall) -> Any:
         """A session's load or append, as a local activity. Retrying an append is safe:

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+import pytest
+
 import stepswitch as ss
+from stepswitch.cli.main import main
 from tests.analysis._cases import a, bad_name, lookup, wf
 
 
@@ -37,3 +43,40 @@ def test_collision_between_a_handoff_and_a_function_tool() -> None:
 def test_normalised_names_collide_inside_one_agent() -> None:
     w = wf("a", a(handoffs=[a("Billing Agent"), a("billing-agent")]))
     assert _codes(w, "SW302") and _codes(w, "SW106")
+
+
+def test_a_docstring_entry_for_a_missing_parameter_is_reported_at_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "typo_tools.py").write_text(
+        "import stepswitch as ss\n"
+        "\n"
+        "@ss.function_tool\n"
+        "def lookup_order(order_id: int, verbose: bool = False) -> str:\n"
+        '    """Look up an order.\n'
+        "\n"
+        "    Args:\n"
+        "        ordr_id: The order number.\n"
+        "        colour: Nothing like any parameter.\n"
+        "        verbose: Say more.\n"
+        '    """\n'
+        "    return str(order_id)\n"
+        "\n"
+        "a = ss.Agent(name='a', instructions='x', tools=[lookup_order])\n"
+        "wf = ss.Workflow(name='w', entry=a)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(["check", "typo_tools.py"])
+    finally:
+        sys.modules.pop("typo_tools", None)
+    out = capsys.readouterr().out
+    assert code == 0  # a warning: the workflow runs, the description is lost
+    lines = [line for line in out.splitlines() if "SW305" in line]
+    assert len(lines) == 2, out
+    assert all(line.startswith("typo_tools.py:3:1: SW305 [warning]") for line in lines)
+    (typo,) = [line for line in lines if "parameter 'ordr_id'" in line]
+    (other,) = [line for line in lines if "parameter 'colour'" in line]
+    assert "did you mean 'order_id'?" in typo and "did you mean" not in other
+    assert "verbose" not in "".join(lines)

@@ -1,9 +1,11 @@
 """SW3xx names: tool names the OpenAI API rejects, collisions among one agent's
 function tools, handoff tools and agent tools, StopAtTools names it does not have, and
-function tools the model sees with no description."""
+function tools the model sees with no description or with docstring entries for
+parameters they do not have."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx, where
@@ -154,4 +156,29 @@ def descriptions(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (tool_names, stop_at_names, descriptions)
+def doc_params(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW305: a function tool's docstring describes (``Args:``) a parameter the function
+    does not have: a typo or a renamed parameter, whose description is silently dropped
+    from the schema the model is sent. Reported once per tool, like SW304."""
+    seen: set[str] = set()
+    for agent in ctx.index().agents:
+        for i, tool in enumerate(agent.tools):
+            if not tool.unknown_doc_params or tool.ref.path in seen:
+                continue
+            seen.add(tool.ref.path)
+            real = [p for p in tool.parameters.get("properties", {}) if isinstance(p, str)]
+            for name in tool.unknown_doc_params:
+                close = difflib.get_close_matches(name, real, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                yield ctx.diag(
+                    "SW305",
+                    f"function tool {tool.name!r} of agent {agent.name!r}: its docstring "
+                    f"describes parameter {name!r}, which the function does not have"
+                    f"{hint}; that description reaches no schema",
+                    _loc(agent, "tools", i),
+                    help=f"rename the Args: entry to {close[0]!r}" if close else
+                    "rename the Args: entry to a parameter of the function, or remove it",
+                )
+
+
+RULES = (tool_names, stop_at_names, descriptions, doc_params)

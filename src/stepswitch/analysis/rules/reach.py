@@ -47,4 +47,40 @@ def input_guardrails_that_never_run(ctx: Ctx) -> Iterator[Diagnostic]:
         )
 
 
-RULES = (opaque_tools, input_guardrails_that_never_run)
+_SDK_OBJECTS = "stepswitch.interop.sdk_objects:"
+_SDK_FILTER = "@input_filter"
+_SDK_MARK = ".<sdk>"
+
+
+def _sdk_filter(path: str) -> str | None:
+    """The SDK filter a handoff's ``input_filter`` path stands for (``module:name``), when
+    ``stepswitch.interop`` made it: ``sdk_objects:module:name@input_filter`` (found at
+    a module-level name) or ``module:name.<sdk>``, the stand-in that refuses to run."""
+    if path.startswith(_SDK_OBJECTS) and path.endswith(_SDK_FILTER):
+        return path[len(_SDK_OBJECTS): -len(_SDK_FILTER)]
+    if path.endswith(_SDK_MARK):
+        return path[: -len(_SDK_MARK)]
+    return None
+
+
+def sdk_input_filters(ctx: Ctx) -> Iterator[Diagnostic]:
+    """A handoff input filter read from an SDK app: SDK filters rewrite the SDK's own
+    items (``agents.HandoffInputData``), so stepswitch keeps the handoff and the filter's
+    name but cannot run it: taking the handoff is an error, which only a run would show."""
+    for agent in ctx.graph.spec.agents:
+        for i, h in enumerate(agent.handoffs):
+            original = _sdk_filter(h.input_filter.path) if h.input_filter else None
+            if original is None:
+                continue
+            yield ctx.diag(
+                "SW603",
+                f"handoff {h.tool_name!r} of agent {agent.name!r} has the Agents SDK input "
+                f"filter {original}, which works on the SDK's items: stepswitch cannot run "
+                "it, and a run that takes this handoff fails",
+                where(h.location, f"{agent_path(agent.name)}.handoffs[{i}]"),
+                help="rewrite the filter for ss.HandoffInputData (docs/migrating.md) and pass "
+                "it to ss.handoff, or drop input_filter; `stepswitch explain SW603`",
+            )
+
+
+RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters)

@@ -1,0 +1,255 @@
+"""Flows on Temporal: each scenario's items, final output, last node and approvals (or
+error) are the in-process run's; every history replays with ``Replayer``; steps are
+activities (or local activities), agents' pauses wait on the ``decide`` update."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
+
+import stepswitch as ss
+from graphs.judge import JudgeState, judge
+from graphs.story import StoryState, story
+from stepswitch.temporal import RunInput, RunOutput, worker_for, workflow_name
+from stepswitch.testing import assistant_message, function_call
+from tests.temporal import flow_cases as fc
+from tests.temporal.drive import Script, Seen, in_process, on_temporal
+
+
+def _verdict(score: str) -> list[Any]:
+    return [assistant_message(json.dumps({"feedback": f"{score}!", "score": score}))]
+
+
+def _check(good: bool, scifi: bool) -> list[Any]:
+    return [assistant_message(json.dumps({"good_quality": good, "is_scifi": scifi}))]
+
+
+# name: (machine, input, script, context in-process, context on Temporal)
+Case = tuple[ss.StateMachine, str, Script, Any, Any]
+
+CASES: dict[str, Callable[[], Case]] = {
+    "then_chain": lambda: (fc.then_chain(), "a story", [
+        [assistant_message('{"text": "a good one"}')], [assistant_message("Once upon")],
+    ], {"style": "short"}, {"style": "short"}),
+    "branch_then_with_context": lambda: (story.compile(), "space", [
+        [assistant_message("outline: a ship")], _check(True, True),
+        [assistant_message("The ship sailed.")],
+    ], StoryState(), None),
+    "branch_otherwise": lambda: (story.compile(), "a cat", [
+        [assistant_message("outline: a cat")], _check(True, False),
+    ], StoryState(), None),
+    "route_loop_with_context": lambda: (judge.compile(), "a heist", [
+        [assistant_message("outline 1")], _verdict("needs_improvement"),
+        [assistant_message("outline 2")], _verdict("fail"),
+        [assistant_message("outline 3")], _verdict("pass"),
+    ], JudgeState(), {"request": "", "outline": ""}),
+    "route_budget_spent": lambda: (judge.compile(), "a heist", [
+        step for n in range(4)
+        for step in ([assistant_message(f"outline {n}")], _verdict("needs_improvement"))
+    ], JudgeState(), None),
+    "fan_out_over_steps": lambda: (fc.fan_steps(), "a b c d", [], None, None),
+    "fan_out_over_agents": lambda: (fc.fan_agents(), "a b c", fc.by_input, None, None),
+    "approval_in_agent_node": lambda: (fc.gated_story(), "x", [
+        [assistant_message('{"text": "good one"}')],
+        [function_call("publish", {"title": "Dune"}, call_id="c1")],
+        [assistant_message("published!")],
+    ], None, None),
+    "approval_in_fan_out_branch": lambda: (fc.fan_agents(), "a gate c", fc.by_input,
+                                           None, None),
+}
+
+
+def _both(dev_server: str, case: Case, approve: bool = True, **options: Any
+          ) -> tuple[Seen, Seen, Any]:
+    machine, input, script, local_context, remote_context = case
+    expected = in_process(machine, input, script, approve, local_context)
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, input, script, approve, remote_context,
+                                 **options)
+
+    seen, history = asyncio.run(go())
+    return expected, seen, history
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_flow_on_temporal_matches_in_process(dev_server: str, name: str) -> None:
+    expected, seen, history = _both(dev_server, CASES[name]())
+    assert seen.error == expected.error
+    assert seen.items == expected.items
+    assert seen.final_output == expected.final_output
+    assert seen.last_agent == expected.last_agent
+    assert seen.asked == expected.asked
+    assert len(history.events) > 3
+
+
+def test_the_scenarios_say_what_they_should() -> None:
+    """The cases above are not vacuous: what each in-process run shows."""
+    def run(name: str) -> Seen:
+        machine, input, script, context, _ = CASES[name]()
+        return in_process(machine, input, script, True, context)
+
+    assert run("then_chain").final_output == "Once upon"
+    assert run("branch_then_with_context").final_output == "The ship sailed."
+    assert run("branch_otherwise").final_output == (
+        "Outline is not a scifi story, so we stop here.")
+    assert run("route_loop_with_context").final_output == "outline 3"
+    assert run("route_budget_spent").error is not None
+    assert run("route_budget_spent").error[0] == "FlowBudgetExceeded"  # type: ignore[index]
+    assert run("fan_out_over_steps").final_output == "A+B+C+D"
+    assert run("fan_out_over_agents").final_output == "<a>+<b>+<c>"
+    assert run("approval_in_agent_node").asked == [["c1"]]
+    assert run("approval_in_fan_out_branch").asked == [["c-gate"]]
+
+
+@pytest.mark.parametrize("name", ["approval_in_agent_node", "approval_in_fan_out_branch"])
+def test_a_rejected_approval_in_a_flow_matches_in_process(dev_server: str, name: str) -> None:
+    expected, seen, _ = _both(dev_server, CASES[name](), approve=False)
+    assert seen.asked == expected.asked and seen.asked
+    assert seen.items == expected.items
+    assert seen.final_output == expected.final_output
+    rejected = [i for i in seen.items if i["type"] == "tool_call_output_item"]
+    assert rejected and "published" not in json.dumps(rejected)
+
+
+def test_a_step_that_raises_fails_the_run_with_its_error_and_the_run_so_far(
+    dev_server: str,
+) -> None:
+    machine, input = fc.failing(), "x"
+    script = [[assistant_message('{"text": "good one"}')]]
+    with pytest.raises(ValueError, match="no scifi story today") as info:
+        machine.run_sync(input, model=fc.by_input())
+    assert len(info.value.run_data.new_items) == 1  # type: ignore[attr-defined]
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        return await on_temporal(client, machine, input, script)
+
+    seen, _ = asyncio.run(go())
+    assert seen.error == ("ValueError", "no scifi story today")
+    assert [i["agent"] for i in seen.items] == ["outline"]
+
+
+@pytest.mark.parametrize("name", ["then_chain", "fan_out_over_steps", "approval_in_agent_node"])
+def test_local_activities_run_steps_without_a_round_trip(dev_server: str, name: str) -> None:
+    expected, seen, history = _both(dev_server, CASES[name](), local_activities=True)
+    assert (seen.items, seen.final_output, seen.asked) == (
+        expected.items, expected.final_output, expected.asked)
+    kinds = {e.WhichOneof("attributes") for e in history.events}
+    assert "activity_task_scheduled_event_attributes" not in kinds  # all local: markers
+
+
+def test_local_models_keep_steps_as_activities_as_they_keep_tools(dev_server: str) -> None:
+    expected, seen, history = _both(dev_server, CASES["then_chain"](),
+                                    local_activities="models")
+    assert (seen.items, seen.final_output) == (expected.items, expected.final_output)
+    names = [e.activity_task_scheduled_event_attributes.activity_type.name
+             for e in history.events
+             if e.WhichOneof("attributes") == "activity_task_scheduled_event_attributes"]
+    assert names == ["tests.temporal.flow_cases:check", "tests.temporal.flow_cases:describe"]
+
+
+def test_steps_are_activities_named_by_their_import_path_fanned_out_two_at_once(
+    dev_server: str,
+) -> None:
+    _, seen, history = _both(dev_server, CASES["fan_out_over_steps"]())
+    names: list[str] = []
+    running = most = 0
+    for e in history.events:
+        kind = e.WhichOneof("attributes")
+        if kind == "activity_task_scheduled_event_attributes":
+            names.append(e.activity_task_scheduled_event_attributes.activity_type.name)
+            running += 1
+            most = max(most, running)
+        elif kind == "activity_task_completed_event_attributes":
+            running -= 1
+    assert names == ["tests.temporal.flow_cases:split", *["tests.temporal.flow_cases:upper"] * 4,
+                     "tests.temporal.flow_cases:joined"]
+    assert most == 2  # the fan-out's concurrency: its branches at once, two at most
+    assert seen.final_output == "A+B+C+D"
+
+
+def test_a_long_flow_continues_as_new_at_an_agent_nodes_turn(dev_server: str) -> None:
+    expected, seen, _ = _both(dev_server, CASES["route_loop_with_context"](),
+                              continue_as_new_after=2)
+    assert seen.error is None
+    assert seen.items == expected.items
+    assert seen.final_output == "outline 3"  # the context the steps kept crossed over too
+    assert seen.runs == 3  # 6 model turns, at most 2 per workflow run
+
+
+def test_bad_input_to_a_flow_is_a_one_line_error_and_no_retry(dev_server: str) -> None:
+    machine = fc.typed_entry()
+    with pytest.raises(ss.UserError) as info:
+        machine.run_sync("not json")
+    said = str(info.value)
+    assert said == ("flow entry 'check' takes Outline (as JSON), and the run's input does "
+                    "not fit: Invalid JSON: expected ident at line 1 column 2 (got 'not json')")
+
+    async def go(text: str) -> Seen:
+        client = await Client.connect(dev_server)
+        seen, _ = await on_temporal(client, machine, text, [])
+        return seen
+
+    assert asyncio.run(go("not json")).error == ("UserError", said)
+    # a step whose output does not fit its declared type: revalidated in the workflow
+    kind, message = asyncio.run(go('{"text": "good"}')).error or ("", "")
+    assert (kind, message) == ("UserError", (
+        "flow step 'liar' (tests.temporal.flow_cases:liar) returned a value that does not "
+        "fit its output type: text: Field required (got {'title': 'not an outline'})"))
+
+
+def test_a_flow_run_with_a_session_id_is_refused(dev_server: str) -> None:
+    machine = fc.fan_steps()
+
+    async def go() -> Any:
+        client = await Client.connect(dev_server)
+        queue = f"q-{uuid.uuid4().hex[:8]}"
+        async with worker_for(client, machine, task_queue=queue):
+            with pytest.raises(WorkflowFailureError) as info:
+                await client.execute_workflow(
+                    workflow_name(machine), RunInput("a b", session_id="s-1"), id="s-1",
+                    task_queue=queue, result_type=RunOutput)
+        return info.value.cause
+
+    cause = asyncio.run(go())
+    assert isinstance(cause, ApplicationError) and cause.type == "UserError"
+    assert cause.message == (
+        "workflow 'fan_steps' is a flow: session_id is for handoff workflows (a flow "
+        "starts at its first node each run); start it without one")
+
+
+def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from stepswitch.cli.main import main
+    from stepswitch.temporal import workflow_for
+
+    machine = fc.plain_values.compile()
+    assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
+    said = (
+        "flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
+        "tests.temporal.flow_cases:Box cannot cross to a Temporal activity as JSON (Unable "
+        "to generate pydantic-core schema for <class 'tests.temporal.flow_cases.Box'>); use "
+        "a pydantic model, a dataclass or builtin types")
+    with pytest.raises(ss.UserError) as info:
+        workflow_for(machine)
+    assert str(info.value) == said
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    # port 9 has no server: the refusal comes first
+    for argv in (["worker", "tests/temporal/flow_cases.py:plain_values", "--address",
+                  "127.0.0.1:9", "--task-queue", "q"],
+                 ["run", "tests/temporal/flow_cases.py:plain_values", "--temporal",
+                  "127.0.0.1:9", "--input", "hi"]):
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [f"stepswitch: error: {said}"]
