@@ -177,15 +177,6 @@ SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__,
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):
   self.__dataclass_f0__ = __dataclass_f0__
   self.__dataclass_f1__ = __dataclass_f1__
-  self.__dataclass_f2__ = __dataclass_dflt_2__() if __dataclass_f2__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f2__
-  self.__dataclass_f3__ = __dataclass_f3__
-  self.__dataclass_f4__ = __dataclass_f4__
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_dflt_2__() if __dataclass_f2__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__'] = __init__.__code__
-
-
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):
-  self.__dataclass_f0__ = __dataclass_f0__
-  self.__dataclass_f1__ = __dataclass_f1__
   self.__dataclass_f2__ = __dataclass_f2__
   self.__dataclass_f3__ = __dataclass_dflt_3__() if __dataclass_f3__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f3__
   self.__dataclass_f4__ = __dataclass_f4__
@@ -209,6 +200,16 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   __dataclass_set_4__(self, __dataclass_f4__)
   __dataclass_set_5__(self, __dataclass_f5__)
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__):
+  self.__dataclass_f0__ = __dataclass_f0__
+  self.__dataclass_f1__ = __dataclass_f1__
+  self.__dataclass_f2__ = __dataclass_dflt_2__() if __dataclass_f2__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f2__
+  self.__dataclass_f3__ = __dataclass_f3__
+  self.__dataclass_f4__ = __dataclass_f4__
+  self.__dataclass_f5__ = __dataclass_f5__
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_dflt_2__() if __dataclass_f2__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__):
@@ -298,18 +299,6 @@ SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__,
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__):
-  __dataclass_object_setattr__(self, '__dataclass_f0__', __dataclass_f0__)
-  __dataclass_object_setattr__(self, '__dataclass_f1__', __dataclass_f1__)
-  __dataclass_object_setattr__(self, '__dataclass_f2__', __dataclass_f2__)
-  __dataclass_object_setattr__(self, '__dataclass_f3__', __dataclass_f3__)
-  __dataclass_object_setattr__(self, '__dataclass_f4__', __dataclass_f4__)
-  __dataclass_object_setattr__(self, '__dataclass_f5__', __dataclass_f5__)
-  __dataclass_object_setattr__(self, '__dataclass_f6__', __dataclass_f6__)
-  __dataclass_object_setattr__(self, '__dataclass_f7__', __dataclass_f7__)
-SHAPES["def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__):\n  __dataclass_object_setattr__(self, '__dataclass_f0__', __dataclass_f0__)\n  __dataclass_object_setattr__(self, '__dataclass_f1__', __dataclass_f1__)\n  __dataclass_object_setattr__(self, '__dataclass_f2__', __dataclass_f2__)\n  __dataclass_object_setattr__(self, '__dataclass_f3__', __dataclass_f3__)\n  __dataclass_object_setattr__(self, '__dataclass_f4__', __dataclass_f4__)\n  __dataclass_object_setattr__(self, '__dataclass_f5__', __dataclass_f5__)\n  __dataclass_object_setattr__(self, '__dataclass_f6__', __dataclass_f6__)\n  __dataclass_object_setattr__(self, '__dataclass_f7__', __dataclass_f7__)"] = __init__.__code__
-
-
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__):
   __dataclass_set_0__(self, __dataclass_f0__)
   __dataclass_set_1__(self, __dataclass_f1__)
   __dataclass_set_2__(self, __dataclass_f2__)
@@ -331,6 +320,19 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f6__ = __dataclass_dflt_6__() if __dataclass_f6__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f6__
   self.__dataclass_f7__ = __dataclass_f7__
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_dflt_5__() if __dataclass_f5__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_dflt_6__() if __dataclass_f6__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_f7__'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__):
+  __dataclass_object_setattr__(self, '__dataclass_f0__', __dataclass_f0__)
+  __dataclass_object_setattr__(self, '__dataclass_f1__', __dataclass_f1__)
+  __dataclass_object_setattr__(self, '__dataclass_f2__', __dataclass_f2__)
+  __dataclass_object_setattr__(self, '__dataclass_f3__', __dataclass_f3__)
+  __dataclass_object_setattr__(self, '__dataclass_f4__', __dataclass_f4__)
+  __dataclass_object_setattr__(self, '__dataclass_f5__', __dataclass_f5__)
+  __dataclass_object_setattr__(self, '__dataclass_f6__', __dataclass_f6__)
+  __dataclass_object_setattr__(self, '__dataclass_f7__', __dataclass_f7__)
+  __dataclass_object_setattr__(self, '__dataclass_f8__', __dataclass_f8__)
+SHAPES["def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__):\n  __dataclass_object_setattr__(self, '__dataclass_f0__', __dataclass_f0__)\n  __dataclass_object_setattr__(self, '__dataclass_f1__', __dataclass_f1__)\n  __dataclass_object_setattr__(self, '__dataclass_f2__', __dataclass_f2__)\n  __dataclass_object_setattr__(self, '__dataclass_f3__', __dataclass_f3__)\n  __dataclass_object_setattr__(self, '__dataclass_f4__', __dataclass_f4__)\n  __dataclass_object_setattr__(self, '__dataclass_f5__', __dataclass_f5__)\n  __dataclass_object_setattr__(self, '__dataclass_f6__', __dataclass_f6__)\n  __dataclass_object_setattr__(self, '__dataclass_f7__', __dataclass_f7__)\n  __dataclass_object_setattr__(self, '__dataclass_f8__', __dataclass_f8__)"] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__):
@@ -462,29 +464,6 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__
   self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__
   self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__
-  self.__dataclass_f10__ = __dataclass_dflt_10__() if __dataclass_f10__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f10__
-  self.__dataclass_f11__ = __dataclass_f11__
-  self.__dataclass_f12__ = __dataclass_f12__
-  self.__dataclass_f13__ = __dataclass_f13__
-  self.__dataclass_f14__ = __dataclass_f14__
-  self.__dataclass_f15__ = __dataclass_f15__
-  self.__dataclass_f16__ = __dataclass_dflt_16__() if __dataclass_f16__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f16__
-  self.__dataclass_f17__ = __dataclass_f17__
-  self.__dataclass_f18__ = __dataclass_dflt_18__() if __dataclass_f18__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f18__
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_dflt_10__() if __dataclass_f10__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f10__\n  self.__dataclass_f11__ = __dataclass_f11__\n  self.__dataclass_f12__ = __dataclass_f12__\n  self.__dataclass_f13__ = __dataclass_f13__\n  self.__dataclass_f14__ = __dataclass_f14__\n  self.__dataclass_f15__ = __dataclass_f15__\n  self.__dataclass_f16__ = __dataclass_dflt_16__() if __dataclass_f16__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f16__\n  self.__dataclass_f17__ = __dataclass_f17__\n  self.__dataclass_f18__ = __dataclass_dflt_18__() if __dataclass_f18__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f18__'] = __init__.__code__
-
-
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__):
-  self.__dataclass_f0__ = __dataclass_f0__
-  self.__dataclass_f1__ = __dataclass_f1__
-  self.__dataclass_f2__ = __dataclass_f2__
-  self.__dataclass_f3__ = __dataclass_f3__
-  self.__dataclass_f4__ = __dataclass_f4__
-  self.__dataclass_f5__ = __dataclass_f5__
-  self.__dataclass_f6__ = __dataclass_f6__
-  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__
-  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__
-  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__
   self.__dataclass_f10__ = __dataclass_f10__
   self.__dataclass_f11__ = __dataclass_f11__
   self.__dataclass_f12__ = __dataclass_f12__
@@ -495,6 +474,31 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f17__ = __dataclass_f17__
   self.__dataclass_f18__ = __dataclass_f18__
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_f10__\n  self.__dataclass_f11__ = __dataclass_f11__\n  self.__dataclass_f12__ = __dataclass_f12__\n  self.__dataclass_f13__ = __dataclass_f13__\n  self.__dataclass_f14__ = __dataclass_f14__\n  self.__dataclass_f15__ = __dataclass_f15__\n  self.__dataclass_f16__ = __dataclass_f16__\n  self.__dataclass_f17__ = __dataclass_f17__\n  self.__dataclass_f18__ = __dataclass_f18__'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__, __dataclass_f20__):
+  self.__dataclass_f0__ = __dataclass_f0__
+  self.__dataclass_f1__ = __dataclass_f1__
+  self.__dataclass_f2__ = __dataclass_f2__
+  self.__dataclass_f3__ = __dataclass_f3__
+  self.__dataclass_f4__ = __dataclass_f4__
+  self.__dataclass_f5__ = __dataclass_f5__
+  self.__dataclass_f6__ = __dataclass_f6__
+  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__
+  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__
+  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__
+  self.__dataclass_f10__ = __dataclass_dflt_10__() if __dataclass_f10__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f10__
+  self.__dataclass_f11__ = __dataclass_f11__
+  self.__dataclass_f12__ = __dataclass_f12__
+  self.__dataclass_f13__ = __dataclass_f13__
+  self.__dataclass_f14__ = __dataclass_f14__
+  self.__dataclass_f15__ = __dataclass_f15__
+  self.__dataclass_f16__ = __dataclass_dflt_16__() if __dataclass_f16__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f16__
+  self.__dataclass_f17__ = __dataclass_f17__
+  self.__dataclass_f18__ = __dataclass_dflt_18__() if __dataclass_f18__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f18__
+  self.__dataclass_f19__ = __dataclass_f19__
+  self.__dataclass_f20__ = __dataclass_f20__
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__, __dataclass_f20__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_dflt_10__() if __dataclass_f10__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f10__\n  self.__dataclass_f11__ = __dataclass_f11__\n  self.__dataclass_f12__ = __dataclass_f12__\n  self.__dataclass_f13__ = __dataclass_f13__\n  self.__dataclass_f14__ = __dataclass_f14__\n  self.__dataclass_f15__ = __dataclass_f15__\n  self.__dataclass_f16__ = __dataclass_dflt_16__() if __dataclass_f16__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f16__\n  self.__dataclass_f17__ = __dataclass_f17__\n  self.__dataclass_f18__ = __dataclass_dflt_18__() if __dataclass_f18__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f18__\n  self.__dataclass_f19__ = __dataclass_f19__\n  self.__dataclass_f20__ = __dataclass_f20__'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__, __dataclass_f20__, __dataclass_f21__, __dataclass_f22__, __dataclass_f23__, __dataclass_f24__, __dataclass_f25__, __dataclass_f26__, __dataclass_f27__, __dataclass_f28__, __dataclass_f29__):
