@@ -297,7 +297,9 @@ def test_a_script_continues_across_commands_in_one_session(
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"steps": [
         {"output": [{"type": "message", "text": "Hello."}]},
-        {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},
+        # a response with a call and a text counts as one earlier model call
+        {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}},
+                    {"type": "message", "text": "Passing you on."}]},
         {"output": [{"type": "function_call", "name": "process_refund",
                      "arguments": {"order_id": 42, "reason": "late"}}]},
         {"output": [{"type": "message", "text": "Refunded."}]},

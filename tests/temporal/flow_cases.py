@@ -84,15 +84,19 @@ def then_chain() -> ss.StateMachine:
     ]).compile()
 
 
-def gated_story() -> ss.StateMachine:
-    """A branch to an agent whose tool needs approval, otherwise END."""
+def gated_story(refusing: bool = False) -> ss.StateMachine:
+    """A branch to an agent whose tool needs approval, otherwise END (``refusing``:
+    otherwise a step that raises; the same agents, another flow)."""
     outline = ss.Agent("outline", "Outline a story.", output_type=Outline)
     story = ss.Agent("story", "Write and publish the story.", tools=[publish])
-    return ss.Workflow("gated_story", outline, flow=[
+    edges = [
         ss.then(outline, check),
-        ss.branch(check, when=is_good, then=story, otherwise=ss.END),
+        ss.branch(check, when=is_good, then=story, otherwise=refuse if refusing else ss.END),
         ss.then(story, ss.END),
-    ]).compile()
+    ]
+    if refusing:
+        edges.append(ss.then(refuse, ss.END))
+    return ss.Workflow("gated_story", outline, flow=edges).compile()
 
 
 def failing() -> ss.StateMachine:

@@ -8,19 +8,30 @@ import asyncio
 import json
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import Replayer
 
 import stepswitch as ss
 from graphs.judge import JudgeState, judge
 from graphs.story import StoryState, story
-from stepswitch.temporal import RunInput, RunOutput, worker_for, workflow_name
-from stepswitch.testing import assistant_message, function_call
+from stepswitch.cli.main import main
+from stepswitch.temporal import (
+    Decision,
+    RunInput,
+    RunOutput,
+    machine_digest,
+    worker_for,
+    workflow_for,
+    workflow_name,
+)
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests.temporal import flow_cases as fc
-from tests.temporal.drive import Script, Seen, in_process, on_temporal
+from tests.temporal.drive import Script, Seen, in_process, on_temporal, wait_for_interruptions
 
 
 def _verdict(score: str) -> list[Any]:
@@ -230,11 +241,6 @@ def test_a_flow_run_with_a_session_id_is_refused(dev_server: str) -> None:
 def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pathlib import Path
-
-    from stepswitch.cli.main import main
-    from stepswitch.temporal import workflow_for
-
     machine = fc.plain_values.compile()
     assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
     said = (
@@ -253,3 +259,34 @@ def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
                   "127.0.0.1:9", "--input", "hi"]):
         assert main(argv) == 2
         assert capsys.readouterr().err.strip().splitlines() == [f"stepswitch: error: {said}"]
+
+
+def test_a_worker_whose_flow_changed_fails_the_paused_flow_loudly(dev_server: str) -> None:
+    old, new = fc.gated_story(), fc.gated_story(refusing=True)
+    assert old.ir.states == new.ir.states  # the same agents: only the flow's edges differ
+    assert machine_digest(old) != machine_digest(new)
+    queue = f"v-{uuid.uuid4().hex[:8]}"
+    _, _, script, _, _ = CASES["approval_in_agent_node"]()
+    assert isinstance(script, list)
+
+    async def go() -> None:
+        client = await Client.connect(dev_server)
+        async with worker_for(client, old, task_queue=queue, model=ScriptedModel(script)):
+            handle = await client.start_workflow(
+                workflow_name(old), RunInput("x"), id=f"v-{uuid.uuid4().hex}",
+                task_queue=queue, result_type=RunOutput,
+            )
+            pending = await wait_for_interruptions(handle)
+        await Replayer(workflows=[workflow_for(old)]).replay_workflow(
+            await handle.fetch_history())
+        async with worker_for(client, new, task_queue=queue, model=ScriptedModel(script)):
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update("decide", Decision(pending[0].call_id, True))
+            with pytest.raises(WorkflowFailureError) as failed:
+                await handle.result()
+        for error in (refused.value.cause, failed.value.cause):
+            assert isinstance(error, ApplicationError)
+            assert error.type == "MachineChanged"
+            assert machine_digest(old) in error.message and machine_digest(new) in error.message
+
+    asyncio.run(go())

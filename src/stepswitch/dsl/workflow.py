@@ -8,7 +8,9 @@ to the stages right of it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch.dsl._site import Site, caller_site
@@ -37,6 +39,15 @@ _WORKFLOW_EXPECT = {
     "included) or None",
     "ignore": "a list of diagnostic codes",
 }
+
+
+def _visible_steps(flow: Sequence[FlowEdge] | None, frame: FrameType | None) -> tuple[str, ...]:
+    """The names of the ``@ss.step`` objects where the workflow is declared (its module's
+    globals): a flow node name that is none of the workflow's, but close to one of these,
+    gets a did-you-mean (SW701). Only read for a flow."""
+    if flow is None or frame is None:
+        return ()
+    return tuple(sorted({v.name for v in list(frame.f_globals.values()) if isinstance(v, Step)}))
 
 
 class Workflow:
@@ -94,6 +105,7 @@ class Workflow:
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
         self.site = site
+        self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
     def build(self) -> BuiltWorkflow:
         """The frozen spec and the live objects it refers to."""
