@@ -39,18 +39,61 @@ before, 86 k after). A generated runner is still not fast: its user module
 (graphs/support.py) declares its tools with the DSL, which loads pydantic, and the
 runtime then loads asyncio.
 
-What remains in ``import codegen.support``: pydantic (~540 M with its first model
-class: the user's module declares its tools with the DSL), asyncio (~200 M: every driver,
-``run_sync`` too, runs on an event loop, so deferring it would move the cost to the first
-run, not remove it), the DSL and the runtime's own classes (~1 M each now). In
-``stepswitch check graphs/``: pydantic ~580 M, the spec's 16 pydantic models ~70 M,
-the first tool's docstring parse ~15 M (docstring_parser compiles its regexes once). To recount one:
+The second pass (issue #10's last target, the runner's cold import; "cached" counts,
+``--instructions``, PYTHONHASHSEED=0). Before = main at 0772df3, after = this pass:
+
+    statement                                   before   after
+    python -c pass                                  39      39
+    user module (one pydantic model)               582     582   the floor under any runner
+    import stepswitch                               83      83
+    import stepswitch.runtime.generated            359     201
+    import codegen.support                         886     688   -22 %
+    import codegen.support + first run_sync        890     784   -12 %
+    stepswitch check graphs/ (main() in process)   924     840    -9 %
+
+Wall, best of 9 on the shared machine (load ~2; the quiet figures are taken apart):
+``import codegen.support`` 164 ms before, 128 ms after; with its first ``run_sync``
+166 ms and 151 ms. What went, in the runner's import (millions of instructions):
+
+* asyncio and what it drags in (ssl, sockets, logging, subprocess, concurrent.futures),
+  ~84 M: ``runtime/pump.py`` (the one pump every driver shares) is its only importer and
+  loads with the first run. Moved, not removed: the first ``run_sync`` pays it (hence
+  the "+ first run_sync" row); ``await machine.run(...)`` is called from code that has
+  asyncio loaded already, as any server has. The states' ``ModelSettings`` (a pydantic
+  class, ~7 M) moved the same way, to the machine's first run.
+* The DSL's pydantic models of its own arguments (``Agent``, ``handoff``, ``as_tool``,
+  ``Workflow``), ~45 M: a declaration that a few type tests show plainly right (nearly
+  all) skips them; the others are validated by the same models, built on first need
+  (``dsl/_arg_models.py``), with the same messages. Removed.
+* The NumPy and Epydoc docstring parsers on the first tool, ~14 M: they cannot find a
+  section in a docstring without their markers, so ``parse_docstring`` runs only the ReST
+  and Google parsers then, with ``docstring_parser.parse``'s own choice between them.
+* Class definitions, ~30 M: ``stepswitch._dataclass`` collects a plain class's fields
+  itself (``dataclasses`` ran three regex-and-module checks per annotation), and the
+  ``__init__`` shapes of the package's own classes ship compiled
+  (``stepswitch/_shapes.py``; each was a ``compile``, ~0.35 M).
+* What a run may never need, ~15 M: the flow runtime and flow IR, tracing, sessions,
+  the resume check, ``logging``, two regular expressions of ``_json``'s slow paths.
+
+The run loop's per-turn cost is unchanged (``bench_instructions.py --only loop``: 66.8 k
+instructions a turn before, 66.3 k after).
+
+What remains in ``import codegen.support`` beyond the user module's 582 M: the runtime's
+own modules ~63 M (some fifty classes, ~0.5 M each, and ``json``, ~5 M, which handoffs
+and tool outputs use), ``docstring_parser`` ~16 M (its import compiles its regular
+expressions; the user's tools have docstrings), the DSL ~11 M, the user module's own
+work ~15 M (two tools' parameter models and schemas, the Google parse), the runner's
+IR literal and machine ~1 M. Modules a runner loads: ``bench_import.py`` lists them
+(40 of stepswitch's; pydantic, pydantic_core, annotated_types, typing_extensions,
+typing_inspection and docstring_parser of the third parties, all for the user's module).
+
+To recount one:
 
     PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= python -c "import codegen.support"
     PYTHONPYCACHEPREFIX=/tmp/pyc PYTHONDONTWRITEBYTECODE= valgrind --tool=callgrind \\
         --callgrind-out-file=/dev/null python -c "import codegen.support"
 
-    python bench/bench_import.py [--runs N] [--source]
+    python bench/bench_import.py [--runs N] [--source] [--instructions]
 """
 
 from __future__ import annotations
@@ -58,6 +101,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +121,35 @@ _TIMED = (
     "import json\n"
     "print(json.dumps([t, sorted(sys.modules)]))\n"
 )
+
+FIRST_RUN = (
+    "import codegen.support as runner\n"
+    "from stepswitch.testing import ScriptedModel, assistant_message, function_call\n"
+    "model = ScriptedModel([[function_call('lookup_order', {'order_id': 42})],\n"
+    "                       [assistant_message('shipped')]])\n"
+    "assert runner.run_sync('where is 42?', model=model).final_output == 'shipped'\n"
+)
+"""The runner imported and run once (a scripted model, two turns, one tool): what a
+process that imports a runner to answer one request pays. asyncio and the states'
+ModelSettings load here, not with the import."""
+
+USER_MODULE = "from pydantic import BaseModel\nclass F(BaseModel):\n    s: str\n"
+"""The floor under any runner: a user module declaring one pydantic model."""
+
+STATEMENTS: tuple[tuple[str, str], ...] = (
+    ("python -c pass", "pass"),
+    ("user module (one pydantic model)", USER_MODULE),
+    ("import stepswitch", "import stepswitch"),
+    ("import stepswitch.runtime", "import stepswitch.runtime"),
+    ("import stepswitch.runtime.generated", "import stepswitch.runtime.generated"),
+    ("import codegen.support", "import codegen.support"),
+    ("import codegen.support + first run_sync", FIRST_RUN),
+    (
+        "stepswitch check graphs/ (main() in process)",
+        "import sys\nfrom stepswitch.cli.main import main\nmain(['check', 'graphs/'])",
+    ),
+)
+"""What ``--instructions`` counts, each in a fresh interpreter."""
 
 
 ENV = dict(os.environ)
@@ -133,6 +207,22 @@ def _groups(modules: list[str]) -> str:
     )
 
 
+def _instructions(statement: str) -> int:
+    """What callgrind counts for ``python -c statement`` (after a run that fills the
+    bytecode cache)."""
+    _run([PYTHON, "-c", statement])
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         PYTHON, "-c", statement],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**ENV, "PYTHONHASHSEED": "0"},
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind failed on {statement!r}:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -140,8 +230,14 @@ def main() -> None:
         "--source", action="store_true",
         help="no bytecode cache: stepswitch's modules are compiled on every start",
     )
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="callgrind's instruction counts instead of times (needs valgrind; ~2 min)",
+    )
     args = parser.parse_args()
     runs: int = args.runs
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
 
     with tempfile.TemporaryDirectory(prefix="ss-pyc-") as cache:
         if args.source:
@@ -154,6 +250,12 @@ def main() -> None:
                 _run([PYTHON, "-c", warm])
             _run([CLI, "check", "graphs/"])
             print("bytecode cached, as in an installed package")
+        if args.instructions:
+            print("instructions (callgrind), millions")
+            for label, statement in STATEMENTS:
+                count = _instructions(statement)
+                print(f"{label:<44} {count / 1e6:8.1f} M")
+            return
         wall, cpu, _, _ = _best([PYTHON, "-c", "pass"], runs)
         _row("python -c pass (baseline)", wall, cpu, None)
         for module in (
@@ -164,6 +266,8 @@ def main() -> None:
             _row(f"import {module}", wall, cpu, inner)
             if module in ("stepswitch.runtime.generated", "codegen.support"):
                 print(_groups(modules))
+        wall, cpu, _, _ = _best([PYTHON, "-c", FIRST_RUN], runs)
+        _row("import codegen.support + first run_sync", wall, cpu, None)
         wall, cpu, _, _ = _best([CLI, "check", "graphs/"], runs)
         _row("stepswitch check graphs/", wall, cpu, None)
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import json
 import pickle
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import KW_ONLY, field
 from typing import Any, Generic, TypeVar
@@ -376,3 +379,40 @@ class _Pickled:
 
 
 PICKLED = _Pickled("a", ("x",))
+
+
+def test_the_package_s_own_init_shapes_are_compiled_ahead() -> None:
+    """Every ``__init__`` shape of stepswitch's own classes is in stepswitch/_shapes.py,
+    so importing the package compiles none (each compile is ~0.35 M instructions of a
+    runner's start-up). A new shape fails here until the module is regenerated."""
+    code = (
+        "import importlib, json, pkgutil, stepswitch\n"
+        "import stepswitch._dataclass as d\n"
+        "for info in pkgutil.walk_packages(stepswitch.__path__, 'stepswitch.'):\n"
+        "    if not info.name.endswith('__main__'):\n"
+        "        try:\n"
+        "            importlib.import_module(info.name)\n"
+        "        except ImportError:\n"
+        "            pass\n"
+        "print(json.dumps([s for s in d._COMPILED if s.startswith('def __init__(')]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    compiled = json.loads(done.stdout.splitlines()[-1])
+    assert compiled == [], (
+        f"{len(compiled)} __init__ shape(s) compiled at import: run "
+        "`python -m stepswitch._dataclass` to regenerate src/stepswitch/_shapes.py"
+    )
+
+
+def test_a_shape_compiled_ahead_makes_the_same_init() -> None:
+    """The ahead-of-time code and a fresh compile of the same source behave alike."""
+    from stepswitch import _dataclass, _shapes
+
+    source = next(iter(_shapes.SHAPES))
+    ahead = _shapes.SHAPES[source]
+    fresh = _dataclass._compiled(source)
+    assert ahead.co_code == fresh.co_code
+    assert ahead.co_varnames == fresh.co_varnames and ahead.co_names == fresh.co_names

@@ -31,9 +31,28 @@ RUN_LOOP = (
     "stepswitch.runtime.machine",
     "stepswitch.runtime.loop",
     "stepswitch.runtime.effects",
+    "stepswitch.runtime.pump",
     "stepswitch.runtime.flow",
 )
 """What running a machine needs and checking a workflow does not."""
+ASYNC = (
+    "asyncio", "ssl", "logging", "concurrent", "subprocess", "stepswitch.runtime.pump",
+    "stepswitch.settings",
+)
+"""What a run needs and a runner's import does not: performing a run's effects (asyncio
+and what it drags in; a server has asyncio loaded before it imports a runner) and the
+states' ``ModelSettings`` (a pydantic model class), loaded with the first run."""
+ON_USE = (
+    "stepswitch.runtime.flow",
+    "stepswitch.flow_ir",
+    "stepswitch.runtime.tracing",
+    "stepswitch.runtime.conversation",
+    "stepswitch.runtime.state_check",
+    "stepswitch.dsl._arg_models",
+)
+"""What loads only for a run or a declaration that needs it: a flow, tracing, a session,
+a resumed state, and the DSL's pydantic argument models (for a declaration that is not
+plainly right)."""
 
 
 def _loaded(statement: str) -> set[str]:
@@ -72,8 +91,8 @@ def test_the_runtime_imports_no_compiler_stage() -> None:
 
 
 def test_the_runtime_imports_no_pydantic() -> None:
-    """The runtime's own import path is pydantic-free: ``ModelSettings`` (a DSL model)
-    loads with the first machine, and a tool's arguments are validated by the pydantic
+    """The runtime's own import path is pydantic-free: ``ModelSettings`` (a pydantic
+    model) loads with a machine's first run, and a tool's arguments are validated by the pydantic
     model the DSL built for it."""
     for statement in ("import stepswitch.runtime", "import stepswitch.runtime.generated"):
         assert _under(_loaded(statement), PYDANTIC) == [], statement
@@ -133,3 +152,47 @@ def test_the_sdk_reader_loads_only_when_asked_for() -> None:
     loaded = _loaded("import stepswitch as ss\nassert callable(ss.from_sdk)")
     assert "stepswitch.interop.sdk" in loaded
     assert _under(loaded, ("agents",)) == []  # the SDK itself loads with the app
+
+
+def test_a_runner_loads_asyncio_with_its_first_run_not_on_import() -> None:
+    """Issue #10's cold start: asyncio and its dependencies are about a fifth of a
+    runner's import, so they load when the first run performs its effects."""
+    loaded = _loaded("import stepswitch.runtime.generated")
+    assert _under(loaded, ASYNC) == []
+    loaded = _loaded("import codegen.support")
+    assert _under(loaded, ASYNC) == []
+    assert _under(loaded, ON_USE) == []
+    loaded = _loaded(
+        "import codegen.support as runner\n"
+        "from stepswitch.testing import ScriptedModel, assistant_message, function_call\n"
+        "model = ScriptedModel([[function_call('lookup_order', {'order_id': 42})],\n"
+        "                       [assistant_message('shipped')]])\n"
+        "assert runner.run_sync('where is 42?', model=model).final_output == 'shipped'"
+    )
+    assert {"asyncio", "stepswitch.runtime.pump", "stepswitch.settings"} <= loaded
+    assert _under(loaded, ON_USE) == []
+
+
+def test_a_plainly_valid_declaration_builds_no_argument_model() -> None:
+    """The DSL's pydantic models of its own arguments are built only to explain a
+    declaration that may be wrong; a wrong one still gets its located message."""
+    loaded = _loaded(
+        "import stepswitch as ss\n"
+        "b = ss.Agent('b', 'b')\n"
+        "a = ss.Agent('a', 'a', handoffs=[ss.handoff(b, max_uses=2)],\n"
+        "             tools=[b.as_tool('t', 'd')])\n"
+        "ss.Workflow('w', entry=a, agents=[a, b], max_turns=3)"
+    )
+    assert "stepswitch.dsl" in loaded
+    assert "stepswitch.dsl._arg_models" not in loaded
+    loaded = _loaded(
+        "import stepswitch as ss\n"
+        "try:\n"
+        "    ss.Agent('a', 'a', tools=[42])\n"
+        "except ss.UserError as exc:\n"
+        "    assert 'tools[0]: expected a @function_tool or an agent tool' in str(exc), exc\n"
+        "    assert '<string>:4' in str(exc), exc  # the declaration's line\n"
+        "else:\n"
+        "    raise AssertionError('accepted tools=[42]')"
+    )
+    assert "stepswitch.dsl._arg_models" in loaded

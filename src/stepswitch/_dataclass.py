@@ -24,11 +24,13 @@ is refused.
 from __future__ import annotations
 
 import _thread
+import abc
 import dataclasses
 import inspect
 import re
+import sys
 from collections.abc import Callable
-from types import CodeType, FunctionType
+from types import CodeType, FunctionType, MemberDescriptorType
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["dataclass"]
@@ -66,7 +68,13 @@ def make_dataclass_class(
     no_doc = not getattr(cls, "__doc__", None)
     if no_doc:
         cls.__doc__ = "-"  # dataclasses would work out a signature it has no __init__ for yet
-    cls = dataclasses.dataclass(cls, init=False, repr=False, eq=False, frozen=False, slots=slots)
+    collected = _collect(cls)
+    if collected is None:  # something unusual: dataclasses decides (and words any error)
+        cls = dataclasses.dataclass(
+            cls, init=False, repr=False, eq=False, frozen=False, slots=slots
+        )
+    else:
+        cls = _process(cls, collected, slots=slots)
     fields = dataclasses.fields(cls)
     if len(fields) != len(cls.__dataclass_fields__) and any(
         f.type is dataclasses.InitVar
@@ -95,10 +103,14 @@ def make_dataclass_class(
         if slots:
             _set_new(cls, "__getstate__", _getstate, own=False)
             _set_new(cls, "__setstate__", _setstate, own=False)
-    params = cls.__dataclass_params__
-    values = {name: getattr(params, name) for name in type(params).__slots__}
-    values.update(init=True, repr=repr, eq=eq, frozen=frozen)
-    cls.__dataclass_params__ = type(params)(**values)
+    key = (repr, eq, frozen, slots)
+    params = _PARAMS_MADE.get(key)
+    if params is None:  # the same options tell the same story: one object per options
+        made_params = cls.__dataclass_params__
+        values = {name: getattr(made_params, name) for name in type(made_params).__slots__}
+        values.update(init=True, repr=repr, eq=eq, frozen=frozen)
+        params = _PARAMS_MADE[key] = type(made_params)(**values)
+    cls.__dataclass_params__ = params
     if no_doc:
         try:
             signature = str(inspect.signature(cls)).replace(" -> None", "")
@@ -106,6 +118,129 @@ def make_dataclass_class(
             signature = ""
         cls.__doc__ = cls.__name__ + signature
     return cls
+
+
+@dataclasses.dataclass(init=False, repr=False, eq=False)
+class _Probe:
+    """A class made by :mod:`dataclasses` itself, to read its markers from (rather than
+    its private names): what a real field's ``_field_type`` is, its parameters' type,
+    and the ``__replace__`` it gives a class (3.13)."""
+
+    x: int
+
+
+_Field: Any = dataclasses.Field
+_MISSING: Any = dataclasses.MISSING
+_FIELD_TYPE: Any = getattr(_Probe.__dataclass_fields__["x"], "_field_type", None)
+_PARAMS: Any = type(vars(_Probe)["__dataclass_params__"])
+_REPLACE: Any = _Probe.__dict__.get("__replace__")
+_FAST = sys.version_info[:2] in ((3, 11), (3, 12), (3, 13)) and _FIELD_TYPE is not None
+"""Whether :func:`_collect` may stand in for :mod:`dataclasses`' own class processing:
+on the versions whose processing it repeats (and tests against: tests/test_dataclass.py)."""
+
+
+def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
+    """The fields :mod:`dataclasses` would find in ``cls`` (which has no dataclass base),
+    without its per-annotation regular expressions and module lookups (most of what a
+    class costs it: three checks of each annotation, for ``ClassVar``, ``InitVar`` and
+    ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
+    annotations that are not strings (no ``from __future__ import annotations``), that
+    mention ``ClassVar`` or ``InitVar``, a ``KW_ONLY`` that is not plainly
+    ``dataclasses.KW_ONLY``, a mutable default, a ``field()`` without an annotation,
+    ``__slots__`` in a base, or a Python whose processing this does not repeat."""
+    if not _FAST:
+        return None
+    for base in cls.__mro__[1:-1]:
+        if "__slots__" in base.__dict__:
+            return None
+    own = cls.__dict__
+    annotations: dict[str, Any] = own.get("__annotations__", {})
+    found: list[tuple[str, str, dataclasses.Field[Any], bool]] = []
+    kw_only = False
+    for name, annotation in annotations.items():
+        if type(annotation) is not str or "ClassVar" in annotation or "InitVar" in annotation:
+            return None
+        if "KW_ONLY" in annotation:
+            module = sys.modules.get(cls.__module__)
+            if (
+                kw_only
+                or annotation != "KW_ONLY"
+                or module is None
+                or module.__dict__.get("KW_ONLY") is not dataclasses.KW_ONLY
+            ):
+                return None
+            kw_only = True
+            continue
+        default = getattr(cls, name, _MISSING)
+        if isinstance(default, _Field):
+            made = default
+        else:
+            if isinstance(default, MemberDescriptorType):
+                default = _MISSING
+            # what dataclasses.field(default=default) makes, without the call through it
+            made = _Field(default, _MISSING, True, True, None, True, None, _MISSING)
+        if made.default.__class__.__hash__ is None:  # a list default: dataclasses refuses
+            return None
+        found.append((name, annotation, made, kw_only))
+    for key, value in own.items():
+        if isinstance(value, _Field) and key not in annotations:
+            return None
+    fields: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation, made, kw in found:  # only now: a fallback gets them untouched
+        made.name = name
+        made.type = annotation
+        made._field_type = _FIELD_TYPE  # type: ignore[attr-defined]
+        if made.kw_only is dataclasses.MISSING:
+            made.kw_only = kw
+        fields[name] = made
+    return fields
+
+
+def _process(
+    cls: type[Any], fields: dict[str, dataclasses.Field[Any]], *, slots: bool
+) -> type[Any]:
+    """What ``dataclasses.dataclass(cls, init=False, repr=False, eq=False, slots=slots)``
+    does with the fields :func:`_collect` found: the class attributes of the defaults,
+    the fields and parameters, ``__match_args__``, ``__replace__`` where this Python's
+    dataclasses give one, and for ``slots`` the class made again with ``__slots__``."""
+    for f in fields.values():
+        if isinstance(getattr(cls, f.name, None), dataclasses.Field):
+            if f.default is dataclasses.MISSING:
+                delattr(cls, f.name)
+            else:
+                setattr(cls, f.name, f.default)
+    values = {
+        "init": False, "repr": False, "eq": False, "order": False, "unsafe_hash": False,
+        "frozen": False, "match_args": True, "kw_only": False, "slots": slots,
+        "weakref_slot": False,
+    }
+    cls.__dataclass_params__ = _PARAMS(**{k: values[k] for k in _PARAMS.__slots__})
+    cls.__dataclass_fields__ = fields
+    if "__match_args__" not in cls.__dict__:
+        match_args = tuple(f.name for f in fields.values() if f.init and not f.kw_only)
+        setattr(cls, "__match_args__", match_args)  # noqa: B010 (mypy: no assigning it)
+    if _REPLACE is not None and "__replace__" not in cls.__dict__:
+        setattr(cls, "__replace__", _REPLACE)  # noqa: B010
+    if slots:
+        if "__slots__" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} already specifies __slots__")
+        namespace = dict(cls.__dict__)
+        namespace["__slots__"] = tuple(fields)
+        for name in fields:
+            namespace.pop(name, None)
+        namespace.pop("__dict__", None)
+        namespace.pop("__weakref__", None)
+        qualname = cls.__qualname__
+        metaclass: Any = type(cls)
+        cls = metaclass(cls.__name__, cls.__bases__, namespace)
+        cls.__qualname__ = qualname
+    abc.update_abstractmethods(cls)
+    return cls
+
+
+_PARAMS_MADE: dict[tuple[bool, bool, bool, bool], Any] = {}
+"""``__dataclass_params__`` by (repr, eq, frozen, slots): every field of it follows from
+those (the rest are dataclasses' defaults), so classes of one kind share one."""
 
 
 def _set_new(
@@ -202,12 +337,15 @@ def _init(
 
 def _placeholder(i: int) -> str:
     """How method code names field ``i`` (its parameter, attribute and label)."""
-    return f"__dataclass_f{i}__"
+    return _PLACEHOLDERS[i] if i < len(_PLACEHOLDERS) else f"__dataclass_f{i}__"
+
+
+_PLACEHOLDERS = [f"__dataclass_f{i}__" for i in range(32)]
 
 
 _PLACEHOLDER = re.compile(r"__dataclass_f(\d+)__")
 
-_CODE: dict[str, CodeType] = {}
+_CODE: dict[str, _Template] = {}
 """Compiled method code by source text, which names fields by :func:`_placeholder`: one
 compile serves every class of the same shape (field count, which fields have factories,
 which are keyword-only, ...), renamed for each (:func:`_function`)."""
@@ -217,25 +355,71 @@ _BUILTINS: dict[str, Any] = {}
 come from the builtins)."""
 
 
+class _Template:
+    """A compiled method and where its placeholders are: read once per source text.
+    (A plain class: a NamedTuple costs more to define than this module's other work.)"""
+
+    __slots__ = ("code", "consts", "names", "others", "varnames")
+
+    def __init__(
+        self,
+        code: CodeType,
+        names: tuple[int | str, ...],
+        varnames: tuple[int | str, ...],
+        consts: bool,
+        others: frozenset[str],
+    ) -> None:
+        self.code = code
+        self.names = names
+        """``co_names``: a field's index for a placeholder, else the name itself."""
+        self.varnames = varnames
+        """``co_varnames``, likewise."""
+        self.consts = consts
+        """Some string constant holds a placeholder (the repr's labels)."""
+        self.others = others
+        """The names the method uses that are not placeholders (a field may not be one)."""
+
+
+def _template(source: str) -> _Template:
+    code = _AHEAD.get(source) or _compiled(source)
+
+    def slots(found: tuple[str, ...]) -> tuple[int | str, ...]:
+        return tuple(
+            int(m.group(1)) if (m := _PLACEHOLDER.fullmatch(n)) else n for n in found
+        )
+
+    names, varnames = slots(code.co_names), slots(code.co_varnames)
+    return _Template(
+        code,
+        names,
+        varnames,
+        any(isinstance(c, str) and "__dataclass_f" in c for c in code.co_consts),
+        frozenset(n for n in (*names, *varnames) if isinstance(n, str)),
+    )
+
+
 def _function(
     source: str, names: list[str], scope: dict[str, Any], defaults: tuple[Any, ...] | None = None
 ) -> Any:
     """The one function ``source`` defines, with ``names[i]`` for each placeholder ``i``
     in its parameters, attribute names and string constants (the repr's labels)."""
-    code = _CODE.get(source)
-    if code is None:
-        code = _CODE[source] = _compiled(source)
-    mapping = {_placeholder(i): name for i, name in enumerate(names)}
-    if not any(n in names for n in (*code.co_names, *code.co_varnames) if n not in mapping):
+    template = _CODE.get(source)
+    if template is None:
+        template = _CODE[source] = _template(source)
+    code = template.code
+    if template.others.isdisjoint(names):
         code = code.replace(
-            co_names=tuple([mapping.get(n, n) for n in code.co_names]),
-            co_varnames=tuple([mapping.get(n, n) for n in code.co_varnames]),
-            co_consts=tuple([
+            co_names=tuple([n if isinstance(n, str) else names[n] for n in template.names]),
+            co_varnames=tuple([
+                n if isinstance(n, str) else names[n] for n in template.varnames
+            ]),
+        )
+        if template.consts:
+            code = code.replace(co_consts=tuple([
                 _PLACEHOLDER.sub(lambda m: names[int(m.group(1))], c)
                 if isinstance(c, str) and "__dataclass_f" in c else c
                 for c in code.co_consts
-            ]),
-        )
+            ]))
     else:  # a field named like a name the method uses (a field called hash): its own text
         code = _compiled(_PLACEHOLDER.sub(lambda m: names[int(m.group(1))], source))
     return FunctionType(code, scope, code.co_name, defaults)
@@ -243,8 +427,46 @@ def _function(
 
 def _compiled(source: str) -> CodeType:
     """The code of the one function ``source`` defines."""
+    _COMPILED.append(source)
     module = compile(source, "<string>", "exec")  # text made from placeholders only
     return next(c for c in module.co_consts if isinstance(c, CodeType))
+
+
+_COMPILED: list[str] = []
+"""Every source compiled in this process (for the test that the package's own
+``__init__`` shapes are all in :mod:`stepswitch._shapes`)."""
+
+try:
+    from stepswitch._shapes import SHAPES as _AHEAD
+except ImportError:  # pragma: no cover - a broken install: every shape compiles
+    _AHEAD = {}
+"""The ``__init__`` code of the shapes the package's own classes have, compiled ahead
+(bytecode in the installed package): compiling one costs ~0.35 M instructions, and a
+generated runner's classes have some twenty-five shapes. Another shape compiles here."""
+
+
+def shapes_module(sources: list[str]) -> str:
+    """The text of :mod:`stepswitch._shapes` holding ``sources`` (``__init__`` sources as
+    :func:`_init` writes them). Regenerate it with ``python -m stepswitch._dataclass``."""
+    parts = [
+        '"""``__init__`` code for the shapes of stepswitch\'s own dataclasses, compiled ahead.',
+        "",
+        "Generated by ``python -m stepswitch._dataclass``; do not edit. Each function is the",
+        "source ``stepswitch._dataclass`` writes for one shape (placeholders for field names),",
+        "keyed by that source: the module's bytecode replaces a ``compile`` per shape at",
+        "import. A missing shape is compiled as before (tests/test_dataclass.py checks that",
+        'the package\'s own are all here)."""',
+        "",
+        "# mypy: ignore-errors",
+        "# ruff: noqa",
+        "# fmt: off",
+        "",
+        "SHAPES = {}",
+    ]
+    for source in sorted(set(sources)):
+        parts += ["", "", source, f"SHAPES[{source!r}] = __init__.__code__"]
+    parts += ["", "del __init__", ""]
+    return "\n".join(parts)
 
 
 def _fields_tuple(target: str, count: int) -> str:
@@ -255,8 +477,6 @@ def _fields_tuple(target: str, count: int) -> str:
 def _repr(names: list[str]) -> Callable[[Any], str]:
     """The generated ``__repr__`` behind the recursion guard :mod:`dataclasses` puts
     around it; compiled on the first call (most classes are never shown)."""
-    shown = ", ".join(f"{_placeholder(i)}={{self.{_placeholder(i)}!r}}" for i in range(len(names)))
-    source = f"def __repr__(self):\n  return self.__class__.__qualname__ + f\"({shown})\""
     inner: Callable[[Any], str] | None = None
     running: set[tuple[int, int]] = set()
 
@@ -268,6 +488,12 @@ def _repr(names: list[str]) -> Callable[[Any], str]:
         running.add(key)
         try:
             if inner is None:
+                shown = ", ".join(
+                    f"{_placeholder(i)}={{self.{_placeholder(i)}!r}}" for i in range(len(names))
+                )
+                source = (
+                    f"def __repr__(self):\n  return self.__class__.__qualname__ + f\"({shown})\""
+                )
                 inner = _function(source, names, _BUILTINS)
             result: str = inner(self)
         finally:
@@ -337,3 +563,25 @@ def _getstate(self: Any) -> list[Any]:
 def _setstate(self: Any, state: list[Any]) -> None:
     for f, value in zip(dataclasses.fields(self), state, strict=False):
         object.__setattr__(self, f.name, value)
+
+
+if __name__ == "__main__":  # python -m stepswitch._dataclass: rewrite stepswitch/_shapes.py
+    import importlib
+    import os
+    import pkgutil
+
+    import stepswitch
+    import stepswitch._dataclass as made  # the imported copy, which the classes went through
+
+    for info in pkgutil.walk_packages(stepswitch.__path__, "stepswitch."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError:
+            continue  # an optional dependency missing here
+    inits = [source for source in made._CODE if source.startswith("def __init__(")]
+    target = os.path.join(os.path.dirname(os.path.abspath(made.__file__)), "_shapes.py")
+    with open(target, "w", encoding="utf-8") as out:
+        out.write(made.shapes_module(inits))
+    print(f"{target}: {len(set(inits))} shapes")

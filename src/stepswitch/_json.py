@@ -25,8 +25,10 @@ MAX_DEPTH = 200
 MAX_INT_DIGITS = 4300
 """Most digits in an integer (Python's default ``int_max_str_digits``)."""
 
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-_BIG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
+_TOKENS = r'"(?:[^"\\]|\\.)*"|[\[\]{}]'
+_BIG_INT = rf"-?\d{{{MAX_INT_DIGITS + 1},}}"
+"""Patterns of the slow paths (a deep document, an error), compiled when first used
+(``re`` keeps them): compiling both cost every runner's start-up ~2 M instructions."""
 
 
 class JSONLimitError(json.JSONDecodeError):
@@ -49,7 +51,7 @@ def loads(text: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH) -> Any:
         ) from None
     except ValueError:
         # the only other ValueError json raises: int() past int_max_str_digits
-        found = _BIG_INT.search(doc)
+        found = re.search(_BIG_INT, doc)
         raise JSONLimitError(
             f"an integer has more than {MAX_INT_DIGITS} digits", doc, found.start() if found else 0
         ) from None
@@ -60,7 +62,7 @@ def _check_depth(doc: str, max_depth: int) -> None:
     if doc.count("[") + doc.count("{") <= max_depth:
         return
     depth = 0
-    for match in _TOKENS.finditer(doc):
+    for match in re.finditer(_TOKENS, doc, re.DOTALL):
         token = match.group()
         if token in "[{":
             depth += 1

@@ -27,8 +27,7 @@ what to do about it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "CompileError",
@@ -50,13 +49,16 @@ __all__ = [
 ]
 
 
-class _Finding(Protocol):
-    def format_line(self) -> str: ...
+if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a runner's start-up
+    from collections.abc import Sequence
+    from typing import Protocol
 
+    class _Finding(Protocol):
+        def format_line(self) -> str: ...
 
-class _ReportLike(Protocol):
-    @property
-    def errors(self) -> Sequence[_Finding]: ...
+    class _ReportLike(Protocol):
+        @property
+        def errors(self) -> Sequence[_Finding]: ...
 
 
 class StepswitchError(Exception):

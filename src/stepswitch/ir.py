@@ -24,10 +24,12 @@ re-exports it).
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from stepswitch._dataclass import dataclass
-from stepswitch.flow_ir import FlowIR
+
+if TYPE_CHECKING:  # a flow's IR (MachineIR.flow) is made by whoever has one to make
+    from stepswitch.flow_ir import FlowIR
 
 __all__ = [
     "IR_VERSION",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from stepswitch._dataclass import dataclass
 
@@ -56,6 +56,8 @@ def json_schema_of(tp: Any) -> dict[str, Any]:
     """The JSON schema pydantic derives for a type."""
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return tp.model_json_schema()
+    from pydantic import TypeAdapter  # its module loads for the compiler, not for a runner
+
     return TypeAdapter(tp).json_schema()
 
 

@@ -143,3 +143,97 @@ def test_as_a_subprocess() -> None:
     assert proc.stdout.startswith("::")
     assert "::error file=examples/broken_workflow.py,line=" in proc.stdout
     assert proc.stderr == ""
+
+
+GREETER = """
+import stepswitch as ss
+
+
+@ss.function_tool
+def greet(name: str) -> str:
+    \"\"\"Greet someone.\"\"\"
+    return f"hello {name}"
+
+
+desk = ss.Agent("desk", "Greet.", tools=[greet])
+wf = ss.Workflow(name="greeter", entry=desk)
+"""
+
+
+def _cli(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "stepswitch", *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_folder_with_files_that_do_not_import_does_not_say_passed(tmp_path: Path) -> None:
+    # a CI log once read "Checked 1 workflow: passed ..." above exit 2; and a runner left
+    # stale by a rename said only "cannot import", not what to do
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "greeter.py").write_text(GREETER)
+    made = _cli(["compile", "app/greeter.py:wf", "-o", "app/gen_greeter.py"], tmp_path)
+    assert made.returncode == 0, made.stderr
+    (app / "greeter.py").write_text(GREETER.replace("greet", "welcome"))
+    (app / "script.py").write_text("raise RuntimeError('only runs by hand')\n")
+    done = _cli(["check", "app/"], tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.splitlines()[-1] == (
+        "Checked 1 workflow; 2 files could not be imported (stderr says why) and went "
+        "unchecked: failed with 0 errors, 0 warnings, 1 info.")
+    again = "stepswitch compile app/greeter.py:wf -o app/gen_greeter.py"
+    assert (
+        "stepswitch: error: app/gen_greeter.py: a stale generated runner (cannot import "
+        "'greeter:greet': greeter has no attribute 'greet'); regenerate it with "
+        f"`{again}`\n") in done.stderr
+    assert "only runs by hand" in done.stderr
+    # the command it gives works, and then only the script is left
+    assert _cli(again.split()[1:], tmp_path).returncode == 0
+    done = _cli(["check", "app/"], tmp_path)
+    assert done.returncode == 2
+    assert "Checked 1 workflow; 1 file could not be imported" in done.stdout
+    assert "gen_greeter" not in done.stderr
+
+
+def test_a_misspelt_workflow_or_flow_node_gets_a_did_you_mean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _module(tmp_path, """
+        from typing import Literal
+
+        from pydantic import BaseModel
+
+        import stepswitch as ss
+
+
+        class Verdict(BaseModel):
+            score: Literal["pass", "fail"]
+
+
+        judge = ss.Agent(name="judge", instructions="Judge.", output_type=Verdict)
+
+
+        @ss.step
+        def ok(v: Verdict) -> str:
+            return "ok"
+
+
+        @ss.step
+        def bad(v: Verdict) -> str:
+            return "bad"
+
+
+        report = ss.Workflow("report", judge, agents=[judge], flow=[
+            ss.route(judge, on="score", cases={"pass": ok, "fail": "bda"}),
+            ss.then(ok, ss.END)])
+    """)
+    code, _, err = _run(["check", f"{path}:reprot"], capsys)
+    assert code == 2
+    assert err == (f"stepswitch: error: {path}:reprot: {path} has no attribute 'reprot' "
+                   "(did you mean 'report'?)\n")
+    code, _, err = _run(["check", f"{path}:zzz"], capsys)
+    assert code == 2 and err.endswith("has no attribute 'zzz'; its Workflows: report\n")
+    # the step `bad` is not in the flow (only named, misspelt): still suggested
+    code, out, _ = _run(["check", str(path)], capsys)
+    assert code == 1
+    assert ("SW701 [error] flow node 'bda' names no agent or step of workflow 'report' "
+            "(did you mean 'bad'?)") in out

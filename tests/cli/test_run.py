@@ -705,3 +705,41 @@ def test_the_continue_hint_repeats_the_flags_the_resumption_needs(
     assert code == 0, err
     assert out == "greeted\n"
     assert "    → hello ann" in err
+
+
+def test_a_flow_run_shows_its_steps_between_the_agents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the progress once showed only `→ agent` lines: half of a flow's graph was missing
+    path = tmp_path / "judge.json"
+    path.write_text(json.dumps([
+        [{"type": "message", "text": "A dragon learns to knit."}],
+        [{"type": "message", "text": '{"feedback": "fine", "score": "pass"}'}],
+    ]))
+    code, _, err = run(["graphs/judge.py:judge", "--input", "a story",
+                        "--model", f"scripted:{path}"], capsys)
+    assert code == 0, err
+    moves = [line for line in err.splitlines() if line.startswith("→ ")]
+    assert moves == ["→ step take_request", "→ agent story_outline_generator",
+                     "→ step keep_outline", "→ agent evaluator", "→ step final_outline"]
+    path.write_text(json.dumps([
+        [{"type": "message", "text": "hola"}], [{"type": "message", "text": "buenas"}],
+        [{"type": "message", "text": "saludos"}], [{"type": "message", "text": "hola"}],
+    ]))
+    code, _, err = run(["graphs/translation.py:translation", "--input", "hello",
+                        "--model", f"scripted:{path}"], capsys)
+    assert code == 0, err
+    moves = [line for line in err.splitlines() if line.startswith("→ ")]
+    assert moves == ["→ step three_attempts", "→ fan-out spanish_agent ×3",
+                     "→ step list_translations", "→ agent translation_picker"]
+
+
+def test_a_misspelt_script_key_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('[{"outptu": []}]')
+    code, _, err = run([TARGET, "--input", "hi", "--model", f"scripted:{path}"], capsys)
+    assert code == 2
+    assert err == (f"stepswitch: error: {path}: step 1: expected one of the keys output, "
+                   "error, raw, got 'outptu' (did you mean 'output'?)\n")

@@ -34,6 +34,13 @@ def run_durable(args: argparse.Namespace) -> int:
             "start the worker with `stepswitch worker ... --trace FILE.jsonl` (see "
             "docs/durable.md, Tracing)"
         )
+    for flag, value in (("--model", args.model), ("--base-url", args.base_url)):
+        if value is not None:
+            # the worker calls the model: here it would be silently ignored
+            raise UserError(
+                f"{flag}: on Temporal the worker calls the model: start it with "
+                f"`stepswitch worker ... {flag} {shlex.quote(value)}` and drop {flag} here"
+            )
     if getattr(args, "session", None):
         raise UserError(
             "with --temporal the worker keeps the conversations: start it with "

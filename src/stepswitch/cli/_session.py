@@ -110,14 +110,16 @@ def continue_script(model: Any, snap: Any, state: Any = None) -> None:
     import sys
 
     earlier = model_responses_in(snap.items)
-    own = 0
     if state is not None and state.session is not None:  # this run's own are in calls_made
+        if snap.version != state.session.version:
+            return  # the session moved on since: the resume is refused, nothing to continue
         own = len(model_responses_in(state.items[: state.session.synced]))
         earlier = earlier[: len(earlier) - own]
     if not earlier:
         return
+    # compared as what was said and called, in any order within one response
     steps = [_step_says(step) for step in model.steps[: len(earlier)]]
-    if steps != earlier:
+    if [sorted(s) if s is not None else None for s in steps] != [sorted(e) for e in earlier]:
         return
     model.skip(len(earlier))
     at = len(earlier) + 1 + (state.calls_made if state is not None else 0)

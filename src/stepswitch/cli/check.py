@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from stepswitch.analysis.codes import invalid_prefixes
-from stepswitch.cli.formats import FORMATS, CheckedWorkflow
+from stepswitch.cli.formats import FORMATS, CheckedWorkflow, text
 from stepswitch.cli.targets import load_targets
 
 
@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
             select=select, ignore=ignore, max_model_calls=args.max_model_calls
         )
         checked.append((loaded.label, report))
-    if checked:
+    if args.format == "text" and failures:
+        # the summary must not read "passed" above a run that exits 2
+        sys.stdout.write(text(checked, unimported=len(failures)))
+    elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
     for failure in failures:
         print(f"stepswitch: error: {failure}", file=sys.stderr)

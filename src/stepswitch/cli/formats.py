@@ -27,8 +27,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def text(checked: Sequence[CheckedWorkflow]) -> str:
-    """Like ruff: ``path:line:col: CODE [severity] message``, a help line, a summary."""
+def text(checked: Sequence[CheckedWorkflow], unimported: int = 0) -> str:
+    """Like ruff: ``path:line:col: CODE [severity] message``, a help line, a summary.
+    ``unimported`` files could not be imported: the summary counts them, and fails."""
     lines: list[str] = []
     errors = warnings = infos = 0
     for label, report in checked:
@@ -42,9 +43,13 @@ def text(checked: Sequence[CheckedWorkflow]) -> str:
         errors += len(report.errors)
         warnings += len(report.warnings)
         infos += len(report.infos)
-    verdict = "failed" if errors else "passed"
+    verdict = "failed" if errors or unimported else "passed"
+    files = ""
+    if unimported:
+        files = (f"; {_plural(unimported, 'file')} could not be imported (stderr says why) "
+                 "and went unchecked")
     lines.append(
-        f"Checked {_plural(len(checked), 'workflow')}: {verdict} with "
+        f"Checked {_plural(len(checked), 'workflow')}{files}: {verdict} with "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {_plural(infos, 'info')}."
     )
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ from stepswitch.errors import (
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
+    FlowNodeStreamEvent,
     RawResponsesStreamEvent,
     RunItemStreamEvent,
 )
@@ -634,6 +635,12 @@ class _Progress:
         self.flush_held()
         if isinstance(event, AgentUpdatedStreamEvent):
             self.line(f"→ agent {visible(event.new_agent)}")
+        elif isinstance(event, FlowNodeStreamEvent):
+            # a flow's agent nodes are announced by their own AgentUpdated event
+            if event.kind == "step":
+                self.line(f"→ step {visible(event.node)}")
+            elif event.kind == "fan_out":
+                self.line(f"→ fan-out {visible(event.node)} ×{event.count}")
         elif isinstance(event, RunItemStreamEvent):
             self.item(event.item)
         elif isinstance(event, RawResponsesStreamEvent) and self.stream_text:

@@ -127,7 +127,8 @@ def _load_one(
             raise TargetError(f"{target}: no Workflow found in {label}")
         return results
     if not hasattr(module, name):
-        raise TargetError(f"{target}: {label} has no attribute {name!r}")
+        hint = _workflow_hint(module, name)
+        raise TargetError(f"{target}: {label} has no attribute {name!r}{hint}")
     obj = getattr(module, name)
     if isinstance(obj, Workflow):
         return [LoadedWorkflow(f"{label}:{name}", obj, module.__name__, name)]
@@ -139,6 +140,22 @@ def _load_one(
             f"Workflow(name=..., entry={name}) and name that"
         )
     raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
+
+
+def _workflow_hint(module: ModuleType, name: str) -> str:
+    """`` (did you mean 'x'?)`` for a misspelt workflow name, else the workflows the
+    module has; empty when it has none."""
+    import difflib
+
+    names = [a for a, v in vars(module).items()
+             if isinstance(v, Workflow) and not a.startswith("_")]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    if names:
+        shown = ", ".join(names[:10]) + (", …" if len(names) > 10 else "")
+        return f"; its Workflows: {shown}"
+    return ""
 
 
 def a_type(obj: object) -> str:
@@ -308,9 +325,58 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         where = f"{exc.filename}:{exc.lineno}" if exc.filename else shown
         raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
     except UserError as exc:  # a declaration mistake: the message names its file:line
+        stale = _stale_runner(exc, shown)
+        if stale is not None:
+            raise TargetError(f"{shown}: {stale}") from None
         raise TargetError(f"{shown}: {exc}") from None
     except Exception as exc:
         raise TargetError(_user_traceback(shown, exc)) from None
+
+
+_RUNNER_HEAD = '"""Step-switch runner of a stepswitch workflow'
+"""How a module ``stepswitch compile`` wrote begins (see compiler/codegen.py)."""
+
+
+def _stale_runner(exc: UserError, shown: str) -> str | None:
+    """When ``exc`` is a generated runner failing to import one of the workflow's objects
+    (it was renamed or removed since): that, and the command that regenerates it."""
+    if not str(exc).startswith("cannot import "):
+        return None
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith(PACKAGE_DIR) or not frame.filename.endswith(".py"):
+            continue
+        try:
+            with open(frame.filename, encoding="utf-8") as file:
+                head = file.read(2000)
+        except OSError:
+            continue
+        if not head.startswith(_RUNNER_HEAD):
+            continue
+        runner = Path(frame.filename)
+        name = display_path(runner)
+        what = ("a stale generated runner" if name == shown
+                else f"it imports {name}, a stale generated runner")
+        return (f"{what} ({exc}); regenerate it with "
+                f"`stepswitch compile {_runner_source(runner, head)} -o {name}`")
+    return None
+
+
+def _runner_source(runner: Path, head: str) -> str:
+    """The TARGET a runner was generated from, as a path when its module is a file next
+    to the runner (``report/report.py:report``), else as its header names it."""
+    marker = "Generated from "
+    if marker not in head:
+        return "TARGET"
+    source = head.split(marker, 1)[1].split(". Do not edit", 1)[0]
+    module, sep, attr = source.partition(":")
+    if not sep:
+        return "TARGET"
+    folder = runner.resolve().parent
+    for base in (folder, *folder.parents):
+        candidate = base.joinpath(*module.split(".")).with_suffix(".py")
+        if candidate.is_file():
+            return f"{display_path(candidate)}:{attr}"
+    return source
 
 
 def _user_traceback(shown: str, exc: BaseException) -> str:

@@ -63,6 +63,9 @@ def load_model(args: argparse.Namespace) -> Any:
     agents' own, else the default model)."""
     if args.model is None:
         return None
+    mine = user_model(args.model)
+    if mine is not None:  # the object itself: the worker only calls get_response
+        return mine
     from stepswitch.cli.run import _model
 
     return _model(argparse.Namespace(**{**vars(args), "stream": False}))

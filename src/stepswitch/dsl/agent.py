@@ -10,19 +10,27 @@ an exception here.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY
-from typing import Any, Literal, TypeAlias
-
-from pydantic import BaseModel, ConfigDict, Field, InstanceOf
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from stepswitch._dataclass import dataclass
 from stepswitch.dsl._site import Site, caller_site
-from stepswitch.dsl._validate import require_name, validate_fields
+from stepswitch.dsl._validate import (
+    plain_fn,
+    plain_int,
+    plain_str,
+    require_name,
+    validate_fields,
+)
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.tools import FunctionTool
 from stepswitch.errors import UserError
-from stepswitch.settings import ModelSettings
+
+if TYPE_CHECKING:
+    # loaded by whoever makes one; the DSL itself only tells one apart (_is_settings)
+    from stepswitch.settings import ModelSettings
 
 __all__ = [
     "Agent",
@@ -58,9 +66,11 @@ ToolUseBehavior: TypeAlias = (
 )
 
 
-@dataclass(repr=False, eq=False)
 class _EdgeDecl:
-    """What handoffs and agent tools share: a target by object or by name."""
+    """What handoffs and agent tools share: a target by object or by name. Not a
+    dataclass itself: each subclass declares ``target`` first, so each is a dataclass
+    without a dataclass base, which ``stepswitch._dataclass`` makes at a fraction of
+    what :mod:`dataclasses` charges for a subclass (the same fields, in the same order)."""
 
     target: Agent | str
 
@@ -73,6 +83,7 @@ class _EdgeDecl:
 class Handoff(_EdgeDecl):
     """A handoff edge to ``target``. Build it with :func:`handoff`."""
 
+    target: Agent | str
     _: KW_ONLY
     max_uses: int | None
     tool_name: str | None
@@ -84,16 +95,6 @@ class Handoff(_EdgeDecl):
 
     def __repr__(self) -> str:
         return f"Handoff(target={self.target_name!r}, max_uses={self.max_uses!r})"
-
-
-class _HandoffArgs(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    target: Agent | str
-    max_uses: int | None = Field(default=None, ge=1)
-    tool_name: str | None = Field(default=None, min_length=1)
-    description: str | None = None
-    on_handoff: Callable[..., Any] | None = None
-    input_filter: Callable[..., Any] | None = None
 
 
 _HANDOFF_EXPECT = {
@@ -137,20 +138,21 @@ def handoff(
     if target is None:
         raise UserError(f"handoff at {site}: missing the target: handoff(agent) or "
                         "handoff(\"agent name\")")
-    validate_fields(
-        _HandoffArgs,
-        {
-            "target": target,
-            "max_uses": max_uses,
-            "tool_name": tool_name,
-            "description": description,
-            "on_handoff": on_handoff,
-            "input_filter": input_filter,
-        },
-        what="handoff",
-        site=site,
-        expect=_HANDOFF_EXPECT,
-    )
+    if not _plain_handoff(target, max_uses, tool_name, description, on_handoff, input_filter):
+        validate_fields(
+            "HandoffArgs",
+            {
+                "target": target,
+                "max_uses": max_uses,
+                "tool_name": tool_name,
+                "description": description,
+                "on_handoff": on_handoff,
+                "input_filter": input_filter,
+            },
+            what="handoff",
+            site=site,
+            expect=_HANDOFF_EXPECT,
+        )
     if isinstance(target, str):
         require_name(target, what="handoff", field="target", site=site)
     if isinstance(max_uses, bool):
@@ -190,6 +192,48 @@ def _sdk_alias(what: str, site: Site, ours: str, value: Any, theirs: str, sdk: A
     return sdk
 
 
+def _plain_handoff(
+    target: Any, max_uses: Any, tool_name: Any, description: Any, on_handoff: Any,
+    input_filter: Any,
+) -> bool:
+    """Plainly what ``HandoffArgs`` accepts (False: ask it; see :func:`_plain_agent_fields`)."""
+    return (
+        _plain_target(target)
+        and plain_int(max_uses)
+        and plain_str(tool_name, nonempty=True)
+        and plain_str(description)
+        and plain_fn(on_handoff)
+        and plain_fn(input_filter)
+    )
+
+
+def _plain_agent_tool(
+    target: Any, name: Any, description: Any, max_turns: Any, max_depth: Any,
+    needs_approval: Any, output_extractor: Any,
+) -> bool:
+    """Plainly what ``AgentToolArgs`` accepts."""
+    return (
+        _plain_target(target)
+        and plain_str(name, nonempty=True)
+        and plain_str(description)
+        and plain_int(max_turns)
+        and plain_int(max_depth)
+        and (type(needs_approval) is bool or callable(needs_approval))
+        and plain_fn(output_extractor)
+    )
+
+
+def _plain_target(target: Any) -> bool:
+    """An ``Agent`` or a str: a target the argument models accept."""
+    return type(target) is str or isinstance(target, Agent)
+
+
+def _is_settings(value: Any) -> bool:
+    """``value`` is a ``ModelSettings`` (whose module is loaded if one was made)."""
+    settings = sys.modules.get("stepswitch.settings")
+    return settings is not None and isinstance(value, settings.ModelSettings)
+
+
 def _arity(fn: Callable[..., Any]) -> int | None:
     try:
         return len(inspect.signature(fn).parameters)
@@ -204,6 +248,7 @@ class AgentTool(_EdgeDecl):
     Build it with ``agent.as_tool(...)`` or :func:`agent_tool` (by name, for recursion).
     """
 
+    target: Agent | str
     _: KW_ONLY
     name: str | None
     description: str | None
@@ -216,17 +261,6 @@ class AgentTool(_EdgeDecl):
 
     def __repr__(self) -> str:
         return f"AgentTool(target={self.target_name!r}, name={self.name!r})"
-
-
-class _AgentToolArgs(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    target: Agent | str
-    name: str | None = Field(default=None, min_length=1)
-    description: str | None = None
-    max_turns: int | None = Field(default=None, ge=1)
-    max_depth: int | None = Field(default=None, ge=1)
-    needs_approval: bool | Callable[..., Any] = False
-    output_extractor: Callable[..., Any] | None = None
 
 
 _AGENT_TOOL_EXPECT = {
@@ -281,21 +315,24 @@ def _agent_tool(
     parameters: Any,
     site: Site,
 ) -> AgentTool:
-    validate_fields(
-        _AgentToolArgs,
-        {
-            "target": target,
-            "name": name,
-            "description": description,
-            "max_turns": max_turns,
-            "max_depth": max_depth,
-            "needs_approval": needs_approval,
-            "output_extractor": output_extractor,
-        },
-        what="agent tool",
-        site=site,
-        expect=_AGENT_TOOL_EXPECT,
-    )
+    if not _plain_agent_tool(
+        target, name, description, max_turns, max_depth, needs_approval, output_extractor
+    ):
+        validate_fields(
+            "AgentToolArgs",
+            {
+                "target": target,
+                "name": name,
+                "description": description,
+                "max_turns": max_turns,
+                "max_depth": max_depth,
+                "needs_approval": needs_approval,
+                "output_extractor": output_extractor,
+            },
+            what="agent tool",
+            site=site,
+            expect=_AGENT_TOOL_EXPECT,
+        )
     if isinstance(target, str):
         require_name(target, what="agent tool", field="target", site=site)
     return AgentTool(
@@ -309,21 +346,6 @@ def _agent_tool(
         parameters=parameters,
         site=site,
     )
-
-
-class _AgentArgs(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    instructions: str | Callable[..., Any] | None = None
-    tools: list[FunctionTool | AgentTool] = Field(default_factory=list)
-    handoffs: list[Agent | Handoff | str] = Field(default_factory=list)
-    model_settings: InstanceOf[ModelSettings] | None = None  # a dict would not be stored
-    handoff_description: str | None = None
-    input_guardrails: list[InputGuardrail] = Field(default_factory=list)
-    output_guardrails: list[OutputGuardrail] = Field(default_factory=list)
-    tool_use_behavior: (
-        Literal["run_llm_again", "stop_on_first_tool"] | StopAtTools | Callable[..., Any]
-    ) = "run_llm_again"
-    ignore: list[str] = Field(default_factory=list)
 
 
 _AGENT_EXPECT = {
@@ -407,23 +429,17 @@ class Agent:
             type(self.name) is str
             and self.name.strip()
             and type(self.tools) is list
-            and all(type(t) is FunctionTool or type(t) is AgentTool for t in self.tools)
             and type(self.handoffs) is list
-            and all(type(h) in _HANDOFF_KINDS for h in self.handoffs)
             and type(self.input_guardrails) is list
-            and all(type(g) is InputGuardrail for g in self.input_guardrails)
             and type(self.output_guardrails) is list
-            and all(type(g) is OutputGuardrail for g in self.output_guardrails)
-            and (self.model_settings is None or type(self.model_settings) is ModelSettings)
-            and (self.instructions is None or type(self.instructions) is str
-                 or callable(self.instructions))
-            and (self.handoff_description is None or type(self.handoff_description) is str)
+            and type(self.ignore) is list
             and (self.model is None or type(self.model) is str
                  or hasattr(self.model, "get_response"))
-            and type(self.ignore) is list
-            and all(type(c) is str for c in self.ignore)
-            and (self.tool_use_behavior in ("run_llm_again", "stop_on_first_tool")
-                 if type(self.tool_use_behavior) is str else True)
+            and _plain_agent_fields(
+                self.instructions, self.tools, self.handoffs, self.model_settings,
+                self.handoff_description, self.input_guardrails, self.output_guardrails,
+                self.tool_use_behavior, self.ignore,
+            )
         ):
             self._recheck_targets()
             return
@@ -525,12 +541,38 @@ _CLONE_FIELDS = (
 )
 
 
-_HandoffArgs.model_rebuild()
-_AgentToolArgs.model_rebuild()
-_AgentArgs.model_rebuild()
-
-
 _HANDOFF_KINDS: tuple[type, ...] = ()  # set below, once Agent exists
+
+
+def _plain_agent_fields(
+    instructions: Any,
+    tools: Sequence[Any],
+    handoffs: Sequence[Any],
+    model_settings: Any,
+    handoff_description: Any,
+    input_guardrails: Sequence[Any],
+    output_guardrails: Sequence[Any],
+    tool_use_behavior: Any,
+    ignore: Sequence[Any],
+) -> bool:
+    """The agent's fields are of the plain kinds ``AgentArgs`` accepts: a few type tests
+    where building and running the pydantic model would cost far more. False sends them
+    to the model, which accepts or explains (a subclass, say, is accepted there)."""
+    return (
+        (instructions is None or type(instructions) is str or callable(instructions))
+        and all(type(t) is FunctionTool or type(t) is AgentTool for t in tools)
+        and all(type(h) in _HANDOFF_KINDS for h in handoffs)
+        and (model_settings is None or _is_settings(model_settings))
+        and plain_str(handoff_description)
+        and all(type(g) is InputGuardrail for g in input_guardrails)
+        and all(type(g) is OutputGuardrail for g in output_guardrails)
+        and (
+            tool_use_behavior in ("run_llm_again", "stop_on_first_tool")
+            if type(tool_use_behavior) is str
+            else type(tool_use_behavior) is StopAtTools or callable(tool_use_behavior)
+        )
+        and all(type(c) is str for c in ignore)
+    )
 
 
 def _check_agent(
@@ -568,23 +610,27 @@ def _check_agent(
                 f"{what} at {site}: {field}: expected a list, "
                 f"got {type(value).__name__} {value!r}"
             )
-    validate_fields(
-        _AgentArgs,
-        {
-            "instructions": instructions,
-            "tools": list(tools),
-            "handoffs": list(handoffs),
-            "model_settings": model_settings,
-            "handoff_description": handoff_description,
-            "input_guardrails": list(input_guardrails),
-            "output_guardrails": list(output_guardrails),
-            "tool_use_behavior": tool_use_behavior,
-            "ignore": list(ignore),
-        },
-        what=what,
-        site=site,
-        expect=_AGENT_EXPECT,
-    )
+    if not _plain_agent_fields(
+        instructions, tools, handoffs, model_settings, handoff_description,
+        input_guardrails, output_guardrails, tool_use_behavior, ignore,
+    ):
+        validate_fields(
+            "AgentArgs",
+            {
+                "instructions": instructions,
+                "tools": list(tools),
+                "handoffs": list(handoffs),
+                "model_settings": model_settings,
+                "handoff_description": handoff_description,
+                "input_guardrails": list(input_guardrails),
+                "output_guardrails": list(output_guardrails),
+                "tool_use_behavior": tool_use_behavior,
+                "ignore": list(ignore),
+            },
+            what=what,
+            site=site,
+            expect=_AGENT_EXPECT,
+        )
     if model is not None and not isinstance(model, str) and not hasattr(model, "get_response"):
         raise UserError(
             f"{what} at {site}: model: expected a model name or a model object, "

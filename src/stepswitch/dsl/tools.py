@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from stepswitch.context import RunContext
 from stepswitch.dsl._site import Site, caller_site, function_site
@@ -221,7 +221,7 @@ def _make_tool(
             f"function_tool at {site}: failure_error_function: expected a function or None"
         )
     tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
-    doc = docstring_parser.parse(inspect.getdoc(fn) or "")
+    doc = parse_docstring(inspect.getdoc(fn) or "")
     params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
     strict_schema = strictify(plain_schema)  # a deep copy: plain_schema stays as it is
     schema = strict_schema.schema if strict else plain_schema
@@ -259,6 +259,33 @@ def _unknown_doc_params(fn: Any, doc: docstring_parser.Docstring) -> tuple[str, 
 
 
 _NO_CONTEXT: Any = object()
+
+
+def parse_docstring(text: str) -> docstring_parser.Docstring:
+    """``docstring_parser.parse(text)``, without running the styles that cannot find
+    anything in ``text``.
+
+    ``parse`` runs all four styles (ReST, Google, NumPy, Epydoc, in that order) and
+    keeps the first result with the most sections. The NumPy parser compiles a large
+    regular expression and the Epydoc one several: the first tool a process declares
+    paid about 14 M instructions for them (a third of what a generated runner's user
+    module costs beyond its imports). Neither finds anything without its markers: a
+    NumPy section title is underlined with dashes (or is a ``.. deprecated::``
+    directive), an Epydoc field starts with ``@``. Without those, the answer is the
+    first of the ReST and Google results with the most sections, which is what this
+    returns; with them, or when both of those fail, ``parse`` decides as before
+    (tests/dsl/test_docstrings.py checks the two agree)."""
+    if "@" in text or "--" in text or ".." in text:
+        return docstring_parser.parse(text)
+    found: docstring_parser.Docstring | None = None
+    for style in (docstring_parser.rest, docstring_parser.google):
+        try:
+            parsed = style.parse(text)
+        except docstring_parser.ParseError:
+            continue
+        if found is None or len(parsed.meta) > len(found.meta):
+            found = parsed
+    return found if found is not None else docstring_parser.parse(text)
 
 
 def _description(doc: docstring_parser.Docstring) -> str:
@@ -368,6 +395,8 @@ def _params_model(
 
 def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
     """Which parameter has no JSON schema, in one line (pydantic's own error is an essay)."""
+    from pydantic import TypeAdapter  # only for this error: its module is not otherwise needed
+
     for pname, (annotation, _) in fields.items():
         try:
             TypeAdapter(annotation).json_schema()

@@ -8,13 +8,13 @@ to the stages right of it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from stepswitch.dsl._site import Site, caller_site
-from stepswitch.dsl._validate import require_name, validate_fields
+from stepswitch.dsl._validate import plain_int, require_name, validate_fields
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.flow import FlowEdge, Step
 from stepswitch.errors import UserError
@@ -30,16 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["Workflow"]
 
 
-class _WorkflowArgs(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    entry: Agent | str | None
-    agents: list[Agent]
-    max_turns: int | None = Field(default=10, ge=1)
-    max_depth: int = Field(default=8, ge=1)
-    max_model_calls: int | None = Field(default=None, ge=1)
-    ignore: list[str] = Field(default_factory=list)
-
-
 _WORKFLOW_EXPECT = {
     "entry": "the entry Agent, @step or its name",
     "agents": "an Agent",
@@ -49,6 +39,15 @@ _WORKFLOW_EXPECT = {
     "included) or None",
     "ignore": "a list of diagnostic codes",
 }
+
+
+def _visible_steps(flow: Sequence[FlowEdge] | None, frame: FrameType | None) -> tuple[str, ...]:
+    """The names of the ``@ss.step`` objects where the workflow is declared (its module's
+    globals): a flow node name that is none of the workflow's, but close to one of these,
+    gets a did-you-mean (SW701). Only read for a flow."""
+    if flow is None or frame is None:
+        return ()
+    return tuple(sorted({v.name for v in list(frame.f_globals.values()) if isinstance(v, Step)}))
 
 
 class Workflow:
@@ -106,6 +105,7 @@ class Workflow:
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
         self.site = site
+        self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
     def build(self) -> BuiltWorkflow:
         """The frozen spec and the live objects it refers to."""
@@ -220,6 +220,21 @@ class Workflow:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
 
 
+def _plain_workflow(
+    entry: Any, agents: Any, max_turns: Any, max_depth: Any, max_model_calls: Any, ignore: Any
+) -> bool:
+    """Plainly what ``WorkflowArgs`` accepts (nearly every declaration): then the
+    pydantic model is not needed, nor built."""
+    return (
+        (entry is None or type(entry) is str or isinstance(entry, Agent))
+        and all(isinstance(a, Agent) for a in agents)
+        and plain_int(max_turns)
+        and plain_int(max_depth, optional=False)
+        and plain_int(max_model_calls)
+        and all(type(c) is str for c in ignore)
+    )
+
+
 def _check_workflow(
     name: Any,
     site: Site,
@@ -247,17 +262,19 @@ def _check_workflow(
     if isinstance(ignore, str | bytes) or not isinstance(ignore, Sequence):
         raise UserError(f"{what} at {site}: ignore: expected a list of diagnostic codes, "
                         f"got {type(ignore).__name__}")
-    validate_fields(
-        _WorkflowArgs,
-        {
-            "entry": entry.name if isinstance(entry, Step) else entry,
-            "agents": list(agents),
-            "max_turns": max_turns,
-            "max_depth": max_depth,
-            "max_model_calls": max_model_calls,
-            "ignore": list(ignore),
-        },
-        what=what,
-        site=site,
-        expect=_WORKFLOW_EXPECT,
-    )
+    entry_value = entry.name if isinstance(entry, Step) else entry
+    if not _plain_workflow(entry_value, agents, max_turns, max_depth, max_model_calls, ignore):
+        validate_fields(
+            "WorkflowArgs",
+            {
+                "entry": entry_value,
+                "agents": list(agents),
+                "max_turns": max_turns,
+                "max_depth": max_depth,
+                "max_model_calls": max_model_calls,
+                "ignore": list(ignore),
+            },
+            what=what,
+            site=site,
+            expect=_WORKFLOW_EXPECT,
+        )

@@ -99,6 +99,8 @@ class BuiltWorkflow:
 
     spec: WorkflowSpec
     bindings: Bindings
+    nearby_steps: tuple[str, ...] = ()
+    """Steps visible where the workflow was declared, in its flow or not (for hints)."""
 
 
 def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
@@ -157,7 +159,8 @@ class _Builder:
             flow=None if wf.flow is None else tuple(self._edge(e) for e in wf.flow),
             location=self._location(wf.site),
         )
-        return BuiltWorkflow(spec, Bindings(dict(self.objects)))
+        return BuiltWorkflow(spec, Bindings(dict(self.objects)),
+                             tuple(getattr(wf, "_nearby_steps", ())))
 
     # -- flows --------------------------------------------------------------------------
 

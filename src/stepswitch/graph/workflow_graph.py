@@ -55,9 +55,16 @@ class Edge:
 class WorkflowGraph:
     """The workflow as a graph, with the queries the analyzer and renderers need."""
 
-    def __init__(self, spec: WorkflowSpec, bindings: Bindings | None = None) -> None:
+    def __init__(
+        self,
+        spec: WorkflowSpec,
+        bindings: Bindings | None = None,
+        nearby_steps: tuple[str, ...] = (),
+    ) -> None:
         self.spec = spec
         self.bindings = bindings if bindings is not None else Bindings({})
+        self.nearby_steps = nearby_steps
+        """Steps declared where the workflow was, in its flow or not: did-you-mean names."""
         with gc_paused():
             self._index(spec)
         self._nx: MultiDiGraph[str] | None = None
@@ -122,7 +129,7 @@ class WorkflowGraph:
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
-        return cls(built.spec, built.bindings)
+        return cls(built.spec, built.bindings, built.nearby_steps)
 
     # -- nodes --------------------------------------------------------------------------
 

@@ -279,7 +279,14 @@ def _parse_step(data: Any, where: str) -> Reply | ErrorReply | RawReply:
             raise UserError(f"{where}: raw must be a string and status an integer")
         return RawReply(body, status, str(data.get("content_type", "application/json")))
     if "output" not in data:
-        raise UserError(f"{where}: expected one of the keys output, error, raw")
+        import difflib
+
+        unknown = sorted(k for k in data if k not in ("usage",))
+        close = [m for k in unknown
+                 for m in difflib.get_close_matches(str(k), ["output", "error", "raw"], n=1)]
+        got = f", got {', '.join(map(repr, unknown))}" if unknown else ""
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UserError(f"{where}: expected one of the keys output, error, raw{got}{hint}")
     _only(keys, {"output", "usage"}, where)
     items = data["output"]
     if not isinstance(items, list):

@@ -119,13 +119,6 @@ class MachineCore:
         unknown_steps = set(steps or {}) - set(self.states)
         if unknown_steps:
             raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")
-        # ModelSettings is the DSL's pydantic model: loaded with the first machine, not
-        # with the runtime (a runner's user module has loaded pydantic by then anyway)
-        from stepswitch.settings import ModelSettings
-
-        self.settings: dict[str, ModelSettings] = {
-            s.agent: ModelSettings(**s.settings) for s in ir.states
-        }
         self.schemas: dict[str, OutputSchema | None] = {
             s.agent: (
                 OutputSchema(s.output.name or "final_output", dict(s.output.schema or {}))
@@ -150,8 +143,23 @@ class MachineCore:
                         f"agent {s.agent!r}: tool {t.name!r} targets {target!r}, which has no "
                         "state in the machine"
                     )
-        self.turns: dict[str, StateTable] = {s.agent: StateTable(self, s) for s in ir.states}
-        """Per agent, what its turns read (the loop's one lookup per turn)."""
+        self._turns: dict[str, StateTable] | None = None
+
+    @property
+    def turns(self) -> dict[str, StateTable]:
+        """Per agent, what its turns read (the loop's one lookup per turn; the loop reads
+        this dict once per run). Made on the first run, with each state's settings: a
+        ``ModelSettings`` is a pydantic model whose class costs about 2 ms to build, which
+        a runner's import need not pay (tests/test_layering.py)."""
+        turns = self._turns
+        if turns is None:
+            from stepswitch.settings import ModelSettings
+
+            self.settings: dict[str, ModelSettings] = {
+                s.agent: ModelSettings(**s.settings) for s in self.ir.states
+            }
+            turns = self._turns = {s.agent: StateTable(self, s) for s in self.ir.states}
+        return turns
 
     def function(self, ref: str) -> BoundFunction:
         """The function tool bound at ``ref``, prepared for calls (cached)."""

@@ -1,29 +1,30 @@
 """``StateMachine``: a compiled workflow, and the three thin drivers of its one loop.
 
-``await machine.run(...)`` drives the loop with :func:`~.effects.drive`;
+``await machine.run(...)`` drives the loop with :func:`~.pump.drive`;
 ``machine.run_sync(...)`` runs that on a per-thread event loop; and
 ``machine.run_streamed(...)`` returns a :class:`RunResultStreaming` whose
-``stream_events()`` drives the same loop with the same :class:`~.effects.Pump`, asking
+``stream_events()`` drives the same loop with the same :class:`~.pump.Pump`, asking
 it for stream events (the loop's ``Emit`` effects and a streaming model's raw
 events). No behaviour lives in a driver: they differ only in whether events surface.
+
+asyncio and the pump load with the first run, not with this module: a generated
+runner's import stays free of asyncio and what it drags in (ssl, sockets, logging,
+subprocess); a server calling ``await machine.run(...)`` has asyncio loaded already.
 """
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import UserError
 from stepswitch.ir import MachineIR
-from stepswitch.runtime import conversation, tracing
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
-from stepswitch.runtime.effects import Pump, drive
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
-from stepswitch.runtime.flow import FlowCore, FlowStep, flow_loop, flow_run
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.loop import Loop, run_loop
 from stepswitch.runtime.model import InputItem, Model, ModelResponse
@@ -31,7 +32,11 @@ from stepswitch.runtime.result import GuardrailResult, RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.steps import StepFunction
-from stepswitch.runtime.tracing import tracer_for
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from stepswitch.runtime.flow import FlowCore, FlowStep
 
 __all__ = ["RunResultStreaming", "StateMachine"]
 
@@ -65,7 +70,11 @@ class StateMachine:
     ) -> None:
         self.ir = ir
         self._core = MachineCore(ir, resolver, steps)
-        self._flow = FlowCore(self._core, flow_steps) if ir.flow is not None else None
+        self._flow: FlowCore | None = None
+        if ir.flow is not None:  # the flow runtime loads for a flow only
+            from stepswitch.runtime.flow import FlowCore
+
+            self._flow = FlowCore(self._core, flow_steps)
 
     @property
     def name(self) -> str:
@@ -114,6 +123,9 @@ class StateMachine:
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
+            from stepswitch.runtime import tracing
+            from stepswitch.runtime.flow import flow_loop, flow_run
+
             if session is not None or starting_agent is not None:
                 raise UserError(
                     f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
@@ -121,7 +133,7 @@ class StateMachine:
                 )
             if max_turns is _UNSET:
                 max_turns = input.max_turns if isinstance(input, RunState) else self.ir.max_turns
-            tracer = tracer_for(config.tracer_provider)
+            tracer = _tracer(config.tracer_provider)
             # a traced flow announces its nodes (Emit), which the tracer turns into spans;
             # drivers that do not stream drop those effects as they drop every Emit
             fr = flow_run(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
@@ -146,14 +158,21 @@ class StateMachine:
                 f"starting_agent {starting_agent!r} is not an agent of workflow "
                 f"{self.ir.name!r} (agents: {', '.join(self.agents)})"
             )
-        conversation_id = None if session is None else conversation.check_session(session)
+        if session is not None:  # sessions load for a run that has one
+            from stepswitch.runtime import conversation
+
+            conversation_id = conversation.check_session(session)
+        else:
+            conversation_id = None
 
         def make_loop(run: Run) -> Loop:
             run.model = model
             run.emit = emit
             loop = run_loop(self._core, run, config)
-            tracer = tracer_for(config.tracer_provider)
+            tracer = _tracer(config.tracer_provider)
             if tracer is not None:
+                from stepswitch.runtime import tracing
+
                 loop, run.trace_context = tracing.start(
                     tracer, loop, workflow=self.ir.name, agent=run.current,
                     content=config.trace_content, conversation_id=conversation_id,
@@ -216,6 +235,8 @@ class StateMachine:
             starting_agent=starting_agent,
         )
         timeout = run_config.timeout if run_config is not None else None
+        from stepswitch.runtime.pump import drive  # asyncio is loaded: we run on it
+
         result: RunResult = await drive(loop, timeout=timeout)
         return result
 
@@ -231,6 +252,8 @@ class StateMachine:
         starting_agent: str | None = None,
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
+        import asyncio  # loaded here, with the first run_sync, not with the runner
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -266,10 +289,22 @@ class StateMachine:
         )
 
 
+def _tracer(provider: Any) -> Any:
+    """``tracing.tracer_for(provider)``, without loading the tracing module for a run
+    that cannot be traced (no provider given, and OpenTelemetry's API never imported)."""
+    if provider is None and "opentelemetry.trace" not in sys.modules:
+        return None
+    from stepswitch.runtime.tracing import tracer_for
+
+    return tracer_for(provider)
+
+
 _LOCAL = threading.local()
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
     loop: asyncio.AbstractEventLoop | None = getattr(_LOCAL, "loop", None)
     if loop is None or loop.is_closed():
         loop = asyncio.new_event_loop()
@@ -295,6 +330,8 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
+        from stepswitch.runtime.pump import Pump
+
         pump = Pump(self._loop, stream=True, timeout=self._timeout)
         async for event in pump.events():
             if type(event) is AgentUpdatedStreamEvent:

@@ -42,7 +42,6 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
 from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
-from stepswitch.runtime.state_check import check_structure
 
 __all__ = [
     "Calls", "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
@@ -303,6 +302,8 @@ def input_items(value: Any) -> tuple[InputItem, ...]:
 def check_state(core: MachineCore, state: RunState) -> None:
     """A state resumes only on a machine that still has what it names, and only when
     its indices and references are in range (:mod:`.state_check`)."""
+    from stepswitch.runtime.state_check import check_structure  # a resume's check only
+
     check_structure(state)
     if state.workflow != core.ir.name:
         raise StateError(

@@ -29,7 +29,6 @@ off for the rest of that run.
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import time
 from collections.abc import Callable, Generator, Iterable
@@ -46,7 +45,6 @@ __all__ = ["traced", "traceparent", "tracer_for"]
 
 Loop = Generator[Any, Any, Any]
 
-_log = logging.getLogger("stepswitch.tracing")
 _warned = False
 _NOOP_PROVIDERS = frozenset({"ProxyTracerProvider", "NoOpTracerProvider"})
 _cache: tuple[object, Any] | None = None
@@ -56,7 +54,11 @@ def _warn_once(exc: BaseException) -> None:
     global _warned
     if not _warned:
         _warned = True
-        _log.warning("stepswitch: tracing failed and is off for this run: %r", exc)
+        import logging  # only here: a runner's import does not load logging
+
+        logging.getLogger("stepswitch.tracing").warning(
+            "stepswitch: tracing failed and is off for this run: %r", exc
+        )
 
 
 def tracer_for(provider: Any | None) -> Any | None:

@@ -19,6 +19,7 @@ from stepswitch._dataclass import dataclass
 from stepswitch.analysis._budget import CAP, capped, run_costs
 from stepswitch.analysis._context import Ctx, did_you_mean, where
 from stepswitch.analysis._graphalgo import path_within, strongly_connected
+from stepswitch.analysis._loops import loop_budget
 from stepswitch.analysis._typefit import fits, show_type
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation
 from stepswitch.analysis.rules.termination import recursion_cycles
@@ -212,8 +213,11 @@ def nodes(ctx: Ctx) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "SW701",
                 f"flow node {name!r} names no agent or step of workflow {spec.name!r}"
-                + did_you_mean(name, (n for n, k in zip(fx.names, fx.kinds, strict=True)
-                                      if k != "unknown")),
+                # the workflow's nodes, its agents outside the flow, and the steps
+                # declared beside it (a step the flow never passes as an object)
+                + did_you_mean(name, [
+                    *(n for n, k in zip(fx.names, fx.kinds, strict=True) if k != "unknown"),
+                    *ctx.graph.agent_names(), *ctx.graph.nearby_steps]),
                 where(loc, path),
                 help="pass the Agent or @ss.step object itself, or fix the name",
             )
@@ -509,17 +513,22 @@ def importable(ctx: Ctx) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "SW709",
                 f"branch from {edge.source!r}: predicate {ref.display or ref.path!r} is a "
-                "lambda or a function defined inside a function, so a generated runner "
-                "cannot import it",
+                "lambda or a function defined inside a function; a flow's predicates are "
+                "module-level functions, in-process runs too: the workflow names each by "
+                "its import path, which its diagram labels, `stepswitch diff` compares and "
+                "a generated runner imports, and a lambda has none",
                 _edge_loc(edge, k),
-                help="define the predicate with def at module level and pass it by name",
+                help="define the predicate with def at module level and pass it by name, "
+                     "e.g. def is_long(text: str) -> bool: return len(text) > 3",
             )
     for s in ctx.graph.spec.steps:
         if _nested(s.ref):
             yield ctx.diag(
                 "SW709",
-                f"step {s.name!r} is defined inside a function, so a generated runner cannot "
-                "import it",
+                f"step {s.name!r} is defined inside a function; a flow's steps are "
+                "module-level functions, in-process runs too: the workflow names each by "
+                "its import path, which `stepswitch diff` compares and a generated runner "
+                "imports, and a local function has none",
                 where(s.location, f"steps.{s.name}"),
                 help="define the step at module level",
             )
@@ -569,13 +578,18 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
         total = sum(cost[i] for i in comp)
         looping = len(comp) > 1 or comp[0] in fx.succ[comp[0]]
         if looping and total > 0:
-            rounds: float = 1
+            # every cycle crosses a budgeted edge (no SW705): rounds are 1 + the smallest
+            # total budget of edges that cut every cycle (never more than all budgets'
+            # sum, never more when a budget is added; see analysis/_loops.py)
+            budget: dict[tuple[int, int], int] = {}
             for i in comp:
                 for edge, _ in fx.exits[i][:1]:
-                    inside = [t for t in edge.targets() if t is not None and fx.pos[t] in members]
-                    # every cycle passes a budgeted edge (no SW705): only they add rounds
-                    if inside and edge.max_uses is not None:
-                        rounds += edge.max_uses * len(inside)
+                    if edge.max_uses is None:
+                        continue
+                    for t in edge.targets():
+                        if t is not None and fx.pos[t] in members:
+                            budget[(i, fx.pos[t])] = edge.max_uses
+            rounds = 1 + loop_budget(comp, fx.succ, budget)
             total = capped(total * rounds)
         weight.append(total)
     best = [0.0] * len(comps)

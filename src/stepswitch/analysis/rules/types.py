@@ -176,6 +176,12 @@ def context_types(ctx: Ctx) -> Iterator[Diagnostic]:
                 yield from check(f"{kind} guardrail {g.name!r} of agent {name!r}",
                                  g.context_type,
                                  where(g.location, f"{base}.{kind}_guardrails[{i}]"))
+    seen_steps: set[str] = set()
+    for s in graph.spec.steps:  # a flow's steps get the same context object
+        if s.name not in seen_steps:
+            seen_steps.add(s.name)
+            yield from check(f"step {s.name!r}", s.context_type,
+                             where(s.location, f"steps.{s.name}"))
 
 
 RULES = (strict_schemas, guardrail_types, extractor_types, context_types)
