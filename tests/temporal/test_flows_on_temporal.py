@@ -253,8 +253,11 @@ def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
 ) -> None:
     machine = fc.plain_values.compile()
     assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
+    # located at the step's declaration, as every error of the user's code is
+    site = fc.boxed.site
+    assert (site.file, site.line) == (fc.__file__, _line_of(fc.__file__, "def boxed(") - 1)
     said = (
-        "flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
+        f"{site}: flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
         "tests.temporal.flow_cases:Box cannot cross to a Temporal activity as JSON (Unable "
         "to generate pydantic-core schema for <class 'tests.temporal.flow_cases.Box'>); use "
         "a pydantic model, a dataclass or builtin types")
@@ -300,3 +303,9 @@ def test_a_worker_whose_flow_changed_fails_the_paused_flow_loudly(dev_server: st
             assert machine_digest(old) in error.message and machine_digest(new) in error.message
 
     asyncio.run(go())
+
+
+def _line_of(path: str, text: str) -> int:
+    """The 1-based line of ``path`` that starts with ``text``."""
+    lines = Path(path).read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if line.startswith(text))

@@ -295,8 +295,10 @@ def _workflow_flow(machine: StateMachine, core: MachineCore) -> FlowCore | None:
         except Exception as exc:
             said = str(exc).strip()
             first = said.splitlines()[0].split(". ")[0] if said else repr(exc)
+            site = getattr(step, "site", None)
+            where = f"{site}: " if site is not None else ""
             raise UserError(
-                f"flow step {node.name!r} ({node.ref}): its {what} type {shown} cannot "
+                f"{where}flow step {node.name!r} ({node.ref}): its {what} type {shown} cannot "
                 f"cross to a Temporal activity as JSON ({first}); use a pydantic model, "
                 "a dataclass or builtin types"
             ) from None
