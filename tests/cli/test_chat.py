@@ -220,6 +220,7 @@ def test_a_paused_run_on_a_session_says_how_to_continue_it_with_its_session(
     # API's advice (RunConfig(on_conflict=...)) is not a command-line user's
     assert "approved" not in err, err
     assert "RunConfig" not in err and "on_conflict" not in err, err
+    assert "the script continues" not in err, err  # nothing continues: it is refused
 
 
 def test_a_session_held_by_an_agent_the_workflow_lacks_is_refused_in_flags(

@@ -71,6 +71,23 @@ APP = textwrap.dedent('''
 
     liars = ss.Workflow("liars", shout, flow=[
         ss.then(shout, liar), ss.then(liar, double), ss.then(double, ss.END)])
+
+    class Blob:
+        """A value with no JSON form (fine in process, not in a saved state)."""
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    @ss.step
+    def wrap(s: str) -> Blob:
+        """Wrap it."""
+        return Blob(s)
+
+    @ss.step
+    def unwrap(b: Blob) -> str:
+        """Unwrap it."""
+        return b.text
+
+    blobs = ss.Workflow("blobs", wrap, flow=[ss.then(wrap, unwrap), ss.then(unwrap, ss.END)])
 ''')
 
 
@@ -256,3 +273,18 @@ def _line_of(app: Path, text: str) -> str:
     lines = APP.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(text))
     return f"{_module(app)}:{at}"
+
+
+def test_a_flow_of_values_without_json_runs_and_only_saving_it_is_refused(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In process a flow's values are Python objects: nothing asks them for JSON until
+    its state is saved, and then the refusal is one line naming the node."""
+    code, out, err = run(app, "blobs", "--input", "hi", capsys=capsys, model=False)
+    assert (code, out) == (0, "hi\n"), err
+    code, _, err = run(app, "blobs", "--input", "hi", "--state", "run.json", capsys=capsys,
+                       model=False)
+    assert code == 2
+    assert one_error_line(err).startswith(
+        "stepswitch: error: flow 'blobs': the value at node 'unwrap' has no JSON form, so "
+        "the run's state cannot be saved")

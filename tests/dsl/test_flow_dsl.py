@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -127,3 +127,24 @@ def test_a_flow_compiles_and_checks_clean() -> None:
     report = flow_workflow().check()
     assert report.ok, [d.format_line() for d in report.diagnostics]
     assert report.model_call_bound == 10  # one agent node: max_turns=10, one visit
+
+
+def test_a_steps_output_check_holds_it_to_its_annotation() -> None:
+    @ss.step
+    def listed(text: str) -> list[int]:
+        return [len(text)]
+
+    @ss.step
+    def tagged(text: str) -> Annotated[int, ["unhashable metadata"]]:
+        return len(text)
+
+    for s in (listed, tagged):
+        check = s.output_check()
+        assert check is s.output_check()  # built once
+    listed.output_check()([1, 2])
+    tagged.output_check()(3)
+    with pytest.raises(ss.UserError, match=r"step 'listed' at .*:\d+ returned tuple, but is "
+                                           r"annotated -> list\[int\]"):
+        listed.output_check()((1, 2))  # strict: no coercion
+    with pytest.raises(ss.UserError, match="returned str, but is annotated"):
+        tagged.output_check()("3")

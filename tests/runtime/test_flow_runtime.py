@@ -280,3 +280,57 @@ def test_a_failing_step_keeps_the_run() -> None:
     data = info.value.run_data  # type: ignore[attr-defined]
     assert [i.agent for i in data.new_items] == ["outline"]
     assert data.to_state().flow.node == "explode"
+
+
+STAMPED: list[int] = []
+
+
+@ss.function_tool(needs_approval=True)
+def stamp(n: int) -> str:
+    """Stamp round n."""
+    STAMPED.append(n)
+    return f"stamped {n}"
+
+
+@ss.step
+def again(v: Verdict) -> str:
+    return f"again: {v.feedback}"
+
+
+stamper = ss.Agent("stamper", "Stamp it, then grade it.", tools=[stamp], output_type=Verdict)
+stamp_loop = ss.Workflow("stamp_loop", stamper, flow=[
+    ss.route(stamper, on="score", max_uses=2, cases={"needs_improvement": again,
+                                                      "pass": ss.END}),
+    ss.then(again, stamper),
+])
+
+
+def stamp_script() -> list[ScriptStep]:
+    """Two rounds, each pausing on a stamp; both calls are ``call_0`` (ids numbered per
+    response, as some servers do)."""
+    return [
+        [function_call("stamp", {"n": 1}, call_id="call_0")],
+        [assistant_message('{"score": "needs_improvement", "feedback": "more"}')],
+        [function_call("stamp", {"n": 2}, call_id="call_0")],
+        [assistant_message('{"score": "pass", "feedback": "ok"}')],
+    ]
+
+
+def test_a_loop_back_to_a_paused_node_lists_only_the_new_round_s_approval() -> None:
+    """The node's run sits under the same key in each round: the first round's decided
+    approval must not come back as pending (nor be decided again) in the second."""
+    STAMPED.clear()
+    machine = stamp_loop.compile()
+    model = ScriptedModel(stamp_script())
+    first = machine.run_sync("go", model=model)
+    assert [json.loads(i.arguments) for i in first.interruptions] == [{"n": 1}]
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    second = machine.run_sync(state, model=model)
+    assert [json.loads(i.arguments) for i in second.interruptions] == [{"n": 2}]
+    state = ss.RunState.from_json(second.to_state().to_json())
+    assert [json.loads(i.arguments) for i in state.interruptions] == [{"n": 2}]
+    state.approve("call_0")  # a bare id names the one pending call
+    done = machine.run_sync(state, model=model)
+    assert done.final_output == Verdict(score="pass", feedback="ok")
+    assert STAMPED == [1, 2]

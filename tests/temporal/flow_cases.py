@@ -176,3 +176,24 @@ class ByInput:
 
 def by_input() -> Any:
     return ByInput()
+
+
+class Grade(BaseModel):
+    score: Literal["pass", "needs_improvement"]
+    feedback: str
+
+
+@ss.step
+def regrade(g: Grade) -> str:
+    return f"again: {g.feedback}"
+
+
+def publish_loop() -> ss.StateMachine:
+    """An agent node whose tool needs approval, visited twice by a route loop: each
+    round pauses under the same node key."""
+    editor = ss.Agent("editor", "Publish, then grade it.", tools=[publish], output_type=Grade)
+    return ss.Workflow("publish_loop", editor, flow=[
+        ss.route(editor, on="score", max_uses=2, cases={"needs_improvement": regrade,
+                                                         "pass": ss.END}),
+        ss.then(regrade, editor),
+    ]).compile()

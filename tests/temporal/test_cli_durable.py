@@ -293,3 +293,152 @@ def test_a_run_left_waiting_says_the_command_that_decides_it(
     assert code == 0, out.err
     assert out.out == "reserved and charged\n"
     assert counts(str(ledger)) == {"reserve": 1, "charge": 1}
+
+
+def test_attaching_names_the_run_s_own_task_queue_not_the_flag_s_default(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    queue = f"own-{uuid.uuid4().hex[:8]}"
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue)
+    workflow_id = f"own-{uuid.uuid4().hex[:8]}"
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "a lamp", "--approve", "none",
+                     "--workflow-id", workflow_id])
+        assert code == 0, capsys.readouterr().err
+        capsys.readouterr()
+        # attached without --task-queue (the printed command has none)
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--workflow-id", workflow_id, "--approve", "all"])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert err.startswith(f"run {workflow_id} on {dev_server} (task queue {queue})\n")
+
+
+def _worker(target: str, address: str, queue: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", target, "--address", address,
+         "--task-queue", queue, "--model", "tests/temporal/flows.py:model"],
+        cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def test_a_run_on_a_queue_another_workflow_s_worker_polls_is_a_one_line_error(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """That worker fails the run's workflow task over and over (its workflow is not
+    registered there): the command says so, instead of a query's timeout traceback."""
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.chdir(ROOT)
+    queue = f"other-{uuid.uuid4().hex[:8]}"
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue)
+    workflow_id = f"other-{uuid.uuid4().hex[:8]}"
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable_flow", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "one lamp", "--approve", "all",
+                     "--workflow-id", workflow_id])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 2
+    [progress, line] = err.strip().splitlines()
+    assert progress == f"run {workflow_id} on {dev_server} (task queue {queue})"
+    assert line.startswith(
+        f"stepswitch: error: run '{workflow_id}' cannot go on: a worker on task queue "
+        f"'{queue}' fails it: Workflow class stepswitch.durable_flow is not registered on "
+        "this worker")
+    assert "give each workflow's workers a task queue of their own" in line
+
+
+_CHANGED_FLOW = '''
+import stepswitch as ss
+from tests.temporal.flows import charge, receipt, reserve, take_order
+
+packer = ss.Agent("packer", instructions={instructions!r}, tools=[reserve, charge])
+durable_flow = ss.Workflow("durable_flow", take_order, flow=[
+    ss.then(take_order, packer),
+    ss.then(packer, receipt),
+    ss.then(receipt, ss.END),
+], max_turns=6)
+'''
+
+
+def test_a_decision_a_changed_worker_refuses_is_a_one_line_error(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run paused on one version of a flow, decided through a worker of another (the
+    same file edited): the decision fails with MachineChanged, said in one line."""
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    shop = tmp_path / "shop_changed.py"
+    shop.write_text(_CHANGED_FLOW.format(instructions="Reserve, then charge."))
+    target = f"{shop}:durable_flow"
+    queue = f"changed-{uuid.uuid4().hex[:8]}"
+    workflow_id = f"changed-{uuid.uuid4().hex[:8]}"
+    worker = _worker(target, dev_server, queue)
+    try:
+        code = main(["run", target, "--temporal", dev_server, "--task-queue", queue,
+                     "--input", "one lamp", "--approve", "none", "--workflow-id", workflow_id])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    shop.write_text(_CHANGED_FLOW.format(instructions="Charge first."))  # deployed
+    worker = _worker(target, dev_server, queue)
+    try:
+        code = main(["run", target, "--temporal", dev_server, "--workflow-id", workflow_id,
+                     "--approve", "all"])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(
+        "stepswitch: error: the decision on c2 failed: the workflow 'durable_flow' changed "
+        "under this run"), err
+    assert "Traceback" not in err
+
+
+def test_a_run_started_from_an_edited_file_fails_on_a_worker_of_the_old_version(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The command pins the run to the machine it compiled: a worker still running the
+    file as it was fails the run before any step or tool runs, not silently runs the
+    old version."""
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(ledger))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(ROOT)
+    shop = tmp_path / "shop_pinned.py"  # a module name of its own in this process
+    shop.write_text(_CHANGED_FLOW.format(instructions="Reserve, then charge."))
+    target = f"{shop}:durable_flow"
+    queue = f"pinned-{uuid.uuid4().hex[:8]}"
+    worker = _worker(target, dev_server, queue)  # the old version
+    try:
+        assert worker.stderr is not None
+        assert b"worker for durable_flow" in worker.stderr.readline()  # it read the file
+        shop.write_text(_CHANGED_FLOW.format(instructions="Charge first."))  # edited
+        code = main(["run", target, "--temporal", dev_server, "--task-queue", queue,
+                     "--input", "one lamp", "--approve", "all"])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "stepswitch: error: the run failed: the workflow 'durable_flow' changed under " \
+        "this run" in err
+    assert not ledger.exists() or counts(str(ledger)) == {}

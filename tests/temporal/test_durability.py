@@ -52,6 +52,26 @@ def _worker(
     )
 
 
+async def _recorded(handle: Any, tool: str, timeout: float = 30) -> None:
+    """Wait until the server has recorded that ``tool``'s activity completed. Seeing
+    the tool's row in the ledger is not enough: a worker killed between the tool's
+    return and its completion reaching the server would run it again (after its
+    timeout), which is Temporal's at-least-once, not what these tests are about."""
+    deadline = time.monotonic() + timeout
+    while True:
+        history = await handle.fetch_history()
+        ids = {e.event_id for e in history.events
+               if e.HasField("activity_task_scheduled_event_attributes")
+               and e.activity_task_scheduled_event_attributes.activity_type.name.endswith(
+                   ":" + tool)}
+        if any(e.HasField("activity_task_completed_event_attributes")
+               and e.activity_task_completed_event_attributes.scheduled_event_id in ids
+               for e in history.events):
+            return
+        assert time.monotonic() < deadline, f"{tool}'s completion was never recorded"
+        await asyncio.sleep(0.05)
+
+
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
@@ -78,10 +98,7 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
             RunInput("a lamp, please", session_id=workflow_id if conversation else None),
             id=workflow_id, task_queue=queue, result_type=RunOutput,
         )
-        deadline = time.monotonic() + 30
-        while not (ledger.exists() and counts(str(ledger)).get("reserve")):
-            assert time.monotonic() < deadline, "the first tool never ran"
-            await asyncio.sleep(0.05)
+        await _recorded(handle, "reserve")
         await asyncio.sleep(0.3)  # the second model call is now in flight, held
         _kill(workers[0])  # mid-run: SIGKILL, nothing is cleaned up
         go.touch()
@@ -141,10 +158,7 @@ def test_sigkilled_worker_mid_flow_then_a_new_worker_finishes_each_step_and_tool
             workflow_name(machine), RunInput("one lamp"),
             id=f"durable-flow-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
         )
-        deadline = time.monotonic() + 30
-        while not (ledger.exists() and counts(str(ledger)).get("reserve")):
-            assert time.monotonic() < deadline, "the agent node's first tool never ran"
-            await asyncio.sleep(0.05)
+        await _recorded(handle, "reserve")
         await asyncio.sleep(0.3)  # the agent node's second model call is in flight, held
         _kill(workers[0])  # mid-flow, mid-node: SIGKILL, nothing is cleaned up
         go.touch()

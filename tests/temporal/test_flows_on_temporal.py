@@ -74,6 +74,13 @@ CASES: dict[str, Callable[[], Case]] = {
     ], None, None),
     "approval_in_fan_out_branch": lambda: (fc.fan_agents(), "a gate c", fc.by_input,
                                            None, None),
+    # both rounds' calls are call_0: the second pause lists only its own
+    "approval_in_a_loop_twice": lambda: (fc.publish_loop(), "x", [
+        [function_call("publish", {"title": "one"}, call_id="call_0")],
+        [assistant_message('{"score": "needs_improvement", "feedback": "more"}')],
+        [function_call("publish", {"title": "two"}, call_id="call_0")],
+        [assistant_message('{"score": "pass", "feedback": "ok"}')],
+    ], None, None),
 }
 
 
@@ -119,6 +126,9 @@ def test_the_scenarios_say_what_they_should() -> None:
     assert run("fan_out_over_agents").final_output == "<a>+<b>+<c>"
     assert run("approval_in_agent_node").asked == [["c1"]]
     assert run("approval_in_fan_out_branch").asked == [["c-gate"]]
+    looped = run("approval_in_a_loop_twice")
+    assert looped.asked == [["call_0"], ["call_0"]]
+    assert looped.final_output == {"score": "pass", "feedback": "ok"}
 
 
 @pytest.mark.parametrize("name", ["approval_in_agent_node", "approval_in_fan_out_branch"])

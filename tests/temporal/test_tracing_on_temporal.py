@@ -218,3 +218,45 @@ def test_a_flow_on_temporal_draws_the_in_process_span_tree(dev_server: str) -> N
         "invoke_agent evaluator", "execute_step final_outline"]
 
 
+
+
+def test_a_resumed_flow_s_run_resumed_event_carries_the_turn_it_resumed_at(
+    dev_server: str, tmp_path: Any, monkeypatch: Any,
+) -> None:
+    """As in-process: the flow's model calls so far (its nodes'), not the flow state's
+    own current_turn, which is always 0."""
+    from stepswitch.runtime.config import RunConfig
+    from tests.temporal.flows import durable_flow, model
+
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    machine = durable_flow.compile()
+
+    def resumed_turns(spans: list[ReadableSpan]) -> list[Any]:
+        return [dict(e.attributes or {}).get(sc.TURN) for s in spans for e in s.events
+                if e.name == sc.EVENT_RESUMED]
+
+    provider, exporter = _provider()
+    config = RunConfig(tracer_provider=provider)
+    paused = machine.run_sync("one lamp", model=model, run_config=config)
+    state = paused.to_state()
+    state.approve(paused.interruptions[0])
+    machine.run_sync(state, model=model, run_config=config)
+    in_process = resumed_turns(list(exporter.get_finished_spans()))
+    assert in_process == [2]  # reserve's call, then charge's, which paused
+
+    async def go() -> list[Any]:
+        client = await Client.connect(dev_server)
+        provider, exporter = _provider()
+        queue = f"t-{uuid.uuid4().hex[:8]}"
+        async with worker_for(client, machine, task_queue=queue, model=model,
+                              tracer_provider=provider):
+            handle = await client.start_workflow(
+                workflow_name(machine), RunInput("one lamp"), id=f"flow-{uuid.uuid4().hex}",
+                task_queue=queue, result_type=RunOutput)
+            [pending] = await wait_for_interruptions(handle)
+            await handle.execute_update("decide", Decision(pending.call_id, True))
+            await handle.result()
+        return resumed_turns(list(exporter.get_finished_spans()))
+
+    assert asyncio.run(go()) == in_process

@@ -14,6 +14,7 @@ import json
 import shlex
 import sys
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from stepswitch._visible import visible
@@ -78,9 +79,14 @@ def run_durable(args: argparse.Namespace) -> int:
 
 
 async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
-    from temporalio.client import WorkflowFailureError
+    from temporalio.client import (
+        WorkflowFailureError,
+        WorkflowQueryFailedError,
+        WorkflowUpdateFailedError,
+    )
     from temporalio.common import WorkflowIDConflictPolicy
     from temporalio.exceptions import ApplicationError
+    from temporalio.service import RPCError
 
     import stepswitch.temporal as st
     from stepswitch.cli.run import _ask, _print_output, _Progress
@@ -90,14 +96,19 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     client = await st.connect(args.temporal)
     workflow_id = args.workflow_id or f"{machine.name}-{uuid.uuid4().hex[:12]}"
     session_id = getattr(args, "session_id", None)
-    if args.input is None:
-        await _check_exists(client, workflow_id, args.temporal)
+    queue = args.task_queue
+    if args.input is None:  # attaching: the run's own task queue, not the flag's default
+        queue = await _check_exists(client, workflow_id, args.temporal)
     if args.input is not None:
         await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait,
                                  target=args.target)
         handle = await client.start_workflow(
             st.workflow_name(machine),
-            st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns),
+            # pinned to the machine this command compiled: a worker of another version
+            # (the file edited since it started) fails the run before anything runs,
+            # instead of running what the worker has
+            st.RunInput(args.input, session_id=session_id, max_turns=args.max_turns,
+                        digest=st.machine_digest(machine)),
             id=workflow_id,
             task_queue=args.task_queue,
             result_type=st.RunOutput,
@@ -105,20 +116,38 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
         )
     else:
         handle = client.get_workflow_handle(workflow_id, result_type=st.RunOutput)
-    out.line(f"run {workflow_id} on {args.temporal} (task queue {args.task_queue})")
+    out.line(f"run {workflow_id} on {args.temporal} (task queue {queue})")
     result = asyncio.ensure_future(handle.result())
     shown = 0
     asked: set[str] = set()
     try:
         while True:
             done, _ = await asyncio.wait({result}, timeout=0.25)
-            items = await handle.query("items", result_type=list[dict[str, Any]])
+            try:
+                items = await handle.query("items", result_type=list[dict[str, Any]],
+                                           rpc_timeout=_QUERY_TIMEOUT)
+                pending = [] if done else await handle.query(
+                    "interruptions", result_type=list[st.Interruption],
+                    rpc_timeout=_QUERY_TIMEOUT)
+            except (RPCError, WorkflowQueryFailedError) as exc:
+                # no answer: a worker that cannot run the run (another workflow's worker
+                # on this queue, a changed workflow) fails its workflow task over and
+                # over, and a query waits for it; a busy worker only answers late
+                finished, _ = await asyncio.wait({result}, timeout=1)
+                if finished:  # a closed run: its outcome says more than a replay's error
+                    break
+                stuck = await _stuck(handle, workflow_id, queue)
+                if stuck is not None:
+                    raise UserError(stuck) from None
+                if _slow(exc):
+                    continue
+                raise UserError(f"cannot watch run {workflow_id!r}: "
+                                f"{_first_line(str(exc))}") from None
             for item in read_items(items[shown:]):
                 out.item(item)  # type: ignore[arg-type]
             shown = max(shown, len(items))
             if done:
                 break
-            pending = await handle.query("interruptions", result_type=list[st.Interruption])
             if policy == "none" and pending:
                 for p in pending:
                     out.line(f"waiting for approval: {visible(p.call_id)}: "
@@ -134,7 +163,16 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
                 if policy == "ask":
                     answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}? [y/N] ")
                     approve = answer in ("y", "yes")
-                said = await handle.execute_update("decide", st.Decision(p.call_id, approve))
+                try:
+                    said = await handle.execute_update(
+                        "decide", st.Decision(p.call_id, approve))
+                except WorkflowUpdateFailedError as exc:  # the run refused it
+                    cause = exc.cause
+                    why = cause.message if isinstance(cause, ApplicationError) else str(
+                        cause or exc)
+                    print(f"stepswitch: error: the decision on {p.call_id} failed: "
+                          f"{_first_line(why)}", file=sys.stderr)
+                    return 1
                 out.line(f"  {said}")
         output: st.RunOutput = result.result()
     except WorkflowFailureError as exc:
@@ -145,6 +183,8 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     finally:
         if not result.done():
             result.cancel()
+        elif not result.cancelled():
+            result.exception()  # seen: a run that failed meanwhile is no stray traceback
     out.line(f"done: last agent {output.last_agent}, {output.usage[0]} model call(s)")
     if isinstance(output.final_output, dict | list):
         print(json.dumps(output.final_output, indent=2))
@@ -161,13 +201,15 @@ def _attach_command(args: argparse.Namespace, workflow_id: str) -> str:
             "--approve all")
 
 
-async def _check_exists(client: Any, workflow_id: str, address: str) -> None:
-    """Attaching: a clear error for an id the server does not know (not Temporal's
-    RPC traceback)."""
+async def _check_exists(client: Any, workflow_id: str, address: str) -> str:
+    """Attaching: the run's task queue, or a clear error for an id the server does not
+    know (not Temporal's RPC traceback)."""
     from temporalio.service import RPCError, RPCStatusCode
 
     try:
-        await client.get_workflow_handle(workflow_id).describe()
+        described = await client.get_workflow_handle(workflow_id).describe()
+        queue: str = described.task_queue
+        return queue
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             raise UserError(
@@ -176,3 +218,39 @@ async def _check_exists(client: Any, workflow_id: str, address: str) -> None:
             ) from None
         raise UserError(f"cannot attach to run {workflow_id!r} on {address}: {exc.message}"
                         ) from None
+
+
+_QUERY_TIMEOUT = timedelta(seconds=5)
+
+
+def _slow(exc: Exception) -> bool:
+    """A query that got no answer in time (Temporal's client reports its own timeout as
+    CANCELLED): the worker may only be busy."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    return isinstance(exc, RPCError) and exc.status in (
+        RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+async def _stuck(handle: Any, workflow_id: str, queue: str) -> str | None:
+    """Why no worker can go on with the run, when its last workflow task failed (and
+    none completed since): Temporal retries such a task forever, so the run would
+    wait silently."""
+    reason = None
+    async for event in handle.fetch_history_events():
+        if event.HasField("workflow_task_failed_event_attributes"):
+            reason = event.workflow_task_failed_event_attributes.failure.message
+        elif event.HasField("workflow_task_completed_event_attributes"):
+            reason = None
+    if reason is None:
+        return None
+    hint = ""
+    if "is not registered on this worker" in reason:
+        hint = (f" (a worker of another workflow polls task queue {queue!r}: give each "
+                "workflow's workers a task queue of their own)")
+    return (f"run {workflow_id!r} cannot go on: a worker on task queue {queue!r} fails it: "
+            f"{_first_line(reason)}{hint}; the run stays on the server")

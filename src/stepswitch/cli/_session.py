@@ -110,8 +110,9 @@ def continue_script(model: Any, snap: Any, state: Any = None) -> None:
     import sys
 
     earlier = model_responses_in(snap.items)
-    own = 0
     if state is not None and state.session is not None:  # this run's own are in calls_made
+        if snap.version != state.session.version:
+            return  # the session moved on since: the resume is refused, nothing to continue
         own = len(model_responses_in(state.items[: state.session.synced]))
         earlier = earlier[: len(earlier) - own]
     if not earlier:

@@ -436,7 +436,9 @@ async def _drive(
         out.end_text()
         total.add(streamed.usage)
         if not streamed.interruptions:
-            saved = _save(args, streamed.to_state())  # finished: a resume of it is refused
+            # finished: a resume of it is refused (and with nowhere to save it, it is not
+            # made: a flow's last value need not have a JSON form)
+            saved = _save(args, streamed.to_state()) if _save_paths(args) else []
             if saved:
                 out.line(f"saved the finished run to {', '.join(saved)}")
             out.done(streamed.last_agent, total)

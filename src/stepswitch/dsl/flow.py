@@ -202,12 +202,13 @@ def _output_check(s: Step) -> Callable[[Any], None]:
     plain = isinstance(tp, type) and typing.get_origin(tp) is None
     validate: Callable[[Any], Any] | None = None
     if tp is not Any and tp is not object:
-        from pydantic import TypeAdapter
-
         # a type pydantic cannot validate (a Protocol, a callable) is checked by isinstance
         # when it is a class, and not at all otherwise
         with contextlib.suppress(Exception):
-            validate = functools.partial(TypeAdapter(tp).validate_python, strict=True)
+            try:
+                validate = _strict_validator(tp)  # steps of one type share it
+            except TypeError:  # unhashable (Annotated with a list in it): its own
+                validate = _strict_validator.__wrapped__(tp)
 
     def check(value: Any) -> None:
         if plain and isinstance(value, tp):  # the common case, at the cost of a call
@@ -227,6 +228,14 @@ def _output_check(s: Step) -> Callable[[Any], None]:
         )
 
     return check
+
+
+@functools.lru_cache(maxsize=1024)
+def _strict_validator(tp: Any) -> Callable[[Any], Any]:
+    """``validate_python(value, strict=True)`` of one ``TypeAdapter`` for ``tp``."""
+    from pydantic import TypeAdapter
+
+    return functools.partial(TypeAdapter(tp).validate_python, strict=True)
 
 
 def _shown(tp: Any) -> str:

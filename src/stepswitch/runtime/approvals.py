@@ -43,12 +43,23 @@ def _answered(state: RunState) -> set[str]:
     return {i.call_id for i in state.items if type(i) is ToolCallOutputItem}
 
 
+def _waiting(state: RunState) -> set[str]:
+    """Call ids of the paused turn's calls: only these can await a decision. A flow's
+    node run sits under the same key each time a loop comes back to it (its fan-out
+    branch under the same index), so an approval item an earlier round left, already
+    decided, names the new round's paused run as its owner too."""
+    if state.pending is None:
+        return set()
+    return {c.call_id for c in state.pending.output if c.type == "function_call"}
+
+
 def open_approvals(state: RunState) -> list[ToolApprovalItem]:
     """Approval items of ``state`` (nested runs' included) that still await a decision."""
     if state.pending is None and (state.flow is None or not state.nested):
         return []  # a flow pauses in its nested runs (agent nodes, fan-out branches)
     done: dict[tuple[str, ...], set[str]] = {}
-    out: list[ToolApprovalItem] = []
+    waiting: dict[tuple[str, ...], set[str]] = {}
+    out: dict[tuple[tuple[str, ...], str], ToolApprovalItem] = {}
     for item in state.items:
         if type(item) is not ToolApprovalItem:
             continue
@@ -58,16 +69,21 @@ def open_approvals(state: RunState) -> list[ToolApprovalItem]:
             continue  # its nested run has finished: nothing waits any more
         if path not in done:
             done[path] = _answered(owner)
+            waiting[path] = _waiting(owner)
         answered = done[path]
         key = (item.agent, item.name)
         if (
-            item.call_id not in answered
+            item.call_id in waiting[path]
+            and item.call_id not in answered
             and item.call_id not in owner.decisions
             and key not in state.always
             and key not in owner.always
         ):
-            out.append(item)
-    return out
+            # an earlier round's item of the same call id (ids numbered per response)
+            # gives way to the paused turn's, listed last
+            out.pop((path, item.call_id), None)
+            out[(path, item.call_id)] = item
+    return list(out.values())
 
 
 def find_approval(
@@ -98,8 +114,8 @@ def find_approval(
             and (path is None or candidate.run_path == path)
         ):
             owner = owner_of(state, candidate.run_path)
-            if owner is not None and owner.pending is not None:
-                found.setdefault((candidate.run_path, call_id), (owner, candidate))
+            if owner is not None and call_id in _waiting(owner):
+                found[(candidate.run_path, call_id)] = (owner, candidate)  # the latest
     if not found:
         pending = ", ".join(i.call_id for i in open_approvals(state)) or "none"
         raise StateError(f"no pending approval has call id {call_id!r} (pending: {pending})")

@@ -299,7 +299,17 @@ class FlowRun:
         return {}
 
     def snapshot(self, fc: FlowCore, *, status: str) -> RunState:
-        from pydantic_core import to_jsonable_python
+        from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+        def saved(value: Any) -> Any:
+            try:
+                return to_jsonable_python(value)
+            except PydanticSerializationError as exc:
+                raise UserError(
+                    f"flow {self.workflow!r}: the value at node {self.node!r} has no JSON "
+                    f"form, so the run's state cannot be saved ({exc}); give the flow's steps "
+                    "types with one: BaseModel subclasses, dataclasses, builtin types"
+                ) from None
 
         items = self.all_items()
         fan = self.fan
@@ -307,13 +317,13 @@ class FlowRun:
         if fan is not None:
             fan_state = FanState(
                 source=fan.source,
-                elements=[to_jsonable_python(e) for e in fan.elements],
-                results={i: to_jsonable_python(v) for i, v in fan.results.items()},
+                elements=[saved(e) for e in fan.elements],
+                results={i: saved(v) for i, v in fan.results.items()},
             )
         value = self.raw_input if self.fresh else self.value
         flow = FlowState(
             node=self.node,
-            value=to_jsonable_python(value),
+            value=saved(value),
             uses=dict(self.uses),
             done=len(self.items),
             fan=fan_state,

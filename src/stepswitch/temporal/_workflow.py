@@ -752,6 +752,10 @@ class _Driver:
             i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
             for i in result.interruptions
         }
+        for call_id in self.pending:
+            # a new call under a decided call's id (a flow's loop back to a node whose
+            # model numbers calls per response, call_0 each round) waits afresh
+            self.decided.pop(call_id, None)
         self.waiting = True
         await workflow.wait_condition(
             lambda: not self.pending
@@ -765,9 +769,9 @@ class _Driver:
             else:
                 state.reject(call_id, decision.message)
         if self.trace is not None:
-            self.trace.resume(
-                {c: d.approve for c, d in self.decisions.items()}, state.current_turn
-            )
+            # where it resumed, as in-process: a flow's turns are its nodes' model calls
+            turn = state.calls_made if state.flow is not None else state.current_turn
+            self.trace.resume({c: d.approve for c, d in self.decisions.items()}, turn)
             self.segment = Segment(self.trace, self.trace.root_context)
         self.decisions = {}
         return state
