@@ -14,6 +14,7 @@ subprocess); a server calling ``await machine.run(...)`` has asyncio loaded alre
 
 from __future__ import annotations
 
+import importlib
 import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -123,9 +124,8 @@ class StateMachine:
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
-            from stepswitch.runtime import tracing
-            from stepswitch.runtime.flow import flow_loop, flow_run
-
+            tracing = _loaded("stepswitch.runtime.tracing")
+            flow = _loaded("stepswitch.runtime.flow")
             if session is not None or starting_agent is not None:
                 raise UserError(
                     f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
@@ -136,9 +136,9 @@ class StateMachine:
             tracer = _tracer(config.tracer_provider)
             # a traced flow announces its nodes (Emit), which the tracer turns into spans;
             # drivers that do not stream drop those effects as they drop every Emit
-            fr = flow_run(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
+            fr = flow.flow_run(self._flow, input, model=model, ctx=ctx, max_turns=max_turns,
                           emit=emit or tracer is not None)
-            loop = flow_loop(self._flow, fr, config)
+            loop: Loop = flow.flow_loop(self._flow, fr, config)
             if tracer is not None:
                 # a resumed flow continues the trace its state carries
                 loop, fr.trace_context = tracing.start(
@@ -159,8 +159,7 @@ class StateMachine:
                 f"{self.ir.name!r} (agents: {', '.join(self.agents)})"
             )
         if session is not None:  # sessions load for a run that has one
-            from stepswitch.runtime import conversation
-
+            conversation = _loaded("stepswitch.runtime.conversation")
             conversation_id = conversation.check_session(session)
         else:
             conversation_id = None
@@ -171,9 +170,7 @@ class StateMachine:
             loop = run_loop(self._core, run, config)
             tracer = _tracer(config.tracer_provider)
             if tracer is not None:
-                from stepswitch.runtime import tracing
-
-                loop, run.trace_context = tracing.start(
+                loop, run.trace_context = _loaded("stepswitch.runtime.tracing").start(
                     tracer, loop, workflow=self.ir.name, agent=run.current,
                     content=config.trace_content, conversation_id=conversation_id,
                     saved_context=run.trace_context,
@@ -191,7 +188,8 @@ class StateMachine:
             budget = input.max_turns if max_turns is _UNSET else max_turns
             run = Run.resume(self._core, input.copy(), max_turns=budget, ctx=ctx)
             if session is not None:
-                return conversation.resume(run, input, session, make_loop, config)
+                resumed: Loop = conversation.resume(run, input, session, make_loop, config)
+                return resumed
             if input.session is not None:
                 raise UserError(
                     f"this state was taken with session {input.session.session_id!r}: pass "
@@ -205,9 +203,10 @@ class StateMachine:
             return Run.start(name, agent, input, max_turns=budget, ctx=ctx)
 
         if session is not None:
-            return conversation.start(
+            started: Loop = conversation.start(
                 self._core, session, make_run, make_loop, config, starting_agent
             )
+            return started
         return make_loop(make_run(starting_agent or self.ir.entry))
 
     async def run(
@@ -235,9 +234,8 @@ class StateMachine:
             starting_agent=starting_agent,
         )
         timeout = run_config.timeout if run_config is not None else None
-        from stepswitch.runtime.pump import drive  # asyncio is loaded: we run on it
-
-        result: RunResult = await drive(loop, timeout=timeout)
+        # the pump (and asyncio, loaded already: we run on it) on the first run
+        result: RunResult = await _loaded("stepswitch.runtime.pump").drive(loop, timeout=timeout)
         return result
 
     def run_sync(
@@ -252,10 +250,8 @@ class StateMachine:
         starting_agent: str | None = None,
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
-        import asyncio  # loaded here, with the first run_sync, not with the runner
-
-        try:
-            asyncio.get_running_loop()
+        try:  # asyncio loads here, with the first run_sync, not with the runner
+            _loaded("asyncio").get_running_loop()
         except RuntimeError:
             pass
         else:
@@ -294,20 +290,25 @@ def _tracer(provider: Any) -> Any:
     that cannot be traced (no provider given, and OpenTelemetry's API never imported)."""
     if provider is None and "opentelemetry.trace" not in sys.modules:
         return None
-    from stepswitch.runtime.tracing import tracer_for
+    return _loaded("stepswitch.runtime.tracing").tracer_for(provider)
 
-    return tracer_for(provider)
+
+def _loaded(name: str) -> Any:
+    """The module ``name``, imported on first use. Not a ``from`` import in the method
+    that needs it: one costs ~8 k instructions every time it runs, the module loaded or
+    not (Python looks for the module's ``__path__`` and words the error it then drops),
+    which a run would pay each time; this costs a dict lookup."""
+    module = sys.modules.get(name)
+    return module if module is not None else importlib.import_module(name)
 
 
 _LOCAL = threading.local()
 
 
 def _thread_loop() -> asyncio.AbstractEventLoop:
-    import asyncio
-
     loop: asyncio.AbstractEventLoop | None = getattr(_LOCAL, "loop", None)
     if loop is None or loop.is_closed():
-        loop = asyncio.new_event_loop()
+        loop = _loaded("asyncio").new_event_loop()
         _LOCAL.loop = loop
     return loop
 
@@ -330,9 +331,9 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        from stepswitch.runtime.pump import Pump
-
-        pump = Pump(self._loop, stream=True, timeout=self._timeout)
+        pump = _loaded("stepswitch.runtime.pump").Pump(
+            self._loop, stream=True, timeout=self._timeout
+        )
         async for event in pump.events():
             if type(event) is AgentUpdatedStreamEvent:
                 self.current_agent = event.new_agent

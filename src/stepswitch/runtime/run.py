@@ -7,7 +7,9 @@ Only the loop touches a ``Run``; a ``RunState`` is its saved, inert form.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
+import sys
 import uuid
 from collections.abc import Generator
 from dataclasses import field, replace
@@ -302,9 +304,12 @@ def input_items(value: Any) -> tuple[InputItem, ...]:
 def check_state(core: MachineCore, state: RunState) -> None:
     """A state resumes only on a machine that still has what it names, and only when
     its indices and references are in range (:mod:`.state_check`)."""
-    from stepswitch.runtime.state_check import check_structure  # a resume's check only
-
-    check_structure(state)
+    # loaded for a resume only; a dict lookup after that (a `from` import statement here
+    # would cost each resume ~8 k instructions, loaded or not)
+    checks = sys.modules.get("stepswitch.runtime.state_check")
+    if checks is None:
+        checks = importlib.import_module("stepswitch.runtime.state_check")
+    checks.check_structure(state)
     if state.workflow != core.ir.name:
         raise StateError(
             f"the state belongs to workflow {state.workflow!r}, not {core.ir.name!r}"
