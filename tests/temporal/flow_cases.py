@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 import stepswitch as ss
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputFunctionCall, OutputMessage
-from tests._items import text_of
+from tests._items import output_of, text_of
 
 
 class Outline(BaseModel):
@@ -124,15 +124,19 @@ def fan_steps() -> ss.StateMachine:
     ]).compile()
 
 
+fan_agents_flow = ss.Workflow("fan_agents", split, flow=[
+    ss.fan_out(split, over="items", each=ss.Agent("translator", "Translate.", tools=[publish]),
+               then=joined, max_items=4, concurrency=2),
+    ss.then(joined, ss.END),
+])
+"""A fan-out over agents (two at once) whose agent has the gated tool (module-level: a
+CLI worker loads it by path)."""
+
+
 def fan_agents() -> ss.StateMachine:
-    """A fan-out over agents (two at once); the word "gate" makes its branch call the
-    gated tool."""
-    translator = ss.Agent("translator", "Translate.", tools=[publish])
-    return ss.Workflow("fan_agents", split, flow=[
-        ss.fan_out(split, over="items", each=translator, then=joined, max_items=4,
-                   concurrency=2),
-        ss.then(joined, ss.END),
-    ]).compile()
+    """``fan_agents_flow``: with ``ByInput`` the word "gate" makes its branch call the
+    gated tool; with ``TwinCalls`` every branch calls it, under the same call id."""
+    return fan_agents_flow.compile()
 
 
 class Box:
@@ -176,6 +180,23 @@ class ByInput:
 
 def by_input() -> Any:
     return ByInput()
+
+
+class TwinCalls:
+    """Every fan-out branch's model asks to publish its word under one call id, call_0
+    (as servers that number calls per response do), then says what the tool answered.
+    Answers by the request only: the branches run at once."""
+
+    async def get_response(self, request: ModelRequest) -> ModelResponse:
+        first = text_of(request.input[0])
+        last = request.input[-1]
+        if last is request.input[0]:
+            call = OutputFunctionCall("publish", json.dumps({"title": first}), "call_0")
+            return ModelResponse((call,))
+        return ModelResponse((OutputMessage(f"<{first}: {output_of(last)}>"),))
+
+
+twin_calls = TwinCalls()
 
 
 class Grade(BaseModel):

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +25,7 @@ from graphs.story import StoryState, story
 from stepswitch.cli.main import main
 from stepswitch.temporal import (
     Decision,
+    Interruption,
     RunInput,
     RunOutput,
     machine_digest,
@@ -29,6 +33,7 @@ from stepswitch.temporal import (
     workflow_for,
     workflow_name,
 )
+from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests.temporal import flow_cases as fc
 from tests.temporal.drive import Script, Seen, in_process, on_temporal, wait_for_interruptions
@@ -303,6 +308,116 @@ def test_a_worker_whose_flow_changed_fails_the_paused_flow_loudly(dev_server: st
             assert machine_digest(old) in error.message and machine_digest(new) in error.message
 
     asyncio.run(go())
+
+
+BRANCHES = [["flow:translator#0"], ["flow:translator#1"]]
+"""Where the twin calls wait: the fan-out node's two branches."""
+
+
+def _twins_in_process() -> Seen:
+    """Both branches pause on call_0: approve branch 0's, reject branch 1's."""
+    machine = fc.fan_agents()
+    result = machine.run_sync("a b", model=fc.twin_calls)
+    pending = result.interruptions
+    assert sorted(list(i.run_path) for i in pending) == BRANCHES
+    assert [i.call_id for i in pending] == ["call_0", "call_0"]
+    state = result.to_state()
+    for item in pending:
+        if list(item.run_path) == BRANCHES[0]:
+            state.approve(item)
+        else:
+            state.reject(item, "not b")
+    result = machine.run_sync(state, model=fc.twin_calls)
+    assert not result.interruptions
+    final = result.final_output
+    return Seen(items=write_items(result.new_items), final_output=final,
+                last_agent=result.last_agent)
+
+
+def test_fan_out_branches_pausing_on_one_call_id_are_decided_one_by_one(
+    dev_server: str,
+) -> None:
+    """The trial's repro: both branches' models number their call call_0. A decision
+    without a path is refused with the paths to choose from, harmlessly; with them,
+    each call is decided alone, and the run is the in-process run."""
+    expected = _twins_in_process()
+    assert expected.final_output == "<a: published a>+<b: not b>"
+    machine = fc.fan_agents()
+    queue = f"twins-{uuid.uuid4().hex[:8]}"
+
+    async def go() -> tuple[RunOutput, Any]:
+        client = await Client.connect(dev_server)
+        async with worker_for(client, machine, task_queue=queue, model=fc.twin_calls):
+            handle = await client.start_workflow(
+                workflow_name(machine), RunInput("a b"), id=f"twins-{uuid.uuid4().hex}",
+                task_queue=queue, result_type=RunOutput,
+            )
+            pending = await wait_for_interruptions(handle)
+            for _ in range(100):  # the branches pause at once: both listed, each once
+                if len(pending) >= 2:
+                    break
+                await asyncio.sleep(0.05)
+                pending = await wait_for_interruptions(handle)
+            assert sorted(p.path for p in pending) == BRANCHES
+            assert {p.call_id for p in pending} == {"call_0"}
+            with pytest.raises(WorkflowUpdateFailedError) as ambiguous:
+                await handle.execute_update("decide", Decision("call_0", True))
+            cause = ambiguous.value.cause
+            assert isinstance(cause, ApplicationError) and cause.type == "AmbiguousCall"
+            assert cause.message == (
+                "call id 'call_0' names 2 pending calls (publish at flow:translator#0, "
+                "publish at flow:translator#1); say which with the decision's path: "
+                "['flow:translator#0'] or ['flow:translator#1']")
+            again = await handle.query("interruptions", result_type=list[Interruption])
+            assert sorted(p.path for p in again) == BRANCHES  # the run is unharmed
+            said = await handle.execute_update(
+                "decide", Decision("call_0", True, path=BRANCHES[0]), result_type=str)
+            assert said == "approved publish (call_0) at flow:translator#0"
+            with pytest.raises(WorkflowUpdateFailedError) as twice:
+                await handle.execute_update(
+                    "decide", Decision("call_0", False, path=BRANCHES[0]))
+            assert isinstance(twice.value.cause, ApplicationError)
+            assert twice.value.cause.type == "AlreadyDecided"
+            assert "at flow:translator#0" in twice.value.cause.message
+            said = await handle.execute_update(
+                "decide", Decision("call_0", False, "not b", path=BRANCHES[1]),
+                result_type=str)
+            assert said == "rejected publish (call_0) at flow:translator#1"
+            output = await handle.result()
+            history = await handle.fetch_history()
+        await Replayer(workflows=[workflow_for(machine)]).replay_workflow(history)
+        return output, history
+
+    output, history = asyncio.run(go())
+    assert output.items == expected.items
+    assert output.final_output == expected.final_output
+    assert output.last_agent == expected.last_agent
+    assert len(history.events) > 3
+
+
+def test_a_cli_run_with_approve_all_decides_each_of_the_twin_calls(
+    dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("STEPSWITCH_GO", raising=False)
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    queue = f"cli-twins-{uuid.uuid4().hex[:8]}"
+    target = "tests/temporal/flow_cases.py:fan_agents_flow"
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "stepswitch", "worker", target, "--address", dev_server,
+         "--task-queue", queue, "--model", "tests/temporal/flow_cases.py:twin_calls"],
+        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        code = main(["run", target, "--temporal", dev_server, "--task-queue", queue,
+                     "--input", "a b", "--approve", "all"])
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out == "<a: published a>+<b: published b>\n"
+    assert "approved publish (call_0) at flow:translator#0" in out.err
+    assert "approved publish (call_0) at flow:translator#1" in out.err
 
 
 def _line_of(path: str, text: str) -> int:

@@ -119,7 +119,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     out.line(f"run {workflow_id} on {args.temporal} (task queue {queue})")
     result = asyncio.ensure_future(handle.result())
     shown = 0
-    asked: set[str] = set()
+    asked: set[tuple[tuple[str, ...], str]] = set()
     try:
         while True:
             done, _ = await asyncio.wait({result}, timeout=0.25)
@@ -148,29 +148,43 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
             shown = max(shown, len(items))
             if done:
                 break
+            # calls of one id (fan-out branches whose models number calls alike) are
+            # told apart, and decided, by where they wait
+            ids = [p.call_id for p in pending]
+            where = {
+                id(p): f" at {visible('/'.join(p.path))}" if ids.count(p.call_id) > 1 else ""
+                for p in pending
+            }
             if policy == "none" and pending:
                 for p in pending:
-                    out.line(f"waiting for approval: {visible(p.call_id)}: "
+                    out.line(f"waiting for approval: {visible(p.call_id)}{where[id(p)]}: "
                              f"{visible(p.name)}({visible(p.arguments)}) by {visible(p.agent)}")
                 out.line(f"the run waits on the server (id {workflow_id}); decide with: "
                          f"{_attach_command(args, workflow_id)}")
                 return 0
+            # a decided call leaves the pending list; one back under its key is a new
+            # round's (a loop back to the node), asked afresh
+            asked &= {(tuple(p.path), p.call_id) for p in pending}
             for p in pending:
-                if p.call_id in asked:
+                key = (tuple(p.path), p.call_id)
+                if key in asked:
                     continue
-                asked.add(p.call_id)
+                asked.add(key)
                 approve = True
                 if policy == "ask":
-                    answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}? [y/N] ")
+                    answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}"
+                                  f"{where[id(p)]}? [y/N] ")
                     approve = answer in ("y", "yes")
                 try:
-                    said = await handle.execute_update(
-                        "decide", st.Decision(p.call_id, approve))
+                    # by its path too: exactly this call (a worker older than paths
+                    # lists none and ignores it)
+                    said = await handle.execute_update("decide", st.Decision(
+                        p.call_id, approve, path=p.path))
                 except WorkflowUpdateFailedError as exc:  # the run refused it
                     cause = exc.cause
                     why = cause.message if isinstance(cause, ApplicationError) else str(
                         cause or exc)
-                    print(f"stepswitch: error: the decision on {p.call_id} failed: "
+                    print(f"stepswitch: error: the decision on {p.call_id}{where[id(p)]} failed: "
                           f"{_first_line(why)}", file=sys.stderr)
                     return 1
                 out.line(f"  {said}")

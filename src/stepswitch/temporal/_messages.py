@@ -52,21 +52,32 @@ class RunInput:
 @dataclass
 class Decision:
     """A human's answer to one pending approval (``message``: what the model sees on
-    a rejection)."""
+    a rejection).
+
+    ``path`` says which call when pending calls share ``call_id`` (a flow's fan-out
+    branches whose models number calls alike, ``call_0`` each): the ``path`` of the
+    ``Interruption`` decided. Unset, ``call_id`` must name one pending call."""
 
     call_id: str
     approve: bool
     message: str | None = None
+    path: list[str] | None = None
 
 
 @dataclass
 class Interruption:
-    """A call waiting for approval."""
+    """A call waiting for approval.
+
+    ``path`` is where it waits: the runs that hold it, outermost first (a flow node's
+    run as ``flow:NODE``, a fan-out branch's as ``flow:NODE#INDEX``, an agent tool's
+    nested run by its call id); empty for a call of the run itself. A ``Decision``
+    passes it back when another pending call has the same ``call_id``."""
 
     call_id: str
     name: str
     arguments: str
     agent: str
+    path: list[str] = field(default_factory=list)
 
 
 @dataclass

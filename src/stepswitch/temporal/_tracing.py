@@ -128,7 +128,7 @@ class WorkflowTrace:
             self.events = []
         return self.api.set_span_in_context(self.root)
 
-    def resume(self, decisions: dict[str, bool], turn: int) -> None:
+    def resume(self, decisions: list[tuple[str, bool]], turn: int) -> None:
         """The run goes on after a pause: its next spans go under a new workflow span,
         a child of the first."""
         self.parent = self.ended or self.parent
@@ -137,7 +137,7 @@ class WorkflowTrace:
         self.events += [
             (sc.EVENT_APPROVAL_DECIDED, {sc.TOOL_CALL_ID: call_id,
                                          "stepswitch.approved": approved})
-            for call_id, approved in decisions.items()
+            for call_id, approved in decisions
         ]
 
     def end(self, last_agent: str | None, exc: BaseException | None = None) -> None:

@@ -41,6 +41,7 @@ from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallJob, CallModel, Emit, Err, NestedJob, Ok, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run, misfit
+from stepswitch.runtime.items import ToolApprovalItem
 from stepswitch.runtime.loop import run_loop
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
@@ -456,6 +457,28 @@ class _RunBase:
 # -- the driver ------------------------------------------------------------------------------
 
 
+_Key = tuple[tuple[str, ...], str]
+"""A pending call: ``(path, call id)``, the path being its ``ToolApprovalItem.run_path``."""
+
+
+def _where(path: tuple[str, ...]) -> str:
+    """A call's path as messages show it: ``flow:NODE#0``, nested runs after a ``/``."""
+    return "/".join(path) or "the run itself"
+
+
+def _verdict(approved: bool) -> str:
+    return "approved" if approved else "rejected"
+
+
+def _listing(keys: list[_Key]) -> str:
+    """Pending calls by id, each with its path when another shares its id."""
+    ids = [k[1] for k in keys]
+    return ", ".join(
+        f"{k[1]} at {_where(k[0])}" if ids.count(k[1]) > 1 else k[1]
+        for k in sorted(keys, key=lambda k: (k[1], k[0]))
+    ) or "none"
+
+
 class _Driver:
     """Performs the loop's effects with Temporal's primitives."""
 
@@ -474,9 +497,13 @@ class _Driver:
         self.stamp: str | None = None
         self.top: Run | None = None
         self.context: Any = None
-        self.pending: dict[str, Interruption] = {}
-        self.decisions: dict[str, Decision] = {}
-        self.decided: dict[str, bool] = {}
+        # a pending call is keyed by (path, call id), as RunState keys its decisions:
+        # a flow's fan-out branches may pause on calls of the same id at once
+        self.pending: dict[_Key, Interruption] = {}
+        self.paused: dict[_Key, ToolApprovalItem] = {}
+        """The pause's calls (decided or not), until the next pause."""
+        self.decisions: dict[_Key, Decision] = {}
+        self.decided: dict[_Key, bool] = {}
         self.waiting = False
         self.finished = False
         self.turns = 0
@@ -515,26 +542,55 @@ class _Driver:
 
     # -- decisions --------------------------------------------------------------------------
 
-    def check_decision(self, decision: Decision, *, early: bool = False) -> None:
-        """Refuse a decision the run cannot take (``early``: the validator, which may
-        run before the run has come back to its pause; it checks what it can). A changed
-        machine is not refused here: the accepted update fails the run, loudly."""
-        if decision.call_id in self.decided:
-            verdict = "approved" if self.decided[decision.call_id] else "rejected"
-            raise ApplicationError(
-                f"call {decision.call_id!r} was already decided ({verdict}); a decision "
-                "cannot be changed",
-                type="AlreadyDecided",
-            )
+    def check_decision(self, decision: Decision, *, early: bool = False) -> _Key | None:
+        """Refuse a decision the run cannot take; else the call it decides (``early``:
+        the validator, which may run before the run has come back to its pause; it
+        checks what it can, and names no call). A changed machine is not refused here:
+        the accepted update fails the run, loudly."""
+        call_id = decision.call_id
+        path = None if decision.path is None else tuple(decision.path)
         if early and not self.waiting:
-            return
-        if decision.call_id not in self.pending:
-            waiting = ", ".join(sorted(self.pending)) or "none"
+            done = [k for k in self.decided if k[1] == call_id and path in (None, k[0])]
+            if done:
+                raise self._already(done[-1])
+            return None
+        if path is not None:
+            key: _Key | None = (path, call_id)
+        else:
+            named = [k for k in self.paused if k[1] == call_id]
+            if len(named) > 1:
+                calls = ", ".join(
+                    f"{self.paused[k].name} at {_where(k[0])}"
+                    + (f" ({_verdict(self.decided[k])})" if k in self.decided else "")
+                    for k in named
+                )
+                choices = " or ".join(repr(list(k[0])) for k in named)
+                raise ApplicationError(
+                    f"call id {call_id!r} names {len(named)} pending calls ({calls}); say "
+                    f"which with the decision's path: {choices}",
+                    type="AmbiguousCall",
+                )
+            key = named[0] if named else next(
+                (k for k in reversed(self.decided) if k[1] == call_id), None)
+        if key is not None and key in self.decided:
+            raise self._already(key)
+        if key is None or key not in self.pending:
+            named_as = call_id if path is None else f"{call_id} at {_where(path)}"
             raise ApplicationError(
-                f"no approval is pending for call id {decision.call_id!r} "
-                f"(pending: {waiting})",
+                f"no approval is pending for call id {named_as!r} "
+                f"(pending: {_listing(list(self.pending))})",
                 type="UnknownCall",
             )
+        return key
+
+    def _already(self, key: _Key) -> ApplicationError:
+        where = f" at {_where(key[0])}" if any(
+            k[1] == key[1] and k != key for k in self.paused) else ""
+        return ApplicationError(
+            f"call {key[1]!r}{where} was already decided ({_verdict(self.decided[key])}); "
+            "a decision cannot be changed",
+            type="AlreadyDecided",
+        )
 
     async def decide(self, decision: Decision) -> str:
         # An update can arrive in the same activation that resumes the run to its
@@ -548,12 +604,14 @@ class _Driver:
                 f"the run has ended; no approval is pending for call id {decision.call_id!r}",
                 type="UnknownCall",
             )
-        if decision.call_id in self.decided or decision.call_id not in self.pending:
-            self.check_decision(decision)  # raises with the reason
-        self.decisions[decision.call_id] = decision
-        self.decided[decision.call_id] = decision.approve
-        item = self.pending.pop(decision.call_id)
-        return f"{'approved' if decision.approve else 'rejected'} {item.name} ({item.call_id})"
+        key = self.check_decision(decision)  # raises with the reason
+        assert key is not None
+        self.decisions[key] = decision
+        self.decided[key] = decision.approve
+        item = self.pending.pop(key)
+        where = f" at {_where(key[0])}" if any(
+            k[1] == key[1] and k != key for k in self.paused) else ""
+        return f"{_verdict(decision.approve)} {item.name} ({item.call_id}){where}"
 
     # -- the run ----------------------------------------------------------------------------
 
@@ -750,14 +808,15 @@ class _Driver:
             self.segment.end(result.interruptions)
             self.trace.end(result.last_agent)
         state = result.to_state()
+        self.paused = {(i.run_path, i.call_id): i for i in result.interruptions}
         self.pending = {
-            i.call_id: Interruption(i.call_id, i.name, i.arguments, i.agent)
-            for i in result.interruptions
+            key: Interruption(i.call_id, i.name, i.arguments, i.agent, list(i.run_path))
+            for key, i in self.paused.items()
         }
-        for call_id in self.pending:
-            # a new call under a decided call's id (a flow's loop back to a node whose
+        for key in self.pending:
+            # a new call under a decided call's key (a flow's loop back to a node whose
             # model numbers calls per response, call_0 each round) waits afresh
-            self.decided.pop(call_id, None)
+            self.decided.pop(key, None)
         self.waiting = True
         await workflow.wait_condition(
             lambda: not self.pending
@@ -765,15 +824,17 @@ class _Driver:
         )
         self.waiting = False
         self._check_version()
-        for call_id, decision in self.decisions.items():
+        for key, decision in self.decisions.items():
+            item = self.paused[key]  # the item: its path says which call, not its id alone
             if decision.approve:
-                state.approve(call_id)
+                state.approve(item)
             else:
-                state.reject(call_id, decision.message)
+                state.reject(item, decision.message)
         if self.trace is not None:
             # where it resumed, as in-process: a flow's turns are its nodes' model calls
             turn = state.calls_made if state.flow is not None else state.current_turn
-            self.trace.resume({c: d.approve for c, d in self.decisions.items()}, turn)
+            self.trace.resume(
+                [(key[1], d.approve) for key, d in self.decisions.items()], turn)
             self.segment = Segment(self.trace, self.trace.root_context)
         self.decisions = {}
         return state
