@@ -188,6 +188,15 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f1__ = __dataclass_f1__
   self.__dataclass_f2__ = __dataclass_f2__
   self.__dataclass_f3__ = __dataclass_f3__
+  self.__dataclass_f4__ = __dataclass_dflt_4__() if __dataclass_f4__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f4__
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_dflt_4__() if __dataclass_f4__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f4__'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):
+  self.__dataclass_f0__ = __dataclass_f0__
+  self.__dataclass_f1__ = __dataclass_f1__
+  self.__dataclass_f2__ = __dataclass_f2__
+  self.__dataclass_f3__ = __dataclass_f3__
   self.__dataclass_f4__ = __dataclass_f4__
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__'] = __init__.__code__
 
