@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -26,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_temporal import TUNED, dev_server  # noqa: E402
+from bench.bench_temporal import TUNED, dev_server, replayed  # noqa: E402
 from graphs.judge import judge  # noqa: E402
 from stepswitch.runtime.model import ModelRequest, ModelResponse  # noqa: E402
 from stepswitch.temporal import (  # noqa: E402
@@ -54,28 +52,6 @@ class TwoRounds:
         return ModelResponse((assistant_message(out),))
 
 
-_CHILD = """
-import asyncio, concurrent.futures, sys
-sys.path.insert(0, {root!r})
-from temporalio.client import WorkflowHistory
-from temporalio.worker import Replayer
-from graphs.judge import judge
-from stepswitch.temporal import workflow_for
-history = WorkflowHistory.from_json("bench", open(sys.argv[1]).read())
-runs = int(sys.argv[2])
-async def histories():
-    for _ in range(runs + 1):  # one warm-up replay, then the runs
-        yield history
-async def main() -> None:
-    replayer = Replayer(
-        workflows=[workflow_for(judge.compile(), local_activities=True)],
-        workflow_task_executor=concurrent.futures.ThreadPoolExecutor(1),
-    )
-    await replayer.replay_workflows(histories(), raise_on_replay_failure=True)
-asyncio.run(main())
-"""
-
-
 async def _record(address: str, path: Path) -> None:
     machine = judge.compile()
     client = await connect(address, timeout=30)
@@ -91,18 +67,6 @@ async def _record(address: str, path: Path) -> None:
     path.write_text((await handle.fetch_history()).to_json())
 
 
-def _replayed(history: Path, runs: int) -> int:
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, "-c", _CHILD.format(root=str(ROOT)), str(history), str(runs)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
-    )
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise SystemExit(f"the replaying child failed:\n{done.stderr[-2000:]}")
-    return int(found.group(1))
-
-
 def main() -> int:
     if shutil.which("valgrind") is None:
         print("bench_flow_temporal: needs valgrind", file=sys.stderr)
@@ -111,7 +75,8 @@ def main() -> int:
         history = Path(tmp) / "judge.json"
         with dev_server(TUNED.server_flags, TUNED.server_env) as (address, _):
             asyncio.run(_record(address, history))
-        per_run = (_replayed(history, 12) - _replayed(history, 2)) / 10
+        per_run = (replayed(history, 12, "graphs.judge", "judge")
+                   - replayed(history, 2, "graphs.judge", "judge")) / 10
     print(f"instructions per replayed judge-flow run (workflow side, local activities; "
           f"4 model calls, 6 steps): {per_run / 1e6:.1f} M")
     return 0

@@ -349,7 +349,7 @@ import asyncio, concurrent.futures, sys
 sys.path.insert(0, {root!r})
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
-from graphs.support import support
+from {module} import {name} as machine_source
 from stepswitch.temporal import workflow_for
 history = WorkflowHistory.from_json("bench", open(sys.argv[1]).read())
 runs = int(sys.argv[2])
@@ -358,7 +358,7 @@ async def histories():
         yield history
 async def main() -> None:
     replayer = Replayer(
-        workflows=[workflow_for(support.compile(), local_activities=True)],
+        workflows=[workflow_for(machine_source.compile(), local_activities=True)],
         workflow_task_executor=concurrent.futures.ThreadPoolExecutor(1),
     )
     await replayer.replay_workflows(histories(), raise_on_replay_failure=True)
@@ -383,10 +383,14 @@ async def _record(address: str, path: Path) -> None:
     path.write_text((await handle.fetch_history()).to_json())
 
 
-def _replayed(history: Path, runs: int) -> int:
+def replayed(history: Path, runs: int, module: str = "graphs.support",
+             name: str = "support") -> int:
+    """Instructions (callgrind) of a child replaying ``history`` ``runs`` + 1 times with
+    the workflow of ``module:name`` (its activities all local)."""
+    child = _REPLAY_CHILD.format(root=str(ROOT), module=module, name=name)
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, "-c", _REPLAY_CHILD.format(root=str(ROOT)), str(history), str(runs)],
+         sys.executable, "-c", child, str(history), str(runs)],
         cwd=ROOT, capture_output=True, text=True, check=False,
     )
     found = re.search(r"Collected : (\d+)", done.stderr)
@@ -405,7 +409,7 @@ def replay_instructions() -> float | None:
         history = Path(tmp) / "support.json"
         with dev_server(TUNED.server_flags, TUNED.server_env) as (address, _):
             asyncio.run(_record(address, history))
-        return (_replayed(history, 12) - _replayed(history, 2)) / 10
+        return (replayed(history, 12) - replayed(history, 2)) / 10
 
 
 def main() -> int:
