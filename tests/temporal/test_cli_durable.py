@@ -30,12 +30,8 @@ def test_run_on_temporal_shows_progress_approves_and_prints_the_result(
     monkeypatch.delenv("STEPSWITCH_GO", raising=False)
     monkeypatch.chdir(ROOT)
     queue = f"cli-{uuid.uuid4().hex[:8]}"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
-         "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model", "--local-activities", local],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue,
+                     "--local-activities", local)
     workflow_id = f"cli-{uuid.uuid4().hex[:8]}"
     try:
         code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
@@ -145,12 +141,7 @@ def test_a_flow_runs_on_temporal_from_the_cli(
     monkeypatch.delenv("STEPSWITCH_GO", raising=False)
     monkeypatch.chdir(ROOT)
     queue = f"cli-flow-{uuid.uuid4().hex[:8]}"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable_flow",
-         "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model"],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    worker = _worker("tests/temporal/flows.py:durable_flow", dev_server, queue)
     try:
         code = main(["run", "tests/temporal/flows.py:durable_flow", "--temporal", dev_server,
                      "--task-queue", queue, "--input", "one lamp", "--approve", "all"])
@@ -224,12 +215,7 @@ def test_a_worker_writes_the_spans_of_the_runs_it_serves(
     monkeypatch.chdir(ROOT)
     spans = tmp_path / "worker.jsonl"
     queue = f"trace-{uuid.uuid4().hex[:8]}"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
-         "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model", "--trace", str(spans)],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue, "--trace", str(spans))
     try:
         code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
                      "--task-queue", queue, "--input", "a lamp", "--approve", "all"])
@@ -268,12 +254,7 @@ def test_a_run_left_waiting_says_the_command_that_decides_it(
     monkeypatch.delenv("STEPSWITCH_GO", raising=False)
     monkeypatch.chdir(ROOT)
     queue = f"none-{uuid.uuid4().hex[:8]}"
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "stepswitch", "worker", "tests/temporal/flows.py:durable",
-         "--address", dev_server, "--task-queue", queue,
-         "--model", "tests/temporal/flows.py:model"],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue)
     try:
         code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
                      "--task-queue", queue, "--input", "a lamp", "--approve", "none"])
@@ -322,10 +303,11 @@ def test_attaching_names_the_run_s_own_task_queue_not_the_flag_s_default(
     assert err.startswith(f"run {workflow_id} on {dev_server} (task queue {queue})\n")
 
 
-def _worker(target: str, address: str, queue: str) -> subprocess.Popen[bytes]:
+def _worker(target: str, address: str, queue: str, *flags: str) -> subprocess.Popen[bytes]:
+    """``stepswitch worker TARGET`` with the tests' model, serving ``queue``."""
     return subprocess.Popen(
         [sys.executable, "-m", "stepswitch", "worker", target, "--address", address,
-         "--task-queue", queue, "--model", "tests/temporal/flows.py:model"],
+         "--task-queue", queue, "--model", "tests/temporal/flows.py:model", *flags],
         cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
 
