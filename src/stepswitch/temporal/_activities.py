@@ -138,6 +138,29 @@ class _Span:
         guarded(close)
 
 
+async def _call_user(
+    span: _Span, fn: Callable[..., Any], is_async: bool, args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Call a tool's or step's function under ``span``: a coroutine function awaited, a
+    plain one in a thread (which runs in a copy of this context, so the function's own
+    spans nest under ``span``). What it raises fails the activity for good: retrying
+    would run the user's code again."""
+    try:
+        if is_async:
+            value = await fn(*args, **kwargs)
+        else:
+            value = await _value(await asyncio.to_thread(fn, *args, **kwargs))
+    except Exception as exc:
+        span.done(exc=exc)
+        raise _failure(exc, retryable=False) from exc
+    except BaseException as exc:
+        span.done(exc=exc)
+        raise
+    span.done()
+    return value
+
+
 def activities_for(
     machine: StateMachine,
     model: Model | None = None,
@@ -218,20 +241,8 @@ def activities_for(
             span = _Span(tracer_provider, call.traceparent, f"{sc.OP_EXECUTE_TOOL} {name}",
                          False, {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
                                  sc.TOOL_CALL_ID: call.call_id, sc.TOOL_TYPE: "function"})
-            try:
-                if action.is_async:
-                    value = await bound.fn(*args, **kwargs)
-                else:
-                    # the thread runs in a copy of this context: the tool's spans nest too
-                    value = await _value(await asyncio.to_thread(bound.fn, *args, **kwargs))
-            except Exception as exc:
-                # a tool that raised is the model's error output, never run again
-                span.done(exc=exc)
-                raise _failure(exc, retryable=False) from exc
-            except BaseException as exc:
-                span.done(exc=exc)
-                raise
-            span.done()
+            # a tool that raised is the model's error output, never run again
+            value = await _call_user(span, bound.fn, action.is_async, args, kwargs)
             if isinstance(value, _JSON_NATIVE):
                 try:
                     json.dumps(value)
@@ -383,19 +394,8 @@ def _step_activity(
             args = (ctx, value)
         span = _Span(tracer_provider, call.traceparent, f"{sc.SPAN_FLOW_STEP} {node.name}",
                      False, {sc.FLOW_NODE: node.name, sc.FLOW_NODE_KIND: "step"})
-        try:
-            if node.is_async:
-                out = await fn(*args)
-            else:
-                out = await _value(await asyncio.to_thread(fn, *args))
-        except Exception as exc:
-            # as in-process, a step that raised ends the run: not run again
-            span.done(exc=exc)
-            raise _failure(exc, retryable=False) from exc
-        except BaseException as exc:
-            span.done(exc=exc)
-            raise
-        span.done()
+        # as in-process, a step that raised ends the run: not run again
+        out = await _call_user(span, fn, node.is_async, args, {})
         reply: dict[str, Any] = {"value": jsonable(out)}
         if ctx is not None:
             reply["context"] = jsonable(ctx.context)
