@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     [loaded] = _one_workflow(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
-    args.flow_edges = _flow_edges(loaded.workflow)
+    args.workflow = loaded.workflow
     if getattr(args, "session", None) is not None:
         refuse_flow(machine, "--session keeps a conversation")
     args.context_object = build_context(args.context, loaded.workflow)
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume, machine, args.flow_edges)
+        start = _read_state(args.resume, machine, args)
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
         if _is_transcript(model):
@@ -221,17 +221,26 @@ def _one_workflow(target: str) -> list[Any]:
     return found
 
 
-def _flow_edges(workflow: Any) -> dict[str, tuple[str, int | None]]:
-    """Per flow node, where its exit is declared and its max_uses (for the messages of a
-    spent flow budget); empty for a workflow without a flow."""
-    return {e.source: (str(e.location), e.max_uses) for e in workflow.to_spec().flow or ()}
+def _flow_edge(args: argparse.Namespace | None, source: str) -> tuple[str, int | None]:
+    """Where flow node ``source``'s exit is declared, and its max_uses, for the messages
+    of a spent flow budget. The spec (IR has no locations) is built again only then,
+    not on every run."""
+    edges: dict[str, tuple[str, int | None]] | None = getattr(args, "flow_edges", None)
+    if edges is None:
+        workflow = getattr(args, "workflow", None)
+        flow = workflow.to_spec().flow if workflow is not None else None
+        edges = {e.source: (str(e.location), e.max_uses) for e in flow or ()}
+        if args is not None:
+            args.flow_edges = edges
+    return edges.get(source, ("its declaration", None))
 
 
 def _with_site(exc: StepswitchError, args: argparse.Namespace) -> str:
     """``exc.summary``; for a spent flow budget, with where that edge is declared."""
-    if isinstance(exc, FlowBudgetExceeded) and exc.source in args.flow_edges:
-        where, max_uses = args.flow_edges[exc.source]
-        return f"{exc.summary} (max_uses={max_uses} at {where})"
+    if isinstance(exc, FlowBudgetExceeded):
+        where, max_uses = _flow_edge(args, exc.source)
+        if max_uses is not None:
+            return f"{exc.summary} (max_uses={max_uses} at {where})"
     return exc.summary
 
 
@@ -293,8 +302,7 @@ class _Unstreamed:
         return await self._model.get_response(request)
 
 
-def _read_state(path: str, machine: Any,
-                flow_edges: dict[str, tuple[str, int | None]] | None = None) -> RunState:
+def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None) -> RunState:
     """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
 
     Checked here, not only when the run resumes: a state whose calls all await approval
@@ -324,7 +332,7 @@ def _read_state(path: str, machine: Any,
         )
     if state.flow is not None and state.flow.spent is not None:
         source, _, target = state.flow.spent.partition("->")
-        where = (flow_edges or {}).get(source, ("its declaration", None))[0]
+        where = _flow_edge(args, source)[0]
         raise UserError(
             f"--resume {path}: the saved run stopped when flow edge {source} → "
             f"{target.strip('<>')} had used up its max_uses, and resuming would take it again; "
@@ -566,7 +574,7 @@ def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
     if isinstance(exc, FlowBudgetExceeded):
         # resuming would take the spent edge again: no retry, a new run (which starts the
         # edge's count afresh) with a larger max_uses or a loop that ends sooner
-        where = args.flow_edges.get(exc.source, ("its declaration", None))[0]
+        where = _flow_edge(args, exc.source)[0]
         out.line(f"saved the run so far to {', '.join(saved)} (it cannot be resumed: the "
                  f"edge's budget is spent); raise max_uses at {where}, or let the loop end "
                  "sooner, and start a new run with --input")
