@@ -583,11 +583,15 @@ class _Driver:
             )
         return key
 
+    def _at(self, key: _Key) -> str:
+        """`` at PATH`` when another call of this pause shares ``key``'s id, else ``""``:
+        messages name a call by its id alone unless that is ambiguous."""
+        shared = any(k[1] == key[1] and k != key for k in self.paused)
+        return f" at {_where(key[0])}" if shared else ""
+
     def _already(self, key: _Key) -> ApplicationError:
-        where = f" at {_where(key[0])}" if any(
-            k[1] == key[1] and k != key for k in self.paused) else ""
         return ApplicationError(
-            f"call {key[1]!r}{where} was already decided ({_verdict(self.decided[key])}); "
+            f"call {key[1]!r}{self._at(key)} was already decided ({_verdict(self.decided[key])}); "
             "a decision cannot be changed",
             type="AlreadyDecided",
         )
@@ -609,9 +613,7 @@ class _Driver:
         self.decisions[key] = decision
         self.decided[key] = decision.approve
         item = self.pending.pop(key)
-        where = f" at {_where(key[0])}" if any(
-            k[1] == key[1] and k != key for k in self.paused) else ""
-        return f"{_verdict(decision.approve)} {item.name} ({item.call_id}){where}"
+        return f"{_verdict(decision.approve)} {item.name} ({item.call_id}){self._at(key)}"
 
     # -- the run ----------------------------------------------------------------------------
 
