@@ -540,6 +540,8 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                     yield Emit(FlowNodeStreamEvent(node.name, "step"))
                 value = fr.value  # an entry step's input was parsed when the run started
                 fr.fresh = False
+                # _branch_step's body, inline: a generator per step would cost a run
+                # ~0.25 µs a step (5% of a run of four plain steps)
                 fn = fc.fns[node.name]
                 out = fn(fr.ctx, value) if node.takes_context else fn(value)
                 if node.name in fc.awaits:
