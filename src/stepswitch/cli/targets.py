@@ -333,15 +333,13 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         raise TargetError(_user_traceback(shown, exc)) from None
 
 
-_RUNNER_HEAD = '"""Step-switch runner of a stepswitch workflow'
-"""How a module ``stepswitch compile`` wrote begins (see compiler/codegen.py)."""
-
-
 def _stale_runner(exc: UserError, shown: str) -> str | None:
     """When ``exc`` is a generated runner failing to import one of the workflow's objects
     (it was renamed or removed since): that, and the command that regenerates it."""
     if not str(exc).startswith("cannot import "):
         return None
+    from stepswitch.compiler.codegen import RUNNER_TITLE
+
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename.startswith(PACKAGE_DIR) or not frame.filename.endswith(".py"):
             continue
@@ -350,7 +348,7 @@ def _stale_runner(exc: UserError, shown: str) -> str | None:
                 head = file.read(2000)
         except OSError:
             continue
-        if not head.startswith(_RUNNER_HEAD):
+        if not head.startswith('"""' + RUNNER_TITLE):
             continue
         runner = Path(frame.filename)
         name = display_path(runner)
@@ -364,7 +362,8 @@ def _stale_runner(exc: UserError, shown: str) -> str | None:
 def _runner_source(runner: Path, head: str) -> str:
     """The TARGET a runner was generated from, as a path when its module is a file next
     to the runner (``report/report.py:report``), else as its header names it."""
-    marker = "Generated from "
+    from stepswitch.compiler.codegen import SOURCE_MARK as marker
+
     if marker not in head:
         return "TARGET"
     source = head.split(marker, 1)[1].split(". Do not edit", 1)[0]
