@@ -30,7 +30,7 @@ typecheck: venv
 	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
 pytest: venv
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=10
 
 test: lint typecheck pytest
 
