@@ -247,7 +247,11 @@ def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
     assert result.final_output == "seen 2"  # the SDK read our history
     items = asyncio.run(ours.get_items())
     assert [getattr(i, "content", None) for i in items] == ["earlier", "now", "seen 2"]
-    assert asyncio.run(adapter.pop_item()) == {"role": "assistant", "content": "seen 2"}
+    # the SDK's item comes back as the SDK wrote it, not narrowed to role and text
+    assert asyncio.run(adapter.pop_item()) == {
+        "id": "m", "type": "message", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "seen 2", "annotations": []}],
+    }
 
 
 def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
