@@ -272,3 +272,40 @@ def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
         assert await to_sdk_session(session).get_items() == [{"role": "user", "content": "hi"}]
 
     asyncio.run(go())
+
+
+def test_to_sdk_session_honours_session_settings() -> None:
+    from agents import SessionSettings
+
+    async def go() -> None:
+        ours = MemorySession("settings")
+        await ours.add_items([ss.runtime.UserInputItem(t) for t in "abcde"])
+        adapter = to_sdk_session(ours, session_settings=SessionSettings(limit=2))
+        assert [i["content"] for i in await adapter.get_items()] == ["d", "e"]
+        assert [i["content"] for i in await adapter.get_items(4)] == ["b", "c", "d", "e"]
+        assert await adapter.get_items(0) == []
+        assert len(await adapter.get_items(-1)) == 5  # as the SDK's SQLiteSession: all
+        adapter.session_settings = {"limit": 3}
+        assert [i["content"] for i in await adapter.get_items()] == ["c", "d", "e"]
+        adapter.session_settings = None
+        assert len(await adapter.get_items()) == 5
+
+    asyncio.run(go())
+
+
+def test_to_sdk_session_raises_what_the_sdk_session_raises(tmp_path: Any) -> None:
+    """An item that is not JSON is a TypeError from the SDK's own SQLiteSession; the
+    adapter raises the same, before anything is stored."""
+    from agents import SQLiteSession as SDKSQLiteSession
+
+    async def go() -> None:
+        theirs = SDKSQLiteSession("t", str(tmp_path / "sdk.db"))
+        ours = to_sdk_session(MemorySession("t"))
+        bad = [{"role": "user", "content": "ok"}, {"role": "user", "content": object()}]
+        for session in (theirs, ours):
+            with pytest.raises(TypeError):
+                await session.add_items(bad)
+            assert await session.get_items() == []
+        theirs.close()
+
+    asyncio.run(go())
