@@ -309,3 +309,21 @@ def test_to_sdk_session_raises_what_the_sdk_session_raises(tmp_path: Any) -> Non
         theirs.close()
 
     asyncio.run(go())
+
+
+def test_an_sdk_item_stepswitch_cannot_read_is_still_kept(tmp_path: Any) -> None:
+    """The adapter keeps what the SDK gives it, even a message stepswitch has no form
+    for: it comes back as written, and stepswitch's own view leaves it out."""
+
+    async def go() -> None:
+        session = SQLiteSession("odd", str(tmp_path / "s.db"))
+        odd = [{"type": "message", "role": "critic", "content": 5, "extra": [1.5, None]},
+               {"type": "future_item", "payload": {"k": "v"}},
+               {"role": "user", "content": "hello"}]
+        await to_sdk_session(session).add_items(odd)
+        assert await to_sdk_session(session).get_items() == odd
+        assert await session.get_items() == [ss.runtime.UserInputItem("hello")]
+        assert (await session.load()).version == 1
+        await session.close()
+
+    asyncio.run(go())

@@ -241,7 +241,6 @@ def decode_entries(rows: Sequence[str | bytes], session_id: str, where: str,
                 agent, item = raw.get("agent"), raw.get("item")
                 if not isinstance(agent, str) or type(item) is not dict:
                     raise StateError("a responses item needs an agent and an item object")
-                responses_view(item, agent, "item")  # the stepswitch view must exist too
                 out.append(ResponsesRow(agent, item))
                 continue
             out.append(item_from_json(raw, "item"))
@@ -258,7 +257,7 @@ def decode_entries(rows: Sequence[str | bytes], session_id: str, where: str,
 
 def stepswitch_view(entry: InputItem | ResponsesRow) -> InputItem | None:
     if type(entry) is ResponsesRow:
-        return responses_view(entry.item, entry.agent, "item")
+        return responses_view(entry.item, entry.agent, "item", strict=False)
     return entry  # type: ignore[return-value]
 
 

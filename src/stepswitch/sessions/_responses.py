@@ -96,10 +96,21 @@ def _field(raw: dict[str, Any], name: str, where: str) -> str:
     return value
 
 
-def responses_view(raw: dict[str, Any], agent: str, where: str) -> InputItem | None:
+def responses_view(raw: dict[str, Any], agent: str, where: str, *,
+                   strict: bool = True) -> InputItem | None:
     """The stepswitch item for a Responses input item; None when stepswitch's runs have
     no form for its type. A message or function call with fields of the wrong type is a
-    ``StateError`` (``where`` says which stored item)."""
+    ``StateError`` (``where`` says which stored item), or None when not ``strict`` (an
+    item the SDK wrote is kept as written, whatever its fields)."""
+    try:
+        return _view(raw, agent, where)
+    except StateError:
+        if strict:
+            raise
+        return None
+
+
+def _view(raw: dict[str, Any], agent: str, where: str) -> InputItem | None:
     kind = raw.get("type", "message" if "role" in raw else None)
     if kind == "message":
         role = raw.get("role")

@@ -237,10 +237,11 @@ async def _sdk_conversation(session: Any) -> tuple[list[Any], list[Any]]:
     agent = Agent(name="front", instructions="Describe images.", model=Scripted(),
                   tools=[lookup])
     config = RunConfig(tracing_disabled=True)
-    picture = [{"role": "user", "content": [
+    picture: Any = [{"role": "user", "content": [
         {"type": "input_text", "text": "What is in this picture?"},
         {"type": "input_image", "image_url": PNG, "detail": "high"}]}]
-    for turn in (picture, "Look it up.", "Thanks!"):
+    turns: list[Any] = [picture, "Look it up.", "Thanks!"]
+    for turn in turns:
         await Runner.run(agent, turn, session=session, run_config=config)
     assert not script, "the scripted model was not asked as often as scripted"
     return list(await session.get_items()), inputs

@@ -96,7 +96,8 @@ class SDKSessionAdapter:
             return
         ours = []
         for n, raw in enumerate(items):
-            item = responses_view(plain_item(raw), self.agent_name, f"item {n}")
+            item = responses_view(plain_item(raw), self.agent_name, f"item {n}",
+                                  strict=False)
             if item is None:
                 raise SessionError(
                     f"{type(self.session).__name__} keeps stepswitch items only, and a "
