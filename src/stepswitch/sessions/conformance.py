@@ -19,7 +19,11 @@ Fixtures: ``session_factory`` (``session_id -> Session``; required),
 it: a store that lives in one process cannot share), ``corrupt_item`` (``(session,
 index, text)`` overwrites a stored item's raw text; None skips the corrupt-row case).
 
-The cases: order and limit; isolation between session ids; idempotent replay; an
+The cases: order and limit; a limit larger than the history; every Responses input
+item type written through ``to_sdk_session`` and given back exactly; an SDK ``Runner``
+conversation (reasoning items, citations, a user image, a tool call) stored as the
+SDK's own ``SQLiteSession`` stores it, then continued by a stepswitch run (skipped
+without ``openai-agents``); isolation between session ids; idempotent replay; an
 operation id reused with other items refused before any change; a stale version
 refused; the SDK's four methods; two concurrent runs (``asyncio.gather``) → exactly
 one ``SessionConflict``; two OS processes appending to one store → nothing lost or
