@@ -327,3 +327,36 @@ def test_an_sdk_item_stepswitch_cannot_read_is_still_kept(tmp_path: Any) -> None
         await session.close()
 
     asyncio.run(go())
+
+
+def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
+    """Items the SDK wrote (a reasoning item among them) are read in stepswitch's view;
+    the version is the item count; a pop gives back what it removed."""
+    from agents import SQLiteSession as SDKSQLiteSession
+
+    async def go() -> None:
+        sdk = SDKSQLiteSession("mixed", str(tmp_path / "sdk.db"))
+        reasoning = {"type": "reasoning", "id": "rs_1", "summary": [],
+                     "encrypted_content": "enc"}
+        odd = {"type": "no_such_item", "x": 1}
+        await sdk.add_items([{"role": "user", "content": "hi"}, reasoning,
+                             {"type": "message", "role": "assistant", "id": "m",
+                              "content": [{"type": "output_text", "text": "hello",
+                                           "annotations": []}]}])
+        session = from_sdk_session(sdk, agent_name="desk")
+        snap = await session.load()
+        assert snap.items == (ss.runtime.UserInputItem("hi"),
+                              ss.runtime.MessageOutputItem("desk", "hello"))
+        assert snap.version == 3
+        assert (await session.load(limit=2)).items == snap.items[1:]
+        assert (await session.load(limit=9)).items == snap.items
+        await sdk.add_items([odd])
+        with pytest.raises(ss.StateError, match="stored item 3"):
+            await session.load()
+        assert await session.pop_item() == odd  # removed: given back, not lost
+        assert await session.pop_item() == ss.runtime.MessageOutputItem("desk", "hello")
+        assert await session.pop_item() == reasoning
+        assert (await session.load()).version == 1
+        sdk.close()
+
+    asyncio.run(go())

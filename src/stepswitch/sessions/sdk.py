@@ -261,12 +261,16 @@ class StepswitchFromSDK:
             await self.sdk.add_items([to_responses_item(i) for i in ours])
 
     async def pop_item(self) -> Any:
-        """The newest item, removed: a stepswitch item, or the SDK's dict for an item
-        with no stepswitch form."""
+        """The newest item, removed: a stepswitch item, or the SDK's item itself when it
+        has no stepswitch form (or does not read as one: it is out of the store already,
+        so it is given back rather than lost in an error)."""
         raw = await self.sdk.pop_item()
         if raw is None:
             return None
-        item = self._view(raw, -1)
+        try:
+            item = self._view(raw, -1)
+        except StateError:
+            return raw
         return raw if item is None else item
 
     async def clear_session(self) -> None:
