@@ -247,7 +247,11 @@ def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
     assert result.final_output == "seen 2"  # the SDK read our history
     items = asyncio.run(ours.get_items())
     assert [getattr(i, "content", None) for i in items] == ["earlier", "now", "seen 2"]
-    assert asyncio.run(adapter.pop_item()) == {"role": "assistant", "content": "seen 2"}
+    # the SDK's item comes back as the SDK wrote it, not narrowed to role and text
+    assert asyncio.run(adapter.pop_item()) == {
+        "id": "m", "type": "message", "role": "assistant", "status": "completed",
+        "content": [{"type": "output_text", "text": "seen 2", "annotations": []}],
+    }
 
 
 def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
@@ -266,5 +270,93 @@ def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
         [item] = await session.get_items()
         assert isinstance(item, ss.runtime.UserInputItem) and item.content == "hi"
         assert await to_sdk_session(session).get_items() == [{"role": "user", "content": "hi"}]
+
+    asyncio.run(go())
+
+
+def test_to_sdk_session_honours_session_settings() -> None:
+    from agents import SessionSettings
+
+    async def go() -> None:
+        ours = MemorySession("settings")
+        await ours.add_items([ss.runtime.UserInputItem(t) for t in "abcde"])
+        adapter = to_sdk_session(ours, session_settings=SessionSettings(limit=2))
+        assert [i["content"] for i in await adapter.get_items()] == ["d", "e"]
+        assert [i["content"] for i in await adapter.get_items(4)] == ["b", "c", "d", "e"]
+        assert await adapter.get_items(0) == []
+        assert len(await adapter.get_items(-1)) == 5  # as the SDK's SQLiteSession: all
+        adapter.session_settings = {"limit": 3}
+        assert [i["content"] for i in await adapter.get_items()] == ["c", "d", "e"]
+        adapter.session_settings = None
+        assert len(await adapter.get_items()) == 5
+
+    asyncio.run(go())
+
+
+def test_to_sdk_session_raises_what_the_sdk_session_raises(tmp_path: Any) -> None:
+    """An item that is not JSON is a TypeError from the SDK's own SQLiteSession; the
+    adapter raises the same, before anything is stored."""
+    from agents import SQLiteSession as SDKSQLiteSession
+
+    async def go() -> None:
+        theirs = SDKSQLiteSession("t", str(tmp_path / "sdk.db"))
+        ours = to_sdk_session(MemorySession("t"))
+        bad = [{"role": "user", "content": "ok"}, {"role": "user", "content": object()}]
+        for session in (theirs, ours):
+            with pytest.raises(TypeError):
+                await session.add_items(bad)
+            assert await session.get_items() == []
+        theirs.close()
+
+    asyncio.run(go())
+
+
+def test_an_sdk_item_stepswitch_cannot_read_is_still_kept(tmp_path: Any) -> None:
+    """The adapter keeps what the SDK gives it, even a message stepswitch has no form
+    for: it comes back as written, and stepswitch's own view leaves it out."""
+
+    async def go() -> None:
+        session = SQLiteSession("odd", str(tmp_path / "s.db"))
+        odd = [{"type": "message", "role": "critic", "content": 5, "extra": [1.5, None]},
+               {"type": "future_item", "payload": {"k": "v"}},
+               {"role": "user", "content": "hello"}]
+        await to_sdk_session(session).add_items(odd)
+        assert await to_sdk_session(session).get_items() == odd
+        assert await session.get_items() == [ss.runtime.UserInputItem("hello")]
+        assert (await session.load()).version == 1
+        await session.close()
+
+    asyncio.run(go())
+
+
+def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
+    """Items the SDK wrote (a reasoning item among them) are read in stepswitch's view;
+    the version is the item count; a pop gives back what it removed."""
+    from agents import SQLiteSession as SDKSQLiteSession
+
+    async def go() -> None:
+        sdk = SDKSQLiteSession("mixed", str(tmp_path / "sdk.db"))
+        reasoning = {"type": "reasoning", "id": "rs_1", "summary": [],
+                     "encrypted_content": "enc"}
+        odd = {"type": "no_such_item", "x": 1}
+        await sdk.add_items([{"role": "user", "content": "hi"}, reasoning,
+                             {"type": "message", "role": "assistant", "id": "m",
+                              "content": [{"type": "output_text", "text": "hello",
+                                           "annotations": []}]}])
+        session = from_sdk_session(sdk, agent_name="desk")
+        snap = await session.load()
+        assert snap.items == (ss.runtime.UserInputItem("hi"),
+                              ss.runtime.MessageOutputItem("desk", "hello"))
+        assert snap.version == 3
+        assert (await session.load(limit=2)).items == snap.items[1:]
+        assert (await session.load(limit=9)).items == snap.items
+        await sdk.add_items([odd])
+        with pytest.raises(ss.StateError, match="stored item 3"):
+            await session.load()
+        assert await session.pop_item() == odd  # removed: given back, not lost
+        assert await session.pop_item() == ss.runtime.MessageOutputItem("desk", "hello")
+        assert await session.pop_item() == reasoning
+        assert (await session.load()).version == 1
+        sdk.close()
 
     asyncio.run(go())

@@ -27,18 +27,22 @@ from stepswitch.errors import SessionConflict, SessionError, StateError, UserErr
 from stepswitch.runtime.items import ToolApprovalItem, UserInputItem
 from stepswitch.runtime.model import InputItem
 from stepswitch.runtime.state_json import item_from_json, item_to_json
+from stepswitch.sessions._responses import RESPONSES_ROW, plain_item, responses_view
 
 __all__ = [
     "MAX_SESSION_ID",
     "SCHEMA_VERSION",
     "AppendStatus",
     "Backend",
+    "ResponsesRow",
     "Session",
     "SessionSnapshot",
     "StoreSession",
     "check_session_id",
+    "decode_entries",
     "decode_rows",
     "encode_items",
+    "encode_responses_items",
 ]
 
 SCHEMA_VERSION = 1
@@ -200,10 +204,68 @@ def _fast_item(raw: Any) -> Any:
     return cls(**kwargs)
 
 
+@dataclass(frozen=True, slots=True)
+class ResponsesRow:
+    """A stored row written through the SDK adapter: the SDK's item, unchanged."""
+
+    agent: str
+    item: dict[str, Any]
+
+
+def encode_responses_items(items: Iterable[Any], agent: str) -> list[str]:
+    """SDK items as rows that keep each item exactly as given (``TypeError`` for an
+    item that is not a JSON object, as the SDK's own sessions raise)."""
+    return [
+        json.dumps({"type": RESPONSES_ROW, "agent": agent, "item": plain_item(i)},
+                   ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for i in items
+    ]
+
+
+def _bad_row(session_id: str, where: str, n: int, detail: str) -> StateError:
+    return StateError(
+        f"session {session_id!r} in {where}: stored item {n} does not parse ({detail}); "
+        "the store was changed outside stepswitch or is corrupted"
+    )
+
+
+def decode_entries(rows: Sequence[str | bytes], session_id: str, where: str,
+                   first: int = 0) -> list[InputItem | ResponsesRow]:
+    """Each stored row as a stepswitch item or, for a row the SDK adapter wrote, the
+    SDK's item; a row that does not parse is a ``StateError``, never skipped."""
+    out: list[InputItem | ResponsesRow] = []
+    for n, row in enumerate(rows, first):
+        try:
+            raw = json.loads(row)
+            if type(raw) is dict and raw.get("type") == RESPONSES_ROW:
+                agent, item = raw.get("agent"), raw.get("item")
+                if not isinstance(agent, str) or type(item) is not dict:
+                    raise StateError("a responses item needs an agent and an item object")
+                out.append(ResponsesRow(agent, item))
+                continue
+            out.append(item_from_json(raw, "item"))
+        except (json.JSONDecodeError, UnicodeDecodeError, StateError, TypeError) as exc:
+            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise _bad_row(session_id, where, n, detail) from None
+        if type(out[-1]) is ToolApprovalItem:
+            raise StateError(
+                f"session {session_id!r} in {where}: stored item {n} is an approval "
+                "request, which is not conversation history"
+            )
+    return out
+
+
+def stepswitch_view(entry: InputItem | ResponsesRow) -> InputItem | None:
+    if type(entry) is ResponsesRow:
+        return responses_view(entry.item, entry.agent, "item", strict=False)
+    return entry  # type: ignore[return-value]
+
+
 def decode_rows(rows: Sequence[str | bytes], session_id: str, where: str,
                 first: int = 0) -> tuple[InputItem, ...]:
-    """The items of stored rows; a row that does not parse is a ``StateError``."""
-    try:  # the common case: every row well formed, read in one pass
+    """The stepswitch items of stored rows (a row the SDK adapter wrote gives its
+    nearest stepswitch item, or none); a row that does not parse is a ``StateError``."""
+    try:  # the common case: every row a well-formed stepswitch item, read in one pass
         parsed = json.loads("[" + ",".join(
             r.decode("utf-8") if isinstance(r, bytes) else r for r in rows) + "]")
         fast = [_fast_item(raw) for raw in parsed]
@@ -212,21 +274,10 @@ def decode_rows(rows: Sequence[str | bytes], session_id: str, where: str,
     except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
         pass
     out: list[InputItem] = []
-    for n, row in enumerate(rows):
-        try:
-            raw = json.loads(row)
-            out.append(item_from_json(raw, "item"))
-        except (json.JSONDecodeError, UnicodeDecodeError, StateError, TypeError) as exc:
-            detail = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise StateError(
-                f"session {session_id!r} in {where}: stored item {first + n} does not "
-                f"parse ({detail}); the store was changed outside stepswitch or is corrupted"
-            ) from None
-        if type(out[-1]) is ToolApprovalItem:
-            raise StateError(
-                f"session {session_id!r} in {where}: stored item {first + n} is an approval "
-                "request, which is not conversation history"
-            )
+    for entry in decode_entries(rows, session_id, where, first):
+        item = stepswitch_view(entry)
+        if item is not None:
+            out.append(item)
     return tuple(out)
 
 
@@ -329,12 +380,27 @@ class StoreSession:
         if rows:
             await self._append(rows, None, None, None)
 
-    async def pop_item(self) -> InputItem | None:
-        """Remove and return the newest item (None when the session is empty)."""
+    async def pop_item(self) -> Any:
+        """Remove and return the newest item (None when the session is empty): a
+        stepswitch item, or the SDK's own dict for an item the SDK adapter wrote that has
+        no stepswitch form (a reasoning item, a hosted tool call, …)."""
+        entry = await self._pop_entry()
+        if entry is None:
+            return None
+        item = stepswitch_view(entry)
+        return entry.item if item is None and type(entry) is ResponsesRow else item
+
+    # -- rows as written (the SDK adapter's lossless view) ----------------------------------
+
+    async def _load_entries(self, limit: int | None) -> list[InputItem | ResponsesRow]:
+        rows, _, _ = await self._call(self._backend.load_rows, self.session_id, limit)
+        return decode_entries(rows, self.session_id, self._backend.where)
+
+    async def _pop_entry(self) -> InputItem | ResponsesRow | None:
         row = await self._call(self._backend.pop_row, self.session_id)
         if row is None:
             return None
-        return decode_rows([row], self.session_id, self._backend.where)[0]
+        return decode_entries([row], self.session_id, self._backend.where)[0]
 
     async def clear_session(self) -> None:
         """Remove every item and the current agent (the version still grows)."""

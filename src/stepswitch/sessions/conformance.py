@@ -19,7 +19,11 @@ Fixtures: ``session_factory`` (``session_id -> Session``; required),
 it: a store that lives in one process cannot share), ``corrupt_item`` (``(session,
 index, text)`` overwrites a stored item's raw text; None skips the corrupt-row case).
 
-The cases: order and limit; isolation between session ids; idempotent replay; an
+The cases: order and limit; a limit larger than the history; every Responses input
+item type written through ``to_sdk_session`` and given back exactly; an SDK ``Runner``
+conversation (reasoning items, citations, a user image, a tool call) stored as the
+SDK's own ``SQLiteSession`` stores it, then continued by a stepswitch run (skipped
+without ``openai-agents``); isolation between session ids; idempotent replay; an
 operation id reused with other items refused before any change; a stale version
 refused; the SDK's four methods; two concurrent runs (``asyncio.gather``) → exactly
 one ``SessionConflict``; two OS processes appending to one store → nothing lost or
@@ -32,6 +36,7 @@ run continuing at the session's current agent; a corrupt row → ``StateError``.
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import uuid
 from collections.abc import Callable
@@ -42,6 +47,8 @@ from stepswitch.errors import SessionConflict, SessionError, StateError
 from stepswitch.runtime.items import MessageOutputItem, UserInputItem
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputMessage
 from stepswitch.sessions._base import Session
+from stepswitch.sessions._corpus import PNG, responses_corpus
+from stepswitch.sessions.sdk import to_sdk_session
 
 __all__ = ["session_conformance"]
 
@@ -160,6 +167,90 @@ def _other_process(factory: Factory, session_id: str, tag: str, n: int, ready: A
     done.put(_append_all(factory, session_id, tag, n))
 
 
+# -- an SDK Runner conversation with a scripted model ------------------------------------------
+
+
+def _sdk_script() -> list[list[Any]]:
+    """What the scripted SDK model answers, call by call: reasoning before each answer,
+    citations with logprobs, a tool call."""
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+        ResponseReasoningItem,
+    )
+    from openai.types.responses.response_output_text import (
+        AnnotationFileCitation,
+        AnnotationURLCitation,
+        Logprob,
+    )
+    from openai.types.responses.response_reasoning_item import Summary
+
+    def think(n: int) -> ResponseReasoningItem:
+        return ResponseReasoningItem(
+            id=f"rs_{n}", type="reasoning", encrypted_content=f"enc-{n}",
+            summary=[Summary(type="summary_text", text=f"step {n}")])
+
+    def say(n: int, text: str, annotations: list[Any]) -> ResponseOutputMessage:
+        return ResponseOutputMessage(
+            id=f"msg_{n}", type="message", role="assistant", status="completed",
+            content=[ResponseOutputText(
+                type="output_text", text=text, annotations=annotations,
+                logprobs=[Logprob(token=text[:1], bytes=[ord(text[0])], logprob=-0.25,
+                                  top_logprobs=[])])])
+
+    url = AnnotationURLCitation(type="url_citation", start_index=0, end_index=5,
+                                url="https://example.com/px", title="Pixels")
+    cite = AnnotationFileCitation(type="file_citation", file_id="file-1",
+                                  filename="a.pdf", index=2)
+    return [
+        [think(1), say(1, "A pixel, per [1].", [url])],
+        [think(2), ResponseFunctionToolCall(
+            id="fc_2", type="function_call", call_id="call_2", name="lookup",
+            arguments='{"q": "pixel"}', status="completed")],
+        [think(3), say(3, "Found it in a.pdf.", [cite])],
+        [think(4), say(4, "You're welcome.", [])],
+    ]
+
+
+async def _sdk_conversation(session: Any) -> tuple[list[Any], list[Any]]:
+    """Three turns of an SDK ``Runner`` over ``session`` (a user image, reasoning,
+    citations, a tool call): the items stored, and what the model was sent each call."""
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.items import ModelResponse as SDKResponse
+    from agents.models.interface import Model as SDKModel
+    from agents.usage import Usage as SDKUsage
+
+    script = _sdk_script()
+    inputs: list[Any] = []
+
+    class Scripted(SDKModel):
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any,
+                               **kwargs: Any) -> SDKResponse:
+            inputs.append(json.loads(json.dumps(input)))
+            return SDKResponse(output=script.pop(0), usage=SDKUsage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    def lookup(q: str) -> str:
+        """Look a word up."""
+        return f"{q}: see a.pdf"
+
+    agent = Agent(name="front", instructions="Describe images.", model=Scripted(),
+                  tools=[lookup])
+    config = RunConfig(tracing_disabled=True)
+    picture: Any = [{"role": "user", "content": [
+        {"type": "input_text", "text": "What is in this picture?"},
+        {"type": "input_image", "image_url": PNG, "detail": "high"}]}]
+    turns: list[Any] = [picture, "Look it up.", "Thanks!"]
+    for turn in turns:
+        await Runner.run(agent, turn, session=session, run_config=config)
+    assert not script, "the scripted model was not asked as often as scripted"
+    return list(await session.get_items()), inputs
+
+
 def session_conformance(
     factory: Factory | None = None,
     *,
@@ -217,6 +308,112 @@ def session_conformance(
                     assert _texts(await s.get_items()) == ["a", "b", "c"]
                     assert await s.get_items(limit=0) == []
                 finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_limit_larger_than_the_history(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                s = session_factory(_fresh())
+                try:
+                    assert (await s.load(limit=5)).items == ()
+                    await s.append([_say("a"), _say("b")], operation_id="o1",
+                                   expected_version=0, current_agent=None)
+                    await s.add_items([_say("c")])
+                    for limit in (3, 4, 7, 1000):
+                        assert _texts((await s.load(limit=limit)).items) == ["a", "b", "c"]
+                        assert _texts(await s.get_items(limit=limit)) == ["a", "b", "c"]
+                    sdk = to_sdk_session(s)
+                    assert [i["content"] for i in await sdk.get_items(limit=7)] == ["a", "b", "c"]
+                finally:
+                    await _close(s)
+
+            asyncio.run(go())
+
+        def test_every_responses_item_round_trips(self, session_factory: Factory) -> None:
+            async def go() -> None:
+                sid = _fresh()
+                s, other = session_factory(sid), session_factory(sid)
+                sdk = to_sdk_session(s, agent_name="front")
+                corpus = responses_corpus()
+                try:
+                    await sdk.add_items(corpus[:3])
+                    await sdk.add_items(corpus[3:])
+                    got = await sdk.get_items()
+                    assert got == corpus
+                    # exactly as written: the same JSON text, key order and nulls included
+                    assert [json.dumps(i) for i in got] == [json.dumps(i) for i in corpus]
+                    assert await to_sdk_session(other).get_items() == corpus  # another reader
+                    assert await sdk.get_items(limit=3) == corpus[-3:]
+                    assert await sdk.get_items(limit=len(corpus) + 5) == corpus
+                    got[2]["content"].clear()  # a copy: changing it changes nothing stored
+                    assert (await sdk.get_items())[2] == corpus[2]
+                    # the stepswitch view: the nearest stepswitch item, none for the rest
+                    view = await s.get_items()
+                    kinds = ("message", "function_call", "function_call_output")
+                    assert len(view) == sum(
+                        i.get("type", "message") in kinds for i in corpus)
+                    assert view[0] == UserInputItem("Be brief.", "system")
+                    assert view[2] == UserInputItem(corpus[2]["content"][0]["text"])
+                    assert view[3] == MessageOutputItem(
+                        "front", "A single pixel [1].", "I won't guess the photographer.")
+                    # a stepswitch append after the SDK's items, read back both ways
+                    v = (await s.load()).version
+                    await s.append([_say("more")], operation_id="after-sdk",
+                                   expected_version=v, current_agent="front")
+                    mixed = await sdk.get_items()
+                    assert mixed == [*corpus, {"role": "user", "content": "more"}]
+                    assert await sdk.pop_item() == {"role": "user", "content": "more"}
+                    assert await sdk.pop_item() == corpus[-1]
+                    # stepswitch's pop: the stepswitch view, or the dict when there is none
+                    assert await s.pop_item() == MessageOutputItem("front", "a plain reply")
+                    assert corpus[-3]["type"] == "compaction"
+                    assert await s.pop_item() == corpus[-3]
+                    assert await sdk.get_items() == corpus[:-3]
+                finally:
+                    await _close(s, other)
+
+            asyncio.run(go())
+
+        def test_sdk_runner_keeps_reasoning_citations_and_images(
+            self, session_factory: Factory
+        ) -> None:
+            pytest.importorskip("agents")
+
+            async def go() -> None:
+                from agents import SQLiteSession as SDKSQLiteSession
+
+                sid = _fresh()
+                s = session_factory(sid)
+                theirs = SDKSQLiteSession(sid, ":memory:")
+                try:
+                    ours, our_inputs = await _sdk_conversation(to_sdk_session(s))
+                    want, their_inputs = await _sdk_conversation(theirs)
+                    assert ours == want  # stored as the SDK's own session stores them
+                    assert our_inputs == their_inputs  # the model was sent the same
+                    kinds = [i.get("type") for i in ours]
+                    assert kinds.count("reasoning") == 4 and "function_call" in kinds
+                    # turn 2 saw turn 1's image, reasoning (encrypted) and citation
+                    second = our_inputs[1]
+                    assert second[0]["content"][1]["type"] == "input_image"
+                    assert second[1]["encrypted_content"] == "enc-1"
+                    assert second[2]["content"][0]["annotations"][0]["type"] == "url_citation"
+                    # a stepswitch run continues the conversation the SDK wrote
+                    from stepswitch.testing import ScriptedModel, assistant_message
+
+                    model = ScriptedModel([[assistant_message("Anything else?")]])
+                    done = await _machine().run("one more", model=model, session=s)
+                    assert done.final_output == "Anything else?"
+                    seen = [getattr(i, "content", None) for i in model.calls[0].input]
+                    assert seen[0] == "What is in this picture?" and seen[-1] == "one more"
+                    after = await to_sdk_session(s).get_items()
+                    assert after[: len(ours)] == ours
+                    assert after[len(ours):] == [
+                        {"role": "user", "content": "one more"},
+                        {"role": "assistant", "content": "Anything else?"},
+                    ]
+                finally:
+                    theirs.close()
                     await _close(s)
 
             asyncio.run(go())
@@ -406,6 +603,12 @@ def session_conformance(
                         await result
                     with pytest.raises(StateError):
                         await s.load(limit=2)
+                    # a row the SDK adapter wrote, damaged (it lost its item)
+                    result = corrupt_item(s, 0, '{"type": "responses_item", "agent": "x"}')
+                    if asyncio.iscoroutine(result):
+                        await result
+                    with pytest.raises(StateError):
+                        await s.load()
                 finally:
                     await _close(s)
 

@@ -41,9 +41,7 @@ class MemoryStore:
             conv = self._conversations.get(session_id)
             if conv is None:
                 return [], 0, None
-            rows = conv.rows if limit is None else conv.rows[len(conv.rows) - limit:]
-            if limit == 0:
-                rows = []
+            rows = conv.rows if limit is None else conv.rows[max(0, len(conv.rows) - limit):]
             return list(rows), conv.version, conv.agent
 
     def append_rows(
