@@ -4,6 +4,7 @@ SDK adapters both ways."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from typing import Any
 
@@ -268,3 +269,74 @@ def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
         assert await to_sdk_session(session).get_items() == [{"role": "user", "content": "hi"}]
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("content", [b"", b"print('a package')\n", b"SQLite format 2\x00junk"])
+def test_an_existing_file_that_is_not_a_database_is_refused_and_left_alone(
+    tmp_path: Any, content: bytes
+) -> None:
+    """``--session sqlite:///pkg/__init__.py``: SQLite would make an empty file (or, on
+    its first write, any file) a database; the file must stay as it was."""
+    path = tmp_path / "__init__.py"
+    path.write_bytes(content)
+    session = SQLiteSession("u", path)
+    with pytest.raises(ss.SessionError, match=r"refusing SQLite file .*__init__\.py: the file "
+                       r"exists and (is empty|is not an SQLite database)") as info:
+        asyncio.run(session.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                                   expected_version=None, current_agent=None))
+    assert "\n" not in str(info.value)
+    asyncio.run(session.close())
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["__init__.py"]
+
+
+def test_a_fifo_is_never_opened_as_a_sqlite_store(tmp_path: Any) -> None:
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    session = SQLiteSession("u", fifo)
+    with pytest.raises(ss.SessionError, match="not a regular file"):
+        asyncio.run(session.load())  # would block forever reading the header
+    asyncio.run(session.close())
+
+
+def test_a_new_sqlite_file_is_a_database_at_once_and_an_existing_one_is_reused(
+    tmp_path: Any,
+) -> None:
+    path = tmp_path / "new.db"
+    first = SQLiteSession("u", path)
+    asyncio.run(first.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                             expected_version=0, current_agent=None))
+    asyncio.run(first.close())
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db"]  # no temporary left
+    again = SQLiteSession("u", path)
+    assert asyncio.run(again.load()).version == 1
+    asyncio.run(again.close())
+    other = tmp_path / "theirs.db"  # a database of someone else's: gets the tables
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    s = SQLiteSession("u", other)
+    assert asyncio.run(s.load()).version == 0
+    asyncio.run(s.close())
+
+
+def test_cli_refuses_a_session_file_that_is_not_a_database(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    from pathlib import Path
+
+    from stepswitch.cli.main import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"steps": [{"output": [{"type": "message", "text": "hi"}]}]}))
+    code = main(["run", "graphs/support.py:support", "--input", "hi", "--model",
+                 f"scripted:{script}", "--session", f"sqlite:///{pkg}/__init__.py"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "refusing SQLite file" in err and "is empty" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (pkg / "__init__.py").read_bytes() == b""
