@@ -229,3 +229,40 @@ def test_a_count_below_a_paused_nested_runs_fails_closed() -> None:
     with pytest.raises(ss.StateError, match=rf"body.model_calls 1 is less than the 2 of its "
                                             rf"paused run '{key}'"):
         ss.RunState.from_json(_resign(doc))
+
+
+SURROGATE = "caf\udce9 refund 42 \ud800"  # --input $'caf\xe9 …' and a lone high one
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_lone_surrogates_are_saved_as_escapes_and_read_back_exactly(
+    machine: ss.StateMachine, key: bytes | None
+) -> None:
+    paused = machine.run_sync(SURROGATE, model=ScriptedModel(SCRIPT))
+    state = paused.to_state()
+    state.reject(state.interruptions[0], message="nein \udcff")
+    text = state.to_json(key=key, indent=2)
+    text.encode("utf-8")  # was UnicodeEncodeError: the run could not be saved
+    assert "caf\\udce9" in text and "\\ud800" in text and "nein \\udcff" in text
+    back = ss.RunState.from_json(text.encode("utf-8"), key=key)
+    assert back == state
+    assert back.input[0].content == SURROGATE  # type: ignore[attr-defined]
+    assert back.to_json(key=key, indent=2) == text
+    # and the digest of text without surrogates is what it always was
+    plain = machine.run_sync("refund 42", model=ScriptedModel(SCRIPT)).to_state().to_json()
+    doc = json.loads(plain)
+    import hashlib
+
+    canonical = json.dumps(doc["body"], sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False).encode("utf-8")
+    assert doc["digest"] == "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+def test_a_surrogate_pair_as_two_code_points_is_refused_not_changed(
+    machine: ss.StateMachine,
+) -> None:
+    """JSON would read ``\\ud83d\\ude00`` back as one character: refused, with the fix."""
+    paused = machine.run_sync("hi \ud83d\ude00", model=ScriptedModel(SCRIPT))
+    with pytest.raises(ss.StateError, match=r"the run cannot be saved: text holds the "
+                       r"surrogate pair U\+D83D U\+DE00 as two code points.*U\+1F600"):
+        paused.to_state().to_json()

@@ -476,3 +476,32 @@ def test_a_nested_agent_tools_decision_is_an_event_of_the_resumed_run() -> None:
         (sc.EVENT_APPROVAL_DECIDED, {sc.TOOL_CALL_ID: first.interruptions[0].call_id,
                                      "stepswitch.approved": False}),
     ]
+
+
+def test_lone_surrogates_reach_the_span_file_and_every_exporter_as_utf8(tmp_path: Any) -> None:
+    """``--input $'caf\\xe9'`` with content tracing: the message attribute held a lone
+    surrogate, so the JSON-lines exporter raised while writing (the SDK logs and drops
+    the spans) and any UTF-8 exporter (OTLP) would too."""
+    import json
+
+    from stepswitch.otel import file_provider, read_spans
+
+    text = "caf\udce9 \ud800"
+    path = tmp_path / "run.jsonl"
+    provider = file_provider(path)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    config = ss.RunConfig(tracer_provider=provider, trace_content=True)
+    support.compile().run_sync(text, model=ScriptedModel([[assistant_message("hi")]]),
+                               run_config=config)
+    provider.shutdown()
+    chats = [s for s in memory.get_finished_spans() if s.name.startswith("chat")]
+    attr = chats[0].attributes[sc.INPUT_MESSAGES]  # type: ignore[index]
+    assert isinstance(attr, str)
+    attr.encode("utf-8")  # what an OTLP exporter must do with it
+    assert [m["content"] for m in json.loads(attr)] == [text]  # the very code points
+    path.read_bytes().decode("utf-8")  # strict: the file is UTF-8
+    spans = read_spans(path)
+    assert {s.name for s in spans} == {s.name for s in memory.get_finished_spans()}
+    (chat,) = [s for s in spans if s.name.startswith("chat")]
+    assert chat.attributes[sc.INPUT_MESSAGES] == attr  # read back exactly

@@ -340,3 +340,65 @@ def test_cli_refuses_a_session_file_that_is_not_a_database(
     assert "refusing SQLite file" in err and "is empty" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert (pkg / "__init__.py").read_bytes() == b""
+
+
+def _store(kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str, sid: str) -> Any:
+    if kind == "memory":
+        return MemorySession(sid)
+    if kind == "sqlite":
+        return SQLiteSession(sid, tmp_path / "s.db")
+    if kind == "postgres":
+        return PostgresSession(sid, PG_DSN, schema=pg_schema)
+    return RedisSession(sid, REDIS_URL, key_prefix=redis_prefix)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres", "redis"])
+def test_lone_surrogates_are_kept_exactly_in_every_store(
+    kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str
+) -> None:
+    """Text decoded with surrogateescape (``--input $'caf\\xe9'``, a file name a tool
+    read from disk): the append failed on every retry with a UnicodeEncodeError."""
+    from stepswitch.runtime import MessageOutputItem, ToolCallOutputItem, UserInputItem
+
+    items = [
+        UserInputItem("caf\udce9"),
+        ToolCallOutputItem(agent="triage", call_id="c\udc80", output="r\udcf6sum\udce9.txt",
+                           name="ls"),
+        MessageOutputItem(agent="triage", content="lone high \ud800 and low \udfff"),
+    ]
+
+    async def go() -> None:
+        s = _store(kind, tmp_path, pg_schema, redis_prefix, "u")
+        try:
+            version = await s.append(items, operation_id="op-1", expected_version=0,
+                                     current_agent="triage")
+            # the retry of the same operation is a replay, not a failure or a second copy
+            assert await s.append(items, operation_id="op-1", expected_version=0,
+                                  current_agent="triage") == version == 1
+            await s.add_items([UserInputItem("again \udce9")])
+            assert await s.get_items() == [*items, UserInputItem("again \udce9")]
+            assert await s.pop_item() == UserInputItem("again \udce9")
+            snap = await s.load(limit=2)
+            assert snap.items == tuple(items[1:]) and snap.version == 3
+        finally:
+            await s.close()
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres", "redis"])
+def test_a_session_id_that_is_not_text_is_refused_at_the_door(
+    kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str
+) -> None:
+    with pytest.raises(ss.SessionError, match="is not text: it holds a lone surrogate"):
+        _store(kind, tmp_path, pg_schema, redis_prefix, "user-\udce9")
+
+
+def test_a_run_with_a_surrogate_input_appends_it_to_its_session(tmp_path: Any) -> None:
+    session = SQLiteSession("u", tmp_path / "r.db")
+    model = ScriptedModel([[assistant_message("hello")]])
+    result = support.compile().run_sync("caf\udce9", model=model, session=session)
+    assert result.final_output == "hello"
+    stored = asyncio.run(session.get_items())
+    assert stored[0] == ss.runtime.UserInputItem("caf\udce9")
+    asyncio.run(session.close())

@@ -28,13 +28,13 @@ off for the rest of that run.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from stepswitch._json import dumps
 from stepswitch.errors import GuardrailTripwireTriggered, MaxTurnsExceeded
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
@@ -135,7 +135,7 @@ def _json(value: Any) -> str:
         return repr(v)
 
     try:
-        return json.dumps(value, default=plain, ensure_ascii=False)
+        return dumps(value, default=plain)  # a lone surrogate as its escape: UTF-8 text
     except (TypeError, ValueError):
         return repr(value)
 
