@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from stepswitch.runtime import RunState
 from stepswitch.sessions import SQLiteSession
@@ -57,3 +58,24 @@ def test_a_non_utf8_input_is_saved_resumed_and_traced_without_loss(tmp_path: Pat
     assert items[0].content == "caf\udce9 order 42"  # type: ignore[union-attr]
     trace.read_bytes().decode("utf-8")
     assert trace.read_text(encoding="utf-8").count("\n") >= 5  # the spans were written
+
+
+def test_a_surrogate_pair_that_json_cannot_keep_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    """Only Python code can make one (argv never holds a high surrogate): refused with
+    the fix, never a traceback."""
+    from stepswitch.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": SCRIPT}))
+    state = tmp_path / "s.json"
+    code = main(["run", "graphs/support.py:support", "--input", "order 42 \ud83d\ude00",
+                 "--model", f"scripted:{script}", "--state", str(state), "--approve", "none"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if "surrogate pair" in x]
+    assert f"--state {state}: the run cannot be saved" in line and "join it first" in line
+    assert not state.exists()

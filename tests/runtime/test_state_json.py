@@ -266,3 +266,38 @@ def test_a_surrogate_pair_as_two_code_points_is_refused_not_changed(
     with pytest.raises(ss.StateError, match=r"the run cannot be saved: text holds the "
                        r"surrogate pair U\+D83D U\+DE00 as two code points.*U\+1F600"):
         paused.to_state().to_json()
+
+
+def test_a_tools_non_utf8_file_name_survives_a_pause_and_the_resume() -> None:
+    """A tool that lists a folder returns names ``os.listdir`` decoded with
+    surrogateescape; the run then pauses for an approval and must be saved."""
+    name = b"r\xe9sum\xe9.txt".decode("utf-8", "surrogateescape")
+
+    @ss.function_tool
+    def list_files() -> str:
+        """List the files."""
+        return name
+
+    @ss.function_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete one file.
+
+        Args:
+            path: The file.
+        """
+        return f"deleted {path}"
+
+    agent = ss.Agent(name="files", instructions="Tidy up.", tools=[list_files, delete_file])
+    machine = ss.Workflow(name="files", agents=[agent], entry=agent).compile()
+    args = json.dumps({"path": name})  # the model's JSON escape of it
+    script = [[function_call("list_files", {})], [function_call("delete_file", args)],
+              [assistant_message("done")]]
+    paused = machine.run_sync("tidy", model=ScriptedModel(script))
+    text = paused.to_state().to_json()
+    state = ss.RunState.from_json(text.encode("utf-8"))
+    outputs = [i for i in state.items if getattr(i, "type", "") == "tool_call_output_item"]
+    assert [output_of(i) for i in outputs] == [name]
+    state.approve(state.interruptions[0])
+    result = machine.run_sync(state, model=ScriptedModel(script[2:]))
+    done = [i for i in result.new_items if getattr(i, "type", "") == "tool_call_output_item"]
+    assert output_of(done[-1]) == f"deleted {name}"
