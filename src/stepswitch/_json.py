@@ -27,7 +27,15 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "JSONLimitError", "JSONTextError", "dumps", "loads"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "JSONLimitError",
+    "JSONTextError",
+    "dumps",
+    "escape_surrogates",
+    "loads",
+]
 
 MAX_DEPTH = 200
 """Deepest nesting of arrays and objects accepted (pydantic-core's own limit)."""
@@ -55,6 +63,14 @@ _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with each surrogate written as ``\\uXXXX``, for free text that must be
+    UTF-8 and need not read back (a span's status description)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(_escape, text)
 
 
 def dumps(value: Any, **options: Any) -> str:

@@ -505,3 +505,28 @@ def test_lone_surrogates_reach_the_span_file_and_every_exporter_as_utf8(tmp_path
     assert {s.name for s in spans} == {s.name for s in memory.get_finished_spans()}
     (chat,) = [s for s in spans if s.name.startswith("chat")]
     assert chat.attributes[sc.INPUT_MESSAGES] == attr  # read back exactly
+
+
+def test_an_error_about_a_non_utf8_file_name_is_described_in_utf8() -> None:
+    """A tool failing on a file name read from disk: the status description is free
+    text any exporter must be able to send (OTLP encodes it as UTF-8)."""
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+
+    @ss.function_tool(failure_error_function=None)
+    def read_it() -> str:
+        """Read the file."""
+        raise FileNotFoundError(f"no such file: {name}")
+
+    agent = ss.Agent(name="reader", instructions="Read.", tools=[read_it])
+    machine = ss.Workflow(name="reader", agents=[agent], entry=agent).compile()
+    exporter, config = traced_config()
+    with pytest.raises(ss.UserError):
+        machine.run_sync("go", model=ScriptedModel([[function_call("read_it", {})]]),
+                         run_config=config)
+    described = [s.status.description for s in exporter.get_finished_spans()
+                 if s.status.status_code is StatusCode.ERROR]
+    assert described and all(d is not None for d in described)
+    for d in described:
+        assert d is not None
+        d.encode("utf-8")
+    assert any("no such file: caf\\udce9.txt" in (d or "") for d in described)
