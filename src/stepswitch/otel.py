@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import dumps
 from stepswitch.errors import UserError
 from stepswitch.runtime import semconv as sc
 
@@ -48,7 +49,7 @@ class SpanRecord:
     events: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> str:
-        return json.dumps(
+        return dumps(  # a lone surrogate as its escape: the line is UTF-8 and reads back as is
             {
                 "name": self.name,
                 "trace_id": self.trace_id,
@@ -61,7 +62,6 @@ class SpanRecord:
                 "attributes": self.attributes,
                 "events": self.events,
             },
-            ensure_ascii=False,
             default=str,
         )
 

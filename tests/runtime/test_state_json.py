@@ -229,3 +229,75 @@ def test_a_count_below_a_paused_nested_runs_fails_closed() -> None:
     with pytest.raises(ss.StateError, match=rf"body.model_calls 1 is less than the 2 of its "
                                             rf"paused run '{key}'"):
         ss.RunState.from_json(_resign(doc))
+
+
+SURROGATE = "caf\udce9 refund 42 \ud800"  # --input $'caf\xe9 …' and a lone high one
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_lone_surrogates_are_saved_as_escapes_and_read_back_exactly(
+    machine: ss.StateMachine, key: bytes | None
+) -> None:
+    paused = machine.run_sync(SURROGATE, model=ScriptedModel(SCRIPT))
+    state = paused.to_state()
+    state.reject(state.interruptions[0], message="nein \udcff")
+    text = state.to_json(key=key, indent=2)
+    text.encode("utf-8")  # was UnicodeEncodeError: the run could not be saved
+    assert "caf\\udce9" in text and "\\ud800" in text and "nein \\udcff" in text
+    back = ss.RunState.from_json(text.encode("utf-8"), key=key)
+    assert back == state
+    assert back.input[0].content == SURROGATE  # type: ignore[attr-defined]
+    assert back.to_json(key=key, indent=2) == text
+    # and the digest of text without surrogates is what it always was
+    plain = machine.run_sync("refund 42", model=ScriptedModel(SCRIPT)).to_state().to_json()
+    doc = json.loads(plain)
+    import hashlib
+
+    canonical = json.dumps(doc["body"], sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False).encode("utf-8")
+    assert doc["digest"] == "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+def test_a_surrogate_pair_as_two_code_points_is_refused_not_changed(
+    machine: ss.StateMachine,
+) -> None:
+    """JSON would read ``\\ud83d\\ude00`` back as one character: refused, with the fix."""
+    paused = machine.run_sync("hi \ud83d\ude00", model=ScriptedModel(SCRIPT))
+    with pytest.raises(ss.StateError, match=r"the run cannot be saved: text holds the "
+                       r"surrogate pair U\+D83D U\+DE00 as two code points.*U\+1F600"):
+        paused.to_state().to_json()
+
+
+def test_a_tools_non_utf8_file_name_survives_a_pause_and_the_resume() -> None:
+    """A tool that lists a folder returns names ``os.listdir`` decoded with
+    surrogateescape; the run then pauses for an approval and must be saved."""
+    name = b"r\xe9sum\xe9.txt".decode("utf-8", "surrogateescape")
+
+    @ss.function_tool
+    def list_files() -> str:
+        """List the files."""
+        return name
+
+    @ss.function_tool(needs_approval=True)
+    def delete_file(path: str) -> str:
+        """Delete one file.
+
+        Args:
+            path: The file.
+        """
+        return f"deleted {path}"
+
+    agent = ss.Agent(name="files", instructions="Tidy up.", tools=[list_files, delete_file])
+    machine = ss.Workflow(name="files", agents=[agent], entry=agent).compile()
+    args = json.dumps({"path": name})  # the model's JSON escape of it
+    script = [[function_call("list_files", {})], [function_call("delete_file", args)],
+              [assistant_message("done")]]
+    paused = machine.run_sync("tidy", model=ScriptedModel(script))
+    text = paused.to_state().to_json()
+    state = ss.RunState.from_json(text.encode("utf-8"))
+    outputs = [i for i in state.items if getattr(i, "type", "") == "tool_call_output_item"]
+    assert [output_of(i) for i in outputs] == [name]
+    state.approve(state.interruptions[0])
+    result = machine.run_sync(state, model=ScriptedModel(script[2:]))
+    done = [i for i in result.new_items if getattr(i, "type", "") == "tool_call_output_item"]
+    assert output_of(done[-1]) == f"deleted {name}"

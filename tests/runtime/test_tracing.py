@@ -476,3 +476,57 @@ def test_a_nested_agent_tools_decision_is_an_event_of_the_resumed_run() -> None:
         (sc.EVENT_APPROVAL_DECIDED, {sc.TOOL_CALL_ID: first.interruptions[0].call_id,
                                      "stepswitch.approved": False}),
     ]
+
+
+def test_lone_surrogates_reach_the_span_file_and_every_exporter_as_utf8(tmp_path: Any) -> None:
+    """``--input $'caf\\xe9'`` with content tracing: the message attribute held a lone
+    surrogate, so the JSON-lines exporter raised while writing (the SDK logs and drops
+    the spans) and any UTF-8 exporter (OTLP) would too."""
+    import json
+
+    from stepswitch.otel import file_provider, read_spans
+
+    text = "caf\udce9 \ud800"
+    path = tmp_path / "run.jsonl"
+    provider = file_provider(path)
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    config = ss.RunConfig(tracer_provider=provider, trace_content=True)
+    support.compile().run_sync(text, model=ScriptedModel([[assistant_message("hi")]]),
+                               run_config=config)
+    provider.shutdown()
+    chats = [s for s in memory.get_finished_spans() if s.name.startswith("chat")]
+    attr = chats[0].attributes[sc.INPUT_MESSAGES]  # type: ignore[index]
+    assert isinstance(attr, str)
+    attr.encode("utf-8")  # what an OTLP exporter must do with it
+    assert [m["content"] for m in json.loads(attr)] == [text]  # the very code points
+    path.read_bytes().decode("utf-8")  # strict: the file is UTF-8
+    spans = read_spans(path)
+    assert {s.name for s in spans} == {s.name for s in memory.get_finished_spans()}
+    (chat,) = [s for s in spans if s.name.startswith("chat")]
+    assert chat.attributes[sc.INPUT_MESSAGES] == attr  # read back exactly
+
+
+def test_an_error_about_a_non_utf8_file_name_is_described_in_utf8() -> None:
+    """A tool failing on a file name read from disk: the status description is free
+    text any exporter must be able to send (OTLP encodes it as UTF-8)."""
+    name = b"caf\xe9.txt".decode("utf-8", "surrogateescape")
+
+    @ss.function_tool(failure_error_function=None)
+    def read_it() -> str:
+        """Read the file."""
+        raise FileNotFoundError(f"no such file: {name}")
+
+    agent = ss.Agent(name="reader", instructions="Read.", tools=[read_it])
+    machine = ss.Workflow(name="reader", agents=[agent], entry=agent).compile()
+    exporter, config = traced_config()
+    with pytest.raises(ss.UserError):
+        machine.run_sync("go", model=ScriptedModel([[function_call("read_it", {})]]),
+                         run_config=config)
+    described = [s.status.description for s in exporter.get_finished_spans()
+                 if s.status.status_code is StatusCode.ERROR]
+    assert described and all(d is not None for d in described)
+    for d in described:
+        assert d is not None
+        d.encode("utf-8")
+    assert any("no such file: caf\\udce9.txt" in (d or "") for d in described)

@@ -4,6 +4,7 @@ SDK adapters both ways."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 from typing import Any
 
@@ -290,6 +291,119 @@ def test_to_sdk_session_honours_session_settings() -> None:
         adapter.session_settings = None
         assert len(await adapter.get_items()) == 5
 
+
+@pytest.mark.parametrize("content", [b"", b"print('a package')\n", b"SQLite format 2\x00junk"])
+def test_an_existing_file_that_is_not_a_database_is_refused_and_left_alone(
+    tmp_path: Any, content: bytes
+) -> None:
+    """``--session sqlite:///pkg/__init__.py``: SQLite would make an empty file (or, on
+    its first write, any file) a database; the file must stay as it was."""
+    path = tmp_path / "__init__.py"
+    path.write_bytes(content)
+    session = SQLiteSession("u", path)
+    with pytest.raises(ss.SessionError, match=r"refusing SQLite file .*__init__\.py: the file "
+                       r"exists and (is empty|is not an SQLite database)") as info:
+        asyncio.run(session.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                                   expected_version=None, current_agent=None))
+    assert "\n" not in str(info.value)
+    asyncio.run(session.close())
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["__init__.py"]
+
+
+def test_a_fifo_is_never_opened_as_a_sqlite_store(tmp_path: Any) -> None:
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    session = SQLiteSession("u", fifo)
+    with pytest.raises(ss.SessionError, match="not a regular file"):
+        asyncio.run(session.load())  # would block forever reading the header
+    asyncio.run(session.close())
+
+
+def test_a_new_sqlite_file_is_a_database_at_once_and_an_existing_one_is_reused(
+    tmp_path: Any,
+) -> None:
+    path = tmp_path / "new.db"
+    first = SQLiteSession("u", path)
+    asyncio.run(first.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                             expected_version=0, current_agent=None))
+    asyncio.run(first.close())
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db"]  # no temporary left
+    again = SQLiteSession("u", path)
+    assert asyncio.run(again.load()).version == 1
+    asyncio.run(again.close())
+    other = tmp_path / "theirs.db"  # a database of someone else's: gets the tables
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    s = SQLiteSession("u", other)
+    assert asyncio.run(s.load()).version == 0
+    asyncio.run(s.close())
+
+
+def test_cli_refuses_a_session_file_that_is_not_a_database(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    from pathlib import Path
+
+    from stepswitch.cli.main import main
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"steps": [{"output": [{"type": "message", "text": "hi"}]}]}))
+    code = main(["run", "graphs/support.py:support", "--input", "hi", "--model",
+                 f"scripted:{script}", "--session", f"sqlite:///{pkg}/__init__.py"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "refusing SQLite file" in err and "is empty" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (pkg / "__init__.py").read_bytes() == b""
+
+
+def _store(kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str, sid: str) -> Any:
+    if kind == "memory":
+        return MemorySession(sid)
+    if kind == "sqlite":
+        return SQLiteSession(sid, tmp_path / "s.db")
+    if kind == "postgres":
+        return PostgresSession(sid, PG_DSN, schema=pg_schema)
+    return RedisSession(sid, REDIS_URL, key_prefix=redis_prefix)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres", "redis"])
+def test_lone_surrogates_are_kept_exactly_in_every_store(
+    kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str
+) -> None:
+    """Text decoded with surrogateescape (``--input $'caf\\xe9'``, a file name a tool
+    read from disk): the append failed on every retry with a UnicodeEncodeError."""
+    from stepswitch.runtime import MessageOutputItem, ToolCallOutputItem, UserInputItem
+
+    items = [
+        UserInputItem("caf\udce9"),
+        ToolCallOutputItem(agent="triage", call_id="c\udc80", output="r\udcf6sum\udce9.txt",
+                           name="ls"),
+        MessageOutputItem(agent="triage", content="lone high \ud800 and low \udfff"),
+    ]
+
+    async def go() -> None:
+        s = _store(kind, tmp_path, pg_schema, redis_prefix, "u")
+        try:
+            version = await s.append(items, operation_id="op-1", expected_version=0,
+                                     current_agent="triage")
+            # the retry of the same operation is a replay, not a failure or a second copy
+            assert await s.append(items, operation_id="op-1", expected_version=0,
+                                  current_agent="triage") == version == 1
+            await s.add_items([UserInputItem("again \udce9")])
+            assert await s.get_items() == [*items, UserInputItem("again \udce9")]
+            assert await s.pop_item() == UserInputItem("again \udce9")
+            snap = await s.load(limit=2)
+            assert snap.items == tuple(items[1:]) and snap.version == 3
+        finally:
+            await s.close()
+
     asyncio.run(go())
 
 
@@ -360,3 +474,21 @@ def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
         sdk.close()
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres", "redis"])
+def test_a_session_id_that_is_not_text_is_refused_at_the_door(
+    kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str
+) -> None:
+    with pytest.raises(ss.SessionError, match="is not text: it holds a lone surrogate"):
+        _store(kind, tmp_path, pg_schema, redis_prefix, "user-\udce9")
+
+
+def test_a_run_with_a_surrogate_input_appends_it_to_its_session(tmp_path: Any) -> None:
+    session = SQLiteSession("u", tmp_path / "r.db")
+    model = ScriptedModel([[assistant_message("hello")]])
+    result = support.compile().run_sync("caf\udce9", model=model, session=session)
+    assert result.final_output == "hello"
+    stored = asyncio.run(session.get_items())
+    assert stored[0] == ss.runtime.UserInputItem("caf\udce9")
+    asyncio.run(session.close())

@@ -384,6 +384,8 @@ def _write_state(path: str, state: RunState, flag: str = "--state") -> None:
         os.replace(tmp, target)
     except OSError as exc:
         raise UserError(f"{flag} {path}: cannot write it: {exc.strerror or exc}") from None
+    except StateError as exc:  # text JSON cannot hold exactly (see stepswitch._json.dumps)
+        raise UserError(f"{flag} {path}: {exc}") from None
 
 
 async def _drive(

@@ -15,7 +15,7 @@ import hmac
 import json
 from typing import Any
 
-from stepswitch._json import loads
+from stepswitch._json import JSONTextError, dumps, loads
 from stepswitch.errors import StateError
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -67,13 +67,16 @@ _PATHS = {"run_path"}
 
 def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None = None) -> str:
     body = _body(state)
-    doc = {
-        "format": FORMAT,
-        "version": STATE_VERSION,
-        "body": body,
-        "digest": _digest(body, key),
-    }
-    return json.dumps(doc, indent=indent, sort_keys=True, ensure_ascii=False)
+    try:  # a lone surrogate is written as its escape and read back as itself
+        doc = {
+            "format": FORMAT,
+            "version": STATE_VERSION,
+            "body": body,
+            "digest": _digest(body, key),
+        }
+        return dumps(doc, indent=indent, sort_keys=True)
+    except JSONTextError as exc:
+        raise StateError(f"the run cannot be saved: {exc}") from None
 
 
 def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
@@ -110,7 +113,7 @@ def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
 
 
 def _digest(body: dict[str, Any], key: bytes | None) -> str:
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = dumps(body, sort_keys=True, separators=(",", ":"))
     data = canonical.encode("utf-8")
     if key is None:
         return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -28,13 +28,13 @@ off for the rest of that run.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from stepswitch._json import dumps, escape_surrogates
 from stepswitch.errors import GuardrailTripwireTriggered, MaxTurnsExceeded
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
@@ -135,7 +135,7 @@ def _json(value: Any) -> str:
         return repr(v)
 
     try:
-        return json.dumps(value, default=plain, ensure_ascii=False)
+        return dumps(value, default=plain)  # a lone surrogate as its escape: UTF-8 text
     except (TypeError, ValueError):
         return repr(value)
 
@@ -323,7 +323,9 @@ class _Trace:
 
     def _error(self, span: Any, exc: BaseException) -> None:
         span.set_attribute(sc.ERROR_TYPE, type(exc).__qualname__)
-        span.set_status(self.api.Status(self.api.StatusCode.ERROR, str(exc)[:500]))
+        # free text, cut short: a lone surrogate as its escape, so any exporter can send it
+        described = escape_surrogates(str(exc)[:500])
+        span.set_status(self.api.Status(self.api.StatusCode.ERROR, described))
 
     def tool_span(self, name: str, call_id: str, kind: str, args: Any) -> Any:
         attrs: dict[str, Any] = {

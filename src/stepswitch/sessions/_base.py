@@ -19,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import JSONTextError, dumps
 from stepswitch.errors import SessionConflict, SessionError, StateError, UserError
 from stepswitch.runtime.items import ToolApprovalItem, UserInputItem
 from stepswitch.runtime.model import InputItem
@@ -119,6 +121,9 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str):
         raise SessionError(f"session id: expected a string, got {type(session_id).__name__}")
@@ -131,6 +136,11 @@ def check_session_id(session_id: object) -> str:
         )
     if "\x00" in session_id:
         raise SessionError(f"session id {session_id[:40]!r} contains a NUL character")
+    if not session_id.isascii() and _SURROGATE.search(session_id):
+        raise SessionError(
+            f"session id {session_id[:40]!r} is not text: it holds a lone surrogate (bytes "
+            "that were not UTF-8 when it was read); name the conversation in UTF-8"
+        )
     return session_id
 
 
@@ -153,10 +163,10 @@ def encode_items(items: Iterable[Any]) -> list[str]:
     """Each item as compact, key-sorted JSON text (the ``RunState`` item encoding)."""
     try:
         return [
-            json.dumps(item_to_json(i), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            dumps(item_to_json(i), sort_keys=True, separators=(",", ":"))  # surrogates escaped
             for i in _as_items(items)
         ]
-    except StateError as exc:
+    except (StateError, JSONTextError) as exc:
         raise UserError(f"session items: {exc}") from None
 
 
@@ -216,8 +226,8 @@ def encode_responses_items(items: Iterable[Any], agent: str) -> list[str]:
     """SDK items as rows that keep each item exactly as given (``TypeError`` for an
     item that is not a JSON object, as the SDK's own sessions raise)."""
     return [
-        json.dumps({"type": RESPONSES_ROW, "agent": agent, "item": plain_item(i)},
-                   ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        dumps({"type": RESPONSES_ROW, "agent": agent, "item": plain_item(i)},
+              separators=(",", ":"), allow_nan=False)
         for i in items
     ]
 

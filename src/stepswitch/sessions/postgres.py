@@ -9,14 +9,25 @@ Tables live in ``schema`` (created when missing, under an advisory lock so proce
 racing on a fresh database cannot collide). Sessions of one process on the same DSN
 share a few connections (``POOL_SIZE``); a broken connection is replaced on the next
 call.
+
+After ``fork()`` (gunicorn ``--preload``, multiprocessing's fork context) the child
+holds copies of the parent's sockets and locks. Using a socket from two processes
+interleaves their messages (hangs, protocol errors, a commit reported as failed), and
+closing it in the child sends the server the end of the *parent's* session. So the
+child, first thing (``os.register_at_fork``, and a process id check for forks that
+bypass it), gets fresh locks and an empty pool, and points each inherited socket at
+``/dev/null`` before closing it: libpq's goodbye goes nowhere and the parent's
+connection is untouched. The child then connects on its own.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 from stepswitch._site import shadowing
@@ -61,12 +72,26 @@ class _Conn:
         self.dsn = dsn
         self.key = (dsn, synchronous_commit)
         self.synchronous_commit = synchronous_commit
-        self.lock = threading.Lock()
-        self.slots = threading.BoundedSemaphore(POOL_SIZE)
         self.users = 0
         self.ready: set[str] = set()
-        self.idle: list[psycopg.Connection[Any]] = []
         self.where = f"PostgreSQL {_describe(dsn)}"
+        self._fresh()
+        _ALL.add(self)
+
+    def _fresh(self) -> None:
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(POOL_SIZE)
+        self.idle: list[psycopg.Connection[Any]] = []
+        self.lent: set[psycopg.Connection[Any]] = set()
+
+    def forget_inherited(self) -> None:
+        """In a child of ``fork()``: drop the parent's connections without a word to
+        the server, and start with fresh locks (another thread may have held them)."""
+        inherited = [*self.idle, *self.lent]
+        self._fresh()
+        for conn in inherited:
+            _detach(conn)
 
     def _connect(self) -> psycopg.Connection[Any]:
         pg = _psycopg()
@@ -81,16 +106,21 @@ class _Conn:
 
     @contextmanager
     def borrow(self) -> Iterator[psycopg.Connection[Any]]:
+        if self.pid != os.getpid():  # a fork that ran no at-fork handlers
+            self.forget_inherited()
         with self.slots:
             with self.lock:
                 conn = self.idle.pop() if self.idle else None
             if conn is None or conn.closed or conn.broken:
                 conn = self._connect()
+            with self.lock:
+                self.lent.add(conn)
             try:
                 yield conn
             finally:
-                if not conn.closed and not conn.broken:
-                    with self.lock:
+                with self.lock:
+                    self.lent.discard(conn)
+                    if not conn.closed and not conn.broken:
                         self.idle.append(conn)
 
     def close(self) -> None:
@@ -98,6 +128,36 @@ class _Conn:
             idle, self.idle = self.idle, []
         for conn in idle:
             conn.close()
+
+
+def _detach(conn: Any) -> None:
+    """Close an inherited connection with its socket pointed at ``/dev/null`` first:
+    libpq's closing message must not reach the server on the parent's session."""
+    try:
+        fd = conn.pgconn.socket
+    except Exception:  # closed already: nothing is open
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+    except OSError:
+        return  # the copy stays open in this process (never used, never closed)
+    with suppress(Exception):
+        conn.close()
+
+
+_ALL: weakref.WeakSet[_Conn] = weakref.WeakSet()
+"""Every shared pool of this process, for the at-fork handler."""
+
+
+def _after_fork_in_child() -> None:
+    global _REGISTRY_LOCK
+    _REGISTRY_LOCK = threading.Lock()  # a thread of the parent may have held it
+    for shared in list(_ALL):
+        shared.forget_inherited()
 
 
 def _describe(dsn: str) -> str:
@@ -115,6 +175,8 @@ def _describe(dsn: str) -> str:
 
 _REGISTRY: dict[tuple[str, bool], _Conn] = {}
 _REGISTRY_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _Backend:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 import time
+import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from stepswitch.errors import SessionError
 from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
@@ -47,6 +49,7 @@ class _Db:
         self.users = 0
         if path != ":memory:":
             _make_folder(path, self.where)
+            _check_or_create(path, self.where)
         try:
             self.conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -134,6 +137,80 @@ def _make_folder(path: str, where: str) -> None:
         raise SessionError(
             f"cannot open {where}: cannot make its folder {folder}: {exc.strerror or exc}"
         ) from None
+
+
+_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _check_or_create(path: str, where: str) -> None:
+    """Refuse an existing file that is not already an SQLite database; make a missing
+    one. SQLite itself would turn any empty file (a package's ``__init__.py``) into a
+    database, and any file at all, on the first write, into a broken one. So a missing
+    file is made whole, elsewhere, and linked into place: it is never seen empty, and a
+    process racing to open the same fresh path finds either nothing or a database."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        _create(path, where)
+        return
+    except OSError as exc:
+        raise SessionError(f"cannot open {where}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SessionError(f"cannot open {where}: it is a folder; name a database file")
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device: never opened, never read
+        raise SessionError(f"cannot open {where}: not a regular file; name a database file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_HEADER))
+    except OSError as exc:
+        raise SessionError(f"cannot open {where}: {exc.strerror or exc}") from None
+    if head != _HEADER:
+        what = "is empty" if info.st_size == 0 else "is not an SQLite database"
+        raise SessionError(
+            f"refusing {where}: the file exists and {what}, and using it would overwrite "
+            "it; name a new file or an existing session database"
+        )
+
+
+def _create(path: str, where: str) -> None:
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    try:  # made as SQLite would make it: mode 0666 less the umask
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise SessionError(f"cannot create {where}: {exc.strerror or exc}") from None
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")  # writes the header; stays in the file
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: it is checked when opened
+        except OSError:  # a file system without hard links: copy, never replace
+            _copy_new(tmp, path, where)
+    except sqlite3.Error as exc:
+        raise SessionError(f"cannot create {where}: {exc}") from None
+    finally:
+        for leftover in (tmp, tmp + "-wal", tmp + "-shm"):
+            with suppress(OSError):
+                os.unlink(leftover)
+
+
+def _copy_new(source: str, path: str, where: str) -> None:
+    with open(source, "rb") as f:
+        data = f.read()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise SessionError(f"cannot create {where}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def _newer(value: object) -> bool:
