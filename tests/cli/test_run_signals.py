@@ -5,7 +5,8 @@ SIGTERM and SIGHUP save the run so far as Ctrl-C does (exit 143 and 129); before
 approved call runs the file is rewritten as taken, so even a SIGKILL leaves a file that
 a later resume refuses, naming the call as possibly done. The last test sends the three
 signals at random points of real resumes and checks the ledger the tool writes: an
-approved effect at most once, an unapproved one never.
+approved effect at most once, an unapproved one never (seeded: ``SIGNAL_SEED=N`` tries
+another sequence; at most 5 rounds and about 8 s).
 """
 
 from __future__ import annotations
@@ -189,20 +190,20 @@ SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGKILL)
 def test_random_signals_never_repeat_an_approved_call_nor_run_a_rejected_one(
     app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rng = random.Random(23)
-    deadline = time.monotonic() + 12  # a bound on the whole test, whatever the machine
+    rng = random.Random(int(os.environ.get("SIGNAL_SEED", "23")))
+    deadline = time.monotonic() + 8  # a bound on the whole test, whatever the machine
     rounds = 0
-    while rounds < 6 and time.monotonic() < deadline:  # the first round always runs
+    while rounds < 5 and time.monotonic() < deadline:  # the first round always runs
         rounds += 1
         pause(app, capsys, monkeypatch)
         # which refunds a person approves: the same answers every time the prompt comes
         approve = {1: rng.random() < 0.7, 2: rng.random() < 0.5}
         answers = "".join("y\n" if approve[n] else "n\n" for n in (1, 2))
         sig = rng.choice(SIGNALS)
-        proc = resume(app, answers, before=rng.choice((0.0, 0.1, 0.2)),
-                      after=rng.choice((0.0, 0.1, 0.2)))
+        before, after = rng.choice((0.0, 0.1, 0.2)), rng.choice((0.1, 0.2, 0.3))
+        proc = resume(app, answers, before=before, after=after)
         seen = ""
-        if rng.random() < 0.4:  # anywhere: start-up, reading the state, the prompts
+        if rng.random() < 0.25:  # anywhere: start-up, reading the state, the prompts
             time.sleep(rng.uniform(0.0, 0.8))
         else:  # once the resumed run has begun: the tools, the model, the saving
             assert proc.stderr is not None
@@ -210,7 +211,7 @@ def test_random_signals_never_repeat_an_approved_call_nor_run_a_rejected_one(
                 seen += line
                 if "→ agent" in line:
                     break
-            time.sleep(rng.uniform(0.0, 0.4))
+            time.sleep(rng.uniform(0.0, before + after + 0.1))
         if proc.poll() is None:
             proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
