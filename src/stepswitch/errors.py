@@ -5,7 +5,7 @@
     StepswitchError                      every error stepswitch raises on purpose
     ├── UserError                        the caller declared or called something wrong
     │   ├── CompileError                 the analyzer found errors; carries the Report
-    │   └── StateError                   a saved RunState is unknown, tampered or truncated
+    │   └── StateError                   a RunState is tampered, truncated, stale or resumed already
     ├── SessionError                     a conversation store refused or failed an operation
     │   └── SessionConflict              another writer changed the session first
     ├── ModelBehaviorError               the model produced something nothing can act on
@@ -97,7 +97,8 @@ class CompileError(UserError):
 
 
 class StateError(UserError):
-    """A saved run state cannot be trusted: unknown version, tampered, truncated or stale."""
+    """A run state cannot be trusted: unknown version, tampered, truncated or stale; or one
+    state object is resumed a second time."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(f"{message}; {hint}" if hint else message)

@@ -183,15 +183,18 @@ def test_a_lost_ack_on_the_last_turn_resumes_without_asking_the_model() -> None:
     assert first.final_output == "Which order?"
     with pytest.raises(ss.SessionError, match=r"resume exc\.run_data\.to_state") as info:
         MACHINE.run_sync("order 42", model=model, session=_LoseLastAck(real, 1))
-    state = ss.RunState.from_json(info.value.run_data.to_state().to_json())
+    saved = info.value.run_data.to_state().to_json()
+    state = ss.RunState.from_json(saved)
     assert state.session is not None and state.session.pending is not None
     calls = len(model.calls)
     done = MACHINE.run_sync(state, model=model, session=real)
     assert done.final_output == "Order 42 it is." and len(model.calls) == calls
     texts = [getattr(i, "content", None) for i in asyncio.run(real.get_items())]
     assert texts.count("order 42") == 1 and texts.count("Order 42 it is.") == 1
-    with pytest.raises(ss.SessionConflict):  # and that state cannot be used twice
+    with pytest.raises(ss.StateError, match="resumed already"):  # that object resumes once
         MACHINE.run_sync(state, model=model, session=real)
+    with pytest.raises(ss.SessionConflict):  # and a copy of it conflicts with the session
+        MACHINE.run_sync(ss.RunState.from_json(saved), model=model, session=real)
 
 
 def test_the_runtime_loads_no_store_driver() -> None:

@@ -3,7 +3,8 @@ scripted transcript), showing progress as it happens.
 
 Exit codes: 0 the run finished, or paused with its state saved to ``--state``;
 1 the run failed (the model misbehaved or refused, its server failed, a run limit
-hit) or paused with nowhere to save its state; 2 a usage, target, key, file or state error.
+hit) or paused with nowhere to save its state; 2 a usage, target, key, file or state error;
+130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (each saves the run so far, as far as it got).
 Progress (agent switches, tool calls, handoffs) goes to stderr, the final output to
 stdout, so ``stepswitch run ... > answer.txt`` keeps only the answer.
 """
@@ -15,8 +16,10 @@ import asyncio
 import importlib
 import os
 import shlex
+import signal
 import sys
 import sysconfig
+import threading
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
@@ -48,6 +51,7 @@ from stepswitch.errors import (
     StepswitchError,
     UserError,
 )
+from stepswitch.runtime.approvals import owner_of
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.events import (
     AgentUpdatedStreamEvent,
@@ -203,14 +207,61 @@ def run(args: argparse.Namespace) -> int:
 
         provider = file_provider(args.trace)
         args.run_config = RunConfig(tracer_provider=provider)
+    stop = args.stop = _Stop()
     try:
-        return asyncio.run(_drive(machine, start, model, args, policy))
-    except KeyboardInterrupt:
+        with stop:
+            return asyncio.run(_drive(machine, start, model, args, policy))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if stop.signum is not None:
+            print(f"\nstepswitch: interrupted ({signal.Signals(stop.signum).name})",
+                  file=sys.stderr)
+            return 128 + stop.signum
         print("\nstepswitch: interrupted", file=sys.stderr)
         return 130
     finally:
         if provider is not None:
             provider.shutdown()
+
+
+class _Stop:
+    """SIGTERM and SIGHUP (what docker, systemd, kubernetes and ``timeout`` send) stop a
+    run as Ctrl-C does under ``asyncio.run``: the first cancels the run's task, so the
+    run so far is saved on the way out; a second one raises ``KeyboardInterrupt`` where
+    the process is (a tool that does not give way)."""
+
+    SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():  # signal.signal's rule
+            for sig in self.SIGNALS:
+                self._old[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            if old is not None:  # None: a handler set outside Python, not restorable
+                signal.signal(sig, old)
+
+    def attach(self) -> None:
+        """Stop the current task (the run's driver) on the first signal."""
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        first = self.signum is None
+        self.signum = signum
+        task, loop = self._task, self._loop
+        if first and task is not None and loop is not None and not task.done():
+            task.cancel()
+            loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
+            return
+        raise KeyboardInterrupt
 
 
 def _one_workflow(target: str) -> list[Any]:
@@ -330,6 +381,8 @@ def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None)
             f"--resume {path}: the saved run already finished (resuming it would run it "
             "again); start a new run with --input"
         )
+    if state.resumed:
+        raise UserError(f"--resume {path}: {_taken(state)}")
     if state.flow is not None and state.flow.spent is not None:
         source, _, target = state.flow.spent.partition("->")
         where = _flow_edge(args, source)[0]
@@ -340,6 +393,38 @@ def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None)
             "with --input"
         )
     return state
+
+
+def _taken(state: RunState) -> str:
+    """Why a state saved as its resume began (and never saved again: the process was
+    killed) is not resumed: what it was about to run may have run."""
+    started = _approved_unanswered(state)
+    what = (f"approved call(s) {', '.join(started)} had started and may have run"
+            if started else "what it was about to run may have run")
+    return (f"a run resumed this saved run and stopped before it could save where it got "
+            f"to (killed?): {what}, so it is not run again (at most once); check what it "
+            "did, then start a new run with --input")
+
+
+def _approved_unanswered(state: RunState) -> list[str]:
+    """The approved calls of ``state`` (nested runs' included) that have no output yet:
+    ``name(arguments) [call id]``."""
+    out: list[str] = []
+    for item in state.items:
+        if not isinstance(item, ToolApprovalItem):
+            continue
+        owner = owner_of(state, item.run_path)
+        if owner is None:
+            continue
+        decision = owner.decisions.get(item.call_id)
+        key = (item.agent, item.name)
+        approved = (decision.approved if decision is not None
+                    else owner.always.get(key, state.always.get(key, False)))
+        answered = any(isinstance(i, ToolCallOutputItem) and i.call_id == item.call_id
+                       for i in owner.items)
+        if approved and not answered:
+            out.append(f"{_call(item)} [{visible(item.call_id)}]")
+    return out
 
 
 def _save_paths(args: argparse.Namespace) -> list[str]:
@@ -393,6 +478,9 @@ async def _drive(
     policy: str
 ) -> int:
     out = _Progress(sys.stderr, stream_text=args.stream)
+    stop = getattr(args, "stop", None)
+    if stop is not None:
+        stop.attach()
     total = Usage()
     next_input: str | RunState = start
     if isinstance(start, RunState):
@@ -410,6 +498,11 @@ async def _drive(
         if getattr(args, "session_object", None) is not None:
             options["session"] = args.session_object
         streamed = machine.run_streamed(next_input, **options)
+        if isinstance(next_input, RunState) and _save_paths(args):
+            # saved as taken (state.resumed) before any of its approved calls runs: a
+            # process killed from here on leaves a file no resume runs again (at most
+            # once); however the run ends, its own state replaces this one
+            _save(args, next_input)
         # the decisions just made are said once the run has taken them (its first event,
         # or its end): a resume the runtime refuses (a stale session pin, a tampered
         # state) must not be preceded by "approved …"

@@ -109,7 +109,8 @@ def resume(
     make_loop: Callable[[Run], Loop],
     config: RunConfig,
 ) -> Loop:
-    """Resume a state taken with ``session``: re-send, claim, then run on."""
+    """Resume a state taken with ``session``: re-send, claim, then run on. A state of
+    another session is refused here, before the run takes it (it stays resumable)."""
     session_id = check_session(session)
     pin = state.session
     if pin is None:
@@ -121,6 +122,17 @@ def resume(
         raise UserError(
             f"this state belongs to session {pin.session_id!r}, not {session_id!r}"
         )
+    return _resumed(run, session, session_id, pin, make_loop, config)
+
+
+def _resumed(
+    run: Run,
+    session: Any,
+    session_id: str,
+    pin: SessionPin,
+    make_loop: Callable[[Run], Loop],
+    config: RunConfig,
+) -> Loop:
     link = SessionLink(session, session_id, pin.version, pin.synced, pin.input_saved)
     run.session = link
     if pin.pending is not None:

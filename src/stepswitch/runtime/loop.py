@@ -144,7 +144,11 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 else:
                     response = yield ask
                 run.responses.append(response)
-                run.ctx.usage.add(response.usage)
+                usage = run.ctx.usage
+                usage.add(response.usage)
+                if not response.usage.requests:
+                    # a model of the user's that reports no usage: this was one call
+                    usage.requests += 1
                 output, start = response.output, len(run.items)
             else:
                 table = turns[pending.agent]

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepswitch.context import RunContext, Usage
-from stepswitch.errors import UserError
+from stepswitch.errors import StateError, UserError
 from stepswitch.ir import MachineIR
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
@@ -93,6 +93,27 @@ class StateMachine:
         return f"StateMachine(name={self.ir.name!r}, states={len(self.ir.states)})"
 
     def _start(
+        self,
+        input: str | list[Any] | RunState,
+        model: Model | None,
+        context: Any,
+        max_turns: int | None,
+        run_config: RunConfig | None,
+        *,
+        emit: bool = False,
+        session: Any = None,
+        starting_agent: str | None = None,
+    ) -> Loop:
+        if isinstance(input, RunState) and input.resumed:
+            raise _resumed_twice()
+        loop = self._begin(input, model, context, max_turns, run_config, emit=emit,
+                           session=session, starting_agent=starting_agent)
+        if isinstance(input, RunState):
+            # taken: a second resume of this object would run its approved calls again
+            input.resumed = True
+        return loop
+
+    def _begin(
         self,
         input: str | list[Any] | RunState,
         model: Model | None,
@@ -283,6 +304,14 @@ class StateMachine:
                         session=session, starting_agent=starting_agent),
             timeout=run_config.timeout if run_config is not None else None,
         )
+
+
+def _resumed_twice() -> StateError:
+    return StateError(
+        "this RunState was resumed already: a run took it, and resuming it again would run "
+        "its approved calls a second time; resume the state that run left instead "
+        "(result.to_state(), or exc.run_data.to_state() of the error that ended it)"
+    )
 
 
 def _tracer(provider: Any) -> Any:

@@ -372,6 +372,16 @@ def _check_settled(state: RunState) -> None:
     }
     for item in state.items:
         if isinstance(item, ToolCallItem | HandoffCallItem) and item.call_id not in answered:
+            decision = state.decisions.get(item.call_id)
+            if decision is not None and decision.approved:
+                # it was running when the run ended (a signal, a crash): it may have had
+                # its effect, and it is never started again
+                raise StateError(
+                    f"the state stopped in the middle of a turn: approved call {item.name!r} "
+                    f"({item.call_id!r}) of agent {item.agent!r} had started and has no "
+                    "output: it may have run, so it is not run again (at most once); check "
+                    "what it did, then start a new run"
+                )
             raise StateError(
                 f"the state stopped in the middle of a turn: call {item.name!r} "
                 f"({item.call_id!r}) of agent {item.agent!r} has no output, so it cannot be "

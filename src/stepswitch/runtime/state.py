@@ -153,6 +153,11 @@ class RunState:
     nested agent-tool runs' (finished ones included) and a flow's nodes'. A scripted
     transcript resumes after that many steps. None in a state saved before stepswitch
     recorded it (see :func:`calls_made`)."""
+    resumed: bool = False
+    """A run has taken this state (``machine.run(state)``): resuming it again is refused,
+    as its approved calls may have run. Kept in its JSON: ``stepswitch run --resume``
+    saves the state it resumes so marked before any of its calls runs, so a process
+    killed mid-run leaves a file that no later resume runs again."""
 
     @property
     def calls_made(self) -> int:

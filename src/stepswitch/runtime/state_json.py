@@ -157,6 +157,8 @@ def _body(state: RunState) -> dict[str, Any]:
         body["flow"] = _flow(state.flow)
     if state.model_calls is not None:
         body["model_calls"] = state.model_calls
+    if state.resumed:  # only a state a run has taken carries the key
+        body["resumed"] = True
     return body
 
 
@@ -386,6 +388,9 @@ def _state(body: Any, where: str) -> RunState:
     model_calls = None  # a state saved before the count was kept has no key
     if "model_calls" in body:
         model_calls = _get(body, "model_calls", int, where)
+    resumed = False
+    if "resumed" in body:
+        resumed = _get(body, "resumed", bool, where)
     return RunState(
         workflow=_get(body, "workflow", str, where),
         input=tuple(
@@ -409,6 +414,7 @@ def _state(body: Any, where: str) -> RunState:
         session=pin,
         flow=flow,
         model_calls=model_calls,
+        resumed=resumed,
     )
 
 

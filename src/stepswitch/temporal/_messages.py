@@ -12,9 +12,26 @@ from dataclasses import field
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch.errors import UserError
 from stepswitch.temporal._tracing import current_traceparent
 
-__all__ = ["Decision", "Interruption", "RunInput", "RunOutput"]
+__all__ = ["Decision", "Interruption", "RunInput", "RunOutput", "input_problem"]
+
+
+def input_problem(value: Any) -> str | None:
+    """What is wrong with a run's input (``RunInput.input``), or None: it must be a
+    string or a list of input items as dicts, which is all Temporal's converter decodes
+    (anything else would fail every workflow task of the run, retried forever)."""
+    if isinstance(value, str):
+        return None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            if not isinstance(item, dict) or not all(isinstance(k, str) for k in item):
+                return (f"RunInput.input[{i}]: expected an input item as a dict (such as "
+                        f"{{'role': 'user', 'content': '...'}}), got {type(item).__name__}")
+        return None
+    return (f"RunInput.input: expected the user's text (a string) or a list of input "
+            f"items (dicts), got {type(value).__name__}")
 
 
 @dataclass
@@ -47,6 +64,11 @@ class RunInput:
     traceparent: str | None = field(default_factory=current_traceparent)
     """The span the run's spans go under: by default the caller's current span, when
     there is one (docs/tracing.md, "On Temporal")."""
+
+    def __post_init__(self) -> None:
+        problem = input_problem(self.input)
+        if problem is not None:
+            raise UserError(problem)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.converter import value_to_type
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 from stepswitch._dataclass import dataclass
@@ -62,7 +63,13 @@ from stepswitch.temporal._codec import (
     write_items,
     write_request,
 )
-from stepswitch.temporal._messages import Decision, Interruption, RunInput, RunOutput
+from stepswitch.temporal._messages import (
+    Decision,
+    Interruption,
+    RunInput,
+    RunOutput,
+    input_problem,
+)
 from stepswitch.temporal._tracing import (
     Segment,
     WorkflowTrace,
@@ -405,16 +412,19 @@ def workflow_for(
 
     cls_name = f"StepswitchRun_{machine.name}"
 
-    async def run(self, input: RunInput) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def run(self, input: Any) -> dict[str, Any]:  # type: ignore[no-untyped-def]
         # the output leaves as a shallow dict, which clients decode as the RunOutput it
         # is (the annotation below): the converter would encode the dataclass through
         # dataclasses.asdict, deep-copying every item, for the same JSON
         driver: _Driver = self._driver
-        return dict(vars(await driver.run(input)))
+        return dict(vars(await driver.run(read_input(input))))
 
-    # Temporal wants the run method defined on the class itself (it checks by name)
+    # Temporal wants the run method defined on the class itself (it checks by name).
+    # The input arrives as plain JSON and becomes a RunInput in the run's first step: a
+    # value Temporal's converter cannot decode would fail every workflow task, retried
+    # forever, before stepswitch code runs; read_input fails the run for good instead
     run.__qualname__ = f"{cls_name}.run"
-    run.__annotations__ = {"input": RunInput, "return": RunOutput}
+    run.__annotations__ = {"input": Any, "return": RunOutput}
     attrs = {
         "run": workflow.run(run),
         "_setup": (core, digest, names, options, flow),
@@ -424,6 +434,32 @@ def workflow_for(
     cls.__doc__ = f"A durable run of workflow {machine.name!r}."
     defined: type = workflow.defn(name=workflow_name(machine), sandboxed=False)(cls)
     return defined
+
+
+def read_input(raw: Any) -> RunInput:
+    """The run's input as a ``RunInput`` (a client's dataclass arrives as a JSON object),
+    or a non-retryable ``UserError`` failure naming what is wrong with it."""
+    if isinstance(raw, RunInput):
+        return raw
+    problem = None
+    if not isinstance(raw, dict):
+        problem = f"expected a RunInput (a JSON object), got {type(raw).__name__}"
+    elif "input" not in raw:
+        problem = "RunInput.input is missing"
+    else:
+        problem = input_problem(raw["input"])
+    if problem is None:
+        try:
+            read: RunInput = value_to_type(RunInput, raw)
+            return read
+        except (TypeError, ValueError, UserError) as exc:
+            problem = str(exc) or type(exc).__name__
+    raise ApplicationError(
+        f"the run's input is not a RunInput: {problem}; start the run with "
+        "RunInput(text) or RunInput([{'role': 'user', 'content': text}, ...])",
+        type="UserError",
+        non_retryable=True,
+    )
 
 
 class _RunBase:
