@@ -6,7 +6,10 @@ STAMP := $(VENV)/.installed
 OUT := out
 GALLERY := graphs examples/broken_workflow.py
 
-.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
+# The studio's browser tests drive Debian's chromium through Playwright (no browser download).
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: chromium venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +18,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+chromium:
+	@test -x $(CHROMIUM) || (apt-get update -qq && apt-get install -y -qq chromium)
 
 lint: venv
 	$(BIN)/ruff check $(wildcard src tests graphs examples bench codegen)
@@ -29,12 +35,12 @@ typecheck: venv
 	$(BIN)/ruff check --no-cache $(OUT)/typecheck
 	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
-pytest: venv
+pytest: venv chromium
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-demo: venv
+demo: venv chromium
 	@mkdir -p $(OUT)
 	@echo "== 1. the support workflow, as declared in graphs/support.py"
 	$(BIN)/stepswitch show graphs/support.py:support
