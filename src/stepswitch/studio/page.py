@@ -105,7 +105,65 @@ def _edge_of(spec: WorkflowSpec, agent: str, path: str, ids: dict[str, str]) -> 
     return None
 
 
+LARGE = 150
+"""Scenes with more nodes than this are laid out here, in layers, not by Graphviz: dot
+took over two minutes on a 1,000-agent chain on this machine (bench/bench_studio.py)."""
+
+
+def _layered_svg(scene: Scene) -> str:
+    """The scene as an SVG of the same structure Graphviz writes (``g.node`` and
+    ``g.edge``, each titled by its scene id), boxes placed in layers by distance from
+    start."""
+    from collections import deque
+
+    out_edges: dict[str, list[str]] = {}
+    for e in scene.edges:
+        out_edges.setdefault(e.source, []).append(e.target)
+    depth: dict[str, int] = {}
+    queue = deque([n.id for n in scene.nodes if n.kind == "start"][:1])
+    for start in queue:
+        depth[start] = 0
+    while queue:
+        here = queue.popleft()
+        for there in out_edges.get(here, ()):
+            if there not in depth:
+                depth[there] = depth[here] + 1
+                queue.append(there)
+    last = max(depth.values(), default=0)
+    rows: dict[int, int] = {}
+    place: dict[str, tuple[float, float]] = {}
+    width, height, cols = 170.0, 36.0, 8
+    for n in scene.nodes:
+        layer = depth.get(n.id, last + 1) if n.kind != "end" else last + 2
+        slot = rows.get(layer, 0)
+        rows[layer] = slot + 1
+        place[n.id] = (20 + (slot % cols) * (width + 30),
+                       20 + (layer * 1.0 + (slot // cols) * 0.01) * (height + 40))
+    parts = []
+    for e in scene.edges:
+        (x1, y1), (x2, y2) = place[e.source], place[e.target]
+        parts.append(f'<g class="edge"><title>{_html(e.source)}->{_html(e.target)}</title>'
+                     f'<path fill="none" stroke="#555" d="M{x1 + width / 2:.0f},'
+                     f'{y1 + height:.0f}L{x2 + width / 2:.0f},{y2:.0f}"/></g>')
+    for n in scene.nodes:
+        x, y = place[n.id]
+        fill = "#37474f" if n.kind in ("start", "end") else "#ffffff"
+        ink = "#ffffff" if n.kind in ("start", "end") else "#000000"
+        parts.append(f'<g class="node"><title>{_html(n.id)}</title><polygon fill="{fill}" '
+                     f'stroke="#000" points="{x:.0f},{y:.0f} {x + width:.0f},{y:.0f} '
+                     f'{x + width:.0f},{y + height:.0f} {x:.0f},{y + height:.0f}"/>'
+                     f'<text x="{x + width / 2:.0f}" y="{y + 22:.0f}" text-anchor="middle" '
+                     f'font-family="Helvetica" font-size="12" fill="{ink}">{_html(n.title)}'
+                     "</text></g>")
+    right = 40 + cols * (width + 30)
+    bottom = 40 + (last + 3) * (height + 40)
+    return (f'<svg viewBox="0 0 {right:.0f} {bottom:.0f}" xmlns="http://www.w3.org/2000/svg">'
+            f'<g class="graph">{"".join(parts)}</g></svg>')
+
+
 def _svg(scene: Scene) -> str:
+    if len(scene.nodes) > LARGE:
+        return _layered_svg(scene)
     from stepswitch.render.dot import scene_to_dot
     from stepswitch.render.graphviz_bin import run_graphviz
 
