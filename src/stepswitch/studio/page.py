@@ -130,15 +130,17 @@ def _layered_svg(scene: Scene) -> str:
                 depth[there] = depth[here] + 1
                 queue.append(there)
     last = max(depth.values(), default=0)
-    rows: dict[int, int] = {}
-    place: dict[str, tuple[float, float]] = {}
     width, height, cols = 170.0, 36.0, 8
-    for n in scene.nodes:
-        layer = depth.get(n.id, last + 1) if n.kind != "end" else last + 2
-        slot = rows.get(layer, 0)
-        rows[layer] = slot + 1
-        place[n.id] = (20 + (slot % cols) * (width + 30),
-                       20 + (layer * 1.0 + (slot // cols) * 0.01) * (height + 40))
+    layers: dict[int, list[str]] = {}
+    for n in scene.nodes:  # unreached nodes go below the rest, the end last of all
+        layer = last + 2 if n.kind == "end" else depth.get(n.id, last + 1)
+        layers.setdefault(layer, []).append(n.id)
+    place: dict[str, tuple[float, float]] = {}
+    y = 20.0
+    for layer in sorted(layers):  # a wide layer wraps into rows of ``cols`` boxes
+        for slot, nid in enumerate(layers[layer]):
+            place[nid] = (20 + (slot % cols) * (width + 30), y + (slot // cols) * (height + 20))
+        y += ((len(layers[layer]) - 1) // cols) * (height + 20) + height + 40
     parts = []
     for e in scene.edges:
         (x1, y1), (x2, y2) = place[e.source], place[e.target]
@@ -156,7 +158,7 @@ def _layered_svg(scene: Scene) -> str:
                      f'font-family="Helvetica" font-size="12" fill="{ink}">{_html(n.title)}'
                      "</text></g>")
     right = 40 + cols * (width + 30)
-    bottom = 40 + (last + 3) * (height + 40)
+    bottom = y + 20
     return (f'<svg viewBox="0 0 {right:.0f} {bottom:.0f}" xmlns="http://www.w3.org/2000/svg">'
             f'<g class="graph">{"".join(parts)}</g></svg>')
 
