@@ -15,7 +15,7 @@ import pytest
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.render.scene import build_scene
-from stepswitch.studio.page import LARGE, _layered_svg, build_page, trail_turns
+from stepswitch.studio.page import LARGE, _layered_svg, build_page, trace_turns, trail_turns
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
@@ -123,3 +123,23 @@ def test_base_ref_diffs_against_git(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert [c["path"] for c in diff["changes"]] == [
         "agents.refund.handoffs.transfer_to_triage.max_uses"]
     assert diff["nodes"] == {doc["workflows"][0]["nodes"]["refund"]: "safety"}
+
+
+def test_a_trace_is_cut_into_turns_and_one_of_another_workflow_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    subprocess.run([sys.executable, "-m", "stepswitch", "run", SUPPORT, "--model",
+                    f"scripted:{ROOT / 'examples' / 'support_script.json'}", "--input",
+                    "I want a refund", "--approve", "all", "--trace", str(trace)],
+                   check=True, capture_output=True, cwd=ROOT)
+    doc = build_page([SUPPORT], traces=[str(trace)])
+    (run,) = doc["workflows"][0]["trails"]
+    assert run["refused"] is None
+    assert [(t["step"], t["agent"]) for t in run["turns"]] == [
+        ("RunAgain", "triage"), ("Handoff → refund", "triage"), ("Interruption", "refund"),
+        ("Final", "refund")]
+    kinds = [(i["kind"], i["name"]) for i in run["turns"][2]["items"]]
+    assert ("approval.requested", "process_refund") in kinds
+    assert ("call", "process_refund") in kinds
+    renamed = _spec_of(SUPPORT).model_copy(update={"name": "billing"})
+    out = trace_turns(str(trace), renamed, {})
+    assert out["refused"] is not None and "workflow 'support', not 'billing'" in out["refused"]

@@ -25,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--trail", action="append", default=[], metavar="FILE",
                    help="a recorded run: a saved RunState or a JSON list of items "
                    "(repeatable)")
+    p.add_argument("--trace", action="append", default=[], metavar="FILE",
+                   help="a run's spans, as `stepswitch run --trace FILE.jsonl` writes them "
+                   "(repeatable)")
     p.add_argument("--base", default=None, metavar="REF",
                    help="show the diff from this git ref on the diagram")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
@@ -39,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
     forwarded = list(args.targets)
     for trail in args.trail:
         forwarded += ["--trail", trail]
+    for trace in args.trace:
+        forwarded += ["--trace", trace]
     if args.base is not None:
         forwarded += ["--base", args.base]
     try:

@@ -20,7 +20,7 @@ from typing import Any
 from stepswitch.graph.spec import AgentSpec, WorkflowSpec
 from stepswitch.render.scene import Scene
 
-__all__ = ["agent_details", "build_page", "diff_marks", "main", "trail_turns"]
+__all__ = ["agent_details", "build_page", "diff_marks", "main", "trace_turns", "trail_turns"]
 
 JSON = dict[str, Any]
 
@@ -350,6 +350,85 @@ def _step(turn: JSON, agents: dict[str, AgentSpec], visited: list[str],
     turn["step"] = "RunAgain" if calls else "Final"
 
 
+def trace_turns(path: str, spec: WorkflowSpec, ids: dict[str, str]) -> JSON:
+    """A run recorded as OpenTelemetry spans (``stepswitch run --trace FILE.jsonl``) cut
+    into model turns: one per ``chat`` span, with the tool calls and the approval,
+    decision and handoff events that follow it; or the reason it is refused."""
+    from stepswitch.errors import UserError
+    from stepswitch.otel import read_spans
+
+    out: JSON = {"label": path, "refused": None, "turns": [], "findings": []}
+    try:
+        spans = read_spans(path)
+    except UserError as exc:
+        out["refused"] = exc.summary
+        return out
+    names = {a.name for a in spec.agents}
+    by_id = {s.span_id: s for s in spans}
+    for s in spans:
+        other = s.attributes.get("gen_ai.workflow.name")
+        if other is not None and other != spec.name:
+            out["refused"] = (f"this trace is of workflow {other!r}, not {spec.name!r}: open "
+                              "it beside the workflow it was recorded with")
+            return out
+
+    def agent_of(span: Any) -> str | None:
+        while span is not None:
+            if span.attributes.get("gen_ai.operation.name") == "invoke_agent":
+                name: str | None = span.attributes.get("gen_ai.agent.name")
+                return name
+            span = by_id.get(span.parent_id) if span.parent_id else None
+        return None
+
+    timeline: list[tuple[int, int, JSON]] = []
+    for s in spans:
+        op = s.attributes.get("gen_ai.operation.name")
+        if op == "chat":
+            timeline.append((s.start_ns, 0, {"turn": s.attributes.get("stepswitch.step", "?"),
+                                             "agent": agent_of(s)}))
+        elif op == "execute_tool":
+            timeline.append((s.start_ns, 1, {
+                "kind": "call", "name": s.attributes.get("gen_ai.tool.name"),
+                "call_id": s.attributes.get("gen_ai.tool.call.id")}))
+        for e in s.events:
+            attrs = e.get("attributes", {})
+            event = str(e.get("name", "")).removeprefix("stepswitch.")
+            shown: JSON = {"kind": event, "name": attrs.get("gen_ai.tool.name"),
+                           "call_id": attrs.get("gen_ai.tool.call.id")}
+            if event == "handoff":
+                shown["text"] = f"to {attrs.get('gen_ai.agent.name')}"
+            elif event == "approval.decided":
+                shown["text"] = "approved" if attrs.get("stepswitch.approved") else "rejected"
+            timeline.append((int(e.get("time_ns", 0)), 1, shown))
+    timeline.sort(key=lambda t: (t[0], t[1]))
+    turns: list[JSON] = []
+    visited: list[str] = []
+    for _, _, entry in timeline:
+        if "turn" in entry:
+            agent = entry["agent"]
+            if agent is not None and agent not in names:
+                out["refused"] = (f"a turn of this trace was made by agent {agent!r}, which "
+                                  f"{spec.name!r} does not have")
+                return out
+            node = ids.get(agent or "")
+            if node and node not in visited:
+                visited.append(node)
+            turns.append({"agent": agent, "node": node, "step": str(entry["turn"]),
+                          "items": [], "path": list(visited)})
+        elif turns:
+            item = {"where": "", "agent": None, "output": None, "arguments": None,
+                    "text": None, "pending": False, **entry}
+            turns[-1]["items"].append(item)
+            if entry["kind"] == "handoff" and turns[-1]["step"] == "Handoff":
+                target = entry["text"].removeprefix("to ")
+                turns[-1]["step"] = f"Handoff → {target}"
+                if (node := ids.get(target)) and node not in visited:
+                    visited.append(node)
+                turns[-1]["path"] = list(visited)
+    out["turns"] = turns
+    return out
+
+
 # -- a change --------------------------------------------------------------------------------
 
 
@@ -377,8 +456,8 @@ def diff_marks(base: WorkflowSpec, head: WorkflowSpec, ids: dict[str, str], labe
 # -- the document ----------------------------------------------------------------------------
 
 
-def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | None = None
-               ) -> JSON:
+def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | None = None,
+               traces: Sequence[str] = ()) -> JSON:
     """The whole page's data. ``base`` is a git ref; with two TARGETs and no base, the
     first is the base of the second."""
     from stepswitch.cli._sides import Side, load_side
@@ -400,10 +479,11 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
         base_spec = (match.label, match.spec, match.module)
     watched = sorted({str(Path(m.__file__).resolve()) for w in loaded
                       if (m := sys.modules.get(w.module)) is not None and m.__file__})
-    watched += [str(Path(t).resolve()) for t in trails]
+    watched += [str(Path(t).resolve()) for t in (*trails, *traces)]
     for w in workflows:
         spec = w.pop("spec")
         w["trails"] = [trail_turns(t, spec, w["nodes"]) for t in trails]
+        w["trails"] += [trace_turns(t, spec, w["nodes"]) for t in traces]
         w["diff"] = (diff_marks(base_spec[1], spec, w["nodes"], base_spec[0],
                                 (base_spec[2], loaded[0].module))
                      if base_spec is not None and w is workflows[0] else None)
@@ -417,10 +497,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="stepswitch.studio.page")
     parser.add_argument("targets", nargs="+")
     parser.add_argument("--trail", action="append", default=[])
+    parser.add_argument("--trace", action="append", default=[])
     parser.add_argument("--base", default=None)
     args = parser.parse_args(argv)
     try:
-        doc = build_page(args.targets, args.trail, args.base)
+        doc = build_page(args.targets, args.trail, args.base, args.trace)
     except TargetError as exc:
         print(str(exc).splitlines()[0], file=sys.stderr)
         return 2
