@@ -62,6 +62,8 @@ demo: venv chromium
 	@echo "== 7. a conversation kept in a session: the second message goes straight to the refund agent"
 	@rm -f $(OUT)/chat.db $(OUT)/chat.db-wal $(OUT)/chat.db-shm
 	printf 'I want a refund\norder 42, it arrived damaged\n' | $(BIN)/stepswitch chat graphs/support.py:support --model scripted:examples/support_chat.json --approve all --session sqlite:///$(OUT)/chat.db --session-id demo
+	@echo "== 8. the studio page in headless chromium: screenshots of an agent, a recorded run and a diff"
+	$(BIN)/python examples/studio_screens.py $(OUT)
 
 bench: venv
 	$(BIN)/python bench/bench_build.py

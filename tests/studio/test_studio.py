@@ -197,3 +197,17 @@ def test_cli_serves_and_prints_its_address() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_narrow_window_stacks_the_panel_under_the_diagram(browser: Any,
+                                                            support: Served) -> None:
+    page = browser.new_page(viewport={"width": 600, "height": 900})
+    page.goto(support.url)
+    page.wait_for_selector("#canvas svg g.node")
+    canvas = page.locator("#canvas").bounding_box()
+    side = page.locator("#side").bounding_box()
+    assert side["y"] >= canvas["y"] + canvas["height"] - 1
+    assert side["width"] > 560
+    page.click("#canvas g.node:has(text:text-is('triage'))")
+    assert page.locator("#tab-agent h2").inner_text() == "triage"
+    page.close()

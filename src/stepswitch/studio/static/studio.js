@@ -126,7 +126,7 @@ function renderRun() {
   const parts = [sel, el("div", "turnbar", el("button", null, "◀"), el("span", "pos", `turn ${S.turn + 1} of ${t.turns.length}`),
     el("button", null, "▶"), el("span", "muted", "(← → keys)"))];
   parts[1].children[0].onclick = () => stepRun(-1); parts[1].children[2].onclick = () => stepRun(1);
-  parts.push(el("h2", null, el("span", "step", turn.step), "  ", el("span", "agent", turn.agent || "")));
+  parts.push(el("h2", null, el("span", "step", turn.step), el("span", "muted", " at agent "), el("span", "agent", turn.agent || "?")));
   for (const it of turn.items) {
     const d = el("div", "item " + it.kind, el("span", "kind", it.kind), " ",
       it.name ? el("span", "code", it.name) : null, it.call_id ? el("span", "muted", ` ${it.call_id}`) : null,
@@ -146,7 +146,7 @@ function renderRun() {
   const g = turn.node && node(turn.node); if (g) g.classList.add("current");
 }
 function pretty(text) { try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; } }
-function stepRun(by) { S.turn += by; renderRun(); }
+function stepRun(by) { S.turn += by; clearClass("lit"); renderRun(); }
 
 // -- a change --
 function renderDiff() {
