@@ -152,6 +152,10 @@ def test_the_page_reloads_when_the_workflow_file_changes(browser: Any, tmp_path:
         file.write_text(file.read_text().replace('name="researcher"', 'name="scholar"')
                         .replace("researcher,", "scholar,").replace("(researcher", "(scholar"))
         page.wait_for_selector("#canvas g.node:has(text:text-is('scholar'))", timeout=10000)
+        file.write_text(file.read_text() + "\nthis is not python\n")
+        page.wait_for_selector("#status.error", timeout=10000)
+        assert "reload failed" in page.locator("#status").inner_text()
+        assert page.locator("#canvas g.node:has(text:text-is('scholar'))").count() == 1
         page.close()
     finally:
         served.close()
@@ -211,3 +215,14 @@ def test_a_narrow_window_stacks_the_panel_under_the_diagram(browser: Any,
     page.click("#canvas g.node:has(text:text-is('triage'))")
     assert page.locator("#tab-agent h2").inner_text() == "triage"
     page.close()
+
+
+def test_cli_a_target_that_does_not_import_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1\nthis is not python\n")
+    done = subprocess.run([sys.executable, "-m", "stepswitch", "studio", str(bad)],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "importing it raised an exception" in done.stderr
+    assert "NameError: name 'this' is not defined" in done.stderr

@@ -490,6 +490,14 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
     return {"workflows": workflows, "watched": watched}
 
 
+def _one_line(message: str) -> str:
+    """A user's traceback as one line: its first line and its exception (the last)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return message.strip()
+    return f"{lines[0].rstrip(':')}: {lines[-1]}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from stepswitch.cli.targets import TargetError
     from stepswitch.errors import UserError
@@ -503,7 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         doc = build_page(args.targets, args.trail, args.base, args.trace)
     except TargetError as exc:
-        print(str(exc).splitlines()[0], file=sys.stderr)
+        print(_one_line(str(exc)), file=sys.stderr)
         return 2
     except UserError as exc:
         print(exc.summary, file=sys.stderr)

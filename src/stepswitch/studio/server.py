@@ -75,9 +75,10 @@ class Studio:
             self._stamps = stamps
             try:
                 self.document = build_document(self.args)
-                self.error = None
-            except BuildError as exc:  # shown on the page until the file is fixed
+            except BuildError as exc:  # shown on the page, over the last good data
                 self.error = str(exc)
+                continue
+            self.error = None
             self.version += 1
 
     def stop(self) -> None:

@@ -213,7 +213,10 @@ async function poll() {
     const st = $("status");
     st.textContent = v.error ? "reload failed: " + v.error : "";
     st.classList.toggle("error", !!v.error);
-    if (v.version !== S.version) { const first = !S.version; S.version = v.version; if (!first) { await load(); st.textContent = "reloaded"; } }
+    if (v.version !== S.version) {
+      const first = !S.version; S.version = v.version;
+      if (!first) { await load(); st.textContent = "reloaded " + new Date().toLocaleTimeString(); }
+    }
   } catch (e) { $("status").textContent = "server stopped"; }
 }
 
