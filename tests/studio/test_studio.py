@@ -167,9 +167,28 @@ def test_a_workflow_with_errors_still_serves(browser: Any) -> None:
         page, _ = _open(browser, served.url)
         page.click(".tabs button[data-tab='findings']")
         assert page.locator("#tab-findings .finding.error").count() >= 1
+        page.locator("#tab-findings .finding", has_text="SW201").first.click()
+        lit = page.locator("#canvas g.edge.lit")
+        assert lit.count() == 1
+        assert lit.locator("title").text_content() == "a0->a1"  # the handoff it names
         page.close()
     finally:
         served.close()
+
+
+def test_another_host_name_is_refused(support: Served) -> None:
+    import urllib.error
+    import urllib.request
+
+    port = support.server.server_address[1]
+    request = urllib.request.Request(f"{support.url}api/page",
+                                     headers={"Host": f"evil.example:{port}"})
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == 403
+    with pytest.raises(urllib.error.HTTPError) as caught:  # only the shipped assets
+        urllib.request.urlopen(f"{support.url}static/../server.py", timeout=10)
+    assert caught.value.code == 404
 
 
 def test_cli_port_in_use_is_one_line_and_exit_2() -> None:

@@ -101,6 +101,12 @@ class Studio:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
+                # A page of another site that a rebinding DNS name points at 127.0.0.1
+                # sends its own Host: refuse it, so only this machine's pages read ours.
+                port = port_of[0]
+                if self.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+                    self._send(403, b"forbidden: not this studio's address", "text/plain")
+                    return
                 path = self.path.split("?", 1)[0]
                 if path == "/api/page":
                     self._send(200, studio.document, "application/json")
@@ -115,7 +121,10 @@ class Studio:
                         return
                     self._send(200, file.read_bytes(), _TYPES[file.suffix])
 
-        return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        port_of = [port]
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        port_of[0] = server.server_address[1]
+        return server
 
     def run(self, server: ThreadingHTTPServer) -> None:
         watcher = threading.Thread(target=self.watch, daemon=True)
