@@ -6,7 +6,10 @@ STAMP := $(VENV)/.installed
 OUT := out
 GALLERY := graphs examples/broken_workflow.py
 
-.PHONY: venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
+# The studio's browser tests drive Debian's chromium through Playwright (no browser download).
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: chromium venv test lint typecheck pytest demo bench bench-analysis bench-render docs diagrams golden mermaid-js codegen clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,6 +18,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+chromium:
+	@test -x $(CHROMIUM) || (apt-get update -qq && apt-get install -y -qq chromium)
 
 lint: venv
 	$(BIN)/ruff check $(wildcard src tests graphs examples bench codegen)
@@ -29,12 +35,12 @@ typecheck: venv
 	$(BIN)/ruff check --no-cache $(OUT)/typecheck
 	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
-pytest: venv
+pytest: venv chromium
 	$(BIN)/pytest -q --durations=10
 
 test: lint typecheck pytest
 
-demo: venv
+demo: venv chromium
 	@mkdir -p $(OUT)
 	@echo "== 1. the support workflow, as declared in graphs/support.py"
 	$(BIN)/stepswitch show graphs/support.py:support
@@ -56,6 +62,8 @@ demo: venv
 	@echo "== 7. a conversation kept in a session: the second message goes straight to the refund agent"
 	@rm -f $(OUT)/chat.db $(OUT)/chat.db-wal $(OUT)/chat.db-shm
 	printf 'I want a refund\norder 42, it arrived damaged\n' | $(BIN)/stepswitch chat graphs/support.py:support --model scripted:examples/support_chat.json --approve all --session sqlite:///$(OUT)/chat.db --session-id demo
+	@echo "== 8. the studio page in headless chromium: screenshots of an agent, a recorded run and a diff"
+	$(BIN)/python examples/studio_screens.py $(OUT)
 
 bench: venv
 	$(BIN)/python bench/bench_build.py

@@ -24,6 +24,7 @@ _COMMANDS: tuple[str, ...] = (
     "show", "check", "explain", "render", "run", "chat", "compile", "trace", "diff",
     "trail",
     "worker",
+    "studio",
 )
 
 

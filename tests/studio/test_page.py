@@ -1,0 +1,145 @@
+"""The studio page's data, without a browser: every gallery workflow builds, a trail in
+the Responses format is cut into turns, a run of another workflow is refused, a large
+scene is laid out without Graphviz, and ``--base REF`` reads the base from git."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.render.scene import build_scene
+from stepswitch.studio.page import LARGE, _layered_svg, build_page, trace_turns, trail_turns
+
+ROOT = Path(__file__).resolve().parents[2]
+SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "graphs").glob("*.py")
+                                        if p.stem != "__init__"))
+def test_every_gallery_workflow_builds_a_page(name: str) -> None:
+    doc = build_page([str(ROOT / "graphs" / f"{name}.py")])
+    assert doc["workflows"]
+    for w in doc["workflows"]:
+        assert w["svg"].startswith("<svg")
+        assert json.loads(json.dumps(w))  # all of it is JSON
+        for agent in w["agents"].values():
+            assert set(agent) >= {"tools", "handoffs", "agent_tools", "guardrails", "pauses"}
+
+
+def test_a_responses_trail_is_cut_into_turns(tmp_path: Path) -> None:
+    trail = tmp_path / "run.json"
+    trail.write_text(json.dumps([
+        {"role": "user", "content": "refund order 42"},
+        {"type": "function_call", "call_id": "c1", "name": "lookup_order",
+         "arguments": "{\"order_id\": 42}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "order 42: shipped"},
+        {"type": "function_call", "call_id": "c2", "name": "transfer_to_refund",
+         "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c2", "output": "{\"assistant\": \"refund\"}"},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "Done."}]},
+    ]))
+    doc = build_page([SUPPORT], [str(trail)])
+    w = doc["workflows"][0]
+    (run,) = w["trails"]
+    assert run["refused"] is None
+    steps = [(t["step"], t["agent"]) for t in run["turns"]]
+    assert steps == [("Input", "triage"), ("RunAgain", "triage"),
+                     ("Handoff → refund", "triage"), ("Final", "refund")]
+    assert run["turns"][1]["items"][0]["arguments"] == "{\"order_id\": 42}"
+    assert run["turns"][3]["items"][0]["text"] == "Done."
+    assert run["turns"][3]["path"] == [w["nodes"]["triage"], w["nodes"]["refund"]]
+    assert str(trail.resolve()) in doc["watched"]
+
+
+def test_a_state_of_another_workflow_is_refused(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    subprocess.run([sys.executable, str(ROOT / "examples" / "support_run.py"), "--state",
+                    str(state)], check=True, capture_output=True, cwd=ROOT)
+    doc = build_page([SUPPORT])
+    renamed = _spec_of(SUPPORT).model_copy(update={"name": "billing"})
+    out = trail_turns(str(state), renamed, doc["workflows"][0]["nodes"])
+    assert out["refused"] is not None
+    assert "workflow 'support', not 'billing'" in out["refused"]
+    assert out["turns"] == []
+
+
+def _spec_of(target: str) -> WorkflowSpec:
+    from stepswitch.cli.targets import load_targets
+
+    return load_targets([target])[0].workflow.to_spec()
+
+
+def test_a_trail_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{\"not\": \"a trail\"}")
+    (run,) = build_page([SUPPORT], [str(bad)])["workflows"][0]["trails"]
+    assert run["refused"].startswith(f"{bad}: expected a saved run state")
+
+
+def test_a_large_scene_is_laid_out_in_layers_without_overlap() -> None:
+    import stepswitch as ss
+
+    leaves = [ss.Agent(name=f"leaf_{i}", instructions="x") for i in range(LARGE + 10)]
+    hub = ss.Agent(name="hub", instructions="route",
+                   handoffs=[ss.handoff(a) for a in leaves])
+    wf = ss.Workflow(name="wide", entry=hub, agents=[hub, *leaves])
+    scene = build_scene(WorkflowGraph(wf.to_spec()))
+    svg = _layered_svg(scene)
+    titles = re.findall(r'<g class="node"><title>([^<]*)</title>', svg)
+    assert len(titles) == len(scene.nodes)
+    boxes = re.findall(r'<g class="node"><title>[^<]*</title><polygon [^>]*points="(\d+),(\d+) ',
+                       svg)
+    assert len(set(boxes)) == len(boxes)  # no two boxes at one place
+    assert svg.count('<g class="edge">') == len(scene.edges)
+
+
+def test_base_ref_diffs_against_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    source = (ROOT / "graphs" / "support.py").read_text()
+    (repo / "app.py").write_text(source)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
+                       check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "app.py")
+    git("commit", "-qm", "base")
+    (repo / "app.py").write_text(source.replace('ss.handoff("triage", max_uses=2)',
+                                                'ss.handoff("triage", max_uses=5)'))
+    monkeypatch.chdir(repo)
+    doc = build_page(["app.py:support"], base="HEAD")
+    diff = doc["workflows"][0]["diff"]
+    assert diff["base"] == "app.py:support@HEAD"
+    assert [c["path"] for c in diff["changes"]] == [
+        "agents.refund.handoffs.transfer_to_triage.max_uses"]
+    assert diff["nodes"] == {doc["workflows"][0]["nodes"]["refund"]: "safety"}
+
+
+def test_a_trace_is_cut_into_turns_and_one_of_another_workflow_refused(tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    subprocess.run([sys.executable, "-m", "stepswitch", "run", SUPPORT, "--model",
+                    f"scripted:{ROOT / 'examples' / 'support_script.json'}", "--input",
+                    "I want a refund", "--approve", "all", "--trace", str(trace)],
+                   check=True, capture_output=True, cwd=ROOT)
+    doc = build_page([SUPPORT], traces=[str(trace)])
+    (run,) = doc["workflows"][0]["trails"]
+    assert run["refused"] is None
+    assert [(t["step"], t["agent"]) for t in run["turns"]] == [
+        ("RunAgain", "triage"), ("Handoff → refund", "triage"), ("Interruption", "refund"),
+        ("Final", "refund")]
+    kinds = [(i["kind"], i["name"]) for i in run["turns"][2]["items"]]
+    assert ("approval.requested", "process_refund") in kinds
+    assert ("call", "process_refund") in kinds
+    renamed = _spec_of(SUPPORT).model_copy(update={"name": "billing"})
+    out = trace_turns(str(trace), renamed, {})
+    assert out["refused"] is not None and "workflow 'support', not 'billing'" in out["refused"]
