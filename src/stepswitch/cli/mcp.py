@@ -75,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
     listed: dict[str, dict[str, Any]] = {}
     try:
         for server in servers:
-            tools = _client.wait(server.list_tools(), server.timeout * 3)
+            tools = _client.wait(server.list_tools(), server.timeout * 3 + 5)
             listed[server.name] = {"transport": server.transport_kind, "tools": tools}
     except TimeoutError:
         print(f"stepswitch: error: MCP server {server.name!r} (declared at {server.site}) "
-              f"did not answer within {server.timeout * 3:g} s", file=sys.stderr)
+              f"did not answer within {server.timeout * 3 + 5:g} s", file=sys.stderr)
         return 2
     except MCPServerError as exc:
         print(f"stepswitch: error: {exc}", file=sys.stderr)

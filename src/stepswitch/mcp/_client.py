@@ -9,7 +9,9 @@ them, while a run's tool calls come from whichever loop or thread drives the run
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import os
 import threading
 from collections.abc import Coroutine
@@ -75,7 +77,8 @@ class Connection:
         try:
             await asyncio.wait_for(self._ready.wait(), self.server.timeout)
         except TimeoutError:
-            self._owner.cancel()
+            self._owner.cancel()  # the transport then ends the server's process (bounded)
+            await asyncio.wait({self._owner}, timeout=3)
             raise self.server.error(
                 f"did not start within {self.server.timeout:g} s (timeout=)") from None
         if self._error is not None:
@@ -154,11 +157,7 @@ async def connection(server: MCPServer) -> Connection:
     if conn is not None and conn.alive:
         return conn
     conn = Connection(server)
-    try:
-        await conn.start()
-    except BaseException:
-        await conn.close()
-        raise
+    await conn.start()  # on failure its owner task is done or cancelled: nothing to close
     _conns[id(server)] = conn
     return conn
 
@@ -171,9 +170,20 @@ def drop(server: MCPServer) -> None:
 
 
 async def close_all() -> None:
-    for conn in list(_conns.values()):
-        await conn.close()
+    """Close every connection (a stdio server's process ends with it)."""
+    conns = list(_conns.values())
     _conns.clear()
+    await asyncio.gather(*(conn.close() for conn in conns), return_exceptions=True)
+
+
+def _at_exit() -> None:
+    # servers are subprocesses: leave none running (a hung one would outlive us)
+    if _conns and _loop is not None and _loop.is_running():
+        with contextlib.suppress(Exception):
+            wait(close_all(), 6)
+
+
+atexit.register(_at_exit)
 
 
 def _fork_reset() -> None:

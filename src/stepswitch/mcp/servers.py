@@ -183,7 +183,21 @@ class MCPServerStdio(MCPServer):
         env = None if self.env is None else {**os.environ, **self.env}
         params = StdioServerParameters(command=self.command, args=self.args, env=env,
                                        cwd=self.cwd)
-        return stdio_client(params, errlog=sys.stderr)
+        return stdio_client(params, errlog=_errlog(sys.stderr, sys.__stderr__))
+
+
+def _errlog(*streams: Any) -> Any:
+    """Where a server's stderr goes: the first stream that is a real file (a captured
+    ``sys.stderr`` has no file descriptor for a subprocess to write to)."""
+    import os
+
+    for stream in streams:
+        try:
+            stream.fileno()
+            return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server
 
 
 class MCPServerStreamableHttp(MCPServer):
