@@ -197,7 +197,7 @@ def _errlog(*streams: Any) -> Any:
             return stream
         except (AttributeError, OSError, ValueError):
             continue
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the server
+    return open(os.devnull, "w")
 
 
 class MCPServerStreamableHttp(MCPServer):
