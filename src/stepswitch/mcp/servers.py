@@ -310,7 +310,7 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
         f"p{i}": (Any, Field(... if key in required else _MISSING, alias=key))
         for i, key in enumerate(keys)
     }
-    validator = _schema_validator(schema)
+    validator: list[Any] = []  # made on the first call: check() need not load jsonschema
 
     def check(cls: Any, data: Any) -> Any:
         if isinstance(data, dict):
@@ -318,7 +318,9 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
             # take stands for "not given"
             data = {k: v for k, v in data.items()
                     if not (v is None and k not in required and not _takes_null(props.get(k)))}
-            problems = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+            if not validator:
+                validator.append(_schema_validator(schema))
+            problems = sorted(validator[0].iter_errors(data), key=lambda e: list(e.path))
             if problems:
                 first = problems[0]
                 where = ".".join(str(p) for p in first.path) or "arguments"
