@@ -42,7 +42,7 @@ def _app(folder: Path, server: str, *, agent_extra: str = "", tools: str = "") -
 
 
 def _stdio(mode: str = "normal", **options: str) -> str:
-    options.setdefault("timeout", "5")
+    options.setdefault("timeout", "20")  # a loaded CI machine starts python slowly
     env = options.pop("env", "{}")
     extra = "".join(f", {k}={v}" for k, v in options.items())
     return (f"ss.MCPServerStdio('tools', sys.executable, [SERVER], "
@@ -110,7 +110,7 @@ def test_lock_check_passes_then_names_what_drifted(
 def test_lock_of_a_server_that_cannot_start_is_one_located_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server', timeout=5)")
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
     assert main(["mcp", "lock", str(app)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -122,11 +122,11 @@ def test_lock_of_a_server_that_cannot_start_is_one_located_line(
 def test_lock_of_a_server_that_does_not_start_in_time_is_bounded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    app = _app(tmp_path, _stdio("slowstart", timeout="1"))
+    app = _app(tmp_path, _stdio("slowstart", startup_timeout="1"))
     start = time.monotonic()
     assert main(["mcp", "lock", str(app)]) == 2
     assert time.monotonic() - start < 8
-    assert "did not start within 1 s" in capsys.readouterr().err
+    assert "did not start within 1 s (startup_timeout=)" in capsys.readouterr().err
 
 
 # -- check, offline ---------------------------------------------------------------------

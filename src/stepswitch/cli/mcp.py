@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "lock",
         help="start each MCP server, list its tools and write stepswitch.mcp.lock",
         description="Start each MCP server the TARGETs declare (bounded by the server's "
-        "timeout=), list its tools and write them to the lock. With --check, write "
+        "startup_timeout= and timeout=), list its tools and write them to the lock. With --check, write "
         "nothing and exit 1 when the servers' tools differ from the lock.",
     )
     lock.add_argument("targets", nargs="+", metavar="TARGET")
@@ -75,11 +75,12 @@ def run(args: argparse.Namespace) -> int:
     listed: dict[str, dict[str, Any]] = {}
     try:
         for server in servers:
-            tools = _client.wait(server.list_tools(), server.timeout * 3 + 5)
+            bound = server.startup_timeout + server.timeout + 5
+            tools = _client.wait(server.list_tools(), bound)
             listed[server.name] = {"transport": server.transport_kind, "tools": tools}
     except TimeoutError:
         print(f"stepswitch: error: MCP server {server.name!r} (declared at {server.site}) "
-              f"did not answer within {server.timeout * 3 + 5:g} s", file=sys.stderr)
+              f"did not answer within {bound:g} s", file=sys.stderr)
         return 2
     except MCPServerError as exc:
         print(f"stepswitch: error: {exc}", file=sys.stderr)

@@ -75,12 +75,13 @@ class Connection:
     async def start(self) -> None:
         self._owner = asyncio.get_running_loop().create_task(self._own())
         try:
-            await asyncio.wait_for(self._ready.wait(), self.server.timeout)
+            await asyncio.wait_for(self._ready.wait(), self.server.startup_timeout)
         except TimeoutError:
             self._owner.cancel()  # the transport then ends the server's process (bounded)
             await asyncio.wait({self._owner}, timeout=3)
             raise self.server.error(
-                f"did not start within {self.server.timeout:g} s (timeout=)") from None
+                f"did not start within {self.server.startup_timeout:g} s (startup_timeout=)"
+            ) from None
         if self._error is not None:
             raise self.server.error(f"could not start: {_why(self._error)}") from None
 

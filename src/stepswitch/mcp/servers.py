@@ -54,18 +54,23 @@ class MCPServer:
         tool_filter: Sequence[str] | Mapping[str, Sequence[str]] | None,
         require_approval: RequireApproval,
         timeout: float,
+        startup_timeout: float,
         site: Site,
     ) -> None:
         what = f"{type(self).__name__}({name!r})"
         if not isinstance(name, str) or not name.strip():
             raise UserError(f"{type(self).__name__} at {site}: name: expected a non-empty "
                             f"string, got {name!r}")
-        if type(timeout) not in (int, float) or not 0 < timeout < float("inf"):
-            raise UserError(f"{what} at {site}: timeout: expected a positive number of "
-                            f"seconds, got {timeout!r}")
+        for field, value in (("timeout", timeout), ("startup_timeout", startup_timeout)):
+            if type(value) not in (int, float) or not 0 < value < float("inf"):
+                raise UserError(f"{what} at {site}: {field}: expected a positive number of "
+                                f"seconds, got {value!r}")
         self.name = name
         self.site = site
         self.timeout = float(timeout)
+        """Seconds listing the tools or one call may take."""
+        self.startup_timeout = float(startup_timeout)
+        """Seconds the server may take to start and answer MCP's handshake."""
         self.allowed, self.blocked = _filter(what, site, tool_filter)
         self.tool_filter = tool_filter
         self.approval_default, self.approval_map = _approval(what, site, require_approval)
@@ -158,11 +163,12 @@ class MCPServerStdio(MCPServer):
         cwd: str | Path | None = None,
         tool_filter: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         require_approval: RequireApproval = "never",
-        timeout: float = 10.0,
+        timeout: float = 30.0,
+        startup_timeout: float = 30.0,
     ) -> None:
         site = caller_site()
         super().__init__(name, tool_filter=tool_filter, require_approval=require_approval,
-                         timeout=timeout, site=site)
+                         timeout=timeout, startup_timeout=startup_timeout, site=site)
         if not isinstance(command, str) or not command:
             raise UserError(f"MCPServerStdio({name!r}) at {site}: command: expected a "
                             f"program to run, got {command!r}")
@@ -213,11 +219,12 @@ class MCPServerStreamableHttp(MCPServer):
         headers: Mapping[str, str] | None = None,
         tool_filter: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         require_approval: RequireApproval = "never",
-        timeout: float = 10.0,
+        timeout: float = 30.0,
+        startup_timeout: float = 30.0,
     ) -> None:
         site = caller_site()
         super().__init__(name, tool_filter=tool_filter, require_approval=require_approval,
-                         timeout=timeout, site=site)
+                         timeout=timeout, startup_timeout=startup_timeout, site=site)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise UserError(f"MCPServerStreamableHttp({name!r}) at {site}: url: expected an "
                             f"http:// or https:// URL, got {url!r}")
