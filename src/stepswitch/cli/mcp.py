@@ -24,8 +24,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "lock",
         help="start each MCP server, list its tools and write stepswitch.mcp.lock",
         description="Start each MCP server the TARGETs declare (bounded by the server's "
-        "startup_timeout= and timeout=), list its tools and write them to the lock. With --check, write "
-        "nothing and exit 1 when the servers' tools differ from the lock.",
+        "startup_timeout= and timeout=), list its tools and write them to the lock. With "
+        "--check, write nothing and exit 1 when the servers' tools differ from the lock.",
     )
     lock.add_argument("targets", nargs="+", metavar="TARGET")
     lock.add_argument("-o", "--output", default=None, metavar="FILE",
