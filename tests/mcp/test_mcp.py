@@ -316,3 +316,69 @@ def test_lock_check_and_run_over_streamable_http(
     assert main(["mcp", "lock", "--check", str(app)]) == 0
     machine = _workflow(app).compile()
     assert _outputs(machine.run_sync("go", model=_call("add", {"a": 20, "b": 22}))) == ["42"]
+
+
+# -- from_sdk ---------------------------------------------------------------------------
+
+
+def test_from_sdk_reads_an_sdk_stdio_server_locks_checks_and_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / f"mcp_sdk_app_{os.getpid()}.py"
+    path.write_text(
+        "import sys\nfrom agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        f"files = MCPServerStdio(name='tools', params={{'command': sys.executable, "
+        f"'args': [{str(SERVER)!r}]}}, client_session_timeout_seconds=20,\n"
+        "    tool_filter={'blocked_tool_names': ['echo']},\n"
+        "    require_approval={'always': {'tool_names': ['delete_file']}})\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[files])\n",
+        encoding="utf-8",
+    )
+    target = f"{path}:helper"
+    assert main(["mcp", "lock", target]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    wf = load_targets([target])[0].workflow
+    report = wf.check()
+    assert not {"SW601", "SW901", "SW903"} & set(report.codes())
+    (server,) = wf.graph().agent("helper").mcp_servers
+    assert (server.transport, server.location.line) == ("stdio", 7)  # the agent listing it
+    assert [t.name for t in wf.graph().agent("helper").tools] == ["add", "delete_file"]
+    out = wf.compile().run_sync("go", model=_call("delete_file", {"path": "/tmp/y"}))
+    assert [i.name for i in out.interruptions] == ["delete_file"]  # the SDK's approval
+    done = wf.compile().run_sync("go", model=_call("add", {"a": 4, "b": 5}))
+    assert _outputs(done) == ["9"]
+
+
+def test_an_sdk_server_with_settings_stepswitch_does_not_carry_stays_opaque() -> None:
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+
+    files = MCPServerStdio(name="files", params={"command": "true"}, max_retry_attempts=2)
+    report = ss.from_sdk(Agent(name="a", mcp_servers=[files])).check()
+    assert "SW601" in report.codes()
+    assert "SW901" not in report.codes()
+
+
+# -- declarations ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("ss.MCPServerStdio('t', 'x', tool_filter='add')", "tool_filter: expected a list"),
+    ("ss.MCPServerStdio('t', 'x', require_approval='sometimes')",
+     "require_approval: expected 'always', 'never' or a map"),
+    ("ss.MCPServerStdio('t', 'x', timeout=0)", "timeout: expected a positive number"),
+    ("ss.MCPServerStreamableHttp('t', 'ftp://x')", "url: expected an http:// or https://"),
+    ("ss.MCPServerStdio('', 'x')", "name: expected a non-empty string"),
+])
+def test_a_bad_declaration_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, message: str
+) -> None:
+    app = _app(tmp_path, source)
+    assert main(["check", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert f"{app.name}:5" in err and message in err and "Traceback" not in err
+
+
+def test_mcp_servers_must_be_server_declarations(tmp_path: Path) -> None:
+    with pytest.raises(ss.UserError, match=r"mcp_servers: expected a list of ss.MCPServerStdio"):
+        ss.Agent("a", mcp_servers=["files"])

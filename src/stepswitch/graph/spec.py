@@ -195,7 +195,7 @@ class MCPServerSpec(_Frozen):
     """An MCP server an agent declares, read from its lock (never started by ``check``)."""
 
     name: str
-    transport: Literal["stdio", "streamable_http"]
+    transport: Literal["stdio", "streamable_http", "sse"]
     lock_file: str | None = None
     """The lock holding the server's entry; None: no entry (its tools are unchecked)."""
     tools: tuple[MCPToolSpec, ...] = ()

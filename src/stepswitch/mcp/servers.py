@@ -27,6 +27,7 @@ from stepswitch.schema import strictify
 
 __all__ = [
     "MCPServer",
+    "MCPServerSse",
     "MCPServerStdio",
     "MCPServerStreamableHttp",
     "RequireApproval",
@@ -246,6 +247,39 @@ class MCPServerStreamableHttp(MCPServer):
                 yield streams
 
         return opened()
+
+
+class MCPServerSse(MCPServer):
+    """A server reached over MCP's older HTTP+SSE transport at ``url`` (what ``from_sdk``
+    reads an SDK ``MCPServerSse`` as)."""
+
+    transport_kind = "sse"
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tool_filter: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+        require_approval: RequireApproval = "never",
+        timeout: float = 30.0,
+        startup_timeout: float = 30.0,
+        site: Site | None = None,
+    ) -> None:
+        site = site or caller_site()
+        super().__init__(name, tool_filter=tool_filter, require_approval=require_approval,
+                         timeout=timeout, startup_timeout=startup_timeout, site=site)
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise UserError(f"MCPServerSse({name!r}) at {site}: url: expected an "
+                            f"http:// or https:// URL, got {url!r}")
+        self.url = url
+        self.headers = dict(headers or {})
+
+    def transport(self) -> AbstractAsyncContextManager[Any]:
+        from mcp.client.sse import sse_client
+
+        return sse_client(self.url, headers=self.headers or None, timeout=self.startup_timeout)
 
 
 def _filter(
