@@ -260,6 +260,17 @@ def test_a_server_that_cannot_start_is_a_located_error(
     assert caught.value.run_data is not None
 
 
+def test_an_approved_mcp_tool_is_a_pause_point_of_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, _stdio(require_approval="'always'"))
+    report = _workflow(app).check()
+    (pauses,) = [d for d in report.diagnostics if d.code == "SW501"]
+    assert all(name in pauses.message for name in ("add", "delete_file", "echo"))
+    assert "SW903" not in report.codes()
+
+
 def test_a_hanging_server_times_out_within_its_timeout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -51,8 +51,12 @@ def servers(ctx: Ctx) -> Iterator[Diagnostic]:
             for tool in server.tools:
                 if not tool.offered or tool.needs_approval or tool.read_only is True:
                     continue
-                why = ("is annotated destructive" if tool.destructive is not False
-                       else "is not annotated read-only")
+                if tool.destructive is True:
+                    why = "is annotated destructive"
+                elif tool.destructive is None:
+                    why = "is not annotated read-only (MCP then assumes it may be destructive)"
+                else:
+                    why = "is not annotated read-only"
                 yield ctx.diag(
                     "SW903",
                     f"{what}: tool {tool.name!r} {why} and runs with no approval",
