@@ -393,6 +393,24 @@ def test_a_bad_declaration_is_one_located_line(
 def test_mcp_servers_must_be_server_declarations(tmp_path: Path) -> None:
     with pytest.raises(ss.UserError, match=r"mcp_servers: expected a list of ss.MCPServerStdio"):
         ss.Agent("a", mcp_servers=["files"])
+    agent = ss.Agent("a")
+    agent.mcp_servers.append("files")
+    with pytest.raises(ss.UserError, match=r"changed after its declaration\): mcp_servers"):
+        ss.Workflow(name="w", entry=agent).graph()
+
+
+def test_lock_writes_where_o_says_and_keeps_other_servers_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.mcp.lock import write_lock
+
+    out = tmp_path / "elsewhere.lock"
+    write_lock(out, {"other": {"transport": "stdio", "tools": {}}})
+    assert main(["mcp", "lock", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
+    assert sorted(read_lock(out)) == ["other", "tools"]
+    assert not (tmp_path / LOCK_NAME).exists()
+    capsys.readouterr()
+    assert main(["mcp", "lock", "--check", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
 
 
 # -- review ---------------------------------------------------------------------------------

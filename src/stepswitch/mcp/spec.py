@@ -8,6 +8,7 @@ from typing import Any
 
 from stepswitch.dsl._site import Site, display_path
 from stepswitch.dsl.tools import FunctionTool
+from stepswitch.errors import UserError
 from stepswitch.graph.spec import Location, MCPServerSpec, MCPToolSpec
 
 __all__ = ["server_specs"]
@@ -19,7 +20,15 @@ def server_specs(
     """Each server's spec, and the function tools its filter offers, in server order."""
     specs: list[MCPServerSpec] = []
     tools: list[FunctionTool] = []
+    from stepswitch.mcp.servers import MCPServer
+
     for server in agent.mcp_servers:
+        if not isinstance(server, MCPServer):  # appended after the declaration
+            raise UserError(
+                f"Agent({agent.name!r}) at {agent.site} (changed after its declaration): "
+                f"mcp_servers: expected ss.MCPServerStdio or ss.MCPServerStreamableHttp, "
+                f"got {type(server).__name__} {server!r}"
+            )
         entry = server.locked()
         path = server.lock_path if entry is not None else None
         locked: dict[str, Any] = entry["tools"] if entry is not None else {}
