@@ -43,6 +43,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         CompileError,
         InputGuardrailTripwireTriggered,
         MaxTurnsExceeded,
+        MCPServerError,
         ModelBehaviorError,
         ModelProviderError,
         OutputGuardrailTripwireTriggered,
@@ -56,6 +57,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
     from stepswitch.interop.sdk import from_sdk
+    from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
     from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
     from stepswitch.render import render
     from stepswitch.runtime import (
@@ -76,6 +78,8 @@ _WHERE: dict[str, str] = {
     "Agent": "stepswitch.dsl",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
+    "MCPServerStdio": "stepswitch.mcp.servers",
+    "MCPServerStreamableHttp": "stepswitch.mcp.servers",
     "Diagnostic": "stepswitch.analysis",
     "END": "stepswitch.dsl.flow",
     "FunctionTool": "stepswitch.dsl",
@@ -85,6 +89,7 @@ _WHERE: dict[str, str] = {
     "InputGuardrail": "stepswitch.dsl",
     "InputGuardrailTripwireTriggered": "stepswitch.errors",
     "ItemHelpers": "stepswitch.runtime.item_helpers",
+    "MCPServerError": "stepswitch.errors",
     "MaxTurnsExceeded": "stepswitch.errors",
     "ModelBehaviorError": "stepswitch.errors",
     "ModelProviderError": "stepswitch.errors",
@@ -145,6 +150,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
     "ItemHelpers",
+    "MCPServerError",
+    "MCPServerStdio",
+    "MCPServerStreamableHttp",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",

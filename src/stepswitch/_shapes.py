@@ -367,7 +367,8 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f6__ = __dataclass_f6__
   self.__dataclass_f7__ = __dataclass_f7__
   self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__'] = __init__.__code__
+  self.__post_init__()
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__post_init__()'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__):
@@ -396,22 +397,6 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__
   self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__'] = __init__.__code__
-
-
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__):
-  __dataclass_set_0__(self, __dataclass_f0__)
-  __dataclass_set_1__(self, __dataclass_f1__)
-  __dataclass_set_2__(self, __dataclass_f2__)
-  __dataclass_set_3__(self, __dataclass_f3__)
-  __dataclass_set_4__(self, __dataclass_f4__)
-  __dataclass_set_5__(self, __dataclass_f5__)
-  __dataclass_set_6__(self, __dataclass_f6__)
-  __dataclass_set_7__(self, __dataclass_f7__)
-  __dataclass_set_8__(self, __dataclass_f8__)
-  __dataclass_set_9__(self, __dataclass_f9__)
-  __dataclass_set_10__(self, __dataclass_f10__)
-  self.__post_init__()
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  self.__post_init__()'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__):
@@ -445,6 +430,23 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)'] = __init__.__code__
 
 
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__):
+  __dataclass_set_0__(self, __dataclass_f0__)
+  __dataclass_set_1__(self, __dataclass_f1__)
+  __dataclass_set_2__(self, __dataclass_f2__)
+  __dataclass_set_3__(self, __dataclass_f3__)
+  __dataclass_set_4__(self, __dataclass_f4__)
+  __dataclass_set_5__(self, __dataclass_f5__)
+  __dataclass_set_6__(self, __dataclass_f6__)
+  __dataclass_set_7__(self, __dataclass_f7__)
+  __dataclass_set_8__(self, __dataclass_f8__)
+  __dataclass_set_9__(self, __dataclass_f9__)
+  __dataclass_set_10__(self, __dataclass_f10__)
+  __dataclass_set_11__(self, __dataclass_f11__)
+  self.__post_init__()
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)\n  self.__post_init__()'] = __init__.__code__
+
+
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):
   __dataclass_set_0__(self, __dataclass_f0__)
   __dataclass_set_1__(self, __dataclass_f1__)
@@ -462,7 +464,7 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_dflt_5__() if __dataclass_f5__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)\n  __dataclass_set_12__(self, __dataclass_f12__)'] = __init__.__code__
 
 
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__):
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__):
   self.__dataclass_f0__ = __dataclass_f0__
   self.__dataclass_f1__ = __dataclass_f1__
   self.__dataclass_f2__ = __dataclass_f2__
@@ -482,7 +484,8 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   self.__dataclass_f16__ = __dataclass_f16__
   self.__dataclass_f17__ = __dataclass_f17__
   self.__dataclass_f18__ = __dataclass_f18__
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_f10__\n  self.__dataclass_f11__ = __dataclass_f11__\n  self.__dataclass_f12__ = __dataclass_f12__\n  self.__dataclass_f13__ = __dataclass_f13__\n  self.__dataclass_f14__ = __dataclass_f14__\n  self.__dataclass_f15__ = __dataclass_f15__\n  self.__dataclass_f16__ = __dataclass_f16__\n  self.__dataclass_f17__ = __dataclass_f17__\n  self.__dataclass_f18__ = __dataclass_f18__'] = __init__.__code__
+  self.__dataclass_f19__ = __dataclass_f19__
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_dflt_7__() if __dataclass_f7__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_f10__\n  self.__dataclass_f11__ = __dataclass_f11__\n  self.__dataclass_f12__ = __dataclass_f12__\n  self.__dataclass_f13__ = __dataclass_f13__\n  self.__dataclass_f14__ = __dataclass_f14__\n  self.__dataclass_f15__ = __dataclass_f15__\n  self.__dataclass_f16__ = __dataclass_f16__\n  self.__dataclass_f17__ = __dataclass_f17__\n  self.__dataclass_f18__ = __dataclass_f18__\n  self.__dataclass_f19__ = __dataclass_f19__'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__, __dataclass_f14__, __dataclass_f15__, __dataclass_f16__, __dataclass_f17__, __dataclass_f18__, __dataclass_f19__, __dataclass_f20__):

@@ -11,6 +11,8 @@
     ├── ModelBehaviorError               the model produced something nothing can act on
     ├── ModelProviderError               the model's server failed: unreachable, rate
     │                                    limited or erroring after the client's retries
+    ├── MCPServerError                   an MCP server did not start, died, or drifted
+    │                                    from its lock; carries .run_data
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
         │   └── FlowBudgetExceeded       a flow edge taken more often than its max_uses
@@ -34,6 +36,7 @@ __all__ = [
     "FlowBudgetExceeded",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
+    "MCPServerError",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
@@ -188,6 +191,16 @@ class RunTimeoutError(RunLimitError):
             run_data=run_data,
         )
         self.timeout = timeout
+
+
+class MCPServerError(StepswitchError):
+    """An MCP server could not start, failed or died during a call, or lists tools that
+    differ from its lock. The message names the server and where it was declared; when
+    it ends a run, ``run_data`` keeps the run so far."""
+
+    def __init__(self, message: str, *, run_data: Any = None) -> None:
+        super().__init__(message)
+        self.run_data = run_data
 
 
 class ToolTimeoutError(RunLimitError):

@@ -436,3 +436,8 @@ def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
     flt = handoff_filters.remove_all_tools if sdk_filter else None
     return from_sdk(agents.Agent(name="front", handoffs=[
         agents.handoff(billing, input_filter=flt)]))
+
+
+from tests.analysis._mcp_cases import MCP_CASES  # noqa: E402 -- the SW9xx cases, apart
+
+CASES.update(MCP_CASES)

@@ -50,8 +50,8 @@ def test_agent_names_with_dots_keep_their_ignores() -> None:
 
 
 def test_invalid_select_is_a_caller_error() -> None:
-    with pytest.raises(ss.UserError, match="SW9"):
-        _broken().check(select=["SW9"])
+    with pytest.raises(ss.UserError, match="SW0"):
+        _broken().check(select=["SW0"])
 
 
 def test_report_is_sorted_and_counts() -> None:

@@ -60,7 +60,7 @@ def test_prefix_matching() -> None:
     assert matches_any("SW201", ["SW201"])
     assert not matches_any("SW201", ["SW1", "SW202"])
     assert invalid_prefixes(["SW", "SW1", "SW201"]) == []
-    assert invalid_prefixes(["SW9", "E501", "sw1", "SW2011"]) == ["SW9", "E501", "sw1", "SW2011"]
+    assert invalid_prefixes(["SW0", "E501", "sw1", "SW2011"]) == ["SW0", "E501", "sw1", "SW2011"]
 
 
 def test_unknown_code_has_no_page() -> None:

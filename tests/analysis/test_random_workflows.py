@@ -48,7 +48,7 @@ def workflows(draw: st.DrawFn) -> ss.Workflow:
                 tool_choice=choice, parallel_tool_calls=draw(st.one_of(st.none(), st.booleans()))
             ),
             tool_use_behavior=behavior,
-            ignore=draw(st.lists(st.sampled_from(["SW1", "SW201", "XX", "SW9", ""]), max_size=2)),
+            ignore=draw(st.lists(st.sampled_from(["SW1", "SW201", "XX", "SW0", ""]), max_size=2)),
         ))
     entry = draw(st.one_of(st.none(), st.sampled_from(agents), st.sampled_from(pool), names))
     return ss.Workflow(

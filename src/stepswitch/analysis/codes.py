@@ -2,9 +2,9 @@
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
 termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
-will not run as written), SW7xx flows. A code never changes meaning; a retired code is listed in
-``RETIRED`` and never reused. Every code has a documentation page (``docs/<CODE>.md``
-inside this package) that ``stepswitch explain`` prints.
+will not run as written), SW7xx flows, SW9xx MCP servers. A code never changes meaning; a
+retired code is listed in ``RETIRED`` and never reused. Every code has a documentation
+page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ GROUPS: dict[str, str] = {
     "SW5": "human in the loop",
     "SW6": "reach",
     "SW7": "flows",
+    "SW9": "mcp",
 }
 
 _ALL = (
@@ -130,6 +131,14 @@ _ALL = (
     Code("SW711", "object-not-importable", "warning",
          "an object of the workflow (tool, guardrail, hook, extractor, type) that generated "
          "code cannot import by path; steps and predicates are SW709"),
+    Code("SW901", "mcp-server-unlocked", "warning",
+         "an MCP server with no entry in stepswitch.mcp.lock: its tools are unchecked"),
+    Code("SW902", "mcp-unknown-tool", "error",
+         "an MCP server's tool_filter or require_approval names a tool the server lacks"),
+    Code("SW903", "mcp-unapproved-side-effect", "warning",
+         "an MCP tool annotated destructive (or not read-only) that runs with no approval"),
+    Code("SW904", "mcp-tool-name-normalised-collision", "error",
+         "an MCP tool's name equals another tool's of the agent once '-' reads as '_'"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _ALL}

@@ -384,6 +384,7 @@ class Agent:
         output_guardrails: Sequence[OutputGuardrail] = (),
         tool_use_behavior: ToolUseBehavior = "run_llm_again",
         ignore: Sequence[str] = (),
+        mcp_servers: Sequence[Any] = (),
     ) -> None:
         site = caller_site()
         _check_agent(
@@ -418,6 +419,9 @@ class Agent:
         self.output_guardrails: list[OutputGuardrail] = list(output_guardrails)
         self.tool_use_behavior = tool_use_behavior
         self.ignore: list[str] = list(ignore)
+        self.mcp_servers: list[Any] = _mcp_servers(name, site, mcp_servers)
+        """``ss.MCPServerStdio`` / ``ss.MCPServerStreamableHttp``: their locked tools are
+        this agent's tools too (see docs/mcp.md)."""
         self.site = site
 
     def _recheck(self) -> None:
@@ -520,7 +524,8 @@ class Agent:
                 f"{', '.join(unknown)}; an Agent has {', '.join(_CLONE_FIELDS)}"
             )
         fields.update(changes)
-        for name in ("tools", "handoffs", "input_guardrails", "output_guardrails", "ignore"):
+        for name in ("tools", "handoffs", "input_guardrails", "output_guardrails", "ignore",
+                     "mcp_servers"):
             if name not in changes:
                 fields[name] = list(fields[name])
         return Agent(**fields)
@@ -537,8 +542,23 @@ class Agent:
 _CLONE_FIELDS = (
     "name", "instructions", "tools", "handoffs", "output_type", "model", "model_settings",
     "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
-    "ignore",
+    "ignore", "mcp_servers",
 )
+
+
+def _mcp_servers(name: str, site: Site, servers: Any) -> list[Any]:
+    if not servers:
+        return []
+    from stepswitch.mcp.servers import MCPServer
+
+    if isinstance(servers, str | bytes) or not isinstance(servers, Sequence) or not all(
+        isinstance(s, MCPServer) for s in servers
+    ):
+        raise UserError(
+            f"Agent({name!r}) at {site}: mcp_servers: expected a list of ss.MCPServerStdio "
+            f"or ss.MCPServerStreamableHttp, got {servers!r}"
+        )
+    return list(servers)
 
 
 _HANDOFF_KINDS: tuple[type, ...] = ()  # set below, once Agent exists

@@ -36,6 +36,7 @@ from stepswitch.graph.spec import (
     GuardrailSpec,
     HandoffSpec,
     Location,
+    MCPServerSpec,
     OutputTypeSpec,
     Ref,
     SchemaProblemSpec,
@@ -242,7 +243,13 @@ class _Builder:
     def _agent(self, agent: Agent) -> AgentSpec:
         tools: list[ToolSpec] = []
         agent_tools: list[AgentToolSpec] = []
-        for tool in agent.tools:
+        mcp: tuple[MCPServerSpec, ...] = ()
+        extra: list[FunctionTool] = []
+        if agent.mcp_servers:  # their locked tools are the agent's tools too
+            from stepswitch.mcp.spec import server_specs
+
+            mcp, extra = server_specs(agent, self._location)
+        for tool in [*agent.tools, *extra] if extra else agent.tools:
             if isinstance(tool, FunctionTool):
                 tools.append(self._tool(tool))
             else:
@@ -279,6 +286,7 @@ class _Builder:
             output_guardrails=tuple(self._guardrail(g) for g in agent.output_guardrails),
             tool_use_behavior=self._tool_use(agent.tool_use_behavior),
             ignore=tuple(agent.ignore),
+            mcp_servers=mcp,
             location=self._location(agent.site),
         )
 

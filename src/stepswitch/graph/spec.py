@@ -25,6 +25,8 @@ __all__ = [
     "GuardrailSpec",
     "HandoffSpec",
     "Location",
+    "MCPServerSpec",
+    "MCPToolSpec",
     "OutputTypeSpec",
     "Ref",
     "SchemaProblemSpec",
@@ -176,6 +178,34 @@ class ToolUseBehaviorSpec(_Frozen):
     ref: Ref | None = None
 
 
+class MCPToolSpec(_Frozen):
+    """A tool of an MCP server as its lock records it."""
+
+    name: str
+    offered: bool = True
+    """The server's ``tool_filter`` lets the model see it (then it is in the agent's tools)."""
+    needs_approval: bool = False
+    destructive: bool | None = None
+    """The ``destructiveHint`` annotation (None: not given; MCP then means True)."""
+    read_only: bool | None = None
+    """The ``readOnlyHint`` annotation (None: not given; MCP then means False)."""
+
+
+class MCPServerSpec(_Frozen):
+    """An MCP server an agent declares, read from its lock (never started by ``check``)."""
+
+    name: str
+    transport: Literal["stdio", "streamable_http", "sse"]
+    lock_file: str | None = None
+    """The lock holding the server's entry; None: no entry (its tools are unchecked)."""
+    tools: tuple[MCPToolSpec, ...] = ()
+    filter_names: tuple[str, ...] = ()
+    """The tool names ``tool_filter`` names (allowed or blocked)."""
+    approval_names: tuple[str, ...] = ()
+    """The tool names a ``require_approval`` map names."""
+    location: Location
+
+
 class AgentSpec(_Frozen):
     """One agent: its instructions, tools, edges, output and settings."""
 
@@ -196,6 +226,7 @@ class AgentSpec(_Frozen):
     output_guardrails: tuple[GuardrailSpec, ...] = ()
     tool_use_behavior: ToolUseBehaviorSpec = ToolUseBehaviorSpec()
     ignore: tuple[str, ...] = ()
+    mcp_servers: tuple[MCPServerSpec, ...] = ()
     location: Location
 
 

@@ -403,6 +403,7 @@ class _Reader:
         agent.input_guardrails = []
         agent.output_guardrails = []
         agent.ignore = []
+        agent.mcp_servers = []
         agent.site = self.sites[id(sdk)]
         return agent
 
@@ -436,6 +437,12 @@ class _Reader:
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
         for server in getattr(sdk, "mcp_servers", ()) or ():
+            from stepswitch.mcp._sdk import read_sdk_server
+
+            read = read_sdk_server(server, site)  # None: it sets what stepswitch drops
+            if read is not None:
+                agent.mcp_servers.append(read)
+                continue
             server_name = getattr(server, "name", None) or type(server).__name__
             tools.append(_opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
                                  site))

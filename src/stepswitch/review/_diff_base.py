@@ -64,7 +64,7 @@ _AGENT_FIELDS = frozenset({
     "name", "instructions", "instructions_fn", "instructions_context_type", "tools",
     "handoffs", "agent_tools", "output_type", "model", "model_ref", "model_settings",
     "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
-    "ignore", "location",
+    "ignore", "mcp_servers", "location",
 })
 
 

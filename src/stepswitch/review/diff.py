@@ -324,6 +324,10 @@ class _Differ(_Parts):
         self.agent_tools(name, b, h)
         for kind in ("input", "output"):
             self.guardrails(name, kind, b, h)
+        if b.mcp_servers or h.mcp_servers:
+            from stepswitch.review.diff_mcp import mcp_servers
+
+            mcp_servers(self, name, b, h)
         self.unknown_fields(b, h, _AGENT_FIELDS, p, bl, hl, me)
 
     def output_type(

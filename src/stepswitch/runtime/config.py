@@ -50,6 +50,9 @@ class RunConfig:
     """Seconds the whole run may take (nested runs included; a resumed run starts a new
     clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
     run, keeping it in ``run_data``. None: no limit."""
+    mcp_drift: Literal["error", "allow"] = "error"
+    """An MCP server whose listed tools differ from its lock: ``MCPServerError`` before
+    any of its tools runs (default), or run them as listed."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
@@ -60,6 +63,8 @@ class RunConfig:
                 _bad("model_settings", "a ModelSettings or None", self.model_settings)
         if self.on_conflict not in ("raise", "reload"):
             _bad("on_conflict", '"raise" or "reload"', self.on_conflict)
+        if self.mcp_drift not in ("error", "allow"):
+            _bad("mcp_drift", '"error" or "allow"', self.mcp_drift)
         if self.unknown_tool not in ("raise", "return_error"):
             _bad("unknown_tool", '"raise" or "return_error"', self.unknown_tool)
         limit = self.max_tool_concurrency

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import (
+    MCPServerError,
     ModelBehaviorError,
     StepswitchError,
     ToolTimeoutError,
@@ -602,6 +603,8 @@ def _function_error(
     raise)."""
     assert type(outcome) is Err
     err = outcome.error
+    if isinstance(err, MCPServerError):
+        raise err  # a server that did not start, died or drifted: located, run kept
     if row.failure == "raise":
         if isinstance(err, ToolTimeoutError):
             raise err  # its own clear error; the run so far goes with it

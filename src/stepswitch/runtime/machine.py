@@ -188,6 +188,8 @@ class StateMachine:
         def make_loop(run: Run) -> Loop:
             run.model = model
             run.emit = emit
+            if config.mcp_drift != "error":  # read by the run's MCP tool calls
+                _loaded("stepswitch.mcp.servers").begin_run(run.run_id, config.mcp_drift)
             loop = run_loop(self._core, run, config)
             tracer = _tracer(config.tracer_provider)
             if tracer is not None:

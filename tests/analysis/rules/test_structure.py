@@ -71,7 +71,7 @@ def test_forcing_one_handoff_tool_follows_only_that_handoff() -> None:
 
 
 def test_unknown_ignore_codes_are_reported_for_workflow_and_agent() -> None:
-    w = ss.Workflow("w", a(ignore=["XX1"]), ignore=["SW9"])
+    w = ss.Workflow("w", a(ignore=["XX1"]), ignore=["SW0"])
     assert {d.location.path for d in _codes(w, "SW109")} == {"workflow", "agents.a"}
 
 

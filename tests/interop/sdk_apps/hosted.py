@@ -10,7 +10,8 @@ def summarize(text: str) -> str:
     return text[:20]
 
 
-files = MCPServerStdio(name="files", params={"command": "true"})
+# structured content is a setting stepswitch does not carry: the server stays opaque
+files = MCPServerStdio(name="files", params={"command": "true"}, use_structured_content=True)
 
 researcher = Agent(
     name="Researcher",

@@ -14,6 +14,7 @@ from stepswitch.analysis.rules import (
     flow,
     hitl,
     imports,
+    mcp,
     names,
     reach,
     structure,
@@ -34,4 +35,5 @@ RULES: tuple[Rule, ...] = (
     *reach.RULES,
     *flow.RULES,
     *imports.RULES,
+    *mcp.RULES,
 )

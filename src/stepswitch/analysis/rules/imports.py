@@ -98,6 +98,8 @@ def _why(ref: Ref) -> str:
     module, _, qualname = ref.path.partition(":")
     if module.startswith("<"):
         return "has no import path (a generic alias, or an object without a module-level name)"
+    if qualname.startswith("<mcp "):
+        return "is a tool of an MCP server (a generated runner does not call MCP servers)"
     if "#" in qualname:
         return "shares its import path with another object of the workflow"
     if module == "__main__":
@@ -108,6 +110,8 @@ def _why(ref: Ref) -> str:
 
 
 def _help(ref: Ref) -> str:
+    if ref.path.partition(":")[2].startswith("<mcp "):
+        return "run the workflow with stepswitch run or machine.run(...), which call it"
     if ref.path.startswith("<"):
         return "declare a named type or function at module level and use it instead"
     if ref.path.startswith("__main__:"):

@@ -1,0 +1,121 @@
+"""``stepswitch mcp lock TARGET… [-o FILE] [--check]``: start each MCP server the
+workflows declare, list its tools and write (or, with ``--check``, compare with) the
+lock ``stepswitch.mcp.lock``.
+
+Exit 0 written or unchanged, 1 when ``--check`` finds drift, 2 when a target does not
+load or a server cannot be started or listed (one line naming it)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from stepswitch._visible import visible
+from stepswitch.cli.targets import load_targets
+from stepswitch.errors import MCPServerError, UserError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("mcp", help="lock the tools of the workflows' MCP servers")
+    actions = p.add_subparsers(dest="mcp_command", metavar="ACTION")
+    lock = actions.add_parser(
+        "lock",
+        help="start each MCP server, list its tools and write stepswitch.mcp.lock",
+        description="Start each MCP server the TARGETs declare (bounded by the server's "
+        "startup_timeout= and timeout=), list its tools and write them to the lock. With "
+        "--check, write nothing and exit 1 when the servers' tools differ from the lock.",
+    )
+    lock.add_argument("targets", nargs="+", metavar="TARGET")
+    lock.add_argument("-o", "--output", default=None, metavar="FILE",
+                      help="the lock file (default: the servers' own stepswitch.mcp.lock, "
+                      "else one beside the file that declares the first server)")
+    lock.add_argument("--check", action="store_true",
+                      help="compare with the lock instead of writing; exit 1 on drift")
+    lock.set_defaults(func=run)
+    p.set_defaults(func=_usage, parser=p)
+
+
+def _usage(args: argparse.Namespace) -> int:
+    args.parser.print_help(sys.stderr)
+    return 2
+
+
+def servers_of(targets: list[str]) -> list[Any]:
+    """Every MCP server the targets' workflows declare, each once, in order; two
+    different servers with one name are a ``UserError``."""
+    from stepswitch.graph.build import _Builder
+
+    found: dict[str, Any] = {}
+    for loaded in load_targets(targets):
+        for agent in _Builder()._collect(loaded.workflow):
+            for server in agent.mcp_servers:
+                other = found.setdefault(server.name, server)
+                if other is not server:
+                    raise UserError(
+                        f"MCP server {server.name!r} is declared twice ({other.site} and "
+                        f"{server.site}); the lock keeps one entry per name: rename one"
+                    )
+    return list(found.values())
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepswitch.mcp import _client
+    from stepswitch.mcp import lock as lockfile
+
+    servers = servers_of(args.targets)
+    if not servers:
+        print("stepswitch: error: the targets declare no MCP server "
+              "(Agent(mcp_servers=[...]))", file=sys.stderr)
+        return 2
+    path = Path(args.output) if args.output else (
+        servers[0].lock_path or Path(servers[0].site.file).resolve().parent / lockfile.LOCK_NAME
+    )
+    listed: dict[str, dict[str, Any]] = {}
+    try:
+        for server in servers:
+            bound = server.startup_timeout + server.timeout + 5
+            tools = _client.wait(server.list_tools(), bound)
+            listed[server.name] = {"transport": server.transport_kind, "tools": tools}
+    except TimeoutError:
+        print(f"stepswitch: error: MCP server {server.name!r} (declared at {server.site}) "
+              f"did not answer within {bound:g} s", file=sys.stderr)
+        return 2
+    except MCPServerError as exc:
+        print(f"stepswitch: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        _client.wait(_client.close_all(), 10)
+    existing: dict[str, Any] = lockfile.read_lock(path) if path.is_file() else {}
+    if args.check:
+        return _check(path, existing, listed)
+    merged = {**existing, **listed}
+    lockfile.write_lock(path, merged)
+    count = sum(len(s["tools"]) for s in listed.values())
+    print(f"wrote {visible(str(path))}: {len(listed)} server(s), {count} tool(s)")
+    return 0
+
+
+def _check(path: Path, existing: dict[str, Any], listed: dict[str, dict[str, Any]]) -> int:
+    from stepswitch.mcp import lock as lockfile
+
+    drift = False
+    for name, server in listed.items():
+        entry = existing.get(name)
+        if entry is None:
+            print(f"{visible(str(path))}: MCP server {visible(name)!r}: not in the lock")
+            drift = True
+            continue
+        for line in lockfile.changes(entry["tools"], server["tools"]):
+            print(f"{visible(str(path))}: MCP server {visible(name)!r}: {visible(line)}")
+            drift = True
+    if drift:
+        print("the MCP servers' tools differ from the lock: review, then run "
+              "`stepswitch mcp lock` to accept them", file=sys.stderr)
+        return 1
+    print(f"{visible(str(path))}: {len(listed)} server(s) match the lock")
+    return 0
+
+
+

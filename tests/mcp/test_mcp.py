@@ -1,0 +1,443 @@
+"""MCP servers, locked: against real MCP servers (tests/mcp/mcp_server.py, written with
+the ``mcp`` package), over stdio as a subprocess and over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import stepswitch as ss
+from stepswitch.cli.main import main
+from stepswitch.cli.targets import load_targets
+from stepswitch.mcp import _client
+from stepswitch.mcp.lock import LOCK_NAME, lock_text, read_lock
+from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+SERVER = Path(__file__).with_name("mcp_server.py")
+_n = itertools.count()
+
+
+def _app(folder: Path, server: str, *, agent_extra: str = "", tools: str = "") -> Path:
+    """A workflow file declaring ``server`` (Python source) on its one agent."""
+    path = folder / f"mcp_app_{os.getpid()}_{next(_n)}.py"
+    path.write_text(
+        "import sys\nimport stepswitch as ss\n"
+        f"SERVER = {str(SERVER)!r}\n"
+        f"{tools}\n"
+        f"server = {server}\n"
+        f"helper = ss.Agent('helper', 'Help.', mcp_servers=[server]{agent_extra})\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _stdio(mode: str = "normal", **options: str) -> str:
+    options.setdefault("timeout", "20")  # a loaded CI machine starts python slowly
+    env = options.pop("env", "{}")
+    extra = "".join(f", {k}={v}" for k, v in options.items())
+    return (f"ss.MCPServerStdio('tools', sys.executable, [SERVER], "
+            f"env={{'SW_MCP_MODE': {mode!r}, **{env}}}{extra})")
+
+
+def _workflow(path: Path) -> ss.Workflow:
+    return load_targets([str(path)])[0].workflow
+
+
+def _lock(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["mcp", "lock", str(path)]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def _call(name: str, args: dict[str, object]) -> ScriptedModel:
+    return ScriptedModel([[function_call(name, args)], [assistant_message("done")]])
+
+
+def _outputs(result: ss.RunResult) -> list[str]:
+    return [str(i.output) for i in result.new_items if type(i).__name__ == "ToolCallOutputItem"]
+
+
+# -- lock ---------------------------------------------------------------------------------
+
+
+def test_lock_lists_every_tool_with_hashes_in_stable_sorted_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _app(tmp_path, _stdio())
+    out = _lock(app, capsys)
+    assert "1 server(s), 3 tool(s)" in out
+    lock = tmp_path / LOCK_NAME
+    text = lock.read_text("utf-8")
+    servers = read_lock(lock)
+    assert text == lock_text(servers)  # sorted, indented: the same bytes when written again
+    tools = servers["tools"]["tools"]
+    assert sorted(tools) == ["add", "delete_file", "echo"]
+    add = tools["add"]
+    assert add["description"] == "Add two integers."
+    assert add["input_schema"]["required"] == ["a", "b"]
+    assert add["annotations"] == {"readOnlyHint": True}
+    assert tools["delete_file"]["annotations"] == {"destructiveHint": True}
+    assert set(add["sha256"]) == {"description", "input_schema", "output_schema",
+                                  "annotations", "tool"}
+    assert all(len(h) == 64 for h in add["sha256"].values())
+    # locking again changes nothing
+    _lock(app, capsys)
+    assert lock.read_text("utf-8") == text
+
+
+def test_lock_check_passes_then_names_what_drifted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    assert main(["mcp", "lock", "--check", str(_app(tmp_path, _stdio()))]) == 0
+    assert "match the lock" in capsys.readouterr().out
+    drifted = _app(tmp_path, _stdio("drift"))
+    assert main(["mcp", "lock", "--check", str(drifted)]) == 1
+    out = capsys.readouterr().out
+    assert "MCP server 'tools': tool 'add': description changed" in out
+    assert "input schema" not in out  # only what changed is named
+
+
+def test_lock_of_a_server_that_cannot_start_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
+    assert main(["mcp", "lock", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"MCP server 'tools' (declared at {app.name}:5) could not start" in err.replace(
+        str(tmp_path) + "/", "")
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_lock_of_a_server_that_does_not_start_in_time_is_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _app(tmp_path, _stdio("slowstart", startup_timeout="1"))
+    start = time.monotonic()
+    assert main(["mcp", "lock", str(app)]) == 2
+    assert time.monotonic() - start < 8
+    assert "did not start within 1 s (startup_timeout=)" in capsys.readouterr().err
+
+
+# -- check, offline ---------------------------------------------------------------------
+
+
+def test_check_reads_the_lock_and_never_starts_a_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    # the same server, now with a command that cannot run: check needs only the lock
+    gone = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
+    report = _workflow(gone).check()
+    codes = [d.code for d in report.diagnostics]
+    assert "SW901" not in codes
+    sw903 = [d for d in report.diagnostics if d.code == "SW903"]
+    assert [d.message for d in sw903] == [
+        "MCP server 'tools' of agent 'helper': tool 'delete_file' is annotated destructive "
+        "and runs with no approval"]
+    assert sw903[0].location.line == 5
+    # the locked tools are the agent's tools: offered, named and drawn like function tools
+    agent = _workflow(gone).graph().agent("helper")
+    assert [t.name for t in agent.tools] == ["add", "delete_file", "echo"]
+    assert not [d for d in report.diagnostics if d.code.startswith("SW4")]
+
+
+def test_check_without_a_lock_entry_warns_that_the_server_is_unchecked(tmp_path: Path) -> None:
+    report = _workflow(_app(tmp_path, _stdio())).check()
+    (d,) = [d for d in report.diagnostics if d.code == "SW901"]
+    assert "unchecked; run `stepswitch mcp lock`" in d.message
+    assert d.severity == "warning"
+
+
+def test_check_filters_approvals_and_collisions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    tools = ("@ss.function_tool(name='delete-file')\n"
+             "def delete_other(path: str) -> str:\n    '''Delete.'''\n    return path\n"
+             "@ss.function_tool\ndef echo(text: str) -> str:\n    '''Echo.'''\n    return text\n")
+    app = _app(
+        tmp_path,
+        "ss.MCPServerStdio('tools', '/nonexistent', tool_filter=['add', 'delete_file', "
+        "'echo', 'ad'], require_approval={'delete_file': True, 'delet': True})",
+        agent_extra=", tools=[delete_other, echo]", tools=tools,
+    )
+    report = _workflow(app).check()
+    lines = sorted(f"{d.code} {d.message}" for d in report.diagnostics
+                   if d.code in ("SW302", "SW902", "SW903", "SW904"))
+    assert any(line.startswith("SW302") and "'echo'" in line for line in lines)
+    assert any(line.startswith("SW902") and "tool_filter names 'ad'" in line
+               and "did you mean 'add'" in line for line in lines)
+    assert any(line.startswith("SW902") and "require_approval names 'delet'" in line
+               for line in lines)
+    assert any(line.startswith("SW904") and "'delete-file' and 'delete_file'" in line
+               for line in lines)
+    assert not any(line.startswith("SW903") for line in lines)  # delete_file is approved
+    assert not report.ok
+
+
+# -- run --------------------------------------------------------------------------------
+
+
+def test_a_run_calls_the_server_over_stdio_with_validation_before_dispatch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    machine = _workflow(_app(tmp_path, _stdio())).compile()
+    assert _outputs(machine.run_sync("go", model=_call("add", {"a": 2, "b": 3}))) == ["5"]
+    # an optional parameter left out (strict mode sends null for it) is not sent
+    out = machine.run_sync("go", model=_call("echo", {"text": "hi", "times": None}))
+    assert _outputs(out) == ["hi"]
+    bad = _outputs(machine.run_sync("go", model=_call("add", {"a": "x", "b": 3})))
+    assert bad[0].startswith("Invalid arguments for tool add") and "'x'" in bad[0]
+
+
+def test_drift_at_run_time_is_an_error_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    machine = _workflow(_app(tmp_path, _stdio("drift"))).compile()
+    with pytest.raises(ss.MCPServerError) as caught:
+        machine.run_sync("go", model=_call("echo", {"text": "hi", "times": 1}))
+    assert "no longer matches its lock (tool 'add': description changed)" in str(caught.value)
+    assert caught.value.run_data is not None
+    allowed = machine.run_sync("go", model=_call("echo", {"text": "hi", "times": 2}),
+                               run_config=ss.RunConfig(mcp_drift="allow"))
+    assert _outputs(allowed) == ["hi hi"]
+
+
+def test_an_approval_pause_runs_the_tool_once_after_resume(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    calls = tmp_path / "calls.txt"
+    app = _app(tmp_path, _stdio(require_approval="{'delete_file': True}",
+                                env=f"{{'SW_MCP_CALLS': {str(calls)!r}}}"))
+    machine = _workflow(app).compile()
+    script = ScriptedModel([[function_call("delete_file", {"path": "/tmp/x"})],
+                            [assistant_message("done")]])
+    first = machine.run_sync("clean up", model=script)
+    assert [i.name for i in first.interruptions] == ["delete_file"]
+    assert not calls.exists()  # nothing ran before the approval
+    state = ss.RunState.from_json(first.to_state().to_json())
+    state.approve(state.interruptions[0])
+    done = machine.run_sync(state, model=script)
+    assert _outputs(done) == ["deleted /tmp/x"]
+    assert calls.read_text("utf-8") == "/tmp/x\n"
+
+
+def test_a_server_dying_mid_call_is_a_located_error_with_the_run_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, _stdio("crash"))
+    machine = _workflow(app).compile()
+    with pytest.raises(ss.MCPServerError) as caught:
+        machine.run_sync("go", model=_call("add", {"a": 1, "b": 2}))
+    assert f"{app.name}:5) failed during the call of tool 'add'" in str(caught.value)
+    assert caught.value.run_data is not None
+    assert [i.name for i in caught.value.run_data.new_items if hasattr(i, "name")][:1] == ["add"]
+
+
+def test_a_server_that_cannot_start_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
+    with pytest.raises(ss.MCPServerError, match=r"could not start") as caught:
+        _workflow(app).compile().run_sync("go", model=_call("add", {"a": 1, "b": 2}))
+    assert f"{app.name}:5" in str(caught.value)
+    assert caught.value.run_data is not None
+
+
+def test_an_approved_mcp_tool_is_a_pause_point_of_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, _stdio(require_approval="'always'"))
+    report = _workflow(app).check()
+    (pauses,) = [d for d in report.diagnostics if d.code == "SW501"]
+    assert all(name in pauses.message for name in ("add", "delete_file", "echo"))
+    assert "SW903" not in report.codes()
+
+
+def test_a_hanging_server_times_out_within_its_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    machine = _workflow(_app(tmp_path, _stdio("hang", timeout="1"))).compile()
+    start = time.monotonic()
+    out = machine.run_sync("go", model=_call("add", {"a": 1, "b": 2}))
+    assert time.monotonic() - start < 6
+    (output,) = _outputs(out)  # the model sees the timeout, as for a function tool
+    assert output.endswith("Tool 'add' timed out after 1 seconds.")
+
+
+# -- streamable HTTP ----------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("the streamable HTTP test server did not start")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _client.wait(_client.close_all(), 10)  # end our sessions while the server is up
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_lock_check_and_run_over_streamable_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], http_url: str
+) -> None:
+    server = f"ss.MCPServerStreamableHttp('remote', {http_url!r}, headers={{'X-Test': '1'}})"
+    app = _app(tmp_path, server)
+    _lock(app, capsys)
+    servers = json.loads((tmp_path / LOCK_NAME).read_text("utf-8"))["servers"]
+    assert servers["remote"]["transport"] == "streamable_http"
+    assert sorted(servers["remote"]["tools"]) == ["add", "delete_file", "echo"]
+    assert main(["mcp", "lock", "--check", str(app)]) == 0
+    machine = _workflow(app).compile()
+    assert _outputs(machine.run_sync("go", model=_call("add", {"a": 20, "b": 22}))) == ["42"]
+
+
+# -- from_sdk ---------------------------------------------------------------------------
+
+
+def test_from_sdk_reads_an_sdk_stdio_server_locks_checks_and_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / f"mcp_sdk_app_{os.getpid()}.py"
+    path.write_text(
+        "import sys\nfrom agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        f"files = MCPServerStdio(name='tools', params={{'command': sys.executable, "
+        f"'args': [{str(SERVER)!r}]}}, client_session_timeout_seconds=20,\n"
+        "    tool_filter={'blocked_tool_names': ['echo']},\n"
+        "    require_approval={'always': {'tool_names': ['delete_file']}})\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[files])\n",
+        encoding="utf-8",
+    )
+    target = f"{path}:helper"
+    assert main(["mcp", "lock", target]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    wf = load_targets([target])[0].workflow
+    report = wf.check()
+    assert not {"SW601", "SW901", "SW903"} & set(report.codes())
+    (server,) = wf.graph().agent("helper").mcp_servers
+    assert (server.transport, server.location.line) == ("stdio", 7)  # the agent listing it
+    assert [t.name for t in wf.graph().agent("helper").tools] == ["add", "delete_file"]
+    out = wf.compile().run_sync("go", model=_call("delete_file", {"path": "/tmp/y"}))
+    assert [i.name for i in out.interruptions] == ["delete_file"]  # the SDK's approval
+    done = wf.compile().run_sync("go", model=_call("add", {"a": 4, "b": 5}))
+    assert _outputs(done) == ["9"]
+
+
+def test_an_sdk_server_with_settings_stepswitch_does_not_carry_stays_opaque() -> None:
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+
+    files = MCPServerStdio(name="files", params={"command": "true"}, max_retry_attempts=2)
+    report = ss.from_sdk(Agent(name="a", mcp_servers=[files])).check()
+    assert "SW601" in report.codes()
+    assert "SW901" not in report.codes()
+
+
+# -- declarations ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("ss.MCPServerStdio('t', 'x', tool_filter='add')", "tool_filter: expected a list"),
+    ("ss.MCPServerStdio('t', 'x', require_approval='sometimes')",
+     "require_approval: expected 'always', 'never' or a map"),
+    ("ss.MCPServerStdio('t', 'x', timeout=0)", "timeout: expected a positive number"),
+    ("ss.MCPServerStreamableHttp('t', 'ftp://x')", "url: expected an http:// or https://"),
+    ("ss.MCPServerStdio('', 'x')", "name: expected a non-empty string"),
+])
+def test_a_bad_declaration_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, message: str
+) -> None:
+    app = _app(tmp_path, source)
+    assert main(["check", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert f"{app.name}:5" in err and message in err and "Traceback" not in err
+
+
+def test_mcp_servers_must_be_server_declarations(tmp_path: Path) -> None:
+    with pytest.raises(ss.UserError, match=r"mcp_servers: expected a list of ss.MCPServerStdio"):
+        ss.Agent("a", mcp_servers=["files"])
+    agent = ss.Agent("a")
+    agent.mcp_servers.append("files")
+    with pytest.raises(ss.UserError, match=r"changed after its declaration\): mcp_servers"):
+        ss.Workflow(name="w", entry=agent).graph()
+
+
+def test_lock_writes_where_o_says_and_keeps_other_servers_entries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.mcp.lock import write_lock
+
+    out = tmp_path / "elsewhere.lock"
+    write_lock(out, {"other": {"transport": "stdio", "tools": {}}})
+    assert main(["mcp", "lock", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
+    assert sorted(read_lock(out)) == ["other", "tools"]
+    assert not (tmp_path / LOCK_NAME).exists()
+    capsys.readouterr()
+    assert main(["mcp", "lock", "--check", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
+
+
+# -- review ---------------------------------------------------------------------------------
+
+
+def test_diff_reports_a_changed_lock_entry_as_model_and_safety(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.mcp.lock import locked_tool, write_lock
+    from stepswitch.review.diff import diff_specs
+
+    _lock(_app(tmp_path, _stdio()), capsys)
+    base = _workflow(_app(tmp_path, _stdio())).graph().spec
+    lock = tmp_path / LOCK_NAME
+    servers = read_lock(lock)
+    tools = servers["tools"]["tools"]
+    add = tools["add"]
+    tools["add"] = locked_tool("add", "Add two integers and email them.", add["input_schema"],
+                               add["output_schema"], add["annotations"])
+    dele = tools["delete_file"]
+    tools["delete_file"] = locked_tool("delete_file", dele["description"],
+                                       dele["input_schema"], dele["output_schema"],
+                                       {"readOnlyHint": True})
+    write_lock(lock, servers)
+    head = _workflow(_app(tmp_path, _stdio())).graph().spec
+    found = {(c.category, c.path): c.message for c in diff_specs(base, head).changes}
+    assert ("model", "agents.helper.tools.add.description") in found
+    assert found[("safety", "agents.helper.mcp_servers.tools.tools.delete_file.annotations")] == (
+        "annotations of tool 'delete_file' of MCP server 'tools' of agent 'helper': "
+        "destructive true, read-only unset → destructive unset, read-only true")
