@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -51,6 +52,10 @@ class RunConfig:
     clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
     run, keeping it in ``run_data``. None: no limit."""
 
+    record: str | os.PathLike[str] | None = None
+    """Write the run (its input and new items) to this file when it ends, for
+    ``stepswitch replay`` and ``stepswitch test``; None (default): nothing is kept."""
+
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
         if self.model_settings is not None:
@@ -73,6 +78,8 @@ class RunConfig:
             type(timeout) not in (int, float) or not 0 < timeout < float("inf")
         ):
             _bad("timeout", "a positive number of seconds or None", timeout)
+        if self.record is not None and not isinstance(self.record, str | os.PathLike):
+            _bad("record", "a file path or None", self.record)
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

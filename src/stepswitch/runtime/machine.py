@@ -236,6 +236,9 @@ class StateMachine:
         timeout = run_config.timeout if run_config is not None else None
         # the pump (and asyncio, loaded already: we run on it) on the first run
         result: RunResult = await _loaded("stepswitch.runtime.pump").drive(loop, timeout=timeout)
+        if run_config is not None and run_config.record is not None:  # replay's recording
+            _loaded("stepswitch.review.replay").write_record(run_config.record, result,
+                                                             self.ir.name)
         return result
 
     def run_sync(

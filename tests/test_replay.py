@@ -1,0 +1,200 @@
+"""Replay: record runs of the support workflow, change the workflow, and check that the
+replay names the change (code and step); unchanged workflows replay clean."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stepswitch as ss
+from graphs import support as ref
+from stepswitch.review.replay import (
+    REPLAY_CODES,
+    ReplayError,
+    read_recording,
+    replay_code_doc,
+)
+from stepswitch.review.trail_read import responses_items
+from stepswitch.runtime.config import RunConfig
+from stepswitch.testing import ScriptedModel, assistant_message, function_call, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@ss.function_tool(name="lookup_order")
+def lookup_order_text(order_id: str) -> str:
+    """Look up an order by a code."""
+    return f"order {order_id}"
+
+
+@ss.function_tool
+def find_order(order_id: int) -> str:
+    """Look up an order by id."""
+    return f"order {order_id}"
+
+
+@ss.function_tool(name="lookup_order", needs_approval=True)
+def lookup_order_gated(order_id: int) -> str:
+    """Look up an order by id (needs approval)."""
+    return f"order {order_id}"
+
+
+@ss.input_guardrail
+def no_orders(ctx: Any, agent: Any, input: Any) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered="order" in str(input))
+
+
+def build(*, tool: Any = None, handoff: bool = True, max_turns: int = 10,
+          guard: bool = False, output_type: Any = None, name: str = "lookup_order") -> Any:
+    lookup = ref.lookup_order if tool is None else tool
+    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[ref.process_refund],
+                      handoffs=[ss.handoff("triage", max_uses=2)], output_type=output_type)
+    triage = ss.Agent(
+        name="triage", instructions="Triage.",
+        tools=[lookup] if name == "lookup_order" else [find_order],
+        handoffs=[refund] if handoff else [],
+        input_guardrails=[no_orders] if guard else [],
+    )
+    return ss.Workflow(name="support", entry=triage, agents=[triage, refund],
+                       max_turns=max_turns).compile()
+
+
+SCRIPT = [
+    [function_call("lookup_order", {"order_id": 42})],
+    [function_call("transfer_to_refund", {})],
+    [assistant_message("Order 42 can be refunded.")],
+]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Any:
+    machine = build()
+    return machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT))
+
+
+def test_unchanged_workflow_replays_clean_in_every_format(recorded: Any) -> None:
+    machine = build()
+    assert replay(recorded.to_state(), machine) is None
+    assert replay(recorded.to_input_list(), machine) is None
+    assert replay(json.dumps(responses_items(recorded.to_input_list())), machine) is None
+    # the reference workflow itself, as graphs/ has it
+    assert replay(recorded.to_state(), ref.support) is None
+
+
+@pytest.mark.parametrize(("change", "code", "turn", "where"), [
+    ({"name": "find_order"}, "RP101", 1, "items[0]"),
+    ({"tool": lookup_order_text}, "RP102", 1, "items[0]"),
+    ({"handoff": False}, "RP103", 2, "items[2]"),
+    ({"max_turns": 2}, "RP104", 2, "items[2]"),
+    ({"tool": lookup_order_gated}, "RP105", 1, "items[0]"),
+    ({"guard": True}, "RP106", 1, "items[0]"),
+    ({"output_type": int}, "RP107", 3, "items[4]"),
+])
+def test_each_change_is_named_with_its_code_and_step(
+    recorded: Any, change: dict[str, Any], code: str, turn: int, where: str
+) -> None:
+    found = replay(recorded.to_state(), build(**change))
+    assert found is not None, change
+    assert (found.code, found.turn, found.where) == (code, turn, where), str(found)
+
+
+def test_lookup_order_text_schema_really_rejects(recorded: Any) -> None:
+    # RP102 comes from the runtime's own validation: a str field refuses the number 42
+    found = replay(recorded.to_state(), build(tool=lookup_order_text))
+    assert found is not None and "order_id" in found.message
+
+
+def test_recording_that_goes_further_or_stops_short(recorded: Any) -> None:
+    items = responses_items(recorded.to_input_list())
+    # the run stops after lookup with a message: today's run ends there too
+    done = {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "done"}]}
+    assert replay(json.dumps([*items[:3], done]), build()) is None
+    # without that message, today's run asks for a turn the recording lacks
+    found = replay(json.dumps(items[:3]), build())
+    assert found is not None and found.code == "RP110"
+
+
+def test_session_history_replays_from_its_current_agent(recorded: Any) -> None:
+    # a second run of the conversation starts where the first left off (refund)
+    history = list(recorded.to_input_list())
+    machine = build()
+    second = machine.run_sync(
+        [*history, {"role": "user", "content": "thanks"}],
+        model=ScriptedModel([[assistant_message("You're welcome.")]]),
+        starting_agent="refund",
+    )
+    assert second.last_agent == "refund"
+    assert replay(second.to_input_list(), machine) is None
+    rec = read_recording(json.dumps(responses_items(second.to_input_list())))
+    assert len(rec.segments) == 2
+
+
+def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    machine = build()
+    result = machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT),
+                              run_config=RunConfig(record=path))
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "stepswitch.recording" and doc["start_agent"] == "triage"
+    assert len(doc["items"]) == len(result.input) + len(result.new_items)
+    assert replay(path, machine) is None
+    assert replay(str(path), build(handoff=False)) is not None
+    with pytest.raises(ss.UserError, match="record"):
+        RunConfig(record=42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]'])
+def test_corrupt_recording_is_a_one_line_error(text: str) -> None:
+    with pytest.raises(ReplayError) as info:
+        read_recording(text)
+    assert "\n" not in str(info.value)
+
+
+def test_every_code_has_an_explain_page() -> None:
+    for code in REPLAY_CODES:
+        page = replay_code_doc(code)
+        assert page.startswith(f"# {code} {REPLAY_CODES[code].name}")
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "stepswitch", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=60)
+
+
+def test_cli_exit_codes_and_formats(recorded: Any, tmp_path: Path) -> None:
+    trail = tmp_path / "run.json"
+    trail.write_text(recorded.to_state().to_json())
+    same = _cli("replay", str(trail), "--workflow", "graphs/support.py:support")
+    assert same.returncode == 0, same.stderr
+    assert "same" in same.stdout
+    changed = tmp_path / "changed.py"
+    changed.write_text(
+        "import stepswitch as ss\n"
+        "from graphs.support import process_refund, lookup_order\n"
+        "refund = ss.Agent(name='refund', instructions='r', tools=[process_refund])\n"
+        "triage = ss.Agent(name='triage', instructions='t', tools=[lookup_order])\n"
+        "wf = ss.Workflow(name='support', entry=triage, agents=[triage, refund])\n"
+    )
+    for fmt in ("text", "json", "github"):
+        out = _cli("replay", str(trail), "--workflow", f"{changed}:wf", "--format", fmt)
+        assert out.returncode == 1, out.stderr
+        assert "RP103" in out.stdout
+    doc = json.loads(_cli("replay", str(trail), "--workflow", f"{changed}:wf",
+                          "--format", "json").stdout)
+    assert doc["divergence"]["code"] == "RP103" and doc["divergence"]["turn"] == 2
+    assert "::error" in _cli("replay", str(trail), "--workflow", f"{changed}:wf",
+                             "--format", "github").stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{\"type\": 3}]")
+    out = _cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    explained = _cli("explain", "RP103")
+    assert explained.returncode == 0 and "handoff-gone" in explained.stdout
