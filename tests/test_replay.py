@@ -198,3 +198,77 @@ def test_cli_exit_codes_and_formats(recorded: Any, tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     explained = _cli("explain", "RP103")
     assert explained.returncode == 0 and "handoff-gone" in explained.stdout
+
+
+def test_agent_tool_and_recorded_approval_replay(tmp_path: Path) -> None:
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("research", {"input": "why late?"})],
+        [assistant_message('{"summary": "the carrier"}')],  # the nested researcher
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("Refunded.")],
+    ])
+    first = machine.run_sync("refund 42", model=script)
+    assert first.interruptions  # process_refund waits for a human
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    done = machine.run_sync(state, model=script)
+    assert done.final_output == "Refunded."
+    # the nested run answers with its recorded output; the approval is decided as then
+    assert replay(done.to_state(), machine) is None
+    # today the refund agent is gone from triage's handoffs
+    found = replay(done.to_state(), build(handoff=False))
+    assert found is not None and found.code == "RP101"  # research is gone too: first wins
+
+
+CASE = ROOT / "examples" / "cases" / "support_refund.trail.json"
+
+
+def test_committed_case_passes_and_a_broken_expectation_fails(tmp_path: Path) -> None:
+    from stepswitch.review.cases import run_case
+
+    assert run_case(CASE).ok
+    doc = json.loads(CASE.read_text())
+    doc["workflow"] = str(ROOT / "graphs" / "support.py") + ":support"
+    doc["expect"]["tools_called"] = ["process_refund"]
+    doc["expect"]["final_output"] = "^nothing$"
+    bad = tmp_path / "bad.trail.json"
+    bad.write_text(json.dumps(doc))
+    result = run_case(bad)
+    assert [f.split(":")[0] for f in result.failures] == ["tools_called", "final_output"]
+    out = _cli("test", str(CASE.parent), str(bad), "--junit", str(tmp_path / "j.xml"))
+    assert out.returncode == 1, out.stderr
+    assert "1 passed, 1 failed" in out.stdout
+    import xml.etree.ElementTree as ET
+
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = suite.findall("testcase")
+    assert [c.find("failure") is None for c in cases] == [True, False]
+    assert _cli("test", str(CASE)).returncode == 0
+    junk = tmp_path / "junk.trail.json"
+    junk.write_text("{nope")
+    out = _cli("test", str(junk))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_run_record_writes_a_case_the_pytest_plugin_collects(tmp_path: Path) -> None:
+    case = tmp_path / "refund.trail.json"
+    out = _cli("run", "graphs/support.py:support", "--input", "Order 42 arrived damaged",
+               "--model", "scripted:examples/support_script.json", "--approve", "all",
+               "--record", str(case))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(case.read_text())
+    assert doc["expect"]["tools_called"] == ["lookup_order", "process_refund"]
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    doc["expect"]["last_agent"] = "triage"
+    case.write_text(json.dumps(doc))
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert "1 failed" in ran.stdout and "last_agent" in ran.stdout, ran.stdout

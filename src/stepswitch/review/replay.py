@@ -26,7 +26,7 @@ from stepswitch.errors import (
     ModelBehaviorError,
     StateError,
 )
-from stepswitch.runtime.effects import CallJob, RunJobs
+from stepswitch.runtime.effects import CallJob, NestedJob, RunJobs
 from stepswitch.runtime.model import (
     ModelRequest,
     ModelResponse,
@@ -34,6 +34,7 @@ from stepswitch.runtime.model import (
     OutputItem,
     OutputMessage,
 )
+from stepswitch.runtime.tools import REJECTED
 
 __all__ = [
     "REPLAY_CODES",
@@ -41,10 +42,12 @@ __all__ = [
     "Recording",
     "ReplayCode",
     "ReplayError",
+    "ReplayOutcome",
     "read_recording",
     "record_doc",
     "replay",
     "replay_code_doc",
+    "replay_run",
 ]
 
 RECORD_FORMAT = "stepswitch.recording"
@@ -141,6 +144,8 @@ class Recording:
     source: str = "items"
     history: tuple[Any, ...] = ()
     """Items the first run was given before its own input (a session's earlier turns)."""
+    approvals: frozenset[str] = frozenset()
+    """Call ids the recorded run asked a human about (decided as its output shows)."""
 
     @property
     def turns(self) -> int:
@@ -213,6 +218,7 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
 
     segments: list[Segment] = []
     outputs: dict[str, tuple[str, bool, str]] = {}
+    approvals: set[str] = set()
     inputs: list[Any] = []
     turns: list[Turn] = []
     cur: list[tuple[OutputItem, str, str | None, bool]] = []
@@ -255,7 +261,9 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
             outputs.setdefault(rec["call_id"], (str(rec.get("output") or ""),
                                                 rec.get("is_error") is True, where))
             last = "output"
-        # approvals and reasoning carry nothing to replay
+        elif kind == "tool_approval_item" and not rec.get("run_path"):
+            approvals.add(str(rec.get("call_id")))
+        # reasoning carries nothing to replay
     close_turn()
     if inputs or turns:
         segments.append(Segment(tuple(inputs), tuple(turns)))
@@ -263,7 +271,8 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
         raise ReplayError("the recording has no model turn to replay")
     if start_agent is None:
         start_agent = next((t.agent for s in segments for t in s.turns), None)
-    return Recording(tuple(segments), outputs, start_agent, source, history)
+    return Recording(tuple(segments), outputs, start_agent, source, history,
+                     frozenset(approvals))
 
 
 def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
@@ -306,12 +315,23 @@ def record_doc(workflow: str, start_agent: str, items: Sequence[Any]) -> dict[st
             "start_agent": start_agent, "items": [_item(i) for i in items]}
 
 
-def write_record(path: str | os.PathLike[str], result: Any, workflow: str) -> None:
-    """Write ``result``'s run (input and new items) to ``path``."""
+def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
+                 case: str | None = None) -> None:
+    """Write ``result``'s run (input and new items) to ``path``; with ``case`` (the
+    workflow's TARGET) and a path named ``*.trail.json``, a recorded case that expects
+    what the run did (see :mod:`stepswitch.review.cases`)."""
     items = [*result.input, *result.new_items]
     start: str = next((i.agent for i in result.new_items
                        if isinstance(getattr(i, "agent", None), str)), result.last_agent)
-    body = json.dumps(record_doc(workflow, start, items), indent=1, ensure_ascii=False)
+    doc = record_doc(workflow, start, items)
+    if case is not None and os.fspath(path).endswith(".trail.json"):
+        from pathlib import Path
+
+        from stepswitch.review.cases import case_doc, relative_target
+
+        target = relative_target(case, Path(os.fspath(path)).parent)
+        doc = case_doc(target, doc, result)
+    body = json.dumps(doc, indent=1, ensure_ascii=False)
     with open(path, "w", encoding="utf-8") as f:
         f.write(body + "\n")
 
@@ -408,9 +428,30 @@ class _Player:
                 self.ran.add(job.call_id)
                 jobs.append(CallJob(self.answer, (job.call_id,), {}, True, job.name,
                                     job.call_id))
+            elif type(job) is NestedJob and job.call_id in self.rec.outputs:
+                # an agent tool: its nested run answers with what it answered then
+                job.loop.close()
+                self.ran.add(job.call_id)
+                jobs.append(NestedJob(_canned(self.rec.outputs[job.call_id][0]), job.name,
+                                      job.call_id, job.agent))
             else:
                 jobs.append(job)
         return RunJobs(tuple(jobs), effect.limit)
+
+
+@dataclass(slots=True)
+class _NestedAnswer:
+    """What a replayed agent tool's nested run gives its caller: the recorded text."""
+
+    final_output: str
+    interruptions: tuple[Any, ...] = ()
+    output_guardrail_results: tuple[Any, ...] = ()
+    new_items: tuple[Any, ...] = ()
+
+
+def _canned(text: str) -> Generator[Any, Any, _NestedAnswer]:
+    return _NestedAnswer(text)
+    yield  # a generator: the pump drives it as a nested run loop
 
 
 def _intercept(loop: Generator[Any, Any, Any], player: _Player) -> Generator[Any, Any, Any]:
@@ -436,6 +477,24 @@ def replay(trail: Any, machine: Any, *, context: Any = None) -> Divergence | Non
     """Replay ``trail`` (a :class:`Recording`, a path, JSON text, a ``RunState`` or a
     list of items) on ``machine`` (a compiled ``StateMachine`` or a ``Workflow``); the
     first divergence, or None when the run goes the same way."""
+    return replay_run(trail, machine, context=context).divergence
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayOutcome:
+    """A replay's verdict and what the replayed run did (for a case's expectations)."""
+
+    divergence: Divergence | None
+    results: tuple[Any, ...]
+    """The ``RunResult`` of each run of the conversation that finished."""
+
+    @property
+    def last(self) -> Any:
+        return self.results[-1] if self.results else None
+
+
+def replay_run(trail: Any, machine: Any, *, context: Any = None) -> ReplayOutcome:
+    """:func:`replay`, with the replayed runs' results."""
     from stepswitch.runtime.machine import _thread_loop
 
     recording = _as_recording(trail)
@@ -444,7 +503,9 @@ def replay(trail: Any, machine: Any, *, context: Any = None) -> Divergence | Non
     if machine.ir.flow is not None:
         raise ReplayError(f"workflow {machine.ir.name!r} is a flow: replay reads handoff "
                           "workflows' runs")
-    return _thread_loop().run_until_complete(_replay(recording, machine, context))
+    results: list[Any] = []
+    found = _thread_loop().run_until_complete(_replay(recording, machine, context, results))
+    return ReplayOutcome(found, tuple(results))
 
 
 def _as_recording(trail: Any) -> Recording:
@@ -470,7 +531,8 @@ def _as_recording(trail: Any) -> Recording:
     raise ReplayError(f"not a recording: {type(trail).__name__}")
 
 
-async def _replay(rec: Recording, machine: Any, context: Any) -> Divergence | None:
+async def _replay(rec: Recording, machine: Any, context: Any,
+                  results: list[Any]) -> Divergence | None:
     from stepswitch.runtime.pump import drive
 
     player = _Player(rec)
@@ -490,6 +552,17 @@ async def _replay(rec: Recording, machine: Any, context: Any) -> Divergence | No
             loop = machine._start(list(history), player, context, machine.ir.max_turns, None,
                                   starting_agent=agent)
             result = await drive(_intercept(loop, player))
+            while result.interruptions and all(
+                    i.call_id in rec.approvals for i in result.interruptions):
+                # the recorded run asked a human here too: decide as the human did
+                state = result.to_state()
+                for item in result.interruptions:
+                    if rec.outputs.get(item.call_id, ("",))[0] == REJECTED:
+                        state.reject(item)
+                    else:
+                        state.approve(item)
+                loop = machine._start(state, player, context, state.max_turns, None)
+                result = await drive(_intercept(loop, player))
         except _Stop as stop:
             return stop.divergence
         except MaxTurnsExceeded as exc:
@@ -517,6 +590,7 @@ async def _replay(rec: Recording, machine: Any, context: Any) -> Divergence | No
             return Divergence("RP109", f"the run now ends after turn {player.turn_no}; the "
                               f"recording goes on with {len(player.turns) - player.pos} more",
                               player.turn_no + 1, nxt.where[0], result.last_agent)
+        results.append(result)
         turn_no = player.turn_no
         history = list(result.to_input_list())
         agent = result.last_agent
