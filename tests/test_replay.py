@@ -272,3 +272,14 @@ def test_run_record_writes_a_case_the_pytest_plugin_collects(tmp_path: Path) -> 
                           str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert "1 failed" in ran.stdout and "last_agent" in ran.stdout, ran.stdout
+
+
+def test_review_page_replay_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re as _re
+
+    text = (ROOT / "docs" / "review.md").read_text()
+    blocks = [b for lang, b in _re.findall(r"^```(\w*)\n(.*?)^```", text, _re.S | _re.M)
+              if lang == "python" and "replay(recorded, machine)" in b]
+    assert len(blocks) == 1
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[0], "<docs/review.md>", "exec"), {})
