@@ -283,3 +283,76 @@ def test_review_page_replay_example_runs(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(blocks) == 1
     monkeypatch.chdir(ROOT)
     exec(compile(blocks[0], "<docs/review.md>", "exec"), {})
+
+
+def _judge(needs_improvement: Any) -> Any:
+    from graphs import judge as j
+
+    return ss.Workflow("judge", j.take_request, flow=[
+        ss.then(j.take_request, j.story_outline_generator),
+        ss.then(j.story_outline_generator, j.keep_outline),
+        ss.then(j.keep_outline, j.evaluator),
+        ss.route(j.evaluator, on="score", max_uses=3, cases={
+            "pass": j.final_outline, "needs_improvement": needs_improvement,
+            "fail": j.with_feedback,
+        }),
+        ss.then(j.with_feedback, j.story_outline_generator),
+        ss.then(j.final_outline, ss.END),
+    ], context_type=j.JudgeState, max_turns=3)
+
+
+def test_flow_replays_clean_and_a_changed_route_is_named() -> None:
+    from graphs import judge as j
+
+    machine = j.judge.compile()
+    grade = '{{"feedback": "more", "score": "{}"}}'
+    result = machine.run_sync("a heist", context=j.JudgeState(), model=ScriptedModel([
+        [assistant_message("outline 1")], [assistant_message(grade.format("needs_improvement"))],
+        [assistant_message("outline 2")], [assistant_message(grade.format("pass"))],
+    ]))
+    assert result.final_output == "outline 2"
+    assert replay(result.to_state(), j.judge) is None  # context_type() built as the CLI does
+    assert replay(result.to_input_list(), machine, context=j.JudgeState()) is None
+    found = replay(result.to_state(), _judge(j.final_outline))
+    assert found is not None
+    assert (found.code, found.turn, found.where) == ("RP112", 3, "items[2]"), str(found)
+    with pytest.raises(ReplayError, match="context"):
+        replay(result.to_state(), machine)  # a compiled machine needs its context given
+
+
+@pytest.mark.parametrize("name", ["translation", "research"])
+def test_fan_out_flows_replay_clean_on_interpreter_and_generated_runner(name: str) -> None:
+    import importlib
+
+    from graphs import research, translation
+    from stepswitch.runtime.model import OutputMessage
+    from tests.test_flow_graphs import PLAN, REPORT, ByAgent, _numbered, text_of
+
+    wf = {"translation": translation.translation, "research": research.research}[name]
+    rules = {
+        "translation": {"spanish_agent": _numbered("hola"),
+                        "translation_picker": lambda r: [OutputMessage("hola 2")]},
+        "research": {
+            "PlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
+            "SearchAgent": lambda r: [OutputMessage(
+                "summary of " + json.loads(text_of(r.input[0]))["query"])],
+            "WriterAgent": lambda r: [OutputMessage(json.dumps(REPORT))],
+        },
+    }[name]
+    runner = importlib.import_module(f"codegen.{name}").MACHINE
+    for machine in (wf.compile(), runner):
+        result = machine.run_sync("hello", model=ByAgent(rules))
+        for other in (wf.compile(), runner):
+            assert replay(result.to_state(), other) is None
+            assert replay(result.to_input_list(), other) is None
+
+
+def test_support_recorded_on_the_generated_runner_replays_on_both(recorded: Any) -> None:
+    import importlib
+
+    runner = importlib.import_module("codegen.support").MACHINE
+    result = runner.run_sync("refund my order 42", model=ScriptedModel(SCRIPT))
+    assert replay(result.to_state(), ref.support) is None
+    assert replay(recorded.to_state(), runner) is None
+    found = replay(result.to_state(), build(handoff=False))
+    assert found is not None and found.code == "RP103"

@@ -31,19 +31,30 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
-def load_machine(target: str) -> tuple[Any, str]:
-    """The compiled machine of ``target`` and its label; ``TargetError`` otherwise."""
+def load_machine(target: str) -> tuple[Any, str, Any]:
+    """The compiled machine of ``target``, its label and the run context its
+    ``context_type`` builds (None without one); ``TargetError`` otherwise."""
     loaded = load_targets([target])
     if len(loaded) != 1:
         names = ", ".join(w.label for w in loaded)
         raise TargetError(f"--workflow {target}: names {len(loaded)} workflows ({names}); "
                           "name one (FILE.py:NAME)")
     label = loaded[0].label
+    workflow = loaded[0].workflow
     try:
-        return loaded[0].workflow.compile(), label
+        machine = workflow.compile()
     except CompileError as exc:
         raise TargetError(f"--workflow {label}: does not compile ({len(exc.report.errors)} "
                           f"errors); see `stepswitch check {target}`") from None
+    context = None
+    kind = getattr(workflow, "context_type", None)
+    if isinstance(kind, type):
+        try:  # as `stepswitch run` does: a context_type that builds with no arguments
+            context = kind()
+        except Exception as exc:
+            raise TargetError(f"--workflow {label}: its context_type {kind.__name__} does not "
+                              f"construct with no arguments ({type(exc).__name__})") from None
+    return machine, label, context
 
 
 def render(fmt: str, file: str, label: str, found: Any) -> str:
@@ -71,7 +82,7 @@ def render(fmt: str, file: str, label: str, found: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from stepswitch.review.replay import ReplayError, read_recording, replay
 
-    machine, label = load_machine(args.workflow)
+    machine, label, context = load_machine(args.workflow)
     try:
         if args.trail == "-":
             data = sys.stdin.buffer.read()
@@ -81,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise TargetError(f"{args.trail}: cannot read: {exc.strerror or exc}") from None
     try:
-        found = replay(read_recording(data), machine)
+        found = replay(read_recording(data), machine, context=context)
     except ReplayError as exc:
         raise TargetError(f"{args.trail}: {exc}") from None
     sys.stdout.write(render(args.format, args.trail, label, found))

@@ -111,17 +111,18 @@ def run_case(path: Path, machines: dict[str, Any] | None = None) -> CaseResult:
     started = time.perf_counter()
     case = load_case(path)
     cache = machines if machines is not None else {}
-    machine = cache.get(case.workflow)
-    if machine is None:
+    loaded = cache.get(case.workflow)
+    if loaded is None:
         from stepswitch.cli.replay import load_machine
 
         try:
-            machine = load_machine(case.workflow)[0]
+            loaded = load_machine(case.workflow)
         except TargetError as exc:
             raise CaseError(f"{path}: {exc}") from None
-        cache[case.workflow] = machine
+        cache[case.workflow] = loaded
+    machine, _, context = loaded
     try:
-        outcome = replay_run(read_recording(json.dumps(case.trail)), machine)
+        outcome = replay_run(read_recording(json.dumps(case.trail)), machine, context=context)
     except ReplayError as exc:
         raise CaseError(f"{path}: trail: {exc}") from None
     failures: list[str] = []

@@ -80,6 +80,8 @@ _ALL = (
                "not have"),
     ReplayCode("RP111", "run-error", "the replayed run raised an error the recorded run "
                "did not"),
+    ReplayCode("RP112", "route-changed", "a flow route now leads elsewhere than the "
+               "recorded run went"),
 )
 
 REPLAY_CODES: dict[str, ReplayCode] = {c.code: c for c in _ALL}
@@ -245,9 +247,13 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
                                         role if role in _ROLES else "user"))
             last = "input"
         elif kind in ("message_output_item", "tool_call_item", "handoff_call_item"):
-            if last != "assistant":
-                close_turn()
             agent = rec.get("agent") if isinstance(rec.get("agent"), str) else None
+            if last != "assistant" or (cur and (
+                    (agent is not None and cur[-1][2] is not None and cur[-1][2] != agent)
+                    or (kind == "message_output_item" and type(cur[-1][0]) is OutputMessage))):
+                # a new response: in a flow, the next node's agent, or a fan-out's next
+                # branch (a response's text comes as one message, before its calls)
+                close_turn()
             if kind == "message_output_item":
                 item: OutputItem = OutputMessage(str(rec.get("content") or ""),
                                                  rec.get("refusal"))
@@ -288,10 +294,11 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
             state = load_state(text, key=key)
         except StateError as exc:
             raise ReplayError(f"not a readable run state: {exc}") from None
-        if state.flow is not None:
-            raise ReplayError("a flow's saved state: replay reads handoff workflows' runs")
+        own = state.items
+        if state.flow is not None and 0 <= state.flow.done <= len(own):
+            own = own[: state.flow.done]  # past it: paused node runs' items
         records = [(_item(i), f"input[{n}]") for n, i in enumerate(state.input)]
-        records += [(_item(i), f"items[{n}]") for n, i in enumerate(state.items)]
+        records += [(_item(i), f"items[{n}]") for n, i in enumerate(own)]
         return _build(records, None, "state")
     if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
         items = doc.get("items")
@@ -352,8 +359,10 @@ class _Player:
 
     provider_name = "stepswitch.replay"
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, flow: bool = False) -> None:
         self.rec = recording
+        self.flow = flow
+        self.used: set[int] = set()
         self.turns: list[Turn] = []
         self.pos = 0
         self.turn_no = 0
@@ -364,6 +373,7 @@ class _Player:
     def start(self, turns: Sequence[Turn], turn_no: int) -> None:
         self.turns = list(turns)
         self.pos = 0
+        self.used = set()
         self.turn_no = turn_no
 
     async def get_response(self, request: ModelRequest) -> ModelResponse:
@@ -374,7 +384,20 @@ class _Player:
                 "RP110", f"agent {request.agent!r} asks for model turn {self.turn_no + 1}, "
                 "which the recording does not have", self.turn_no + 1,
                 last.where[-1] if last is not None else "end", request.agent))
-        turn = self.turns[self.pos]
+        index = self.pos
+        if self.flow:  # fan-out branches may ask in another order: the agent's next turn
+            index = next((i for i, t in enumerate(self.turns)
+                          if i not in self.used and t.agent in (None, request.agent)), -1)
+            if index < 0:
+                ahead = self.next_turn()
+                raise _Stop(Divergence(
+                    "RP112", f"the flow now runs agent {request.agent!r}, which the recording "
+                    f"does not have a turn of here"
+                    + (f" (it goes on with {ahead.agent!r})" if ahead is not None else ""),
+                    self.turn_no + 1, ahead.where[0] if ahead is not None else "end",
+                    request.agent))
+        self.used.add(index)
+        turn = self.turns[index]
         self.pos += 1
         self.turn_no += 1
         self.last = turn
@@ -395,6 +418,10 @@ class _Player:
                     "RP101", f"call of {item.name!r}, which agent {request.agent!r} no longer "
                     f"has (tools: {shown})", self.turn_no, where, request.agent))
         return ModelResponse(turn.output, response_id=f"replay_{self.turn_no}")
+
+    def next_turn(self) -> Turn | None:
+        """The first recorded turn not played yet."""
+        return next((t for i, t in enumerate(self.turns) if i not in self.used), None)
 
     def compare_outputs(self, history: Sequence[Any]) -> None:
         """Calls the tools did not run: did the workflow now answer them otherwise?"""
@@ -499,10 +526,18 @@ def replay_run(trail: Any, machine: Any, *, context: Any = None) -> ReplayOutcom
 
     recording = _as_recording(trail)
     if not hasattr(machine, "_start") and hasattr(machine, "compile"):
+        kind = getattr(machine, "context_type", None)
+        if context is None and isinstance(kind, type):
+            try:  # as the CLI does: a context_type that builds with no arguments
+                context = kind()
+            except Exception as exc:
+                raise ReplayError(f"workflow {machine.name!r} declares context_type="
+                                  f"{kind.__name__}, which does not construct with no "
+                                  f"arguments ({type(exc).__name__}); pass context=") from None
         machine = machine.compile()
-    if machine.ir.flow is not None:
-        raise ReplayError(f"workflow {machine.ir.name!r} is a flow: replay reads handoff "
-                          "workflows' runs")
+    if context is None and machine.ir.context_type is not None:
+        raise ReplayError(f"workflow {machine.ir.name!r} declares context_type="
+                          f"{machine.ir.context_type}: pass context=")
     results: list[Any] = []
     found = _thread_loop().run_until_complete(_replay(recording, machine, context, results))
     return ReplayOutcome(found, tuple(results))
@@ -535,10 +570,16 @@ async def _replay(rec: Recording, machine: Any, context: Any,
                   results: list[Any]) -> Divergence | None:
     from stepswitch.runtime.pump import drive
 
-    player = _Player(rec)
+    flow = machine.ir.flow is not None
+    player = _Player(rec, flow)
     history: list[Any] = list(rec.history)
     agent = rec.start_agent
-    if agent is not None and agent not in machine.agents:
+    if flow:
+        agent = None  # a flow starts at its first node
+        if len(rec.segments) > 1:
+            raise ReplayError("a flow's recording holds one run; this one holds "
+                              f"{len(rec.segments)}")
+    elif agent is not None and agent not in machine.agents:
         first = rec.segments[0].turns[0] if rec.segments[0].turns else None
         return Divergence("RP108", f"the recording starts at agent {agent!r}, which workflow "
                           f"{machine.ir.name!r} no longer has", 1,
@@ -549,8 +590,12 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         player.last = None
         history.extend(seg.input)
         try:
-            loop = machine._start(list(history), player, context, machine.ir.max_turns, None,
-                                  starting_agent=agent)
+            if flow:  # a flow takes its first node's input as given
+                given: Any = history[0].content if len(history) == 1 else list(history)
+                loop = machine._start(given, player, context, machine.ir.max_turns, None)
+            else:
+                loop = machine._start(list(history), player, context, machine.ir.max_turns,
+                                      None, starting_agent=agent)
             result = await drive(_intercept(loop, player))
             while result.interruptions and all(
                     i.call_id in rec.approvals for i in result.interruptions):
@@ -586,7 +631,12 @@ async def _replay(rec: Recording, machine: Any, context: Any,
                               "for approval; the recorded run ran it", player.turn_no, where,
                               pending.agent)
         if player.pos < len(player.turns):
-            nxt = player.turns[player.pos]
+            nxt = player.next_turn()
+            assert nxt is not None
+            if flow:
+                return Divergence("RP112", f"the flow now ends after turn {player.turn_no}; "
+                                  f"the recording goes on with agent {nxt.agent!r}",
+                                  player.turn_no + 1, nxt.where[0], nxt.agent)
             return Divergence("RP109", f"the run now ends after turn {player.turn_no}; the "
                               f"recording goes on with {len(player.turns) - player.pos} more",
                               player.turn_no + 1, nxt.where[0], result.last_agent)
@@ -599,8 +649,8 @@ async def _replay(rec: Recording, machine: Any, context: Any,
 
 def _at(player: _Player, code: str, message: str) -> Divergence:
     last = player.last
-    if last is None and player.pos < len(player.turns):  # before the turn's response
-        ahead = player.turns[player.pos]
+    ahead = player.next_turn()
+    if last is None and ahead is not None:  # before the turn's response
         return Divergence(code, message, player.turn_no + 1, ahead.where[0], ahead.agent)
     where = last.where[-1] if last is not None else "start"
     return Divergence(code, message, max(player.turn_no, 1), where,
