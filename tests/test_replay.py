@@ -142,7 +142,7 @@ def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
                               run_config=RunConfig(record=path))
     doc = json.loads(path.read_text())
     assert doc["format"] == "stepswitch.recording" and doc["start_agent"] == "triage"
-    assert len(doc["items"]) == len(result.input) + len(result.new_items)
+    assert (len(doc["input"]), len(doc["items"])) == (len(result.input), len(result.new_items))
     assert replay(path, machine) is None
     assert replay(str(path), build(handoff=False)) is not None
     with pytest.raises(ss.UserError, match="record"):
@@ -356,3 +356,26 @@ def test_support_recorded_on_the_generated_runner_replays_on_both(recorded: Any)
     assert replay(recorded.to_state(), runner) is None
     found = replay(result.to_state(), build(handoff=False))
     assert found is not None and found.code == "RP103"
+
+
+def test_a_session_run_replays_from_the_session_current_agent(tmp_path: Path) -> None:
+    from stepswitch.sessions import MemorySession
+
+    machine = build()
+    session = MemorySession("ann")
+    machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT), session=session)
+    path = tmp_path / "second.json"
+    second = machine.run_sync("thanks", session=session, run_config=RunConfig(record=path),
+                              model=ScriptedModel([[assistant_message("Glad to help.")]]))
+    assert second.last_agent == "refund"
+    doc = json.loads(path.read_text())
+    assert doc["start_agent"] == "refund" and len(doc["items"]) == 1
+    assert replay(path, machine) is None  # replayed at refund, not at the entry
+    # refund's turn now made at triage (the recording's agent is gone): named at once
+    alone = ss.Agent(name="triage", instructions="t")
+    found = replay(path, ss.Workflow(name="support", entry=alone, agents=[alone]))
+    assert found is not None and found.code == "RP108" and found.turn == 1
+    # the whole conversation, as the session holds it, replays run by run
+    import asyncio
+
+    assert replay(asyncio.run(session.get_items()), machine) is None

@@ -301,12 +301,16 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         records += [(_item(i), f"items[{n}]") for n, i in enumerate(own)]
         return _build(records, None, "state")
     if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
-        items = doc.get("items")
+        given, items = doc.get("input"), doc.get("items")
         start = doc.get("start_agent")
-        if not isinstance(items, list) or not (start is None or isinstance(start, str)):
-            raise ReplayError("a recording needs an items list and a start_agent string")
+        if (not isinstance(given, list) or not isinstance(items, list)
+                or not (start is None or isinstance(start, str))):
+            raise ReplayError("a recording needs input and items lists and a start_agent "
+                              "string")
+        history = tuple(_as_item(_norm(r, f"input[{n}]"), f"input[{n}]")
+                        for n, r in enumerate(given))
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
-        return _build(records, start, "record")
+        return _build(records, start, "record", history)
     if not isinstance(doc, list):
         kind = "an object" if isinstance(doc, dict) else type(doc).__name__
         raise ReplayError(f"expected a saved run state, a recording or a JSON list of items, "
@@ -314,12 +318,27 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
     return _build([(_norm(r, f"[{n}]"), f"[{n}]") for n, r in enumerate(doc)], None, "items")
 
 
-def record_doc(workflow: str, start_agent: str, items: Sequence[Any]) -> dict[str, Any]:
-    """The document ``RunConfig(record=PATH)`` writes: a run's items as records."""
+def _as_item(rec: dict[str, Any], where: str) -> Any:
+    """A stepswitch record as the item object a run takes as input."""
+    from stepswitch.runtime.state_json import _ITEM_FIELDS
+
+    kind, fields = _ITEM_FIELDS[rec["type"]]
+    try:
+        return kind(**{f: (tuple(rec[f]) if f == "run_path" else rec[f])
+                       for f in fields if f in rec})
+    except TypeError as exc:
+        raise ReplayError(f"item {where}: {rec['type']} item is incomplete ({exc})") from None
+
+
+def record_doc(workflow: str, start_agent: str, given: Sequence[Any],
+               items: Sequence[Any]) -> dict[str, Any]:
+    """The document ``RunConfig(record=PATH)`` writes: what the run was given (a
+    session's earlier turns included) and the items it made, as records."""
     from stepswitch.runtime.state_json import _item
 
     return {"format": RECORD_FORMAT, "version": 1, "workflow": workflow,
-            "start_agent": start_agent, "items": [_item(i) for i in items]}
+            "start_agent": start_agent, "input": [_item(i) for i in given],
+            "items": [_item(i) for i in items]}
 
 
 def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
@@ -327,10 +346,9 @@ def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
     """Write ``result``'s run (input and new items) to ``path``; with ``case`` (the
     workflow's TARGET) and a path named ``*.trail.json``, a recorded case that expects
     what the run did (see :mod:`stepswitch.review.cases`)."""
-    items = [*result.input, *result.new_items]
     start: str = next((i.agent for i in result.new_items
                        if isinstance(getattr(i, "agent", None), str)), result.last_agent)
-    doc = record_doc(workflow, start, items)
+    doc = record_doc(workflow, start, result.input, result.new_items)
     if case is not None and os.fspath(path).endswith(".trail.json"):
         from pathlib import Path
 
