@@ -18,6 +18,7 @@ from stepswitch.review.replay import (
     ReplayError,
     read_recording,
     replay_code_doc,
+    replay_run,
 )
 from stepswitch.review.trail_read import responses_items
 from stepswitch.runtime.config import RunConfig
@@ -379,3 +380,32 @@ def test_a_session_run_replays_from_the_session_current_agent(tmp_path: Path) ->
     import asyncio
 
     assert replay(asyncio.run(session.get_items()), machine) is None
+
+
+def test_story_and_financial_flows_replay_clean_with_agent_tools_answered_as_recorded() -> None:
+    from graphs import financial, story
+    from stepswitch.runtime.model import OutputMessage
+    from tests.test_flow_graphs import PLAN, ByAgent, _writer
+
+    told = story.story.compile().run_sync("a robot", context=story.StoryState(),
+                                          model=ScriptedModel([
+        [assistant_message("A robot learns to paint on Mars.")],
+        [assistant_message('{"good_quality": true, "is_scifi": true}')],
+        [assistant_message("The red dust settled on the canvas...")],
+    ]))
+    assert replay(told.to_state(), story.story) is None
+    model = ByAgent({
+        "FinancialPlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
+        "FinancialSearchAgent": lambda r: [OutputMessage("found")],
+        "FinancialWriterAgent": _writer,
+        "FundamentalsAnalystAgent": lambda r: [OutputMessage('{"summary": "growing"}')],
+        "RiskAnalystAgent": lambda r: [OutputMessage('{"summary": "debt"}')],
+        "VerificationAgent": lambda r: [OutputMessage('{"verified": true, "issues": ""}')],
+    })
+    run = financial.financial.compile().run_sync("acme", model=model,
+                                                 context=financial.ReportState())
+    outcome = replay_run(run.to_state(), financial.financial)
+    assert outcome.divergence is None
+    replayed = [i.output for i in outcome.last.new_items if i.type == "tool_call_output_item"]
+    assert replayed == ["growing", "debt"]  # the analysts answer as recorded, no model call
+    assert outcome.last.final_output == run.final_output

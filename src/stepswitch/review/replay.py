@@ -322,6 +322,8 @@ def _as_item(rec: dict[str, Any], where: str) -> Any:
     """A stepswitch record as the item object a run takes as input."""
     from stepswitch.runtime.state_json import _ITEM_FIELDS
 
+    if rec["type"] not in _ITEM_FIELDS:
+        raise ReplayError(f"item {where}: a {rec['type']} item cannot be given as input")
     kind, fields = _ITEM_FIELDS[rec["type"]]
     try:
         return kind(**{f: (tuple(rec[f]) if f == "run_path" else rec[f])
