@@ -146,6 +146,18 @@ def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
     assert (len(doc["input"]), len(doc["items"])) == (len(result.input), len(result.new_items))
     assert replay(path, machine) is None
     assert replay(str(path), build(handoff=False)) is not None
+    streamed_path = tmp_path / "streamed.json"
+
+    async def streamed() -> None:
+        run = machine.run_streamed("refund my order 42", model=ScriptedModel(SCRIPT),
+                                   run_config=RunConfig(record=streamed_path))
+        async for _ in run.stream_events():
+            pass
+
+    import asyncio
+
+    asyncio.run(streamed())
+    assert json.loads(streamed_path.read_text())["items"] == doc["items"]
     with pytest.raises(ss.UserError, match="record"):
         RunConfig(record=42)  # type: ignore[arg-type]
 
