@@ -181,13 +181,24 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
                           text=True, cwd=cwd, env=env, timeout=60)
 
 
-def test_cli_exit_codes_and_formats(recorded: Any, tmp_path: Path) -> None:
+def test_cli_exit_codes_and_formats(
+    recorded: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from stepswitch.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
     trail = tmp_path / "run.json"
     trail.write_text(recorded.to_state().to_json())
-    same = _cli("replay", str(trail), "--workflow", "graphs/support.py:support")
-    assert same.returncode == 0, same.stderr
-    assert "same" in same.stdout
-    changed = tmp_path / "changed.py"
+    code, out, err = cli("replay", str(trail), "--workflow", "graphs/support.py:support")
+    assert code == 0 and "same" in out, err
+    changed = tmp_path / "changed_support.py"
     changed.write_text(
         "import stepswitch as ss\n"
         "from graphs.support import process_refund, lookup_order\n"
@@ -195,22 +206,31 @@ def test_cli_exit_codes_and_formats(recorded: Any, tmp_path: Path) -> None:
         "triage = ss.Agent(name='triage', instructions='t', tools=[lookup_order])\n"
         "wf = ss.Workflow(name='support', entry=triage, agents=[triage, refund])\n"
     )
+    outs = {}
     for fmt in ("text", "json", "github"):
-        out = _cli("replay", str(trail), "--workflow", f"{changed}:wf", "--format", fmt)
-        assert out.returncode == 1, out.stderr
-        assert "RP103" in out.stdout
-    doc = json.loads(_cli("replay", str(trail), "--workflow", f"{changed}:wf",
-                          "--format", "json").stdout)
+        code, out, err = cli("replay", str(trail), "--workflow", f"{changed}:wf",
+                             "--format", fmt)
+        assert code == 1 and "RP103" in out, err
+        outs[fmt] = out
+    doc = json.loads(outs["json"])
     assert doc["divergence"]["code"] == "RP103" and doc["divergence"]["turn"] == 2
-    assert "::error" in _cli("replay", str(trail), "--workflow", f"{changed}:wf",
-                             "--format", "github").stdout
+    assert outs["github"].startswith("::error file=")
+    assert outs["text"].startswith(f"{trail}:items[2]: RP103 handoff-gone: ")
     bad = tmp_path / "bad.json"
     bad.write_text("[{\"type\": 3}]")
-    out = _cli("replay", str(bad), "--workflow", "graphs/support.py:support")
-    assert out.returncode == 2
-    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
-    explained = _cli("explain", "RP103")
-    assert explained.returncode == 0 and "handoff-gone" in explained.stdout
+    code, out, err = cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(bad) in err
+    code, out, err = cli("replay", str(tmp_path / "missing.json"), "--workflow",
+                         "graphs/support.py:support")
+    assert code == 2 and "cannot read" in err
+    code, out, _ = cli("explain", "RP103")
+    assert code == 0 and "handoff-gone" in out
+    code, out, _ = cli("explain")
+    assert code == 0 and "RP112" in out
+    # a corrupt trail through the real entry point: one line on stderr, no traceback
+    done = _cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_agent_tool_and_recorded_approval_replay(tmp_path: Path) -> None:
@@ -238,7 +258,9 @@ def test_agent_tool_and_recorded_approval_replay(tmp_path: Path) -> None:
 CASE = ROOT / "examples" / "cases" / "support_refund.trail.json"
 
 
-def test_committed_case_passes_and_a_broken_expectation_fails(tmp_path: Path) -> None:
+def test_committed_case_passes_and_a_broken_expectation_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from stepswitch.review.cases import run_case
 
     assert run_case(CASE).ok
@@ -259,7 +281,12 @@ def test_committed_case_passes_and_a_broken_expectation_fails(tmp_path: Path) ->
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
     cases = suite.findall("testcase")
     assert [c.find("failure") is None for c in cases] == [True, False]
-    assert _cli("test", str(CASE)).returncode == 0
+    from stepswitch.cli.main import main
+
+    assert main(["test", str(CASE), str(bad), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["passed"], doc["failed"]) == (1, 1)
+    assert doc["cases"][1]["failures"][0].startswith("tools_called")
     junk = tmp_path / "junk.trail.json"
     junk.write_text("{nope")
     out = _cli("test", str(junk))
