@@ -49,6 +49,7 @@ __all__ = [
     "ScriptedModel",
     "assistant_message",
     "function_call",
+    "replay",
     "session_conformance",
 ]
 
@@ -261,3 +262,12 @@ def session_conformance(factory: Any = None, **options: Any) -> type:
     from stepswitch.sessions.conformance import session_conformance as make
 
     return make(factory, **options)
+
+
+def replay(trail: Any, machine: Any, *, context: Any = None) -> Any:
+    """The first place ``trail`` (a recorded run) diverges on ``machine`` today, as a
+    :class:`~stepswitch.review.replay.Divergence`; None when it goes the same way (see
+    :func:`stepswitch.review.replay.replay`)."""
+    from stepswitch.review.replay import replay as run
+
+    return run(trail, machine, context=context)

@@ -29,8 +29,19 @@ def run(args: argparse.Namespace) -> int:
                 group = trail.code[:3]
                 print(f"{group}xx stepswitch trail: {TRAIL_GROUPS[group]}")
             print(f"  {trail.code}  {'error':<7}  {trail.name}: {trail.summary}")
+        from stepswitch.review.replay import REPLAY_CODES
+
+        print("RP1xx stepswitch replay: divergences")
+        for rp in REPLAY_CODES.values():
+            print(f"  {rp.code}  {'error':<7}  {rp.name}: {rp.summary}")
         return 0
     wanted = args.code.strip().upper()
+    if wanted.startswith("RP"):
+        from stepswitch.review.replay import REPLAY_CODES, replay_code_doc
+
+        if wanted in REPLAY_CODES:
+            sys.stdout.write(replay_code_doc(wanted))
+            return 0
     if wanted in TRAIL_CODES:
         sys.stdout.write(trail_code_doc(wanted))
         return 0

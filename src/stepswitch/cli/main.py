@@ -23,6 +23,7 @@ __all__ = ["entry", "main"]
 _COMMANDS: tuple[str, ...] = (
     "show", "check", "explain", "render", "run", "chat", "compile", "trace", "diff",
     "trail",
+    "replay", "test",
     "worker", "mcp", "studio",
 )
 

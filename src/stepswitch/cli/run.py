@@ -125,6 +125,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(print them with `stepswitch trace FILE`)",
     )
     p.add_argument(
+        "--record", metavar="FILE",
+        help="write the finished run to FILE for `stepswitch replay`; a FILE named "
+        "*.trail.json is a case for `stepswitch test` (the run's outcome as expectations)",
+    )
+    p.add_argument(
         "--context", metavar="MODULE:FACTORY",
         help="build the run context (ctx.context of tools and guardrails) by calling "
         "FACTORY() (default: the workflow's context_type(), when it takes no arguments)",
@@ -538,6 +543,10 @@ async def _drive(
         out.flush_held()
         out.end_text()
         total.add(streamed.usage)
+        if getattr(args, "record", None) and not streamed.interruptions:  # for replay
+            from stepswitch.review.replay import write_record
+
+            write_record(args.record, streamed, machine.name, case=args.target)
         if not streamed.interruptions:
             # finished: a resume of it is refused (and with nowhere to save it, it is not
             # made: a flow's last value need not have a JSON form)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,6 +55,10 @@ class RunConfig:
     """An MCP server whose listed tools differ from its lock: ``MCPServerError`` before
     any of its tools runs (default), or run them as listed."""
 
+    record: str | os.PathLike[str] | None = None
+    """Write the run (its input and new items) to this file when it ends, for
+    ``stepswitch replay`` and ``stepswitch test``; None (default): nothing is kept."""
+
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
         if self.model_settings is not None:
@@ -78,6 +83,8 @@ class RunConfig:
             type(timeout) not in (int, float) or not 0 < timeout < float("inf")
         ):
             _bad("timeout", "a positive number of seconds or None", timeout)
+        if self.record is not None and not isinstance(self.record, str | os.PathLike):
+            _bad("record", "a file path or None", self.record)
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

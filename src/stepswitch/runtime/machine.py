@@ -259,6 +259,9 @@ class StateMachine:
         timeout = run_config.timeout if run_config is not None else None
         # the pump (and asyncio, loaded already: we run on it) on the first run
         result: RunResult = await _loaded("stepswitch.runtime.pump").drive(loop, timeout=timeout)
+        if run_config is not None and run_config.record is not None:  # replay's recording
+            _loaded("stepswitch.review.replay").write_record(run_config.record, result,
+                                                             self.ir.name)
         return result
 
     def run_sync(
@@ -305,6 +308,8 @@ class StateMachine:
             self._start(input, model, context, max_turns, run_config, emit=True,
                         session=session, starting_agent=starting_agent),
             timeout=run_config.timeout if run_config is not None else None,
+            record=run_config.record if run_config is not None else None,
+            workflow=self.ir.name,
         )
 
 
@@ -348,9 +353,14 @@ class RunResultStreaming:
     """A run in progress. ``stream_events()`` yields its events; once it is exhausted,
     the fields of :class:`RunResult` are available here too."""
 
-    def __init__(self, loop: Loop, *, timeout: float | None = None) -> None:
+    def __init__(
+        self, loop: Loop, *, timeout: float | None = None, record: Any = None,
+        workflow: str = "",
+    ) -> None:
         self._loop = loop
         self._timeout = timeout
+        self._record = record  # RunConfig.record: where the finished run is written
+        self._workflow = workflow
         self._result: RunResult | None = None
         self._started = False
         self.current_agent: str | None = None
@@ -371,6 +381,9 @@ class RunResultStreaming:
             yield event
         self._result = pump.result
         self.is_complete = True
+        if self._record is not None:
+            _loaded("stepswitch.review.replay").write_record(self._record, self._result,
+                                                             self._workflow)
 
     def _done(self) -> RunResult:
         if self._result is None:

@@ -1,0 +1,99 @@
+"""``stepswitch replay TRAIL --workflow TARGET``: replay a recorded run on the workflow as
+it is now (recorded model outputs and tool outputs; no tool runs, no model call) and
+report the first divergence. Exit 0 same, 1 diverged, 2 usage (a corrupt trail, a
+workflow that does not load)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.errors import CompileError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a recorded run on today's workflow and report the first divergence",
+        description="Feed a recorded run's model outputs and tool outputs to the workflow "
+        "as it is now and report where it first goes another way (RPxxx codes; "
+        "`stepswitch explain RP101`).",
+    )
+    p.add_argument("trail", metavar="TRAIL", help="a saved RunState, a JSON list of items, "
+                   "or a file written by `run --record FILE` ('-' reads stdin)")
+    p.add_argument("--workflow", metavar="TARGET", required=True,
+                   help="the workflow to replay on (path/file.py:NAME)")
+    p.add_argument("--format", choices=("text", "json", "github"), default="text",
+                   help="output format (default: text)")
+    p.set_defaults(func=run)
+
+
+def load_machine(target: str) -> tuple[Any, str, Any]:
+    """The compiled machine of ``target``, its label and the run context its
+    ``context_type`` builds (None without one); ``TargetError`` otherwise."""
+    loaded = load_targets([target])
+    if len(loaded) != 1:
+        names = ", ".join(w.label for w in loaded)
+        raise TargetError(f"--workflow {target}: names {len(loaded)} workflows ({names}); "
+                          "name one (FILE.py:NAME)")
+    label = loaded[0].label
+    workflow = loaded[0].workflow
+    try:
+        machine = workflow.compile()
+    except CompileError as exc:
+        raise TargetError(f"--workflow {label}: does not compile ({len(exc.report.errors)} "
+                          f"errors); see `stepswitch check {target}`") from None
+    context = None
+    kind = getattr(workflow, "context_type", None)
+    if isinstance(kind, type):
+        try:  # as `stepswitch run` does: a context_type that builds with no arguments
+            context = kind()
+        except Exception as exc:
+            raise TargetError(f"--workflow {label}: its context_type {kind.__name__} does not "
+                              f"construct with no arguments ({type(exc).__name__})") from None
+    return machine, label, context
+
+
+def render(fmt: str, file: str, label: str, found: Any) -> str:
+    from stepswitch.review.replay import REPLAY_CODES
+
+    if fmt == "json":
+        doc: dict[str, Any] = {"file": file, "workflow": label, "same": found is None,
+                               "divergence": None}
+        if found is not None:
+            doc["divergence"] = {"code": found.code, "name": REPLAY_CODES[found.code].name,
+                                 "message": found.message, "turn": found.turn,
+                                 "where": found.where, "agent": found.agent}
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if found is None:
+        return f"{file}: replayed on {label}: same\n"
+    name = REPLAY_CODES[found.code].name
+    if fmt == "github":
+        message = found.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return (f"::error file={file},title={found.code} {name}::turn {found.turn} at "
+                f"{found.where}: {message}\n")
+    return (f"{file}:{found.where}: {found.code} {name}: {found.message}\n"
+            f"{file}: replayed on {label}: diverged at turn {found.turn}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    from stepswitch.review.replay import ReplayError, read_recording, replay
+
+    machine, label, context = load_machine(args.workflow)
+    try:
+        if args.trail == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.trail, "rb") as f:
+                data = f.read()
+    except OSError as exc:
+        raise TargetError(f"{args.trail}: cannot read: {exc.strerror or exc}") from None
+    try:
+        found = replay(read_recording(data), machine, context=context)
+    except ReplayError as exc:
+        raise TargetError(f"{args.trail}: {exc}") from None
+    sys.stdout.write(render(args.format, args.trail, label, found))
+    return 0 if found is None else 1

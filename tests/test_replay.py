@@ -1,0 +1,450 @@
+"""Replay: record runs of the support workflow, change the workflow, and check that the
+replay names the change (code and step); unchanged workflows replay clean."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import stepswitch as ss
+from graphs import support as ref
+from stepswitch.review.replay import (
+    REPLAY_CODES,
+    ReplayError,
+    read_recording,
+    replay_code_doc,
+    replay_run,
+)
+from stepswitch.review.trail_read import responses_items
+from stepswitch.runtime.config import RunConfig
+from stepswitch.testing import ScriptedModel, assistant_message, function_call, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@ss.function_tool(name="lookup_order")
+def lookup_order_text(order_id: str) -> str:
+    """Look up an order by a code."""
+    return f"order {order_id}"
+
+
+@ss.function_tool
+def find_order(order_id: int) -> str:
+    """Look up an order by id."""
+    return f"order {order_id}"
+
+
+@ss.function_tool(name="lookup_order", needs_approval=True)
+def lookup_order_gated(order_id: int) -> str:
+    """Look up an order by id (needs approval)."""
+    return f"order {order_id}"
+
+
+@ss.input_guardrail
+def no_orders(ctx: Any, agent: Any, input: Any) -> ss.GuardrailFunctionOutput:
+    return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered="order" in str(input))
+
+
+def build(*, tool: Any = None, handoff: bool = True, max_turns: int = 10,
+          guard: bool = False, output_type: Any = None, name: str = "lookup_order") -> Any:
+    lookup = ref.lookup_order if tool is None else tool
+    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[ref.process_refund],
+                      handoffs=[ss.handoff("triage", max_uses=2)], output_type=output_type)
+    triage = ss.Agent(
+        name="triage", instructions="Triage.",
+        tools=[lookup] if name == "lookup_order" else [find_order],
+        handoffs=[refund] if handoff else [],
+        input_guardrails=[no_orders] if guard else [],
+    )
+    return ss.Workflow(name="support", entry=triage, agents=[triage, refund],
+                       max_turns=max_turns).compile()
+
+
+SCRIPT = [
+    [function_call("lookup_order", {"order_id": 42})],
+    [function_call("transfer_to_refund", {})],
+    [assistant_message("Order 42 can be refunded.")],
+]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Any:
+    machine = build()
+    return machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT))
+
+
+def test_unchanged_workflow_replays_clean_in_every_format(recorded: Any) -> None:
+    machine = build()
+    assert replay(recorded.to_state(), machine) is None
+    assert replay(recorded.to_input_list(), machine) is None
+    assert replay(json.dumps(responses_items(recorded.to_input_list())), machine) is None
+    # the reference workflow itself, as graphs/ has it
+    assert replay(recorded.to_state(), ref.support) is None
+
+
+@pytest.mark.parametrize(("change", "code", "turn", "where"), [
+    ({"name": "find_order"}, "RP101", 1, "items[0]"),
+    ({"tool": lookup_order_text}, "RP102", 1, "items[0]"),
+    ({"handoff": False}, "RP103", 2, "items[2]"),
+    ({"max_turns": 2}, "RP104", 2, "items[2]"),
+    ({"tool": lookup_order_gated}, "RP105", 1, "items[0]"),
+    ({"guard": True}, "RP106", 1, "items[0]"),
+    ({"output_type": int}, "RP107", 3, "items[4]"),
+])
+def test_each_change_is_named_with_its_code_and_step(
+    recorded: Any, change: dict[str, Any], code: str, turn: int, where: str
+) -> None:
+    found = replay(recorded.to_state(), build(**change))
+    assert found is not None, change
+    assert (found.code, found.turn, found.where) == (code, turn, where), str(found)
+
+
+def test_lookup_order_text_schema_really_rejects(recorded: Any) -> None:
+    # RP102 comes from the runtime's own validation: a str field refuses the number 42
+    found = replay(recorded.to_state(), build(tool=lookup_order_text))
+    assert found is not None and "order_id" in found.message
+
+
+def test_recording_that_goes_further_or_stops_short(recorded: Any) -> None:
+    items = responses_items(recorded.to_input_list())
+    # the run stops after lookup with a message: today's run ends there too
+    done = {"type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": "done"}]}
+    assert replay(json.dumps([*items[:3], done]), build()) is None
+    # without that message, today's run asks for a turn the recording lacks
+    found = replay(json.dumps(items[:3]), build())
+    assert found is not None and found.code == "RP110"
+
+
+def test_session_history_replays_from_its_current_agent(recorded: Any) -> None:
+    # a second run of the conversation starts where the first left off (refund)
+    history = list(recorded.to_input_list())
+    machine = build()
+    second = machine.run_sync(
+        [*history, {"role": "user", "content": "thanks"}],
+        model=ScriptedModel([[assistant_message("You're welcome.")]]),
+        starting_agent="refund",
+    )
+    assert second.last_agent == "refund"
+    assert replay(second.to_input_list(), machine) is None
+    rec = read_recording(json.dumps(responses_items(second.to_input_list())))
+    assert len(rec.segments) == 2
+
+
+def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    machine = build()
+    result = machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT),
+                              run_config=RunConfig(record=path))
+    doc = json.loads(path.read_text())
+    assert doc["format"] == "stepswitch.recording" and doc["start_agent"] == "triage"
+    assert (len(doc["input"]), len(doc["items"])) == (len(result.input), len(result.new_items))
+    assert replay(path, machine) is None
+    assert replay(str(path), build(handoff=False)) is not None
+    streamed_path = tmp_path / "streamed.json"
+
+    async def streamed() -> None:
+        run = machine.run_streamed("refund my order 42", model=ScriptedModel(SCRIPT),
+                                   run_config=RunConfig(record=streamed_path))
+        async for _ in run.stream_events():
+            pass
+
+    import asyncio
+
+    asyncio.run(streamed())
+    assert json.loads(streamed_path.read_text())["items"] == doc["items"]
+    with pytest.raises(ss.UserError, match="record"):
+        RunConfig(record=42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]'])
+def test_corrupt_recording_is_a_one_line_error(text: str) -> None:
+    with pytest.raises(ReplayError) as info:
+        read_recording(text)
+    assert "\n" not in str(info.value)
+
+
+def test_every_code_has_an_explain_page() -> None:
+    for code in REPLAY_CODES:
+        page = replay_code_doc(code)
+        assert page.startswith(f"# {code} {REPLAY_CODES[code].name}")
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "stepswitch", *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=60)
+
+
+def test_cli_exit_codes_and_formats(
+    recorded: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from stepswitch.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    trail = tmp_path / "run.json"
+    trail.write_text(recorded.to_state().to_json())
+    code, out, err = cli("replay", str(trail), "--workflow", "graphs/support.py:support")
+    assert code == 0 and "same" in out, err
+    changed = tmp_path / "changed_support.py"
+    changed.write_text(
+        "import stepswitch as ss\n"
+        "from graphs.support import process_refund, lookup_order\n"
+        "refund = ss.Agent(name='refund', instructions='r', tools=[process_refund])\n"
+        "triage = ss.Agent(name='triage', instructions='t', tools=[lookup_order])\n"
+        "wf = ss.Workflow(name='support', entry=triage, agents=[triage, refund])\n"
+    )
+    outs = {}
+    for fmt in ("text", "json", "github"):
+        code, out, err = cli("replay", str(trail), "--workflow", f"{changed}:wf",
+                             "--format", fmt)
+        assert code == 1 and "RP103" in out, err
+        outs[fmt] = out
+    doc = json.loads(outs["json"])
+    assert doc["divergence"]["code"] == "RP103" and doc["divergence"]["turn"] == 2
+    assert outs["github"].startswith("::error file=")
+    assert outs["text"].startswith(f"{trail}:items[2]: RP103 handoff-gone: ")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{\"type\": 3}]")
+    code, out, err = cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(bad) in err
+    code, out, err = cli("replay", str(tmp_path / "missing.json"), "--workflow",
+                         "graphs/support.py:support")
+    assert code == 2 and "cannot read" in err
+    code, out, _ = cli("explain", "RP103")
+    assert code == 0 and "handoff-gone" in out
+    code, out, _ = cli("explain")
+    assert code == 0 and "RP112" in out
+    # a corrupt trail through the real entry point: one line on stderr, no traceback
+    done = _cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_agent_tool_and_recorded_approval_replay(tmp_path: Path) -> None:
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("research", {"input": "why late?"})],
+        [assistant_message('{"summary": "the carrier"}')],  # the nested researcher
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("Refunded.")],
+    ])
+    first = machine.run_sync("refund 42", model=script)
+    assert first.interruptions  # process_refund waits for a human
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    done = machine.run_sync(state, model=script)
+    assert done.final_output == "Refunded."
+    # the nested run answers with its recorded output; the approval is decided as then
+    assert replay(done.to_state(), machine) is None
+    # today the refund agent is gone from triage's handoffs
+    found = replay(done.to_state(), build(handoff=False))
+    assert found is not None and found.code == "RP101"  # research is gone too: first wins
+
+
+CASE = ROOT / "examples" / "cases" / "support_refund.trail.json"
+
+
+def test_committed_case_passes_and_a_broken_expectation_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.review.cases import run_case
+
+    assert run_case(CASE).ok
+    doc = json.loads(CASE.read_text())
+    doc["workflow"] = str(ROOT / "graphs" / "support.py") + ":support"
+    doc["expect"]["tools_called"] = ["process_refund"]
+    doc["expect"]["final_output"] = "^nothing$"
+    bad = tmp_path / "bad.trail.json"
+    bad.write_text(json.dumps(doc))
+    result = run_case(bad)
+    assert [f.split(":")[0] for f in result.failures] == ["tools_called", "final_output"]
+    out = _cli("test", str(CASE.parent), str(bad), "--junit", str(tmp_path / "j.xml"))
+    assert out.returncode == 1, out.stderr
+    assert "1 passed, 1 failed" in out.stdout
+    import xml.etree.ElementTree as ET
+
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = suite.findall("testcase")
+    assert [c.find("failure") is None for c in cases] == [True, False]
+    from stepswitch.cli.main import main
+
+    assert main(["test", str(CASE), str(bad), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["passed"], doc["failed"]) == (1, 1)
+    assert doc["cases"][1]["failures"][0].startswith("tools_called")
+    junk = tmp_path / "junk.trail.json"
+    junk.write_text("{nope")
+    out = _cli("test", str(junk))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_run_record_writes_a_case_the_pytest_plugin_collects(tmp_path: Path) -> None:
+    case = tmp_path / "refund.trail.json"
+    out = _cli("run", "graphs/support.py:support", "--input", "Order 42 arrived damaged",
+               "--model", "scripted:examples/support_script.json", "--approve", "all",
+               "--record", str(case))
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(case.read_text())
+    assert doc["expect"]["tools_called"] == ["lookup_order", "process_refund"]
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    doc["expect"]["last_agent"] = "triage"
+    case.write_text(json.dumps(doc))
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert "1 failed" in ran.stdout and "last_agent" in ran.stdout, ran.stdout
+
+
+def test_review_page_replay_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re as _re
+
+    text = (ROOT / "docs" / "review.md").read_text()
+    blocks = [b for lang, b in _re.findall(r"^```(\w*)\n(.*?)^```", text, _re.S | _re.M)
+              if lang == "python" and "replay(recorded, machine)" in b]
+    assert len(blocks) == 1
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[0], "<docs/review.md>", "exec"), {})
+
+
+def _judge(needs_improvement: Any) -> Any:
+    from graphs import judge as j
+
+    return ss.Workflow("judge", j.take_request, flow=[
+        ss.then(j.take_request, j.story_outline_generator),
+        ss.then(j.story_outline_generator, j.keep_outline),
+        ss.then(j.keep_outline, j.evaluator),
+        ss.route(j.evaluator, on="score", max_uses=3, cases={
+            "pass": j.final_outline, "needs_improvement": needs_improvement,
+            "fail": j.with_feedback,
+        }),
+        ss.then(j.with_feedback, j.story_outline_generator),
+        ss.then(j.final_outline, ss.END),
+    ], context_type=j.JudgeState, max_turns=3)
+
+
+def test_flow_replays_clean_and_a_changed_route_is_named() -> None:
+    from graphs import judge as j
+
+    machine = j.judge.compile()
+    grade = '{{"feedback": "more", "score": "{}"}}'
+    result = machine.run_sync("a heist", context=j.JudgeState(), model=ScriptedModel([
+        [assistant_message("outline 1")], [assistant_message(grade.format("needs_improvement"))],
+        [assistant_message("outline 2")], [assistant_message(grade.format("pass"))],
+    ]))
+    assert result.final_output == "outline 2"
+    assert replay(result.to_state(), j.judge) is None  # context_type() built as the CLI does
+    assert replay(result.to_input_list(), machine, context=j.JudgeState()) is None
+    found = replay(result.to_state(), _judge(j.final_outline))
+    assert found is not None
+    assert (found.code, found.turn, found.where) == ("RP112", 3, "items[2]"), str(found)
+    with pytest.raises(ReplayError, match="context"):
+        replay(result.to_state(), machine)  # a compiled machine needs its context given
+
+
+@pytest.mark.parametrize("name", ["translation", "research"])
+def test_fan_out_flows_replay_clean_on_interpreter_and_generated_runner(name: str) -> None:
+    import importlib
+
+    from graphs import research, translation
+    from stepswitch.runtime.model import OutputMessage
+    from tests.test_flow_graphs import PLAN, REPORT, ByAgent, _numbered, text_of
+
+    wf = {"translation": translation.translation, "research": research.research}[name]
+    rules = {
+        "translation": {"spanish_agent": _numbered("hola"),
+                        "translation_picker": lambda r: [OutputMessage("hola 2")]},
+        "research": {
+            "PlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
+            "SearchAgent": lambda r: [OutputMessage(
+                "summary of " + json.loads(text_of(r.input[0]))["query"])],
+            "WriterAgent": lambda r: [OutputMessage(json.dumps(REPORT))],
+        },
+    }[name]
+    runner = importlib.import_module(f"codegen.{name}").MACHINE
+    for machine in (wf.compile(), runner):
+        result = machine.run_sync("hello", model=ByAgent(rules))
+        for other in (wf.compile(), runner):
+            assert replay(result.to_state(), other) is None
+            assert replay(result.to_input_list(), other) is None
+
+
+def test_support_recorded_on_the_generated_runner_replays_on_both(recorded: Any) -> None:
+    import importlib
+
+    runner = importlib.import_module("codegen.support").MACHINE
+    result = runner.run_sync("refund my order 42", model=ScriptedModel(SCRIPT))
+    assert replay(result.to_state(), ref.support) is None
+    assert replay(recorded.to_state(), runner) is None
+    found = replay(result.to_state(), build(handoff=False))
+    assert found is not None and found.code == "RP103"
+
+
+def test_a_session_run_replays_from_the_session_current_agent(tmp_path: Path) -> None:
+    from stepswitch.sessions import MemorySession
+
+    machine = build()
+    session = MemorySession("ann")
+    machine.run_sync("refund my order 42", model=ScriptedModel(SCRIPT), session=session)
+    path = tmp_path / "second.json"
+    second = machine.run_sync("thanks", session=session, run_config=RunConfig(record=path),
+                              model=ScriptedModel([[assistant_message("Glad to help.")]]))
+    assert second.last_agent == "refund"
+    doc = json.loads(path.read_text())
+    assert doc["start_agent"] == "refund" and len(doc["items"]) == 1
+    assert replay(path, machine) is None  # replayed at refund, not at the entry
+    # refund's turn now made at triage (the recording's agent is gone): named at once
+    alone = ss.Agent(name="triage", instructions="t")
+    found = replay(path, ss.Workflow(name="support", entry=alone, agents=[alone]))
+    assert found is not None and found.code == "RP108" and found.turn == 1
+    # the whole conversation, as the session holds it, replays run by run
+    import asyncio
+
+    assert replay(asyncio.run(session.get_items()), machine) is None
+
+
+def test_story_and_financial_flows_replay_clean_with_agent_tools_answered_as_recorded() -> None:
+    from graphs import financial, story
+    from stepswitch.runtime.model import OutputMessage
+    from tests.test_flow_graphs import PLAN, ByAgent, _writer
+
+    told = story.story.compile().run_sync("a robot", context=story.StoryState(),
+                                          model=ScriptedModel([
+        [assistant_message("A robot learns to paint on Mars.")],
+        [assistant_message('{"good_quality": true, "is_scifi": true}')],
+        [assistant_message("The red dust settled on the canvas...")],
+    ]))
+    assert replay(told.to_state(), story.story) is None
+    model = ByAgent({
+        "FinancialPlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
+        "FinancialSearchAgent": lambda r: [OutputMessage("found")],
+        "FinancialWriterAgent": _writer,
+        "FundamentalsAnalystAgent": lambda r: [OutputMessage('{"summary": "growing"}')],
+        "RiskAnalystAgent": lambda r: [OutputMessage('{"summary": "debt"}')],
+        "VerificationAgent": lambda r: [OutputMessage('{"verified": true, "issues": ""}')],
+    })
+    run = financial.financial.compile().run_sync("acme", model=model,
+                                                 context=financial.ReportState())
+    outcome = replay_run(run.to_state(), financial.financial)
+    assert outcome.divergence is None
+    replayed = [i.output for i in outcome.last.new_items if i.type == "tool_call_output_item"]
+    assert replayed == ["growing", "debt"]  # the analysts answer as recorded, no model call
+    assert outcome.last.final_output == run.final_output
