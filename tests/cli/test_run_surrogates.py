@@ -12,6 +12,7 @@ from typing import Any
 
 from stepswitch.runtime import RunState
 from stepswitch.sessions import SQLiteSession
+from tests._items import text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = [
@@ -42,14 +43,14 @@ def test_a_non_utf8_input_is_saved_resumed_and_traced_without_loss(tmp_path: Pat
     assert first.returncode == 0, first.stderr.decode(errors="replace")
     assert b"Traceback" not in first.stderr
     saved = RunState.from_json(state.read_bytes())  # UTF-8, and it reads back
-    assert saved.input[0].content == "caf\udce9 order 42"  # type: ignore[attr-defined]
+    assert text_of(saved.input[0]) == "caf\udce9 order 42"
     assert saved.interruptions[0].name == "process_refund"
     second = _run("graphs/support.py:support", "--resume", state, "--approve", "all", *common)
     assert second.returncode == 0, second.stderr.decode(errors="replace")
     assert b"Traceback" not in second.stderr and b"Refunded order 42." in second.stdout
     done = RunState.from_json(state.read_bytes())
     assert done.status == "finished"
-    assert done.input[0].content == "caf\udce9 order 42"  # type: ignore[attr-defined]
+    assert text_of(done.input[0]) == "caf\udce9 order 42"
     import asyncio
 
     session = SQLiteSession("default", db)

@@ -21,6 +21,7 @@ from stepswitch.cli.targets import load_targets
 from stepswitch.mcp import _client
 from stepswitch.mcp.lock import LOCK_NAME, lock_text, read_lock
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._items import output_of
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 _n = itertools.count()
@@ -63,7 +64,7 @@ def _call(name: str, args: dict[str, object]) -> ScriptedModel:
 
 
 def _outputs(result: ss.RunResult) -> list[str]:
-    return [str(i.output) for i in result.new_items if type(i).__name__ == "ToolCallOutputItem"]
+    return [output_of(i) for i in result.new_items if type(i).__name__ == "ToolCallOutputItem"]
 
 
 # -- lock ---------------------------------------------------------------------------------

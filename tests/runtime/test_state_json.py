@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 import stepswitch as ss
 from graphs.support import support
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
-from tests._items import output_of
+from tests._items import output_of, text_of
 
 SCRIPT = [
     [function_call("lookup_order", {"order_id": 42})],
@@ -249,7 +250,7 @@ def test_lone_surrogates_are_saved_as_escapes_and_read_back_exactly(
     assert "caf\\udce9" in text and "\\ud800" in text and "nein \\udcff" in text
     back = ss.RunState.from_json(text.encode("utf-8"), key=key)
     assert back == state
-    assert back.input[0].content == SURROGATE  # type: ignore[attr-defined]
+    assert text_of(back.input[0]) == SURROGATE
     assert back.to_json(key=key, indent=2) == text
     # and the digest of text without surrogates is what it always was
     plain = machine.run_sync("refund 42", model=ScriptedModel(SCRIPT)).to_state().to_json()
@@ -293,7 +294,7 @@ def test_a_tools_non_utf8_file_name_survives_a_pause_and_the_resume() -> None:
     agent = ss.Agent(name="files", instructions="Tidy up.", tools=[list_files, delete_file])
     machine = ss.Workflow(name="files", agents=[agent], entry=agent).compile()
     args = json.dumps({"path": name})  # the model's JSON escape of it
-    script = [[function_call("list_files", {})], [function_call("delete_file", args)],
+    script: list[Any] = [[function_call("list_files", {})], [function_call("delete_file", args)],
               [assistant_message("done")]]
     paused = machine.run_sync("tidy", model=ScriptedModel(script))
     text = paused.to_state().to_json()

@@ -15,6 +15,7 @@ import pytest
 
 from stepswitch.runtime import UserInputItem
 from stepswitch.sessions import PostgresSession
+from tests._items import text_of
 from tests.sessions.stores import PG_DSN, pg_connect, pg_schema
 
 __all__ = ["pg_schema"]
@@ -65,7 +66,7 @@ def test_children_of_a_fork_open_their_own_connections(pg_schema: str) -> None:
                                expected_version=None, current_agent=None))
     snap = asyncio.run(session.load())
     asyncio.run(session.close())
-    texts = [item.content for item in snap.items]  # type: ignore[attr-defined]
+    texts = [text_of(item) for item in snap.items]
     expected = {f"child {n} item {i}" for n in range(CHILDREN) for i in range(APPENDS)}
     assert texts[0] == "parent first" and texts[-1] == "parent last"
     assert sorted(texts[1:-1]) == sorted(expected)
@@ -102,7 +103,7 @@ def test_a_child_of_a_bare_fork_appends_and_the_parent_carries_on(pg_schema: str
                                expected_version=2, current_agent=None))
     items = asyncio.run(session.get_items())
     asyncio.run(session.close())
-    assert [i.content for i in items] == ["before", "child", "after"]  # type: ignore[attr-defined]
+    assert [text_of(i) for i in items] == ["before", "child", "after"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() here")
@@ -154,5 +155,5 @@ def test_a_fork_while_other_threads_hold_every_connection(pg_schema: str) -> Non
     for t in threads:
         t.join()
     assert done and os.waitstatus_to_exitcode(status) == 0, "the child hung or failed"
-    assert [i.content for i in asyncio.run(session.get_items())] == ["child"]  # type: ignore[attr-defined]
+    assert [text_of(i) for i in asyncio.run(session.get_items())] == ["child"]
     asyncio.run(session.close())

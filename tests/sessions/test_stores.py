@@ -418,7 +418,7 @@ def test_to_sdk_session_raises_what_the_sdk_session_raises(tmp_path: Any) -> Non
         bad = [{"role": "user", "content": "ok"}, {"role": "user", "content": object()}]
         for session in (theirs, ours):
             with pytest.raises(TypeError):
-                await session.add_items(bad)
+                await session.add_items(bad)  # type: ignore[arg-type]
             assert await session.get_items() == []
         theirs.close()
 
@@ -450,13 +450,12 @@ def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
 
     async def go() -> None:
         sdk = SDKSQLiteSession("mixed", str(tmp_path / "sdk.db"))
-        reasoning = {"type": "reasoning", "id": "rs_1", "summary": [],
+        reasoning: Any = {"type": "reasoning", "id": "rs_1", "summary": [],
                      "encrypted_content": "enc"}
-        odd = {"type": "no_such_item", "x": 1}
-        await sdk.add_items([{"role": "user", "content": "hi"}, reasoning,
-                             {"type": "message", "role": "assistant", "id": "m",
-                              "content": [{"type": "output_text", "text": "hello",
-                                           "annotations": []}]}])
+        odd: Any = {"type": "no_such_item", "x": 1}
+        reply: Any = {"type": "message", "role": "assistant", "id": "m",
+                      "content": [{"type": "output_text", "text": "hello", "annotations": []}]}
+        await sdk.add_items([{"role": "user", "content": "hi"}, reasoning, reply])
         session = from_sdk_session(sdk, agent_name="desk")
         snap = await session.load()
         assert snap.items == (ss.runtime.UserInputItem("hi"),
