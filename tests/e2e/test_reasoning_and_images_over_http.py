@@ -17,6 +17,7 @@ import pytest
 import stepswitch as ss
 from stepswitch.models import OpenAIChatCompletionsModel, OpenAIResponsesModel, OpenAIServer
 from stepswitch.models.script import call, message
+from stepswitch.review import check_trail, read_trail, responses_items
 from stepswitch.runtime.items import ResponsesItem, ToolCallItem, UserInputItem
 from stepswitch.runtime.model import OutputResponsesItem
 from stepswitch.sessions import MemorySession, SQLiteSession, to_sdk_session
@@ -66,13 +67,16 @@ def test_a_reasoning_item_is_sent_back_verbatim_before_its_call(streamed: bool) 
     with OpenAIServer() as server:
         _reasoning_then_call(server)
         model = OpenAIResponsesModel("gpt-test", server.client())
+        names: list[str] = []
         if streamed:
             async def go() -> Any:
                 run = machine.run_streamed("where is order 42?", model=model)
-                async for _ in run.stream_events():
-                    pass
+                async for event in run.stream_events():
+                    if event.type == "run_item_stream_event":
+                        names.append(event.name)
                 return run
             result: Any = asyncio.run(go())
+            assert names[:2] == ["reasoning_item_created", "tool_called"]  # as the SDK names
         else:
             result = machine.run_sync("where is order 42?", model=model)
         server.assert_complete()
@@ -170,6 +174,12 @@ def test_a_paused_run_with_reasoning_resumes_from_state_json_and_sends_it() -> N
     with pytest.raises(ss.StateError, match="interrupted turn"):
         ss.RunState.from_json(json.dumps(doc))
 
+    # the review reads it: the reasoning item is part of the paused turn, nothing is wrong
+    trail = read_trail(text)
+    assert [i.kind for i in trail.items] == ["input", "reasoning", "call", "approval"]
+    assert check_trail(trail, machine.ir).findings == ()
+    assert responses_items([*state.input, *state.items][:2]) == [IMAGE_MESSAGE, REASONING]
+
     state.approve(state.interruptions[0])
     with OpenAIServer() as server:
         server.add([message("Order 42 has shipped.")])
@@ -207,3 +217,13 @@ def test_a_session_keeps_sending_the_image_and_the_reasoning(
     # and an SDK app reading the same session sees the items as the API gave them
     sdk_items = asyncio.run(to_sdk_session(session).get_items())
     assert sdk_items[:2] == [IMAGE_MESSAGE, REASONING]
+
+
+def test_a_reasoning_item_belongs_to_its_model_response_in_a_session_transcript() -> None:
+    from stepswitch.cli._session import model_responses_in
+    from stepswitch.runtime.items import MessageOutputItem, ToolCallOutputItem
+
+    items = [UserInputItem("hi"), ResponsesItem("desk", REASONING),
+             ToolCallItem("desk", "lookup", "c1", "{}"), ToolCallOutputItem("desk", "c1", "ok"),
+             MessageOutputItem("desk", "done")]
+    assert model_responses_in(items) == [("reasoning", "lookup"), ("done",)]
