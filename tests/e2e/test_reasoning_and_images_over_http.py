@@ -20,8 +20,17 @@ from stepswitch.models.script import call, message
 from stepswitch.review import check_trail, read_trail, responses_items
 from stepswitch.runtime.items import ResponsesItem, ToolCallItem, UserInputItem
 from stepswitch.runtime.model import OutputResponsesItem
-from stepswitch.sessions import MemorySession, SQLiteSession, to_sdk_session
+from stepswitch.sessions import (
+    MemorySession,
+    PostgresSession,
+    RedisSession,
+    SQLiteSession,
+    to_sdk_session,
+)
 from stepswitch.sessions._corpus import PNG
+from tests.sessions.stores import PG_DSN, REDIS_URL, pg_schema, redis_prefix
+
+__all__ = ["pg_schema", "redis_prefix"]  # the stores' fixtures, used by name
 
 REASONING: dict[str, Any] = {
     "type": "reasoning",
@@ -196,13 +205,22 @@ def test_a_paused_run_with_reasoning_resumes_from_state_json_and_sends_it() -> N
         ]
 
 
-@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def _session(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if backend == "memory":
+        return MemorySession("u1")
+    if backend == "sqlite":
+        return SQLiteSession("u1", tmp_path / "c.db")
+    if backend == "postgres":
+        return PostgresSession("u1", PG_DSN, schema=request.getfixturevalue("pg_schema"))
+    return RedisSession("u1", REDIS_URL, key_prefix=request.getfixturevalue("redis_prefix"))
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite", "postgres", "redis"])
 def test_a_session_keeps_sending_the_image_and_the_reasoning(
-    backend: str, tmp_path: Path
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     machine = _machine()
-    session: Any = (MemorySession("u1") if backend == "memory"
-                    else SQLiteSession("u1", tmp_path / "c.db"))
+    session = _session(backend, request, tmp_path)
     with OpenAIServer() as server:
         _reasoning_then_call(server)
         server.add([message("It was delivered on Monday.")])
@@ -217,6 +235,7 @@ def test_a_session_keeps_sending_the_image_and_the_reasoning(
     # and an SDK app reading the same session sees the items as the API gave them
     sdk_items = asyncio.run(to_sdk_session(session).get_items())
     assert sdk_items[:2] == [IMAGE_MESSAGE, REASONING]
+    asyncio.run(session.close())
 
 
 def test_a_reasoning_item_belongs_to_its_model_response_in_a_session_transcript() -> None:
@@ -227,3 +246,18 @@ def test_a_reasoning_item_belongs_to_its_model_response_in_a_session_transcript(
              ToolCallItem("desk", "lookup", "c1", "{}"), ToolCallOutputItem("desk", "c1", "ok"),
              MessageOutputItem("desk", "done")]
     assert model_responses_in(items) == [("reasoning", "lookup"), ("done",)]
+
+
+def test_a_scripted_model_in_process_keeps_the_reasoning_item_in_the_run() -> None:
+    from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+    model = ScriptedModel([
+        [OutputResponsesItem(dict(REASONING)), function_call("lookup", {"order_id": 1})],
+        [assistant_message("done")],
+    ])
+    result = _machine().run_sync("order 1?", model=model)
+    assert result.final_output == "done"
+    second = model.calls[1].input
+    assert second[1] == ResponsesItem("desk", REASONING)
+    assert type(second[2]) is ToolCallItem
+    assert ss.RunState.from_json(result.to_state().to_json()).items == result.to_state().items
