@@ -33,6 +33,7 @@ from stepswitch.runtime.model import (
     OutputFunctionCall,
     OutputItem,
     OutputMessage,
+    OutputResponsesItem,
     OutputSchema,
     ResponseCompleted,
 )
@@ -135,10 +136,11 @@ class ScriptedModel:
                         self._numbered.add(index)
                         ids += 1
                         item = replace(item, call_id=f"call_{index + 1}_{ids}")
-                elif type(item) is not OutputMessage:
+                elif type(item) is not OutputMessage and type(item) is not OutputResponsesItem:
                     raise TypeError(
                         f"ScriptedModel step {index + 1}: expected output items made with "
-                        f"function_call() or assistant_message(), got {type(item).__name__}"
+                        "function_call(), assistant_message() or OutputResponsesItem, got "
+                        f"{type(item).__name__}"
                     )
                 output.append(item)
             self._script.append(

@@ -8,10 +8,10 @@ import pytest
 
 from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models.openai_responses import parse_response
-from stepswitch.runtime.model import OutputFunctionCall, OutputMessage
+from stepswitch.runtime.model import OutputFunctionCall, OutputMessage, OutputResponsesItem
 
 
-def test_reasoning_items_are_skipped_and_message_parts_joined() -> None:
+def test_reasoning_items_are_kept_verbatim_and_message_parts_joined() -> None:
     data = {
         "id": "resp_9",
         "status": "completed",
@@ -29,7 +29,11 @@ def test_reasoning_items_are_skipped_and_message_parts_joined() -> None:
         "usage": {"input_tokens": 3, "output_tokens": 4},
     }
     response = parse_response(data)
-    assert response.output == (OutputMessage("Hello, world."), OutputFunctionCall("f", "{}", "c1"))
+    assert response.output == (
+        OutputResponsesItem({"type": "reasoning", "id": "rs_1", "summary": []}),
+        OutputMessage("Hello, world."),
+        OutputFunctionCall("f", "{}", "c1"),
+    )
     assert (response.usage.total_tokens, response.response_id) == (7, "resp_9")
 
 

@@ -459,6 +459,7 @@ def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
         session = from_sdk_session(sdk, agent_name="desk")
         snap = await session.load()
         assert snap.items == (ss.runtime.UserInputItem("hi"),
+                              ss.runtime.ResponsesItem("desk", reasoning),
                               ss.runtime.MessageOutputItem("desk", "hello"))
         assert snap.version == 3
         assert (await session.load(limit=2)).items == snap.items[1:]
@@ -468,7 +469,7 @@ def test_from_sdk_session_reads_the_sdks_items(tmp_path: Any) -> None:
             await session.load()
         assert await session.pop_item() == odd  # removed: given back, not lost
         assert await session.pop_item() == ss.runtime.MessageOutputItem("desk", "hello")
-        assert await session.pop_item() == reasoning
+        assert await session.pop_item() == ss.runtime.ResponsesItem("desk", reasoning)
         assert (await session.load()).version == 1
         sdk.close()
 

@@ -72,7 +72,8 @@ def load_cli_session(
     return session, snap
 
 
-_MODEL_OUTPUT = frozenset({"message_output_item", "tool_call_item", "handoff_call_item"})
+_MODEL_OUTPUT = frozenset({"message_output_item", "tool_call_item", "handoff_call_item",
+                           "responses_item"})
 
 
 def model_responses_in(items: Any) -> list[tuple[str, ...]]:
@@ -85,7 +86,7 @@ def model_responses_in(items: Any) -> list[tuple[str, ...]]:
         made = getattr(item, "type", None) in _MODEL_OUTPUT
         if made:
             said = getattr(item, "content", None) if item.type == "message_output_item" else None
-            part = said if isinstance(said, str) else getattr(item, "name", "")
+            part = said if isinstance(said, str) else _name_of(item)
             if inside:
                 responses[-1] += (part,)
             else:
@@ -98,7 +99,14 @@ def _step_says(step: Any) -> tuple[str, ...] | None:
     output = getattr(step, "output", None)
     if output is None:  # an error or raw step: never in a session
         return None
-    return tuple(str(o.content) if o.type == "message" else str(o.name) for o in output)
+    return tuple(str(o.content) if o.type == "message" else _name_of(o) for o in output)
+
+
+def _name_of(item: Any) -> str:
+    """A call's name; for a verbatim Responses item (a reasoning item), its type."""
+    if item.type == "responses_item":
+        return str(item.item.get("type", ""))
+    return str(getattr(item, "name", ""))
 
 
 def continue_script(model: Any, snap: Any, state: Any = None) -> None:

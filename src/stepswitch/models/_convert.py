@@ -19,6 +19,7 @@ from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
     MessageOutputItem,
+    ResponsesItem,
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
@@ -29,6 +30,7 @@ from stepswitch.runtime.model import InputItem
 __all__ = [
     "Answered",
     "Entry",
+    "Opaque",
     "Said",
     "ToolOutputEntry",
     "as_dict",
@@ -44,10 +46,19 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """A message given as run input (user, system, developer or assistant)."""
+    """A message given as run input (user, system, developer or assistant); ``parts``
+    are its content parts as given, when it has them (images, files)."""
 
     role: str
     text: str
+    parts: tuple[dict[str, Any], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A Responses item kept verbatim (a reasoning item), in its place in the history."""
+
+    item: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +85,7 @@ class ToolOutputEntry:
     output: str
 
 
-Entry: TypeAlias = Said | Answered | ToolOutputEntry
+Entry: TypeAlias = Said | Answered | ToolOutputEntry | Opaque
 
 
 @dataclass(slots=True)
@@ -93,7 +104,8 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
 
     A call with no output anywhere in the history (a pending approval) and an output
     with no call are left out: the APIs reject either. Approval items are bookkeeping
-    of our side and are never sent.
+    of our side and are never sent. A ``ResponsesItem`` keeps its place (a reasoning
+    item right before the message or calls it preceded).
     """
     outputs: dict[str, str] = {}
     called: set[str] = set()
@@ -118,7 +130,7 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
     for item in items:
         if isinstance(item, UserInputItem):
             flush()
-            plan.append(Said(item.role, item.content))
+            plan.append(Said(item.role, item.content, item.parts))
         elif isinstance(item, MessageOutputItem):
             flush()
             pending.text = item.content if item.content or item.refusal is None else None
@@ -132,6 +144,9 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
                 flush()
         elif isinstance(item, ToolApprovalItem):
             continue
+        elif type(item) is ResponsesItem:  # before what follows it, as the model gave it
+            flush()
+            plan.append(Opaque(item.item))
     flush()
     return plan
 

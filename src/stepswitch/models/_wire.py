@@ -11,7 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from stepswitch.models.script import Reply
-from stepswitch.runtime.model import OutputFunctionCall, OutputMessage
+from stepswitch.runtime.model import (
+    OutputFunctionCall,
+    OutputItem,
+    OutputMessage,
+    OutputResponsesItem,
+)
 
 __all__ = ["chat_body", "chat_chunks", "responses_body", "responses_events", "sse"]
 
@@ -32,9 +37,9 @@ def _pieces(text: str, size: int) -> list[str]:
 # ---- Responses API -------------------------------------------------------------------
 
 
-def _responses_item(
-    item: OutputMessage | OutputFunctionCall, n: int, status: str
-) -> dict[str, Any]:
+def _responses_item(item: OutputItem, n: int, status: str) -> dict[str, Any]:
+    if isinstance(item, OutputResponsesItem):  # a reasoning item: served as scripted
+        return dict(item.item)
     if isinstance(item, OutputFunctionCall):
         return {
             "type": "function_call",
@@ -160,7 +165,7 @@ def responses_events(
                 arguments=item.arguments,
                 name=item.name,
             )
-        else:
+        elif isinstance(item, OutputMessage):
             part_done = done["content"][0]
             empty = (
                 {"type": "refusal", "refusal": ""}

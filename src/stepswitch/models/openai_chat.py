@@ -9,7 +9,7 @@ from dataclasses import field
 from typing import Any
 
 from stepswitch._dataclass import dataclass
-from stepswitch.errors import ModelBehaviorError, ModelProviderError
+from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
@@ -81,13 +81,19 @@ class OpenAIChatCompletionsModel(OpenAIModelBase):
 
 
 def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The instructions and items as Chat Completions messages."""
+    """The instructions and items as Chat Completions messages.
+
+    A message's image and file parts become the Chat Completions ``image_url`` and
+    ``file`` parts; a part that API cannot carry is a ``UserError``. Reasoning items
+    (``ResponsesItem``) are left out: Chat Completions has no reasoning items to send
+    back."""
     out: list[dict[str, Any]] = []
     if request.instructions:
         out.append({"role": "system", "content": request.instructions})
     for entry in plan_history(request.input):
         if isinstance(entry, Said):
-            out.append({"role": entry.role, "content": entry.text})
+            content: Any = entry.text if entry.parts is None else _chat_parts(entry.parts)
+            out.append({"role": entry.role, "content": content})
         elif isinstance(entry, Answered):
             msg: dict[str, Any] = {"role": "assistant", "content": entry.text}
             if entry.refusal is not None:
@@ -104,6 +110,34 @@ def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
             out.append(msg)
         elif isinstance(entry, ToolOutputEntry):
             out.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.output})
+    return out
+
+
+def _chat_parts(parts: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
+    """Responses content parts as Chat Completions content parts."""
+    out: list[dict[str, Any]] = []
+    for k, part in enumerate(parts):
+        kind = part.get("type")
+        if kind in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+            out.append({"type": "text", "text": part["text"]})
+        elif kind == "input_image" and isinstance(part.get("image_url"), str):
+            image: dict[str, Any] = {"url": part["image_url"]}
+            if isinstance(part.get("detail"), str):
+                image["detail"] = part["detail"]
+            out.append({"type": "image_url", "image_url": image})
+        elif kind == "input_file" and (
+            isinstance(part.get("file_id"), str) or isinstance(part.get("file_data"), str)
+        ):
+            file = {n: part[n] for n in ("file_id", "file_data", "filename")
+                    if isinstance(part.get(n), str)}
+            out.append({"type": "file", "file": file})
+        else:
+            what = "an input_image with only a file_id" if kind == "input_image" else repr(kind)
+            raise UserError(
+                f"a message's content part {k} ({what}) has no Chat Completions form; "
+                "use OpenAIResponsesModel (--api responses) or give the image as an "
+                "image_url"
+            )
     return out
 
 

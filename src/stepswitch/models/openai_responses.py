@@ -9,6 +9,7 @@ from stepswitch.errors import ModelBehaviorError, ModelProviderError
 from stepswitch.models._base import OpenAIModelBase
 from stepswitch.models._convert import (
     Answered,
+    Opaque,
     Said,
     ToolOutputEntry,
     as_dict,
@@ -26,6 +27,7 @@ from stepswitch.runtime.model import (
     OutputFunctionCall,
     OutputItem,
     OutputMessage,
+    OutputResponsesItem,
     ResponseCompleted,
 )
 
@@ -99,11 +101,17 @@ class OpenAIResponsesModel(OpenAIModelBase):
 
 
 def responses_input(request: ModelRequest) -> list[dict[str, Any]]:
-    """The request's items as Responses API input items."""
+    """The request's items as Responses API input items: reasoning items and other
+    verbatim items in their place, a message with content parts as those parts."""
     out: list[dict[str, Any]] = []
     for entry in plan_history(request.input):
         if isinstance(entry, Said):
-            out.append({"role": entry.role, "content": entry.text})
+            if entry.parts is None:
+                out.append({"role": entry.role, "content": entry.text})
+            else:  # images and files as given
+                out.append({"role": entry.role, "content": list(entry.parts)})
+        elif isinstance(entry, Opaque):
+            out.append(entry.item)
         elif isinstance(entry, Answered):
             text = entry.text if entry.text else entry.refusal
             if text:
@@ -199,13 +207,26 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
             unicode_text(call_id, f"output[{n}].call_id")
             text = arguments_text(args, f"output[{n}].arguments")
             items.append(OutputFunctionCall(name, text, call_id))
-        # reasoning and hosted-tool items carry nothing the loop acts on
+        elif kind == "reasoning":  # sent back verbatim next turn (encrypted_content, id)
+            items.append(OutputResponsesItem(_as_sent(raw, n, item)))
+        # hosted-tool items carry nothing the loop acts on
     return ModelResponse(
         tuple(items),
         usage_from(data.get("usage"), "input_tokens", "output_tokens"),
         as_str(data.get("id")),
         raw,
     )
+
+
+def _as_sent(raw: Any, n: int, item: dict[str, Any]) -> dict[str, Any]:
+    """Output item ``n`` with the fields the server sent, no more: the client's parsed
+    model fills absent fields with None, which the API need not be sent back."""
+    try:
+        dump = raw.output[n].model_dump
+    except (AttributeError, IndexError, TypeError):
+        return item
+    data = dump(exclude_unset=True, mode="json", warnings=False)
+    return data if isinstance(data, dict) else item
 
 
 def _message(item: dict[str, Any], n: int) -> OutputMessage:

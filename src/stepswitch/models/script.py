@@ -27,7 +27,13 @@ from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.context import Usage
 from stepswitch.errors import UserError
-from stepswitch.runtime.model import ModelResponse, OutputFunctionCall, OutputItem, OutputMessage
+from stepswitch.runtime.model import (
+    ModelResponse,
+    OutputFunctionCall,
+    OutputItem,
+    OutputMessage,
+    OutputResponsesItem,
+)
 
 __all__ = [
     "ErrorReply",
@@ -172,14 +178,15 @@ def normalize_step(step: Any, where: str = "step") -> Reply | ErrorReply | RawRe
         return step
     if isinstance(step, ModelResponse):
         return Reply(step.output, step.usage.input_tokens, step.usage.output_tokens)
-    if isinstance(step, OutputMessage | OutputFunctionCall):
+    if isinstance(step, OutputMessage | OutputFunctionCall | OutputResponsesItem):
         return Reply((step,))
     if isinstance(step, Sequence) and not isinstance(step, str | bytes):
         items = tuple(step)
         for i, item in enumerate(items):
-            if not isinstance(item, OutputMessage | OutputFunctionCall):
+            if not isinstance(item, OutputMessage | OutputFunctionCall | OutputResponsesItem):
                 raise UserError(
-                    f"{where}[{i}]: expected message(...), refusal(...) or call(...), "
+                    f"{where}[{i}]: expected message(...), refusal(...), call(...) or an "
+                    "OutputResponsesItem, "
                     f"got {type(item).__name__}"
                 )
         return Reply(items)

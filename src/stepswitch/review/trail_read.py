@@ -200,7 +200,7 @@ def _list_item(i: int, raw: Any) -> TrailItem:
 
 _STEPSWITCH_KINDS = frozenset({
     "user_input_item", "message_output_item", "tool_call_item", "tool_call_output_item",
-    "handoff_call_item", "handoff_output_item", "tool_approval_item",
+    "handoff_call_item", "handoff_output_item", "tool_approval_item", "responses_item",
 })
 
 
@@ -209,6 +209,11 @@ def _stepswitch_item(i: int, where: str, kind: str, raw: dict[str, Any]) -> Trai
     if kind == "user_input_item":
         return TrailItem(i, where, "input")
     agent = _str(raw, "agent", i, kind)
+    if kind == "responses_item":  # a Responses item kept verbatim (a reasoning item)
+        inner = raw.get("item")
+        inner = inner if isinstance(inner, dict) else {}
+        what: ItemKind = "reasoning" if inner.get("type") == "reasoning" else "other"
+        return TrailItem(i, where, what, agent=agent, item_id=_opt_str(inner, "id"))
     if kind == "message_output_item":
         return TrailItem(i, where, "message", agent=agent)
     call_id = _str(raw, "call_id", i, kind)
@@ -271,7 +276,10 @@ def responses_items(items: Iterable[Any]) -> list[dict[str, Any]]:
     for item in items:
         kind = item.type
         if kind == "user_input_item":
-            out.append({"role": item.role, "content": item.content})
+            content = item.content if item.parts is None else [dict(p) for p in item.parts]
+            out.append({"role": item.role, "content": content})
+        elif kind == "responses_item":
+            out.append(dict(item.item))
         elif kind == "message_output_item":
             part = ({"type": "refusal", "refusal": item.refusal} if item.refusal is not None
                     else {"type": "output_text", "text": item.content, "annotations": []})

@@ -26,6 +26,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         HandoffCallItem,
         HandoffOutputItem,
         MessageOutputItem,
+        ResponsesItem,
         RunItem,
         ToolApprovalItem,
         ToolCallItem,
@@ -39,6 +40,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         ModelResponse,
         OutputFunctionCall,
         OutputMessage,
+        OutputResponsesItem,
         OutputSchema,
         ResponseCompleted,
         StreamingModel,
@@ -82,6 +84,8 @@ _WHERE: dict[str, str] = {
     "ToolResult": "stepswitch.runtime.steps",
     "ToolsToFinalOutputResult": "stepswitch.runtime.steps",
     "UserInputItem": "stepswitch.runtime.items",
+    "ResponsesItem": "stepswitch.runtime.items",
+    "OutputResponsesItem": "stepswitch.runtime.model",
 }
 
 __all__ = [
@@ -97,9 +101,11 @@ __all__ = [
     "ModelResponse",
     "OutputFunctionCall",
     "OutputMessage",
+    "OutputResponsesItem",
     "OutputSchema",
     "RawResponsesStreamEvent",
     "ResponseCompleted",
+    "ResponsesItem",
     "RunConfig",
     "RunErrorDetails",
     "RunItem",

@@ -80,4 +80,7 @@ _NAMES = {
 
 def item_event_name(item: RunItem) -> str | None:
     """The SDK's event name for an item; None for items that are not streamed."""
-    return _NAMES.get(item.type)
+    name = _NAMES.get(item.type)
+    if name is None and item.type == "responses_item" and item.item.get("type") == "reasoning":
+        return "reasoning_item_created"
+    return name

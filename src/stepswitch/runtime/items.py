@@ -3,7 +3,9 @@
 Each item is a frozen value tagged by ``type``, as in the Agents SDK, and carries
 ``agent``: the name of the agent whose turn made it. Calls carry ``name``,
 ``call_id`` and ``arguments`` (the raw JSON text the model sent); outputs carry the
-same ``call_id`` and ``output``, the text the model sees next turn.
+same ``call_id`` and ``output``, the text the model sees next turn. A
+``ResponsesItem`` carries a Responses API item stepswitch does not model (a reasoning
+item, a hosted-tool call, ...) verbatim, so the next request sends it back as it came.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ __all__ = [
     "HandoffCallItem",
     "HandoffOutputItem",
     "MessageOutputItem",
+    "ResponsesItem",
     "RunItem",
     "ToolApprovalItem",
     "ToolCallItem",
@@ -27,10 +30,16 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class UserInputItem:
-    """A user message given as run input (not part of ``new_items``)."""
+    """A user message given as run input (not part of ``new_items``).
+
+    ``content`` is its text. ``parts``, when not None, are the message's Responses
+    content parts exactly as given (text, ``input_image``, ``input_file``, ...): what
+    the model is sent instead of ``content``; ``content`` is then their text joined.
+    """
 
     content: str
     role: Literal["user", "system", "developer", "assistant"] = "user"
+    parts: tuple[dict[str, Any], ...] | None = None
     type: Literal["user_input_item"] = "user_input_item"
 
 
@@ -113,6 +122,21 @@ class ToolApprovalItem:
     type: Literal["tool_approval_item"] = "tool_approval_item"
 
 
+@dataclass(frozen=True, slots=True)
+class ResponsesItem:
+    """A Responses API item stepswitch does not model, kept verbatim: a reasoning item
+    (with its ``id``, summary and ``encrypted_content``) the model returned in
+    ``agent``'s turn, or an input item of that kind given to the run (``agent`` is then
+    ``""``). The Responses adapter sends ``item`` back unchanged, in its place; the
+    Chat Completions adapter leaves it out (that API has no such items). ``item`` is a
+    JSON object: do not change it.
+    """
+
+    agent: str
+    item: dict[str, Any]
+    type: Literal["responses_item"] = "responses_item"
+
+
 RunItem: TypeAlias = (
     MessageOutputItem
     | ToolCallItem
@@ -120,5 +144,6 @@ RunItem: TypeAlias = (
     | HandoffCallItem
     | HandoffOutputItem
     | ToolApprovalItem
+    | ResponsesItem
 )
 """Every item a run can produce."""

@@ -55,6 +55,7 @@ from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,
     MessageOutputItem,
+    ResponsesItem,
     RunItem,
     ToolApprovalItem,
     ToolCallItem,
@@ -65,6 +66,7 @@ from stepswitch.runtime.model import (
     OutputFunctionCall,
     OutputItem,
     OutputMessage,
+    OutputResponsesItem,
 )
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
@@ -325,6 +327,8 @@ def _settle(
             last_message = out.content
             if fresh:
                 made.append(_message_item(agent, out.content, out.refusal))
+        elif type(out) is OutputResponsesItem and fresh:  # to be sent back next turn
+            made.append(ResponsesItem(agent, out.item))
     if fresh:
         run.items.extend(made)  # calls and messages: every one model-visible
         run.history.extend(made)

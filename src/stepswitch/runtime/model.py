@@ -26,6 +26,7 @@ __all__ = [
     "OutputFunctionCall",
     "OutputItem",
     "OutputMessage",
+    "OutputResponsesItem",
     "OutputSchema",
     "ResponseCompleted",
     "StreamingModel",
@@ -98,7 +99,17 @@ class OutputFunctionCall:
     type: Literal["function_call"] = "function_call"
 
 
-OutputItem: TypeAlias = OutputMessage | OutputFunctionCall
+@dataclass(frozen=True, slots=True)
+class OutputResponsesItem:
+    """An output item the loop does not act on but the model needs again next turn (a
+    reasoning item with its ``encrypted_content``), kept verbatim; the loop records it
+    as a ``ResponsesItem``."""
+
+    item: dict[str, Any]
+    type: Literal["responses_item"] = "responses_item"
+
+
+OutputItem: TypeAlias = OutputMessage | OutputFunctionCall | OutputResponsesItem
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from stepswitch.runtime.effects import (
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
+    ResponsesItem,
     RunItem,
     ToolApprovalItem,
     ToolCallItem,
@@ -291,14 +292,42 @@ def input_items(value: Any) -> tuple[InputItem, ...]:
             if role not in ("user", "system", "developer", "assistant"):
                 raise UserError(f"run input[{i}]: unknown role {role!r}")
             out.append(UserInputItem(item["content"], role))
+        elif isinstance(item, dict) and isinstance(item.get("content"), list) and item.get(
+            "type", "message"
+        ) == "message":
+            role = item.get("role", "user")
+            if role not in ("user", "system", "developer", "assistant"):
+                raise UserError(f"run input[{i}]: unknown role {role!r}")
+            text, parts = _parts_text(item["content"], i)
+            out.append(UserInputItem(text, role, parts))
+        elif isinstance(item, dict) and isinstance(item.get("type"), str) and item[
+            "type"
+        ] not in ("message", "function_call", "function_call_output"):
+            out.append(ResponsesItem("", item))  # a reasoning item and the like: verbatim
         elif hasattr(item, "type") and hasattr(item, "__dataclass_fields__"):
             out.append(item)
         else:
             raise UserError(
-                f"run input[{i}]: expected a string, a {{'role', 'content'}} dict or an item, "
+                f"run input[{i}]: expected a string, a {{'role', 'content'}} dict, a "
+                f"Responses item (a dict with a type) or an item, "
                 f"got {type(item).__name__}"
             )
     return tuple(out)
+
+
+_TEXT_PARTS = ("input_text", "output_text", "text")
+
+
+def _parts_text(parts: list[Any], i: int) -> tuple[str, tuple[dict[str, Any], ...]]:
+    """A message's content parts (kept as given) and their text joined."""
+    texts: list[str] = []
+    for k, part in enumerate(parts):
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise UserError(f"run input[{i}].content[{k}]: a content part is an object "
+                            "with a type")
+        if part["type"] in _TEXT_PARTS and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return "".join(texts), tuple(parts)
 
 
 def check_state(core: MachineCore, state: RunState) -> None:

@@ -17,12 +17,13 @@ from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
     MessageOutputItem,
+    ResponsesItem,
     RunItem,
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
 )
-from stepswitch.runtime.model import OutputFunctionCall
+from stepswitch.runtime.model import OutputFunctionCall, OutputResponsesItem
 from stepswitch.runtime.state import RunState
 
 __all__ = ["check_structure"]
@@ -221,6 +222,8 @@ def _makes(out: object, item: RunItem, agent: str) -> bool:
             and item.call_id == out.call_id
             and item.arguments == out.arguments
         )
+    if type(out) is OutputResponsesItem:
+        return type(item) is ResponsesItem and item.agent == agent and item.item == out.item
     return (
         type(item) is MessageOutputItem
         and item.agent == agent

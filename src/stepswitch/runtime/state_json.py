@@ -21,12 +21,19 @@ from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
     MessageOutputItem,
+    ResponsesItem,
     ToolApprovalItem,
     ToolCallItem,
     ToolCallOutputItem,
     UserInputItem,
 )
-from stepswitch.runtime.model import InputItem, OutputFunctionCall, OutputItem, OutputMessage
+from stepswitch.runtime.model import (
+    InputItem,
+    OutputFunctionCall,
+    OutputItem,
+    OutputMessage,
+    OutputResponsesItem,
+)
 from stepswitch.runtime.state import (
     ApprovalDecision,
     FanState,
@@ -60,9 +67,11 @@ _ITEM_FIELDS: dict[str, tuple[type[Any], tuple[str, ...]]] = {
         ToolApprovalItem,
         ("agent", "name", "call_id", "arguments", "run_path"),
     ),
+    "responses_item": (ResponsesItem, ("agent", "item")),
 }
 _OPTIONAL = {"refusal"}
 _PATHS = {"run_path"}
+_OBJECTS = {"item"}
 
 
 def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None = None) -> str:
@@ -235,6 +244,8 @@ def _item(item: InputItem) -> dict[str, Any]:
     for name in fields:
         value = getattr(item, name)
         out[name] = list(value) if name in _PATHS else value
+    if type(item) is UserInputItem and item.parts is not None:  # only multimodal input
+        out["parts"] = list(item.parts)
     return out
 
 
@@ -242,6 +253,8 @@ def _output(item: OutputItem) -> dict[str, Any]:
     if type(item) is OutputFunctionCall:
         return {"type": "function_call", "name": item.name, "arguments": item.arguments,
                 "call_id": item.call_id}
+    if type(item) is OutputResponsesItem:
+        return {"type": "responses_item", "item": item.item}
     assert type(item) is OutputMessage
     return {"type": "message", "content": item.content, "refusal": item.refusal}
 
@@ -439,6 +452,8 @@ def _read_item(raw: Any, where: str) -> InputItem:
                     "of call ids"
                 )
             value = tuple(path)
+        elif name in _OBJECTS:
+            value = _responses_object(raw.get(name), f"{where}.{name}")
         else:
             value = _get(raw, name, bool if name == "is_error" else str, where)
         kwargs[name] = value
@@ -446,8 +461,32 @@ def _read_item(raw: Any, where: str) -> InputItem:
         "user", "system", "developer", "assistant"
     ):
         raise StateError(f"the saved state's {where}.role is unknown")
+    if kind == "user_input_item" and "parts" in raw:
+        kwargs["parts"] = _parts(raw["parts"], f"{where}.parts")
     item: InputItem = cls(**kwargs)
     return item
+
+
+def _responses_object(value: Any, where: str) -> dict[str, Any]:
+    """A Responses item kept verbatim: a JSON object with a string ``type``."""
+    if type(value) is not dict or not isinstance(value.get("type"), str):
+        raise StateError(
+            f"the saved state's {where} has the wrong type: expected a Responses item "
+            "(an object with a string type)"
+        )
+    return value
+
+
+def _parts(value: Any, where: str) -> tuple[dict[str, Any], ...]:
+    """A message's content parts: a list of objects, each with a string ``type``."""
+    if not isinstance(value, list) or not all(
+        type(p) is dict and isinstance(p.get("type"), str) for p in value
+    ):
+        raise StateError(
+            f"the saved state's {where} has the wrong type: expected a list of content "
+            "parts (objects with a string type)"
+        )
+    return tuple(value)
 
 
 def _read_output(raw: Any, where: str) -> OutputItem:
@@ -465,6 +504,8 @@ def _read_output(raw: Any, where: str) -> OutputItem:
         if refusal is not None and not isinstance(refusal, str):
             raise StateError(f"the saved state's {where}.refusal has the wrong type")
         return OutputMessage(content=_get(raw, "content", str, where), refusal=refusal)
+    if kind == "responses_item":
+        return OutputResponsesItem(_responses_object(raw.get("item"), f"{where}.item"))
     raise StateError(f"the saved state's {where} has unknown output type {kind!r}")
 
 

@@ -182,7 +182,8 @@ def _digest(rows: list[str], current_agent: str | None) -> str:
 def _fast_table() -> dict[str, tuple[type[Any], tuple[str, ...]]]:
     from stepswitch.runtime.state_json import _ITEM_FIELDS
 
-    return {k: v for k, v in _ITEM_FIELDS.items() if k != "tool_approval_item"}
+    return {k: v for k, v in _ITEM_FIELDS.items()
+            if k not in ("tool_approval_item", "responses_item")}
 
 
 _FAST = _fast_table()
@@ -209,8 +210,8 @@ def _fast_item(raw: Any) -> Any:
         elif type(value) is not str:
             return None
         kwargs[name] = value
-    if cls is UserInputItem and kwargs["role"] not in _ROLES:
-        return None
+    if cls is UserInputItem and (kwargs["role"] not in _ROLES or "parts" in raw):
+        return None  # content parts: the full reader checks them
     return cls(**kwargs)
 
 
@@ -392,8 +393,9 @@ class StoreSession:
 
     async def pop_item(self) -> Any:
         """Remove and return the newest item (None when the session is empty): a
-        stepswitch item, or the SDK's own dict for an item the SDK adapter wrote that has
-        no stepswitch form (a reasoning item, a hosted tool call, …)."""
+        stepswitch item (a ``ResponsesItem`` for a reasoning item, a hosted tool call, …),
+        or the SDK's own dict for an item the SDK adapter wrote whose fields give no
+        stepswitch form."""
         entry = await self._pop_entry()
         if entry is None:
             return None

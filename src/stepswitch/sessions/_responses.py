@@ -4,9 +4,13 @@ stepswitch's own items, both ways.
 A session row written through :func:`~stepswitch.sessions.to_sdk_session` holds the
 SDK's item exactly as it was given, wrapped as
 ``{"type": "responses_item", "agent": NAME, "item": {...}}``. The stepswitch view of
-such a row (what ``load`` and ``get_items`` return) is the nearest stepswitch item, or
-nothing for an item type stepswitch's own runs have no form for (reasoning, hosted
-tool calls, MCP items, …); the SDK view gives the item back unchanged.
+such a row (what ``load`` and ``get_items`` return) is the nearest stepswitch item: a
+message, a function call or its output as the stepswitch item of that kind (a user
+message with images or files keeps its content parts), and any other item (reasoning,
+hosted tool calls, MCP items, …) as a ``ResponsesItem`` holding it verbatim, which a
+stepswitch run on the Responses API sends back as it is (an item of a type the
+installed ``openai`` package does not know is left out). The SDK view gives the item
+back unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
     MessageOutputItem,
+    ResponsesItem,
     ToolCallItem,
     ToolCallOutputItem,
     UserInputItem,
@@ -43,7 +48,11 @@ _TEXT_PARTS = frozenset(("input_text", "output_text", "text"))
 def to_responses_item(item: InputItem) -> dict[str, Any]:
     """One of stepswitch's items as a Responses input item."""
     if type(item) is UserInputItem:
+        if item.parts is not None:
+            return {"role": item.role, "content": [dict(p) for p in item.parts]}
         return {"role": item.role, "content": item.content}
+    if type(item) is ResponsesItem:
+        return dict(item.item)
     if type(item) is MessageOutputItem:
         return {"role": "assistant", "content": item.content or item.refusal or ""}
     if isinstance(item, ToolCallItem | HandoffCallItem):
@@ -98,8 +107,9 @@ def _field(raw: dict[str, Any], name: str, where: str) -> str:
 
 def responses_view(raw: dict[str, Any], agent: str, where: str, *,
                    strict: bool = True) -> InputItem | None:
-    """The stepswitch item for a Responses input item; None when stepswitch's runs have
-    no form for its type. A message or function call with fields of the wrong type is a
+    """The stepswitch item for a Responses input item (a ``ResponsesItem`` holding it
+    for a type stepswitch does not model; None for a type no Responses input item has,
+    which no request may carry). A message or function call with fields of the wrong type is a
     ``StateError`` (``where`` says which stored item), or None when not ``strict`` (an
     item the SDK wrote is kept as written, whatever its fields)."""
     try:
@@ -118,6 +128,11 @@ def _view(raw: dict[str, Any], agent: str, where: str) -> InputItem | None:
         if role == "assistant":
             return MessageOutputItem(agent, text, refusal)
         if role in _ROLES:
+            content = raw.get("content")
+            if isinstance(content, list) and any(
+                p.get("type") not in _TEXT_PARTS for p in content
+            ):  # images, files: kept as given, for the next request
+                return UserInputItem(text, role, tuple(content))
             return UserInputItem(text, role)
         raise StateError(f"{where}: a message with role {role!r}")
     if kind == "function_call":
@@ -132,6 +147,8 @@ def _view(raw: dict[str, Any], agent: str, where: str) -> InputItem | None:
         return ToolCallOutputItem(agent, _field(raw, "call_id", where), output)
     if not isinstance(kind, str):
         raise StateError(f"{where}: an item with neither a type nor a role")
+    if kind in responses_item_types():  # one the API takes back: kept to be sent
+        return ResponsesItem(agent, raw)
     return None
 
 

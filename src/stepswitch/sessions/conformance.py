@@ -44,7 +44,7 @@ from typing import Any
 
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import SessionConflict, SessionError, StateError
-from stepswitch.runtime.items import MessageOutputItem, UserInputItem
+from stepswitch.runtime.items import MessageOutputItem, ResponsesItem, UserInputItem
 from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputMessage
 from stepswitch.sessions._base import Session
 from stepswitch.sessions._corpus import PNG, responses_corpus
@@ -348,15 +348,22 @@ def session_conformance(
                     assert await sdk.get_items(limit=len(corpus) + 5) == corpus
                     got[2]["content"].clear()  # a copy: changing it changes nothing stored
                     assert (await sdk.get_items())[2] == corpus[2]
-                    # the stepswitch view: the nearest stepswitch item, none for the rest
+                    # the stepswitch view: the nearest stepswitch item, and a verbatim
+                    # ResponsesItem for each item stepswitch does not model
                     view = await s.get_items()
-                    kinds = ("message", "function_call", "function_call_output")
-                    assert len(view) == sum(
-                        i.get("type", "message") in kinds for i in corpus)
+                    assert len(view) == len(corpus)
                     assert view[0] == UserInputItem("Be brief.", "system")
-                    assert view[2] == UserInputItem(corpus[2]["content"][0]["text"])
-                    assert view[3] == MessageOutputItem(
+                    assert view[1] == UserInputItem("Cite sources.", "developer")
+                    assert view[2] == UserInputItem(  # the image and files kept
+                        corpus[2]["content"][0]["text"], "user", tuple(corpus[2]["content"]))
+                    assert view[3] == ResponsesItem("front", corpus[3])  # reasoning
+                    assert view[4] == MessageOutputItem(
                         "front", "A single pixel [1].", "I won't guess the photographer.")
+                    for n, raw in enumerate(corpus):
+                        if raw.get("type", "message") not in (
+                            "message", "function_call", "function_call_output"
+                        ):
+                            assert view[n] == ResponsesItem("front", raw)
                     # a stepswitch append after the SDK's items, read back both ways
                     v = (await s.load()).version
                     await s.append([_say("more")], operation_id="after-sdk",
@@ -365,10 +372,10 @@ def session_conformance(
                     assert mixed == [*corpus, {"role": "user", "content": "more"}]
                     assert await sdk.pop_item() == {"role": "user", "content": "more"}
                     assert await sdk.pop_item() == corpus[-1]
-                    # stepswitch's pop: the stepswitch view, or the dict when there is none
+                    # stepswitch's pop: the stepswitch view
                     assert await s.pop_item() == MessageOutputItem("front", "a plain reply")
                     assert corpus[-3]["type"] == "compaction"
-                    assert await s.pop_item() == corpus[-3]
+                    assert await s.pop_item() == ResponsesItem("front", corpus[-3])
                     assert await sdk.get_items() == corpus[:-3]
                 finally:
                     await _close(s, other)
