@@ -65,7 +65,7 @@ def build(*, tool: Any = None, handoff: bool = True, max_turns: int = 10,
                        max_turns=max_turns).compile()
 
 
-SCRIPT = [
+SCRIPT: list[Any] = [
     [function_call("lookup_order", {"order_id": 42})],
     [function_call("transfer_to_refund", {})],
     [assistant_message("Order 42 can be refunded.")],
@@ -366,7 +366,8 @@ def test_fan_out_flows_replay_clean_on_interpreter_and_generated_runner(name: st
 
     from graphs import research, translation
     from stepswitch.runtime.model import OutputMessage
-    from tests.test_flow_graphs import PLAN, REPORT, ByAgent, _numbered, text_of
+    from tests._items import text_of
+    from tests.test_flow_graphs import PLAN, REPORT, ByAgent, _numbered
 
     wf = {"translation": translation.translation, "research": research.research}[name]
     rules = {

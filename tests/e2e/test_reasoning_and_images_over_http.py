@@ -157,7 +157,9 @@ def test_a_paused_run_with_reasoning_resumes_from_state_json_and_sends_it() -> N
     state = ss.RunState.from_json(text)
     assert state.to_json() == text  # the round trip is exact
     assert ResponsesItem("desk", REASONING) in state.items
-    assert state.input[0].parts == tuple(IMAGE_MESSAGE["content"])
+    first_input = state.input[0]
+    assert isinstance(first_input, UserInputItem)
+    assert first_input.parts == tuple(IMAGE_MESSAGE["content"])
 
     # a tampered state fails closed: an edit breaks the digest, and a re-digested body
     # whose verbatim item is not a Responses item is refused by name
