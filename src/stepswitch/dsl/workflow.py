@@ -22,7 +22,7 @@ from stepswitch.errors import UserError
 if TYPE_CHECKING:
     from stepswitch.analysis.report import Report
     from stepswitch.graph.build import BuiltWorkflow
-    from stepswitch.graph.spec import WorkflowSpec
+    from stepswitch.graph.spec import PolicySpec, WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
@@ -74,8 +74,10 @@ class Workflow:
         max_model_calls: int | None = None,
         context_type: Any = None,
         ignore: Sequence[str] = (),
+        policies: Sequence[PolicySpec] = (),
     ) -> None:
         site = caller_site()
+        _check_policies(name, site, policies)
         _check_workflow(name, site, entry, agents, max_turns, max_depth, max_model_calls, ignore)
         if flow is not None:
             if isinstance(flow, str | bytes) or not isinstance(flow, Sequence):
@@ -104,6 +106,7 @@ class Workflow:
         self.max_model_calls = max_model_calls
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
+        self.policies: list[PolicySpec] = list(policies)
         self.site = site
         self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
@@ -156,6 +159,7 @@ class Workflow:
         select: Sequence[str] | None = None,
         ignore: Sequence[str] | None = None,
         max_model_calls: int | None = None,
+        policies: Sequence[PolicySpec] = (),
     ) -> Report:
         """Every diagnostic of the static analysis, sorted; never raises for a mistake
         in the workflow (``report.ok`` says whether there are errors).
@@ -166,7 +170,8 @@ class Workflow:
         from stepswitch.analysis import analyze
 
         return analyze(
-            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls
+            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
+            policies=policies,
         )
 
     def compile(self) -> StateMachine:
@@ -218,6 +223,20 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
+
+
+def _check_policies(name: str, site: Site, policies: Any) -> None:
+    from stepswitch.graph.spec import PolicySpec
+
+    if isinstance(policies, str | bytes) or not isinstance(policies, Sequence):
+        raise UserError(f"Workflow({name!r}) at {site}: policies: expected a list of policies "
+                        f"(ss.require_approval, ss.forbid, ...), got {type(policies).__name__}")
+    for i, policy in enumerate(policies):
+        if not isinstance(policy, PolicySpec):
+            raise UserError(f"Workflow({name!r}) at {site}: policies[{i}]: expected a policy "
+                            f"(ss.require_approval, ss.require_guardrail, ss.forbid, "
+                            f"ss.max_calls, ss.only_after), got {type(policy).__name__} "
+                            f"{policy!r}")
 
 
 def _plain_workflow(

@@ -15,6 +15,7 @@ from stepswitch.analysis.rules import (
     hitl,
     imports,
     names,
+    policies,
     reach,
     structure,
     termination,
@@ -34,4 +35,5 @@ RULES: tuple[Rule, ...] = (
     *reach.RULES,
     *flow.RULES,
     *imports.RULES,
+    *policies.RULES,
 )
