@@ -295,7 +295,7 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
                                  decided_only=False)
             if found is None:
                 return  # the run never gets there: nothing to forbid
-            prefix, prefix_whys = found[1][:-1], found[2]
+            prefix, prefix_whys = found[1], found[2]
             start = f"a:{policy.from_agent}"
     if rule == "only_after":
         first = policy.first or ""
@@ -307,7 +307,11 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
                sites: dict[str, tuple[TraceStep, str]], severity_warn: str | None) -> Diagnostic:
         end, steps, whys = found
         last, what = sites[end]
-        trace = (*prefix, *steps, *([] if last is steps[-1] else [last]))
+        if prefix:  # the second search starts where the prefix ends
+            steps = steps[1:]
+        reached = last.message == steps[-1].message if steps else True
+        trace = (*prefix, *steps, *([] if reached or end.startswith("n:") or (
+            rule == "forbid" and end == f"a:{target}") else [last]))
         path = " -> ".join(s.message for s in trace)
         whys = [*prefix_whys, *whys]
         if severity_warn is not None or whys:
