@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 from stepswitch.analysis._context import Ctx, did_you_mean, where
+from stepswitch.analysis._graphalgo import strongly_connected
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, TraceStep
 from stepswitch.graph.spec import (
     AgentSpec,
@@ -38,7 +39,11 @@ _CODE = {
     "only_after": "SW805",
 }
 
-Step = tuple[str, TraceStep, str | None]
+Lazy = tuple[str, str, int]
+"""A handoff (``"h"``) or agent tool (``"t"``) of an agent, by position: made into a
+trace step only when it lies on a printed path (10,000 agents have many edges)."""
+
+Step = tuple[str, TraceStep | Lazy, str | None]
 """An edge of the position graph: target, the trace step taking it, and why code
 (not the model) decides it (None: the model or nothing decides)."""
 
@@ -57,15 +62,18 @@ class RunGraph:
             out: list[Step] = []
             for i, h in enumerate(agent.handoffs):
                 if h.target in self.agents:
-                    out.append((f"a:{h.target}", TraceStep(
-                        f"hands off to {h.target!r} ({h.tool_name})",
-                        where(h.location, f"agents.{name}.handoffs[{i}]")), None))
+                    out.append((f"a:{h.target}", ("h", name, i), None))
             for i, t in enumerate(agent.agent_tools):
                 if t.target in self.agents:
-                    out.append((f"a:{t.target}", TraceStep(
-                        f"calls agent tool {t.tool_name} (a nested run of {t.target!r})",
-                        where(t.location, f"agents.{name}.agent_tools[{i}]")), None))
+                    out.append((f"a:{t.target}", ("t", name, i), None))
             self.succ[f"a:{name}"] = out
+        self.offering: dict[str, list[str]] = {}
+        """Per tool name, the agents that offer it (as a function or agent tool)."""
+        for name, agent in self.agents.items():
+            for ft in agent.tools:
+                self.offering.setdefault(ft.name, []).append(name)
+            for at in agent.agent_tools:
+                self.offering.setdefault(at.tool_name, []).append(name)
         self.entry: str | None = None
         if spec.flow is not None:
             self._flow(spec, spec.flow)
@@ -114,6 +122,19 @@ class RunGraph:
         if spec.entry is not None and f"n:{spec.entry}" in self.succ:
             self.entry = f"n:{spec.entry}"
 
+    def made(self, step: TraceStep | Lazy) -> TraceStep:
+        if isinstance(step, TraceStep):
+            return step
+        kind, name, i = step
+        agent = self.agents[name]
+        if kind == "h":
+            h = agent.handoffs[i]
+            return TraceStep(f"hands off to {h.target!r} ({h.tool_name})",
+                             where(h.location, f"agents.{name}.handoffs[{i}]"))
+        t = agent.agent_tools[i]
+        return TraceStep(f"calls agent tool {t.tool_name} (a nested run of {t.target!r})",
+                         where(t.location, f"agents.{name}.agent_tools[{i}]"))
+
     def start_step(self, node: str) -> TraceStep:
         kind, name = node[0], node[2:]
         if kind == "a":
@@ -138,7 +159,7 @@ class RunGraph:
         on it."""
         if start in avoid:
             return None
-        parent: dict[str, tuple[str, TraceStep, str | None] | None] = {start: None}
+        parent: dict[str, tuple[str, TraceStep | Lazy, str | None] | None] = {start: None}
         queue = deque([start])
         succ = self.succ
         while queue:
@@ -149,7 +170,7 @@ class RunGraph:
                 cur = node
                 while (link := parent[cur]) is not None:
                     prev, step, why = link
-                    steps.append(step)
+                    steps.append(self.made(step))
                     if why is not None:
                         whys.append(why)
                     cur = prev
@@ -267,7 +288,7 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
     start = entry
     prefix: list[TraceStep] = []
     prefix_whys: list[str] = []
-    for name in graph.agents:
+    for name in dict.fromkeys(graph.offering.get(target, ())):
         for _, step, decl in _calls(graph, name, target):
             if rule == "require_approval":
                 mode = getattr(decl, "needs_approval", "never")
@@ -370,68 +391,93 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     spec = graph.spec
     tool = policy.target
     n = policy.n or 0
-    memo: dict[tuple[str, int | None, int], tuple[int, str]] = {}
+    names = list(graph.agents)
+    pos = {name: i for i, name in enumerate(names)}
+    agents = [graph.agents[name] for name in names]
+    offers = [any(t.name == tool for t in a.tools) or any(
+        at.tool_name == tool for at in a.agent_tools) for a in agents]
+    if not any(offers):
+        return
+    parallel = [a.model_settings.get("parallel_tool_calls") is not False for a in agents]
+    nonstop = [offers[i] and not (a.tool_use_behavior.kind == "stop_on_first_tool" or (
+        a.tool_use_behavior.kind == "stop_at_tools" and tool in a.tool_use_behavior.tool_names))
+        for i, a in enumerate(agents)]
+    hsucc = [[pos[h.target] for h in a.handoffs if h.target in pos] for a in agents]
+    comps, comp_of = strongly_connected(hsucc)
+    nested = [[(pos[at.target], at.max_turns or spec.max_turns,
+                min(spec.max_depth, at.max_depth or spec.max_depth), at.tool_name)
+               for at in a.agent_tools if at.target in pos] for a in agents]
+    # a run at a depth no agent tool may nest below gets nothing from agent tools: start
+    # at the deepest depth any does, with nothing below
+    deepest = min(spec.max_depth, max((x[2] for e in nested for x in e), default=0))
+    shallowest = min((x[2] for e in nested for x in e), default=0)
+    # Agg per agent, over the agents its run can reach by handoffs: (offers the tool,
+    # offers it with parallel calls, some offering agent does not stop on it, the most
+    # one model call's agent tools can add, why it is unbounded or None)
+    Agg = tuple[bool, bool, bool, int, str | None]
 
-    def handoff_closure(start: str) -> list[str]:
-        seen = {start}
-        order = [start]
-        for name in order:
-            for h in graph.agents[name].handoffs:
-                if h.target in graph.agents and h.target not in seen:
-                    seen.add(h.target)
-                    order.append(h.target)
-        return order
-
-    def run_bound(start: str, turns: int | None, depth: int) -> tuple[int, str]:
-        key = (start, turns, depth)
-        if key in memo:
-            return memo[key]
-        memo[key] = (0, "")  # a cycle deeper than max_depth contributes nothing
-        nested_max = 0
-        direct = False
-        stops = True
-        why = ""
-        for name in handoff_closure(start):
-            agent = graph.agents[name]
-            parallel = agent.model_settings.get("parallel_tool_calls") is not False
-            offers = any(t.name == tool for t in agent.tools)
-            if offers:
-                direct = True
-                if parallel:
-                    memo[key] = (_UNBOUNDED, f"agent {name!r} may call {tool} any number of "
-                                 "times in one response (parallel tool calls)")
-                    return memo[key]
-                behavior = agent.tool_use_behavior
-                if not (behavior.kind == "stop_on_first_tool" or (
-                        behavior.kind == "stop_at_tools" and tool in behavior.tool_names)):
-                    stops = False
-            for at in agent.agent_tools:
-                if at.target not in graph.agents:
-                    continue
-                limit = min(spec.max_depth, at.max_depth or spec.max_depth)
-                if depth + 1 > limit:
-                    continue
-                inner, inner_why = run_bound(at.target, at.max_turns or spec.max_turns,
-                                             depth + 1)
-                if inner == _UNBOUNDED or (inner > 0 and parallel):
-                    memo[key] = (_UNBOUNDED, inner_why or (
-                        f"agent {name!r} may call agent tool {at.tool_name} (which calls "
-                        f"{tool}) any number of times in one response (parallel tool calls)"))
-                    return memo[key]
-                if inner > nested_max:
-                    nested_max, why = inner, inner_why or f"through agent tool {at.tool_name}"
-        if (direct or nested_max) and turns is None:
-            memo[key] = (_UNBOUNDED, "max_turns=None leaves the run's model calls unbounded")
-            return memo[key]
+    def bound(agg: Agg, turns: int | None) -> tuple[int, str]:
+        direct, par, goes_on, most, unb = agg
+        if unb is not None:
+            return _UNBOUNDED, unb
+        if direct and par:
+            return _UNBOUNDED, (f"an agent may call {tool} any number of times in one "
+                                "response (parallel tool calls)")
+        if (direct or most) and turns is None:
+            return _UNBOUNDED, "max_turns=None leaves the run's model calls unbounded"
         t = turns or 0
         if not direct:
-            total = t * nested_max
-        elif stops:
-            total = max(t * nested_max, (t - 1) * nested_max + 1)
+            total = t * most
+        elif not goes_on:
+            total = max(t * most, (t - 1) * most + 1)
         else:
-            total = t * max(nested_max, 1)
-        memo[key] = (total, why or f"{t} model calls, each may call {tool}")
-        return memo[key]
+            total = t * max(most, 1)
+        return total, f"{t} model calls, each may call {tool}" if direct else (
+            f"{t} model calls, each may start a nested run that calls {tool}")
+
+    below: list[Agg] | None = None
+    for depth in range(deepest, -1, -1):
+        own: list[Agg] = []
+        for i in range(len(agents)):
+            most, unb = 0, None
+            if below is not None:
+                for target, turns, limit, tool_name in nested[i]:
+                    if depth + 1 > limit:
+                        continue
+                    inner, why = bound(below[target], turns)
+                    if inner == _UNBOUNDED:
+                        unb = why
+                        break
+                    if inner > 0 and parallel[i]:
+                        unb = (f"agent {names[i]!r} may call agent tool {tool_name} (which "
+                               f"calls {tool}) any number of times in one response")
+                        break
+                    most = max(most, inner)
+            own.append((offers[i], offers[i] and parallel[i], nonstop[i], most, unb))
+        level: list[Agg] = own[:]
+        comp_agg: list[Agg] = []
+        for members in comps:  # sinks first: every successor component is done
+            d, p, g, m, u = False, False, False, 0, None
+            here = len(comp_agg)
+            for v in members:
+                a1 = own[v]
+                d, p, g, m, u = d or a1[0], p or a1[1], g or a1[2], max(m, a1[3]), u or a1[4]
+                for w in hsucc[v]:
+                    c = comp_of[w]
+                    if c != here:
+                        a2 = comp_agg[c]
+                        d, p, g = d or a2[0], p or a2[1], g or a2[2]
+                        m, u = max(m, a2[3]), u or a2[4]
+            comp_agg.append((d, p, g, m, u))
+        for v in range(len(agents)):
+            level[v] = comp_agg[comp_of[v]]
+        if below == level and depth + 1 <= shallowest:
+            break  # every shallower level is the same function of the same values
+        below = level
+    assert below is not None
+
+    def run_bound(start: str, turns: int | None, depth: int) -> tuple[int, str]:
+        return bound(below[pos[start]], turns)
 
     total = 0
     reason = ""
@@ -454,10 +500,11 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
             reason = reason or why
     if total != _UNBOUNDED and total <= n:
         return
-    def offers(node: str) -> bool:
+
+    def offered_here(node: str) -> bool:
         return node.startswith("a:") and bool(_calls(graph, node[2:], tool))
 
-    found = graph.search(graph.entry or "", offers, decided_only=False)
+    found = graph.search(graph.entry or "", offered_here, decided_only=False)
     if found is None:
         return
     end, steps, _ = found
