@@ -24,6 +24,7 @@ __all__ = [
     "only_after",
     "policies_from_pyproject",
     "policy_from_table",
+    "prices_from_pyproject",
     "require_approval",
     "require_guardrail",
 ]
@@ -176,3 +177,44 @@ def policies_from_pyproject(start: Path | None = None) -> tuple[PolicySpec, ...]
                         f"got {type(entries).__name__}")
     return tuple(policy_from_table(entry, f"{location}: [tool.stepswitch] policies[{i}]",
                                    location) for i, entry in enumerate(entries))
+
+
+def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
+    import tomllib
+
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        path = folder / "pyproject.toml"
+        if path.is_file():
+            text = path.read_text("utf-8")
+            try:
+                return path, text, tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise UserError(f"{display_path(str(path))}: {exc}") from None
+    return None
+
+
+def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, float]]:
+    """``[tool.stepswitch.prices]`` of the nearest ``pyproject.toml``: model -> (input,
+    output) USD per 1M tokens, e.g. ``"my-model" = { input = 0.5, output = 1.5 }``."""
+    found = _pyproject(start)
+    if found is None:
+        return {}
+    path, _, data = found
+    section = data.get("tool", {}).get("stepswitch", {})
+    table = section.get("prices") if isinstance(section, dict) else None
+    if table is None:
+        return {}
+    shown = display_path(str(path))
+    out: dict[str, tuple[float, float]] = {}
+    if not isinstance(table, dict):
+        raise UserError(f"{shown}: [tool.stepswitch.prices]: expected a table of models")
+    for model, price in table.items():
+        ok = isinstance(price, dict) and set(price) == {"input", "output"} and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            for v in price.values())
+        if not ok:
+            raise UserError(f"{shown}: [tool.stepswitch.prices] {model!r}: expected "
+                            f"{{ input = USD, output = USD }} per 1M tokens, got {price!r}")
+        out[model] = (float(price["input"]), float(price["output"]))
+    return out

@@ -497,3 +497,21 @@ CASES.update({
               lambda: wf("a", a(tools=[refund_order]),
                          policies=[ss.require_approval("refund_order")])),
 })
+
+
+# -- SW206-SW208 cost ceilings
+CAPPED = ss.ModelSettings(max_tokens=1000)
+
+
+def _priced(ceiling: float, **settings: Any) -> Build:
+    def build() -> ss.Workflow:
+        agent = a(model="gpt-4.1", model_settings=ss.ModelSettings(**settings))
+        return wf(agent, agent, max_turns=3, max_cost_usd=ceiling)
+    return build
+
+
+CASES.update({
+    "SW206": (_priced(0.01, max_tokens=1000), _priced(1.0, max_tokens=1000)),
+    "SW207": (_priced(1.0, max_tokens=1000), lambda: wf("a", a(model_settings=CAPPED))),
+    "SW208": (_priced(1.0), _priced(1.0, max_tokens=1000)),
+})

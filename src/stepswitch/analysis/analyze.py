@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
@@ -24,6 +24,7 @@ def analyze(
     ignore: Sequence[str] | None = None,
     max_model_calls: int | None = None,
     policies: Sequence[PolicySpec] = (),
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Report:
     """Every finding about ``graph``, sorted. Never raises for a mistake in the workflow.
 
@@ -31,7 +32,8 @@ def analyze(
     it matches ``select`` (default: all) and matches neither ``ignore`` nor the
     workflow's ``ignore`` nor, for findings inside an agent, that agent's ``ignore``.
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
-    ``policies`` are proved besides the workflow's own (``[tool.stepswitch] policies``).
+    ``policies`` are proved besides the workflow's own (``[tool.stepswitch] policies``);
+    ``prices`` (model -> input, output USD per 1M tokens) override the shipped table.
     """
     if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
         select = [select]
@@ -46,6 +48,8 @@ def analyze(
     ctx = Ctx(graph, limit)
     if policies:
         ctx.memo["extra_policies"] = tuple(policies)
+    if prices:
+        ctx.memo["prices"] = dict(prices)
     found: list[Diagnostic] = []
     # The passes allocate many small, short-lived objects and no reference cycles; a
     # full collection triggered midway would walk the whole (large) spec for nothing.

@@ -75,6 +75,13 @@ _ALL: tuple[Code, ...] = (
          "the worst-case number of model calls exceeds the declared limit"),
     Code("SW205", "max-turns-too-small", "error",
          "even the shortest run that ends needs more model calls than max_turns"),
+    Code("SW206", "cost-ceiling-exceeded", "error",
+         "the worst-case cost or tokens of one run exceed max_cost_usd or max_total_tokens"),
+    Code("SW207", "cost-bound", "info",
+         "the worst-case cost and tokens of one run, when a ceiling is declared"),
+    Code("SW208", "cost-unbounded", "warning",
+         "a ceiling is declared but a call has no max_tokens, an unpriced model or "
+         "unbounded model calls"),
     Code("SW301", "invalid-tool-name", "error",
          "a tool name the OpenAI API rejects (^[a-zA-Z0-9_-]{1,64}$)"),
     Code("SW302", "tool-name-collision", "error",

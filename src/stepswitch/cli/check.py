@@ -60,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
                   "code (see `stepswitch explain`)", file=sys.stderr)
             return 2
     from stepswitch.errors import UserError
-    from stepswitch.policies import policies_from_pyproject
+    from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
 
     try:
         policies = policies_from_pyproject()
+        prices = prices_from_pyproject()
     except UserError as exc:
         print(f"stepswitch check: error: {exc}", file=sys.stderr)
         return 2
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     for loaded in load_targets(args.targets, failures=failures):
         report = loaded.workflow.check(
             select=select, ignore=ignore, max_model_calls=args.max_model_calls,
-            policies=policies,
+            policies=policies, prices=prices,
         )
         checked.append((loaded.label, report))
     if args.format == "text" and failures:

@@ -75,9 +75,19 @@ class Workflow:
         context_type: Any = None,
         ignore: Sequence[str] = (),
         policies: Sequence[PolicySpec] = (),
+        max_cost_usd: float | None = None,
+        max_total_tokens: int | None = None,
     ) -> None:
         site = caller_site()
         _check_policies(name, site, policies)
+        if max_cost_usd is not None and (isinstance(max_cost_usd, bool) or not isinstance(
+                max_cost_usd, int | float) or not max_cost_usd > 0):
+            raise UserError(f"Workflow({name!r}) at {site}: max_cost_usd: expected a positive "
+                            f"number of US dollars, got {max_cost_usd!r}")
+        if max_total_tokens is not None and (type(max_total_tokens) is not int
+                                             or max_total_tokens < 1):
+            raise UserError(f"Workflow({name!r}) at {site}: max_total_tokens: expected a "
+                            f"positive int, got {max_total_tokens!r}")
         _check_workflow(name, site, entry, agents, max_turns, max_depth, max_model_calls, ignore)
         if flow is not None:
             if isinstance(flow, str | bytes) or not isinstance(flow, Sequence):
@@ -107,6 +117,8 @@ class Workflow:
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
         self.policies: list[PolicySpec] = list(policies)
+        self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
+        self.max_total_tokens = max_total_tokens
         self.site = site
         self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
@@ -160,6 +172,7 @@ class Workflow:
         ignore: Sequence[str] | None = None,
         max_model_calls: int | None = None,
         policies: Sequence[PolicySpec] = (),
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> Report:
         """Every diagnostic of the static analysis, sorted; never raises for a mistake
         in the workflow (``report.ok`` says whether there are errors).
@@ -171,7 +184,7 @@ class Workflow:
 
         return analyze(
             self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
-            policies=policies,
+            policies=policies, prices=prices,
         )
 
     def compile(self) -> StateMachine:

@@ -305,6 +305,10 @@ class WorkflowSpec(_Frozen):
     flow: tuple[FlowEdgeSpec, ...] | None = None
     """The flow's edges; None for a workflow without a flow (the entry agent's run)."""
     policies: tuple[PolicySpec, ...] = ()
+    max_cost_usd: float | None = None
+    """The most one run may cost in the worst case (SW206), in US dollars."""
+    max_total_tokens: int | None = None
+    """The most tokens (input plus output) one run may use in the worst case (SW206)."""
     """The team's rules (``Workflow(policies=[...])``), proved by the analyzer (SW8xx)."""
     location: Location
 

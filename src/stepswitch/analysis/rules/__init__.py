@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules import (
+    cost,
     flow,
     hitl,
     imports,
@@ -36,4 +37,5 @@ RULES: tuple[Rule, ...] = (
     *flow.RULES,
     *imports.RULES,
     *policies.RULES,
+    *cost.RULES,
 )
