@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.errors import (
         CompileError,
+        CostLimitExceeded,
         InputGuardrailTripwireTriggered,
         MaxTurnsExceeded,
         ModelBehaviorError,
@@ -84,6 +85,7 @@ _WHERE: dict[str, str] = {
     "Agent": "stepswitch.dsl",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
+    "CostLimitExceeded": "stepswitch.errors",
     "Diagnostic": "stepswitch.analysis",
     "END": "stepswitch.dsl.flow",
     "FunctionTool": "stepswitch.dsl",
@@ -150,6 +152,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Agent",
     "AgentTool",
     "CompileError",
+    "CostLimitExceeded",
     "Diagnostic",
     "END",
     "FunctionTool",

@@ -35,6 +35,7 @@ from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
+from stepswitch.runtime.cost import charge
 from stepswitch.runtime.effects import (
     CallJob,
     CallModel,
@@ -145,6 +146,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     response = yield ask
                 run.responses.append(response)
                 run.ctx.usage.add(response.usage)
+                if config.max_cost_usd is not None:
+                    charge(run.calls, config.max_cost_usd, model, response.usage)
                 output, start = response.output, len(run.items)
             else:
                 table = turns[pending.agent]
