@@ -78,3 +78,22 @@ def test_pyproject_prices_reach_check(tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 1, out.stderr
     assert "SW206" in out.stdout
+
+
+def test_show_prints_the_bound_and_each_policys_verdict(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "@ss.function_tool\n"
+        "def pay(n: int) -> str:\n"
+        "    '''Pay.'''\n"
+        "    return 'p'\n"
+        "a = ss.Agent('a', 'i', model='gpt-4.1', tools=[pay], model_settings=ss.ModelSettings("
+        "max_tokens=100))\n"
+        "app = ss.Workflow('app', a, [a], max_turns=3, max_cost_usd=1.0, policies=["
+        "ss.forbid('pay'), ss.forbid('a', from_agent='a')])\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "show", "app.py:app"],
+                         cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "    forbid('pay'): SW803 (error)" in out.stdout
+    assert "cost: SW207 worst case per run: $" in out.stdout
