@@ -361,3 +361,29 @@ def test_check_fails_iff_brute_force_finds_a_violating_run(
     if failing:
         # the counterexample is as short as the shortest violating script
         assert run is not None and len(failing[0].trace) - 1 <= len(run)
+
+
+def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
+    from stepswitch.review.diff import diff_specs
+
+    def spec(tools: list[Any], policies: list[Any]) -> Any:
+        back = ss.Agent("back", "b", tools=tools)
+        front = ss.Agent("front", "f", handoffs=[back])
+        return ss.Workflow("w", front, [front, back], policies=policies).to_spec()
+
+    approved = ss.require_approval("refund")
+    base = spec([refund], [approved])
+    removed = diff_specs(base, spec([refund], []), bound=None)
+    assert [(c.category, c.message) for c in removed.of("safety")] == [
+        ("safety", "policy require_approval('refund') removed: it is no longer proved")]
+
+    @ss.function_tool(name="refund")
+    def ungated(order_id: int) -> str:
+        """Refund an order."""
+        return "r"
+
+    fails = diff_specs(base, spec([ungated], [approved]), bound=None)
+    assert any(c.message == "policy require_approval('refund') newly fails (SW801)"
+               for c in fails.of("safety"))
+    added = diff_specs(spec([refund], []), base, bound=None)
+    assert not added.of("safety") and any("added" in c.message for c in added.of("structure"))
