@@ -387,3 +387,34 @@ def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
                for c in fails.of("safety"))
     added = diff_specs(spec([refund], []), base, bound=None)
     assert not added.of("safety") and any("added" in c.message for c in added.of("structure"))
+
+
+def test_render_highlight_lights_only_the_counterexample_path(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "@ss.function_tool\n"
+        "def pay(n: int) -> str:\n"
+        "    '''Pay.'''\n"
+        "    return 'p'\n"
+        "back = ss.Agent('back', 'b', tools=[pay])\n"
+        "mid = ss.Agent('mid', 'm', handoffs=[back])\n"
+        "other = ss.Agent('other', 'o')\n"
+        "front = ss.Agent('front', 'f', handoffs=[mid, other])\n"
+        "app = ss.Workflow('app', front, [front, mid, back, other], "
+        "policies=[ss.forbid(pay)])\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+
+    def render(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stepswitch", "render", "app.py:app",
+                               "--highlight", code, "-f", "mermaid"], cwd=tmp_path,
+                              capture_output=True, text=True, env=env)
+
+    out = render("SW803")
+    assert out.returncode == 0, out.stderr
+    assert '|"transfer_to_mid [SW803]"|' in out.stdout
+    assert '|"transfer_to_back [SW803]"|' in out.stdout
+    assert '|"transfer_to_other"|' in out.stdout  # off the path: not lit
+    assert "tool: pay [SW803]" in out.stdout
+    missing = render("SW801")
+    assert missing.returncode == 2 and "no SW801 finding" in missing.stderr
+    assert "Traceback" not in missing.stderr
