@@ -3,6 +3,10 @@ run stops with CostLimitExceeded and keeps the run."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import stepswitch as ss
@@ -11,6 +15,7 @@ from stepswitch.errors import RunLimitError, UserError
 from stepswitch.runtime.model import ModelResponse
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
+ROOT = Path(__file__).resolve().parents[2]
 SPENT: list[int] = []
 
 
@@ -63,3 +68,32 @@ def test_unpriced_model_and_bad_ceiling_are_user_errors() -> None:
     with pytest.raises(UserError, match="not in the price table"):
         _machine().run_sync("go", model=ScriptedModel([assistant_message("x")], name="nope"),
                             run_config=ss.RunConfig(max_cost_usd=1.0))
+
+
+def test_cli_run_max_cost_stops_the_run(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "from stepswitch.context import Usage\n"
+        "from stepswitch.runtime.model import ModelResponse\n"
+        "from stepswitch.testing import ScriptedModel, function_call, assistant_message\n"
+        "@ss.function_tool\n"
+        "def work(n: int) -> str:\n"
+        "    '''Work.'''\n"
+        "    return 'done'\n"
+        "a = ss.Agent('a', 'Work.', tools=[work])\n"
+        "app = ss.Workflow('app', a, [a])\n"
+        "big = Usage(1, 100000, 10000, 110000)\n"
+        "model = ScriptedModel([ModelResponse((function_call('work', {'n': 1}),), big),\n"
+        "                       ModelResponse((assistant_message('ok'),), big)], "
+        "name='gpt-4.1')\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "run", "app.py:app", "--input",
+                          "go", "--model", "app.py:model", "--max-cost", "0.2"], cwd=tmp_path,
+                         capture_output=True, text=True, env=env)
+    # $0.28 per call (100k in at $2/1M, 10k out at $8/1M): the first call passes 0.2
+    assert out.returncode != 0, out.stdout
+    assert "max_cost_usd" in out.stderr and "Traceback" not in out.stderr
+    bad = subprocess.run([sys.executable, "-m", "stepswitch", "run", "app.py:app", "--input",
+                          "go", "--max-cost", "-1"], cwd=tmp_path, capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 2 and "--max-cost must be a positive" in bad.stderr
