@@ -4,8 +4,8 @@ The workflow: a handoff chain through every agent, random extra handoffs (budget
 agent tools on one agent in fifty (to random later agents, max_depth=2), a shared
 lookup tool, an approved refund tool on one agent in a hundred, and a send tool on the
 last agent. The five policies (require_approval, require_guardrail, forbid, max_calls,
-only_after) are proved by the SW8xx rule alone, with the garbage collector paused as ``analyze`` runs
-its rules; printed: its time (best of several runs, wall and process CPU; the CPU
+only_after) are proved by the SW8xx rule alone, with the garbage collector paused as
+``analyze`` runs its rules; printed: its time (best of several runs, wall and process CPU; the CPU
 figure is the one a machine shared with other work inflates less) and which policies
 fail.
 Target: 10k agents, all five policies, ≤ 0.3 s.
