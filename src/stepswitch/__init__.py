@@ -41,6 +41,7 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.errors import (
         CompileError,
+        CostLimitExceeded,
         InputGuardrailTripwireTriggered,
         MaxTurnsExceeded,
         MCPServerError,
@@ -58,6 +59,14 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
     from stepswitch.interop.sdk import from_sdk
     from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
+    from stepswitch.policies import (
+        PolicySpec,
+        forbid,
+        max_calls,
+        only_after,
+        require_approval,
+        require_guardrail,
+    )
     from stepswitch.prompts import RECOMMENDED_PROMPT_PREFIX, prompt_with_handoff_instructions
     from stepswitch.render import render
     from stepswitch.runtime import (
@@ -80,6 +89,7 @@ _WHERE: dict[str, str] = {
     "CompileError": "stepswitch.errors",
     "MCPServerStdio": "stepswitch.mcp.servers",
     "MCPServerStreamableHttp": "stepswitch.mcp.servers",
+    "CostLimitExceeded": "stepswitch.errors",
     "Diagnostic": "stepswitch.analysis",
     "END": "stepswitch.dsl.flow",
     "FunctionTool": "stepswitch.dsl",
@@ -96,6 +106,7 @@ _WHERE: dict[str, str] = {
     "ModelSettings": "stepswitch.settings",
     "OutputGuardrail": "stepswitch.dsl",
     "OutputGuardrailTripwireTriggered": "stepswitch.errors",
+    "PolicySpec": "stepswitch.graph.spec",
     "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
     "RunConfig": "stepswitch.runtime.config",
@@ -122,13 +133,18 @@ _WHERE: dict[str, str] = {
     "branch": "stepswitch.dsl.flow",
     "codegen": "stepswitch.compiler.codegen",
     "fan_out": "stepswitch.dsl.flow",
+    "forbid": "stepswitch.policies",
     "from_sdk": "stepswitch.interop.sdk",  # the SDK reader loads only when asked for
     "function_tool": "stepswitch.dsl",
     "handoff": "stepswitch.dsl",
     "input_guardrail": "stepswitch.dsl",
+    "max_calls": "stepswitch.policies",
+    "only_after": "stepswitch.policies",
     "output_guardrail": "stepswitch.dsl",
     "prompt_with_handoff_instructions": "stepswitch.prompts",
     "render": "stepswitch.render",
+    "require_approval": "stepswitch.policies",
+    "require_guardrail": "stepswitch.policies",
     "route": "stepswitch.dsl.flow",
     "step": "stepswitch.dsl.flow",
     "then": "stepswitch.dsl.flow",
@@ -141,6 +157,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Agent",
     "AgentTool",
     "CompileError",
+    "CostLimitExceeded",
     "Diagnostic",
     "END",
     "FunctionTool",
@@ -159,6 +176,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "PolicySpec",
     "RECOMMENDED_PROMPT_PREFIX",
     "Report",
     "RunConfig",
@@ -186,13 +204,18 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "branch",
     "codegen",
     "fan_out",
+    "forbid",
     "from_sdk",
     "function_tool",
     "handoff",
     "input_guardrail",
+    "max_calls",
+    "only_after",
     "output_guardrail",
     "prompt_with_handoff_instructions",
     "render",
+    "require_approval",
+    "require_guardrail",
     "route",
     "step",
     "then",

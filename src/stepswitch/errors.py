@@ -16,6 +16,7 @@
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
         │   └── FlowBudgetExceeded       a flow edge taken more often than its max_uses
+        ├── CostLimitExceeded            the run's priced usage passed RunConfig(max_cost_usd=…)
         ├── RunTimeoutError              the run took longer than RunConfig(timeout=…)
         ├── ToolTimeoutError             a tool took longer than function_tool(timeout=…)
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "CompileError",
+    "CostLimitExceeded",
     "FlowBudgetExceeded",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
@@ -178,6 +180,21 @@ class FlowBudgetExceeded(MaxTurnsExceeded):
         self.source = source
         self.target = target
         self.used = used
+
+
+class CostLimitExceeded(RunLimitError):
+    """The run's priced usage passed ``RunConfig(max_cost_usd=…)``. ``run_data`` keeps
+    the run so far; ``spent`` and ``limit`` are in US dollars."""
+
+    def __init__(self, spent: float, limit: float, model: str, *, run_data: Any = None) -> None:
+        super().__init__(
+            f"the run spent ${spent:.6f} (last call: {model}), past its max_cost_usd "
+            f"${limit}",
+            hint="raise RunConfig(max_cost_usd=...) or make the run cheaper",
+            run_data=run_data,
+        )
+        self.spent = spent
+        self.limit = limit
 
 
 class RunTimeoutError(RunLimitError):

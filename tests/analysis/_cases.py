@@ -438,6 +438,85 @@ def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
         agents.handoff(billing, input_filter=flt)]))
 
 
+# -- SW8xx policies: each fails through a handoff or a nested agent tool, not at the entry
+ONCE = ss.ModelSettings(parallel_tool_calls=False)
+
+
+def _behind_handoff(tool: Any, **kw: Any) -> tuple[ss.Agent, ss.Agent]:
+    back = a("back", tools=[tool], **kw)
+    return a("front", handoffs=[back]), back
+
+
+def _policy(tool: Any, policy: Callable[[], Any], **kw: Any) -> Build:
+    def build() -> ss.Workflow:
+        front, back = _behind_handoff(tool, **kw)
+        return wf(front, front, back, policies=[policy()])
+    return build
+
+
+async def _approve_large(ctx: Any, args: Any) -> bool:
+    return True
+
+
+@ss.function_tool(needs_approval=_approve_large)
+def per_call_refund(order_id: int) -> str:
+    """Refund an order; a callable decides per call whether a human approves."""
+    return str(order_id)
+
+
+def _unreachable_guarded() -> ss.Workflow:
+    _, back = _behind_handoff(lookup)
+    return wf(a("front"), a("front"), back,
+              policies=[ss.require_guardrail("lookup", "no_pii")])
+
+
+def _lookup_before_refund() -> ss.Workflow:
+    back = a("back", tools=[lookup])
+    front = a("front", tools=[refund_order], handoffs=[back])
+    return wf(front, front, back, policies=[ss.only_after("lookup", "refund_order")])
+
+
+CASES.update({
+    "SW801": (_policy(lookup, lambda: ss.require_approval("lookup")),
+              _policy(refund_order, lambda: ss.require_approval("refund_order"))),
+    "SW802": (_policy(lookup, lambda: ss.require_guardrail("lookup", "no_pii")),
+              _unreachable_guarded),
+    "SW803": (_policy(lookup, lambda: ss.forbid("back")),
+              _policy(lookup, lambda: ss.forbid("front", from_agent="back"))),
+    "SW804": (_policy(lookup, lambda: ss.max_calls("lookup", 1), model_settings=ONCE),
+              _policy(lookup, lambda: ss.max_calls("lookup", 1), model_settings=ONCE,
+                      tool_use_behavior="stop_on_first_tool")),
+    "SW805": (_lookup_before_refund,
+              _policy(lookup, lambda: ss.only_after("lookup", "back"))),
+    "SW806": (lambda: wf("a", a(tools=[per_call_refund]),
+                         policies=[ss.require_approval("per_call_refund")]),
+              lambda: wf("a", a(tools=[refund_order]),
+                         policies=[ss.require_approval("refund_order")])),
+    "SW807": (lambda: wf("a", a(tools=[refund_order]),
+                         policies=[ss.require_approval("refund_ordr")]),
+              lambda: wf("a", a(tools=[refund_order]),
+                         policies=[ss.require_approval("refund_order")])),
+})
+
+
+# -- SW206-SW208 cost ceilings
+CAPPED = ss.ModelSettings(max_tokens=1000)
+
+
+def _priced(ceiling: float, **settings: Any) -> Build:
+    def build() -> ss.Workflow:
+        agent = a(model="gpt-4.1", model_settings=ss.ModelSettings(**settings))
+        return wf(agent, agent, max_turns=3, max_cost_usd=ceiling)
+    return build
+
+
+CASES.update({
+    "SW206": (_priced(0.01, max_tokens=1000), _priced(1.0, max_tokens=1000)),
+    "SW207": (_priced(1.0, max_tokens=1000), lambda: wf("a", a(model_settings=CAPPED))),
+    "SW208": (_priced(1.0), _priced(1.0, max_tokens=1000)),
+})
+
+
 from tests.analysis._mcp_cases import MCP_CASES  # noqa: E402 -- the SW9xx cases, apart
 
 CASES.update(MCP_CASES)

@@ -12,7 +12,12 @@ from typing import Any
 from stepswitch._dataclass import dataclass
 from stepswitch.analysis._index import Index
 from stepswitch.analysis.codes import CODES
-from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, Severity
+from stepswitch.analysis.diagnostic import (
+    Diagnostic,
+    DiagnosticLocation,
+    Severity,
+    TraceStep,
+)
 from stepswitch.graph.spec import AgentSpec, Location
 from stepswitch.graph.workflow_graph import Edge, WorkflowGraph
 
@@ -59,6 +64,7 @@ class Ctx:
         location: DiagnosticLocation,
         help: str | None = None,
         severity: Severity | None = None,
+        trace: tuple[TraceStep, ...] = (),
     ) -> Diagnostic:
         return Diagnostic(
             code=code,
@@ -66,6 +72,7 @@ class Ctx:
             message=message,
             location=location,
             help=help,
+            trace=trace,
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
@@ -11,6 +11,7 @@ from stepswitch.analysis.report import Report
 from stepswitch.analysis.rules import RULES
 from stepswitch.errors import UserError
 from stepswitch.graph.build import gc_paused
+from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = ["analyze"]
@@ -22,6 +23,8 @@ def analyze(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     max_model_calls: int | None = None,
+    policies: Sequence[PolicySpec] = (),
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Report:
     """Every finding about ``graph``, sorted. Never raises for a mistake in the workflow.
 
@@ -29,6 +32,8 @@ def analyze(
     it matches ``select`` (default: all) and matches neither ``ignore`` nor the
     workflow's ``ignore`` nor, for findings inside an agent, that agent's ``ignore``.
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
+    ``policies`` are proved besides the workflow's own (``[tool.stepswitch] policies``);
+    ``prices`` (model -> input, output USD per 1M tokens) override the shipped table.
     """
     if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
         select = [select]
@@ -41,6 +46,10 @@ def analyze(
     spec = graph.spec
     limit = max_model_calls if max_model_calls is not None else spec.max_model_calls
     ctx = Ctx(graph, limit)
+    if policies:
+        ctx.memo["extra_policies"] = tuple(policies)
+    if prices:
+        ctx.memo["prices"] = dict(prices)
     found: list[Diagnostic] = []
     # The passes allocate many small, short-lived objects and no reference cycles; a
     # full collection triggered midway would walk the whole (large) spec for nothing.

@@ -2,9 +2,9 @@
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
 termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
-will not run as written), SW7xx flows, SW9xx MCP servers. A code never changes meaning; a
-retired code is listed in ``RETIRED`` and never reused. Every code has a documentation
-page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain`` prints.
+will not run as written), SW7xx flows, SW8xx policies, SW9xx MCP servers. A code never
+changes meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has
+a documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations
@@ -47,10 +47,11 @@ GROUPS: dict[str, str] = {
     "SW5": "human in the loop",
     "SW6": "reach",
     "SW7": "flows",
+    "SW8": "policies",
     "SW9": "mcp",
 }
 
-_ALL = (
+_ALL: tuple[Code, ...] = (
     Code("SW101", "missing-entry", "error", "the workflow has no entry agent"),
     Code("SW102", "unknown-entry", "error", "the entry names no agent of the workflow"),
     Code("SW103", "unknown-handoff-target", "error", "a handoff names no agent of the workflow"),
@@ -75,6 +76,13 @@ _ALL = (
          "the worst-case number of model calls exceeds the declared limit"),
     Code("SW205", "max-turns-too-small", "error",
          "even the shortest run that ends needs more model calls than max_turns"),
+    Code("SW206", "cost-ceiling-exceeded", "error",
+         "the worst-case cost or tokens of one run exceed max_cost_usd or max_total_tokens"),
+    Code("SW207", "cost-bound", "info",
+         "the worst-case cost and tokens of one run, when a ceiling is declared"),
+    Code("SW208", "cost-unbounded", "warning",
+         "a ceiling is declared but a call has no max_tokens, an unpriced model or "
+         "unbounded model calls"),
     Code("SW301", "invalid-tool-name", "error",
          "a tool name the OpenAI API rejects (^[a-zA-Z0-9_-]{1,64}$)"),
     Code("SW302", "tool-name-collision", "error",
@@ -139,6 +147,23 @@ _ALL = (
          "an MCP tool annotated destructive (or not read-only) that runs with no approval"),
     Code("SW904", "mcp-tool-name-normalised-collision", "error",
          "an MCP tool's name equals another tool's of the agent once '-' reads as '_'"),
+)
+
+_ALL += (
+    Code("SW801", "approval-policy-fails", "error",
+         "a run can call a tool that require_approval names without a human's yes"),
+    Code("SW802", "guardrail-policy-fails", "error",
+         "a run can call a tool without the input guardrail require_guardrail names"),
+    Code("SW803", "forbid-policy-fails", "error",
+         "a run can reach a tool or agent that forbid names"),
+    Code("SW804", "max-calls-policy-fails", "error",
+         "a run can call a tool more often than max_calls allows"),
+    Code("SW805", "only-after-policy-fails", "error",
+         "a run can call a tool before what only_after names has run"),
+    Code("SW806", "policy-undecided", "warning",
+         "a policy the analysis cannot decide (code decides a branch, a callable approval)"),
+    Code("SW807", "policy-names-nothing", "warning",
+         "a policy names no tool, agent or step of the workflow"),
 )
 
 CODES: dict[str, Code] = {c.code: c for c in _ALL}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from stepswitch._dataclass import dataclass
 
-__all__ = ["Diagnostic", "DiagnosticLocation", "Severity"]
+__all__ = ["Diagnostic", "DiagnosticLocation", "Severity", "TraceStep"]
 
 from stepswitch._severity import Severity
 
@@ -30,6 +30,16 @@ class DiagnosticLocation:
 
 
 @dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One step of a counterexample: what the run does there (``agent 'triage'``,
+    ``hands off to 'refund' (transfer_to_refund)``, ``calls process_refund``) and where
+    that element is declared."""
+
+    message: str
+    location: DiagnosticLocation
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding: a registered code, its severity, a message and where it points."""
 
@@ -39,6 +49,9 @@ class Diagnostic:
     location: DiagnosticLocation
     help: str | None = None
     """What to do about it, one sentence; ``stepswitch explain CODE`` says more."""
+    trace: tuple[TraceStep, ...] = ()
+    """For a failing policy (SW8xx) or a cost path (SW206): the shortest run from the
+    entry to the violation, step by step; () for every other finding."""
 
     def format_line(self) -> str:
         """``file:line:col: CODE message``, the way ruff prints a finding."""

@@ -59,11 +59,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"stepswitch check: error: {flag}: {', '.join(bad)} match(es) no diagnostic "
                   "code (see `stepswitch explain`)", file=sys.stderr)
             return 2
+    from stepswitch.errors import UserError
+    from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
+
+    try:
+        policies = policies_from_pyproject()
+        prices = prices_from_pyproject()
+    except UserError as exc:
+        print(f"stepswitch check: error: {exc}", file=sys.stderr)
+        return 2
     checked: list[CheckedWorkflow] = []
     failures: list[str] = []  # modules of a folder that did not import; the rest is checked
     for loaded in load_targets(args.targets, failures=failures):
         report = loaded.workflow.check(
-            select=select, ignore=ignore, max_model_calls=args.max_model_calls
+            select=select, ignore=ignore, max_model_calls=args.max_model_calls,
+            policies=policies, prices=prices,
         )
         checked.append((loaded.label, report))
     if args.format == "text" and failures:

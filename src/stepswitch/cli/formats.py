@@ -37,6 +37,11 @@ def text(checked: Sequence[CheckedWorkflow], unimported: int = 0) -> str:
             loc = d.location
             lines.append(f"{loc.file}:{loc.line}:{loc.column}: {d.code} [{d.severity}] "
                          f"{d.message}")
+            if d.trace:
+                lines.append("    counterexample:")
+                for i, step in enumerate(d.trace, 1):
+                    at = step.location
+                    lines.append(f"      {i}. {step.message} ({at.file}:{at.line})")
             if d.help:
                 lines.append(f"    help: {d.help}")
         lines.append(f"{label}: {report.summary()}")
@@ -69,6 +74,9 @@ def _record(label: str, d: Diagnostic) -> dict[str, Any]:
         "hint": d.help,
         "path": loc.path,
         "workflow": label,
+        **({"trace": [{"message": s.message, "file": s.location.file, "line": s.location.line,
+                       "column": s.location.column, "path": s.location.path}
+                      for s in d.trace]} if d.trace else {}),
     }
 
 
@@ -104,6 +112,23 @@ def _rules() -> list[dict[str, Any]]:
     return rules
 
 
+def _code_flow(d: Diagnostic) -> dict[str, Any]:
+    """A counterexample as a SARIF codeFlow: one thread, a location per step."""
+    steps = []
+    for step in d.trace:
+        at = step.location
+        steps.append({"location": {
+            "physicalLocation": {
+                "artifactLocation": _artifact(at.file),
+                "region": {"startLine": max(at.line, 1), "startColumn": max(at.column, 1)},
+            },
+            "logicalLocations": [{"fullyQualifiedName": at.path, "kind": "member"}],
+            "message": {"text": step.message},
+        }})
+    return {"message": {"text": "the shortest run that breaks the policy"},
+            "threadFlows": [{"locations": steps}]}
+
+
 def sarif(checked: Sequence[CheckedWorkflow]) -> str:
     """A SARIF 2.1.0 log (one run) for GitHub code scanning and other viewers."""
     index = {code: i for i, code in enumerate(CODES)}
@@ -112,7 +137,7 @@ def sarif(checked: Sequence[CheckedWorkflow]) -> str:
         for d in report.diagnostics:
             loc = d.location
             message = d.message if not d.help else f"{d.message}\nHelp: {d.help}"
-            results.append({
+            result: dict[str, Any] = {
                 "ruleId": d.code,
                 "ruleIndex": index[d.code],
                 "level": _SARIF_LEVEL[d.severity],
@@ -126,7 +151,10 @@ def sarif(checked: Sequence[CheckedWorkflow]) -> str:
                     "logicalLocations": [{"fullyQualifiedName": loc.path, "kind": "member"}],
                 }],
                 "properties": {"workflow": label},
-            })
+            }
+            if d.trace:
+                result["codeFlows"] = [_code_flow(d)]
+            results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -168,6 +196,10 @@ def github(checked: Sequence[CheckedWorkflow]) -> str:
                 f"title={escape_property(f'{d.code} {CODES[d.code].name}')}",
             ])
             message = d.message if not d.help else f"{d.message}\nhelp: {d.help}"
+            if d.trace:
+                message += "\ncounterexample:" + "".join(
+                    f"\n{i}. {s.message} ({s.location.file}:{s.location.line})"
+                    for i, s in enumerate(d.trace, 1))
             lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
 from stepswitch.render import FORMATS, render
+
+if TYPE_CHECKING:
+    from stepswitch.analysis import Report
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="draw function tools as nodes instead of listing them in their agent")
     p.add_argument("--view", choices=("graph", "machine"), default="graph",
                    help="graph: agents and edges (default); machine: the compiled state machine")
+    p.add_argument("--highlight", metavar="CODE",
+                   help="light the counterexample path of the first CODE finding (SW801 ...)")
     p.add_argument("--no-report", dest="report", action="store_false",
                    help="do not run the analyzer (by default its findings are highlighted)")
     p.set_defaults(func=run)
@@ -58,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
-    report = workflow.check() if args.report else None
+    report = workflow.check() if args.report or args.highlight else None
+    if args.highlight and report is not None:
+        report = _path_of(report, args.highlight, args.target)
     content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)
     if args.output is None:
         if isinstance(content, bytes):
@@ -70,3 +78,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"wrote {args.output} ({fmt}, {loaded[0].label})", file=sys.stderr)
     return 0
+
+
+def _path_of(report: Report, code: str, target: str) -> Report:
+    """A report of one step per element on the counterexample path of the first
+    ``code`` finding, so the renderer lights exactly that path."""
+    from stepswitch.analysis import Diagnostic, Report
+
+    for d in report.diagnostics:
+        if d.code == code and d.trace:
+            steps = [Diagnostic(code, d.severity, f"{i}. {s.message}", s.location)
+                     for i, s in enumerate(d.trace, 1)]
+            return Report.of(report.workflow, steps, model_call_bound=None)
+    raise TargetError(f"{target}: no {code} finding with a counterexample path to highlight "
+                      f"(found: {', '.join(report.codes()) or 'none'})")

@@ -135,6 +135,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "FACTORY() (default: the workflow's context_type(), when it takes no arguments)",
     )
     p.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop the run once its priced usage passes USD (RunConfig(max_cost_usd=))",
+    )
+    p.add_argument(
         "--max-turns",
         type=int,
         metavar="N",
@@ -170,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--resume continues a saved run; drop --input")
     if not args.resume and args.input is None:
         raise UserError("--input TEXT is required (or --resume FILE to continue a saved run)")
+    if args.max_cost is not None and not 0 < args.max_cost < float("inf"):
+        raise UserError("--max-cost must be a positive number of US dollars")
     if args.max_turns is not None and args.max_turns < 1:
         raise UserError("--max-turns must be at least 1")
     for path in _save_paths(args):
@@ -212,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
 
         provider = file_provider(args.trace)
         args.run_config = RunConfig(tracer_provider=provider)
+    if args.max_cost is not None:
+        args.run_config = RunConfig(tracer_provider=provider, max_cost_usd=args.max_cost)
     stop = args.stop = _Stop()
     try:
         with stop:

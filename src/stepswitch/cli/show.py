@@ -10,6 +10,7 @@ import argparse
 from stepswitch._visible import visible
 from stepswitch.cli.targets import load_targets
 from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.graph.workflow_graph import WorkflowGraph
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,7 +55,28 @@ def run(args: argparse.Namespace) -> int:
                   f"{visible(edge.tool_name)} (unknown agent)")
         if is_flow:
             _show_flow(graph.spec)
+        _show_policies_and_cost(graph)
     return 0
+
+
+def _show_policies_and_cost(graph: WorkflowGraph) -> None:
+    """The policies and their verdicts, and the worst-case cost (SW207), for a workflow
+    that declares policies or a cost ceiling; nothing (and no analysis) otherwise."""
+    spec = graph.spec
+    if not spec.policies and spec.max_cost_usd is None and spec.max_total_tokens is None:
+        return
+    from stepswitch.analysis import analyze
+
+    report = analyze(graph, select=["SW8", "SW206", "SW207", "SW208"])
+    if spec.policies:
+        print("  policies:")
+        for i, policy in enumerate(spec.policies):
+            found = [d for d in report if d.location.path == f"policies[{i}]"]
+            verdict = "holds" if not found else f"{found[0].code} ({found[0].severity})"
+            print(f"    {visible(policy.describe())}: {verdict}")
+    for d in report:
+        if d.code in ("SW206", "SW207", "SW208"):
+            print(f"  cost: {d.code} {visible(d.message)}")
 
 
 def _node(name: str | None) -> str:

@@ -22,7 +22,7 @@ from stepswitch.errors import UserError
 if TYPE_CHECKING:
     from stepswitch.analysis.report import Report
     from stepswitch.graph.build import BuiltWorkflow
-    from stepswitch.graph.spec import WorkflowSpec
+    from stepswitch.graph.spec import PolicySpec, WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
@@ -74,8 +74,20 @@ class Workflow:
         max_model_calls: int | None = None,
         context_type: Any = None,
         ignore: Sequence[str] = (),
+        policies: Sequence[PolicySpec] = (),
+        max_cost_usd: float | None = None,
+        max_total_tokens: int | None = None,
     ) -> None:
         site = caller_site()
+        _check_policies(name, site, policies)
+        if max_cost_usd is not None and (isinstance(max_cost_usd, bool) or not isinstance(
+                max_cost_usd, int | float) or not max_cost_usd > 0):
+            raise UserError(f"Workflow({name!r}) at {site}: max_cost_usd: expected a positive "
+                            f"number of US dollars, got {max_cost_usd!r}")
+        if max_total_tokens is not None and (type(max_total_tokens) is not int
+                                             or max_total_tokens < 1):
+            raise UserError(f"Workflow({name!r}) at {site}: max_total_tokens: expected a "
+                            f"positive int, got {max_total_tokens!r}")
         _check_workflow(name, site, entry, agents, max_turns, max_depth, max_model_calls, ignore)
         if flow is not None:
             if isinstance(flow, str | bytes) or not isinstance(flow, Sequence):
@@ -104,6 +116,9 @@ class Workflow:
         self.max_model_calls = max_model_calls
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
+        self.policies: list[PolicySpec] = list(policies)
+        self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
+        self.max_total_tokens = max_total_tokens
         self.site = site
         self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
@@ -156,6 +171,8 @@ class Workflow:
         select: Sequence[str] | None = None,
         ignore: Sequence[str] | None = None,
         max_model_calls: int | None = None,
+        policies: Sequence[PolicySpec] = (),
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> Report:
         """Every diagnostic of the static analysis, sorted; never raises for a mistake
         in the workflow (``report.ok`` says whether there are errors).
@@ -166,7 +183,8 @@ class Workflow:
         from stepswitch.analysis import analyze
 
         return analyze(
-            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls
+            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
+            policies=policies, prices=prices,
         )
 
     def compile(self) -> StateMachine:
@@ -218,6 +236,22 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
+
+
+def _check_policies(name: str, site: Site, policies: Any) -> None:
+    if isinstance(policies, str | bytes) or not isinstance(policies, Sequence):
+        raise UserError(f"Workflow({name!r}) at {site}: policies: expected a list of policies "
+                        f"(ss.require_approval, ss.forbid, ...), got {type(policies).__name__}")
+    if not policies:
+        return  # a runner's workflow declares none: it does not load the graph stage
+    from stepswitch.graph.spec import PolicySpec
+
+    for i, policy in enumerate(policies):
+        if not isinstance(policy, PolicySpec):
+            raise UserError(f"Workflow({name!r}) at {site}: policies[{i}]: expected a policy "
+                            f"(ss.require_approval, ss.require_guardrail, ss.forbid, "
+                            f"ss.max_calls, ss.only_after), got {type(policy).__name__} "
+                            f"{policy!r}")
 
 
 def _plain_workflow(

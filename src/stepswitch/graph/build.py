@@ -107,8 +107,13 @@ class BuiltWorkflow:
 def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
     """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
     # a workflow without a flow serializes as it did before flows existed
-    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else None
-    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude)
+    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
+    if not spec.policies:  # nor does one without policies change its bytes
+        exclude.add("policies")
+    for name in ("max_cost_usd", "max_total_tokens"):
+        if getattr(spec, name) is None:
+            exclude.add(name)
+    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude or None)
     return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -158,6 +163,9 @@ class _Builder:
             ignore=tuple(wf.ignore),
             steps=self._steps(wf),
             flow=None if wf.flow is None else tuple(self._edge(e) for e in wf.flow),
+            policies=tuple(getattr(wf, "policies", ())),
+            max_cost_usd=getattr(wf, "max_cost_usd", None),
+            max_total_tokens=getattr(wf, "max_total_tokens", None),
             location=self._location(wf.site),
         )
         return BuiltWorkflow(spec, Bindings(dict(self.objects)),

@@ -28,6 +28,7 @@ __all__ = [
     "MCPServerSpec",
     "MCPToolSpec",
     "OutputTypeSpec",
+    "PolicySpec",
     "Ref",
     "SchemaProblemSpec",
     "StepSpec",
@@ -283,6 +284,40 @@ class FlowEdgeSpec(_Frozen):
         return (self.target,)
 
 
+PolicyRule = Literal["require_approval", "require_guardrail", "forbid", "max_calls", "only_after"]
+"""The rules a policy can state (``ss.require_approval`` ...)."""
+
+
+class PolicySpec(_Frozen):
+    """One of the team's own rules about every run (``ss.require_approval(tool)`` ...).
+
+    ``target`` is the tool (or, for ``forbid``, the tool or agent) the rule is about;
+    ``guardrail`` the input guardrail ``require_guardrail`` asks for; ``from_agent``
+    where ``forbid`` starts to apply; ``n`` the most calls ``max_calls`` allows;
+    ``first`` what ``only_after`` wants run before (a tool, agent or step)."""
+
+    rule: PolicyRule
+    target: str
+    guardrail: str | None = None
+    from_agent: str | None = None
+    n: int | None = None
+    first: str | None = None
+    location: Location
+
+    def describe(self) -> str:
+        """The rule as written: ``max_calls('send_email', 1)``."""
+        args = [repr(self.target)]
+        if self.guardrail is not None:
+            args.append(repr(self.guardrail))
+        if self.n is not None:
+            args.append(str(self.n))
+        if self.first is not None:
+            args.append(repr(self.first))
+        if self.from_agent is not None:
+            args.append(f"from_agent={self.from_agent!r}")
+        return f"{self.rule}({', '.join(args)})"
+
+
 class WorkflowSpec(_Frozen):
     """A whole workflow. ``agents`` keeps declaration order; names may repeat (a
     diagnostic, not an exception)."""
@@ -300,6 +335,12 @@ class WorkflowSpec(_Frozen):
     """The ``@step`` nodes of the flow, in the order the flow names them."""
     flow: tuple[FlowEdgeSpec, ...] | None = None
     """The flow's edges; None for a workflow without a flow (the entry agent's run)."""
+    policies: tuple[PolicySpec, ...] = ()
+    max_cost_usd: float | None = None
+    """The most one run may cost in the worst case (SW206), in US dollars."""
+    max_total_tokens: int | None = None
+    """The most tokens (input plus output) one run may use in the worst case (SW206)."""
+    """The team's rules (``Workflow(policies=[...])``), proved by the analyzer (SW8xx)."""
     location: Location
 
     def step(self, name: str) -> StepSpec | None:

@@ -56,7 +56,8 @@ _T = TypeVar("_T")
 
 _WORKFLOW_FIELDS = frozenset({
     "spec_version", "name", "entry", "agents", "max_turns", "max_depth", "max_model_calls",
-    "context_type", "ignore", "location", "steps", "flow",
+    "context_type", "ignore", "location", "steps", "flow", "policies", "max_cost_usd",
+    "max_total_tokens",
 })
 
 

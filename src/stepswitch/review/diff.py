@@ -178,7 +178,40 @@ class _Differ(_Parts):
         if b.ignore != h.ignore:
             self.add("cosmetic", "changed", "workflow.ignore",
                      f"ignored codes {list(b.ignore)} → {list(h.ignore)}", bl, hl, w)
+        self.limit("workflow.max_total_tokens", "max_total_tokens of the workflow",
+                   b.max_total_tokens, h.max_total_tokens, bl, hl, w)
+        if b.max_cost_usd != h.max_cost_usd:
+            raised = h.max_cost_usd is None or (b.max_cost_usd is not None
+                                               and h.max_cost_usd > b.max_cost_usd)
+            self.add("safety" if raised else "structure", "changed", "workflow.max_cost_usd",
+                     f"max_cost_usd {b.max_cost_usd} → {h.max_cost_usd}", bl, hl, w)
+        self.policies()
         self.unknown_fields(b, h, _WORKFLOW_FIELDS, "workflow", bl, hl, w)
+
+    def policies(self) -> None:
+        """A policy removed, or one that newly fails, weakens what is proved (safety); a
+        policy added that holds is structure."""
+        b, h = self.base, self.head
+        if not b.policies and not h.policies:
+            return
+        w: Subject = ("workflow",)
+        before = {p.describe(): p for p in b.policies}
+        after = {p.describe(): p for p in h.policies}
+        for text, p in before.items():
+            if text not in after:
+                self.add("safety", "removed", "workflow.policies",
+                         f"policy {text} removed: it is no longer proved", p.location,
+                         h.location, w)
+        failing_b, failing_h = _failing(b), _failing(h)
+        for text, p in after.items():
+            if text in failing_h and text not in failing_b:
+                self.add("safety", "changed", "workflow.policies",
+                         f"policy {text} newly fails ({failing_h[text]})",
+                         before[text].location if text in before else b.location,
+                         p.location, w)
+            elif text not in before:
+                self.add("structure", "added", "workflow.policies",
+                         f"policy {text} added", b.location, p.location, w)
 
     def bound(self, before: int | None, after: int | None) -> None:
         if before == after:
@@ -360,6 +393,24 @@ class _Differ(_Parts):
             self.add("cosmetic", "changed", f"{p}.output_type",
                      f"output type of agent {name!r}: display name or importability changed",
                      bl, hl, me)
+
+
+def _failing(spec: WorkflowSpec) -> dict[str, str]:
+    """The workflow's policies that fail (an SW801-SW805 error), with the code."""
+    if not spec.policies:
+        return {}
+    from stepswitch.analysis import analyze
+    from stepswitch.graph.workflow_graph import WorkflowGraph
+
+    report = analyze(WorkflowGraph(spec), select=["SW80"])
+    out: dict[str, str] = {}
+    for d in report.errors:
+        path = d.location.path
+        if path.startswith("policies["):
+            i = int(path[len("policies["):-1])
+            if i < len(spec.policies):
+                out.setdefault(spec.policies[i].describe(), d.code)
+    return out
 
 
 def _behaviour(agent: AgentSpec) -> str:

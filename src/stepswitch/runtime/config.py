@@ -47,6 +47,10 @@ class RunConfig:
     """A session another writer changed while this run was going: ``SessionConflict``
     (default), or load its new version and append this turn after it (the turn stays
     whole; the model did not see the other writer's items)."""
+    max_cost_usd: float | None = None
+    """US dollars the whole run may spend (nested runs included): the usage each model
+    call reports is priced from ``stepswitch/prices.json``; past the ceiling the run
+    stops with ``CostLimitExceeded``, keeping it in ``run_data``. None: no limit."""
     timeout: float | None = None
     """Seconds the whole run may take (nested runs included; a resumed run starts a new
     clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
@@ -85,6 +89,9 @@ class RunConfig:
             _bad("timeout", "a positive number of seconds or None", timeout)
         if self.record is not None and not isinstance(self.record, str | os.PathLike):
             _bad("record", "a file path or None", self.record)
+        cap = self.max_cost_usd
+        if cap is not None and (type(cap) not in (int, float) or not 0 < cap < float("inf")):
+            _bad("max_cost_usd", "a positive number of US dollars or None", cap)
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

@@ -36,6 +36,7 @@ from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
+from stepswitch.runtime.cost import charge
 from stepswitch.runtime.effects import (
     CallJob,
     CallModel,
@@ -152,6 +153,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 if not response.usage.requests:
                     # a model of the user's that reports no usage: this was one call
                     usage.requests += 1
+                if config.max_cost_usd is not None:
+                    charge(run.calls, config.max_cost_usd, model, response.usage)
                 output, start = response.output, len(run.items)
             else:
                 table = turns[pending.agent]

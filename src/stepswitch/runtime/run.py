@@ -60,10 +60,13 @@ class Calls:
     """The model calls a whole run has made: one count its nested agent-tool runs and a
     flow's node runs share, so a saved state knows where a scripted transcript resumes."""
 
-    __slots__ = ("n",)
+    __slots__ = ("n", "usd")
 
     def __init__(self, n: int = 0) -> None:
         self.n = n
+        self.usd = 0.0
+        """What the reported usage of these calls cost, priced when
+        ``RunConfig(max_cost_usd=)`` is set (0.0 otherwise)."""
 
 
 @dataclass(slots=True)

@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterator
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules import (
+    cost,
     flow,
     hitl,
     imports,
     mcp,
     names,
+    policies,
     reach,
     structure,
     termination,
@@ -35,5 +37,7 @@ RULES: tuple[Rule, ...] = (
     *reach.RULES,
     *flow.RULES,
     *imports.RULES,
+    *policies.RULES,
+    *cost.RULES,
     *mcp.RULES,
 )

@@ -1,0 +1,144 @@
+"""SW206-SW208 cost ceilings: the worst-case spend of one run, against
+``Workflow(max_cost_usd=, max_total_tokens=)``.
+
+The bound: ``N`` worst-case model calls (SW203's bound, nested runs included), each
+made by the reachable agent whose call costs most. One call's output is at most its
+``ModelSettings.max_tokens``; its input at most the agent's instructions, tool and
+handoff schemas and output schema, one token per UTF-8 byte, plus every model output
+before it in the run (so call ``k`` carries ``k - 1`` earlier outputs). Tool results
+and the run's own input message are not bounded statically: the bound leaves them out
+and says so. Prices come from the table the package ships (``stepswitch/prices.json``,
+dated) and ``[tool.stepswitch.prices]`` (USD per 1M tokens).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from stepswitch.analysis._context import Ctx
+from stepswitch.analysis.diagnostic import Diagnostic
+from stepswitch.analysis.rules.policies import run_graph
+from stepswitch.graph.spec import AgentSpec
+
+__all__ = ["RULES", "price_table"]
+
+DEFAULT_MODEL = "gpt-4.1"
+"""The model an agent without ``model=`` is priced at (``stepswitch run``'s default)."""
+
+
+@cache
+def _shipped() -> tuple[str, dict[str, tuple[float, float]]]:
+    raw = json.loads((resources.files("stepswitch") / "prices.json").read_text("utf-8"))
+    models = {name: (float(p["input"]), float(p["output"])) for name, p in raw["models"].items()}
+    return str(raw["read"]), models
+
+
+def price_table(extra: Mapping[str, tuple[float, float]] | None = None,
+                ) -> tuple[str, dict[str, tuple[float, float]]]:
+    """The date the shipped prices were read, and model -> (input, output) USD per 1M
+    tokens, with ``extra`` (``[tool.stepswitch.prices]``) over the shipped table."""
+    read, models = _shipped()
+    merged = dict(models)
+    merged.update(extra or {})
+    return read, merged
+
+
+def _input_bytes(agent: AgentSpec) -> int:
+    """What an agent sends before any history: instructions and every schema."""
+    size = len((agent.instructions or "").encode())
+    parts: list[Any] = [
+        [t.name, t.description, t.parameters] for t in agent.tools]
+    parts += [[h.tool_name, h.description, h.input_schema] for h in agent.handoffs]
+    parts += [[t.tool_name, t.description, t.parameters] for t in agent.agent_tools]
+    if agent.output_type is not None:
+        parts.append(agent.output_type.schema_)
+    return size + len(json.dumps(parts, separators=(",", ":")).encode())
+
+
+def cost(ctx: Ctx) -> Iterator[Diagnostic]:
+    spec = ctx.graph.spec
+    if spec.max_cost_usd is None and spec.max_total_tokens is None:
+        return
+    loc = ctx.workflow_loc()
+    graph = run_graph(ctx)
+    if graph.entry is None:
+        return
+    calls = ctx.memo.get("model_call_bound")
+    if not isinstance(calls, int):
+        yield ctx.diag("SW208", "no cost bound: the worst-case number of model calls is "
+                       "unbounded (SW203)", loc,
+                       help="set max_turns on the workflow and its agent tools")
+        return
+    # the agents a run can reach, each with the shortest path to it
+    seen = {graph.entry}
+    queue = deque([graph.entry])
+    while queue:
+        node = queue.popleft()
+        for target, _, _ in graph.succ.get(node, ()):
+            if target not in seen:
+                seen.add(target)
+                queue.append(target)
+    read, prices = price_table(ctx.memo.get("prices"))
+    worst_in = worst_out = worst_base = 0.0
+    max_out = 0
+    costliest: tuple[float, str] | None = None
+    unbounded: list[str] = []
+    for node in sorted(seen):
+        if not node.startswith("a:"):
+            continue
+        agent = graph.agents[node[2:]]
+        model = agent.model or (None if agent.model_ref else DEFAULT_MODEL)
+        out = agent.model_settings.get("max_tokens")
+        if not isinstance(out, int):
+            unbounded.append(f"agent {agent.name!r} sets no max_tokens")
+            continue
+        if model is None or model not in prices:
+            unbounded.append(f"agent {agent.name!r} uses {model or 'a model object'}, "
+                             "which the price table does not list")
+            continue
+        p_in, p_out = prices[model]
+        base = _input_bytes(agent)
+        max_out = max(max_out, out)
+        worst_in, worst_out = max(worst_in, p_in), max(worst_out, p_out)
+        worst_base = max(worst_base, base)
+        one = base * p_in + out * p_out
+        if costliest is None or one > costliest[0]:
+            costliest = (one, node)
+    if unbounded:
+        for why in unbounded:
+            yield ctx.diag("SW208", f"no cost bound: {why}", loc,
+                           help="set ModelSettings(max_tokens=...) on every agent, and "
+                           "[tool.stepswitch.prices] for models the table lacks")
+        return
+    if costliest is None:
+        return
+    n = calls
+    in_tokens = n * worst_base + max_out * n * (n - 1) // 2
+    out_tokens = n * max_out
+    usd = (in_tokens * worst_in + out_tokens * worst_out) / 1_000_000
+    total = int(in_tokens + out_tokens)
+    found = graph.search(graph.entry, lambda node: node == costliest[1], decided_only=False)
+    trace = tuple(found[1]) if found else ()
+    path = " -> ".join(s.message for s in trace)
+    summary = (f"worst case per run: ${usd:.4f} and {total} tokens ({n} model calls; input "
+               f"bounded at one token per UTF-8 byte of instructions and schemas plus earlier "
+               f"outputs, tool results and the run's input not included; prices read {read})")
+    yield ctx.diag("SW207", summary, loc, trace=trace)
+    over = []
+    if spec.max_cost_usd is not None and usd > spec.max_cost_usd:
+        over.append(f"${usd:.4f} exceeds max_cost_usd={spec.max_cost_usd}")
+    if spec.max_total_tokens is not None and total > spec.max_total_tokens:
+        over.append(f"{total} tokens exceed max_total_tokens={spec.max_total_tokens}")
+    if over:
+        yield ctx.diag("SW206", f"cost ceiling exceeded: {'; '.join(over)}; costliest "
+                       f"path: {path}", loc,
+                       help="lower max_turns or max_tokens, use a cheaper model, or raise the "
+                       "ceiling", trace=trace)
+
+
+RULES = (cost,)

@@ -1,0 +1,568 @@
+"""SW8xx policies: the team's own rules, proved over every path a run can take.
+
+The search runs over one graph of *positions*: ``a:<agent>`` (an agent's turn, in any
+run: the top-level one or an agent tool's nested run at any depth) and, in a flow,
+``n:<node>`` (a flow node about to run). Edges: a handoff, an agent tool (a nested run
+starts at its target), a flow node's agent run, and the flow's edges. A breadth-first
+search from the entry gives the shortest run to a violation, printed step by step.
+
+Flow edges that code decides (a branch's predicate, a route or fan-out on a step's
+output) are searched in a second pass only: a violation found only through them is a
+warning (SW806, undecided) naming the edge, since the checker cannot tell whether the
+code ever takes it. Budgets (``max_turns``, ``max_uses``) are not used to rule paths
+out: a path the budgets forbid is still reported (the analysis over-approximates).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+
+from stepswitch.analysis._context import Ctx, did_you_mean, where
+from stepswitch.analysis._graphalgo import strongly_connected
+from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, TraceStep
+from stepswitch.graph.spec import (
+    AgentSpec,
+    FlowEdgeSpec,
+    PolicySpec,
+    ToolSpec,
+    WorkflowSpec,
+)
+
+__all__ = ["RULES", "run_graph"]
+
+_CODE = {
+    "require_approval": "SW801",
+    "require_guardrail": "SW802",
+    "forbid": "SW803",
+    "max_calls": "SW804",
+    "only_after": "SW805",
+}
+
+Lazy = tuple[str, str, int]
+"""A handoff (``"h"``) or agent tool (``"t"``) of an agent, by position: made into a
+trace step only when it lies on a printed path (10,000 agents have many edges)."""
+
+Step = tuple[str, TraceStep | Lazy, str | None]
+"""An edge of the position graph: target, the trace step taking it, and why code
+(not the model) decides it (None: the model or nothing decides)."""
+
+
+class RunGraph:
+    """The position graph of one workflow, built once per analysis."""
+
+    def __init__(self, spec: WorkflowSpec) -> None:
+        self.spec = spec
+        self.agents: dict[str, AgentSpec] = {}
+        for agent in spec.agents:
+            self.agents.setdefault(agent.name, agent)
+        self.steps = {s.name: s for s in spec.steps}
+        self.succ: dict[str, list[Step]] = {}
+        for name, agent in self.agents.items():
+            out: list[Step] = []
+            for i, h in enumerate(agent.handoffs):
+                if h.target in self.agents:
+                    out.append((f"a:{h.target}", ("h", name, i), None))
+            for i, t in enumerate(agent.agent_tools):
+                if t.target in self.agents:
+                    out.append((f"a:{t.target}", ("t", name, i), None))
+            self.succ[f"a:{name}"] = out
+        self.offering: dict[str, list[str]] = {}
+        """Per tool name, the agents that offer it (as a function or agent tool)."""
+        for name, agent in self.agents.items():
+            for ft in agent.tools:
+                self.offering.setdefault(ft.name, []).append(name)
+            for at in agent.agent_tools:
+                self.offering.setdefault(at.tool_name, []).append(name)
+        self.entry: str | None = None
+        if spec.flow is not None:
+            self._flow(spec, spec.flow)
+        elif spec.entry is not None and spec.entry in self.agents:
+            self.entry = f"a:{spec.entry}"
+
+    def _flow(self, spec: WorkflowSpec, flow: Sequence[FlowEdgeSpec]) -> None:
+        nodes = {*self.agents, *self.steps}
+        for name in nodes:
+            out: list[Step] = []
+            if name in self.agents:
+                agent = self.agents[name]
+                out.append((f"a:{name}", TraceStep(
+                    f"flow node {name!r} runs its agent", where(agent.location,
+                                                                f"agents.{name}")), None))
+            self.succ[f"n:{name}"] = out
+        for i, edge in enumerate(flow):
+            src = f"n:{edge.source}"
+            if src not in self.succ:
+                continue
+            loc = where(edge.location, f"flow[{i}]")
+            by_step = edge.source in self.steps and edge.source not in self.agents
+            decided_by = f"step {edge.source!r}'s output" if by_step else None
+            pairs: list[tuple[str | None, str, str | None]] = []
+            if edge.kind == "then":
+                pairs.append((edge.target, f"flow: then {edge.target or 'END'}", None))
+            elif edge.kind == "branch":
+                pred = edge.predicate.display or edge.predicate.path if edge.predicate else "?"
+                by_pred = f"the branch predicate {pred}"
+                pairs.append((edge.target, f"flow: branch ({pred} holds) to "
+                              f"{edge.target or 'END'}", by_pred))
+                pairs.append((edge.otherwise, f"flow: branch ({pred} fails) to "
+                              f"{edge.otherwise or 'END'}", by_pred))
+            elif edge.kind == "route":
+                for case in edge.cases:
+                    pairs.append((case.target, f"flow: route {edge.field} == {case.value} to "
+                                  f"{case.target or 'END'}", decided_by))
+            else:
+                pairs.append((edge.each, f"flow: fan out over {edge.field} to {edge.each}",
+                               decided_by))
+                pairs.append((edge.target, f"flow: fan-out results to "
+                              f"{edge.target or 'END'}", None))
+            for node, text, why in pairs:
+                if node is not None and f"n:{node}" in self.succ:
+                    self.succ[src].append((f"n:{node}", TraceStep(text, loc), why))
+        if spec.entry is not None and f"n:{spec.entry}" in self.succ:
+            self.entry = f"n:{spec.entry}"
+
+    def made(self, step: TraceStep | Lazy) -> TraceStep:
+        if isinstance(step, TraceStep):
+            return step
+        kind, name, i = step
+        agent = self.agents[name]
+        if kind == "h":
+            h = agent.handoffs[i]
+            return TraceStep(f"hands off to {h.target!r} ({h.tool_name})",
+                             where(h.location, f"agents.{name}.handoffs[{i}]"))
+        t = agent.agent_tools[i]
+        return TraceStep(f"calls agent tool {t.tool_name} (a nested run of {t.target!r})",
+                         where(t.location, f"agents.{name}.agent_tools[{i}]"))
+
+    def start_step(self, node: str) -> TraceStep:
+        kind, name = node[0], node[2:]
+        if kind == "a":
+            agent = self.agents[name]
+            return TraceStep(f"agent {name!r}", where(agent.location, f"agents.{name}"))
+        step = self.steps.get(name)
+        if step is not None:
+            return TraceStep(f"flow step {name!r}", where(step.location, f"steps.{name}"))
+        agent = self.agents[name]
+        return TraceStep(f"flow node {name!r}", where(agent.location, f"agents.{name}"))
+
+    def search(
+        self,
+        start: str,
+        goal: Callable[[str], bool],
+        *,
+        decided_only: bool,
+        avoid: frozenset[str] = frozenset(),
+    ) -> tuple[str, list[TraceStep], list[str]] | None:
+        """The shortest path from ``start`` to a position where ``goal`` holds, never
+        entering ``avoid``: that position, its steps and the reasons code decides edges
+        on it."""
+        if start in avoid:
+            return None
+        parent: dict[str, tuple[str, TraceStep | Lazy, str | None] | None] = {start: None}
+        queue = deque([start])
+        succ = self.succ
+        while queue:
+            node = queue.popleft()
+            if goal(node):
+                steps: list[TraceStep] = []
+                whys: list[str] = []
+                cur = node
+                while (link := parent[cur]) is not None:
+                    prev, step, why = link
+                    steps.append(self.made(step))
+                    if why is not None:
+                        whys.append(why)
+                    cur = prev
+                steps.append(self.start_step(start))
+                steps.reverse()
+                whys.reverse()
+                return node, steps, whys
+            for target, step, why in succ.get(node, ()):
+                if target in parent or target in avoid or (decided_only and why is not None):
+                    continue
+                parent[target] = (node, step, why)
+                queue.append(target)
+        return None
+
+
+def run_graph(ctx: Ctx) -> RunGraph:
+    cached = ctx.memo.get("run_graph")
+    if cached is None:
+        cached = ctx.memo["run_graph"] = RunGraph(ctx.graph.spec)
+    result: RunGraph = cached
+    return result
+
+
+def _tool_loc(agent: AgentSpec, tool: ToolSpec, i: int) -> DiagnosticLocation:
+    return where(tool.location, f"agents.{agent.name}.tools[{i}]")
+
+
+def _calls(graph: RunGraph, name: str, tool: str) -> list[tuple[str, TraceStep, object]]:
+    """The ways agent ``name`` can call ``tool``: a trace step each, and the declaration
+    (a ``ToolSpec`` or ``AgentToolSpec``)."""
+    agent = graph.agents[name]
+    out: list[tuple[str, TraceStep, object]] = []
+    for i, t in enumerate(agent.tools):
+        if t.name == tool:
+            kind = f" (hosted: {t.opaque})" if t.opaque else ""
+            out.append((name, TraceStep(f"calls {tool}{kind}", _tool_loc(agent, t, i)), t))
+    for i, at in enumerate(agent.agent_tools):
+        if at.tool_name == tool:
+            out.append((name, TraceStep(
+                f"calls agent tool {tool}", where(at.location,
+                                                  f"agents.{name}.agent_tools[{i}]")), at))
+    return out
+
+
+def _known(graph: RunGraph) -> tuple[set[str], set[str]]:
+    tools: set[str] = set()
+    guardrails: set[str] = set()
+    for agent in graph.agents.values():
+        tools.update(t.name for t in agent.tools)
+        tools.update(t.tool_name for t in agent.agent_tools)
+        for t in agent.tools:
+            guardrails.update(_tool_guardrails(t))
+    return tools, guardrails
+
+
+def _tool_guardrails(tool: object) -> tuple[str, ...]:
+    """The names of a tool's input guardrails (tool guardrails, where the spec has them)."""
+    found = getattr(tool, "tool_input_guardrails", None) or getattr(tool, "input_guardrails",
+                                                                     None) or ()
+    return tuple(g if isinstance(g, str) else str(getattr(g, "name", g)) for g in found)
+
+
+def _policy_loc(policy: PolicySpec, i: int) -> DiagnosticLocation:
+    return where(policy.location, f"policies[{i}]")
+
+
+def policies(ctx: Ctx) -> Iterator[Diagnostic]:
+    spec = ctx.graph.spec
+    extra = ctx.memo.get("extra_policies", ())
+    every: list[PolicySpec] = [*spec.policies, *extra]
+    if not every:
+        return
+    graph = run_graph(ctx)
+    tools, guardrails = _known(graph)
+    for i, policy in enumerate(every):
+        loc = _policy_loc(policy, i)
+        names = {*tools, *graph.agents, *graph.steps} if policy.rule == "forbid" else tools
+        unknown = []
+        if policy.target not in names:
+            unknown.append(("tool" if policy.rule != "forbid" else "tool or agent",
+                            policy.target, names))
+        if policy.rule == "only_after" and policy.first not in {*tools, *graph.agents,
+                                                                *graph.steps}:
+            unknown.append(("tool, agent or step", policy.first or "",
+                            {*tools, *graph.agents, *graph.steps}))
+        if policy.from_agent is not None and policy.from_agent not in graph.agents:
+            unknown.append(("agent", policy.from_agent, set(graph.agents)))
+        if policy.guardrail is not None and policy.guardrail not in guardrails:
+            # no tool has that guardrail: the policy can still be proved (it fails
+            # wherever the tool is called), but a typo should be visible
+            pass
+        if unknown:
+            what, name, known = unknown[0]
+            yield ctx.diag(
+                "SW807", f"policy {policy.describe()} names no {what} of workflow "
+                f"{spec.name!r}: {name!r}{did_you_mean(name, known)}; it checks nothing", loc,
+                help="fix the name, or remove the policy if the thing it guards is gone")
+            continue
+        if graph.entry is None:
+            continue
+        yield from _check(ctx, graph, policy, loc)
+
+
+def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,
+           ) -> Iterator[Diagnostic]:
+    assert graph.entry is not None
+    entry = graph.entry
+    target = policy.target
+    rule = policy.rule
+    code = _CODE[rule]
+    # per position: the violating calls there, definite ones and undecided ones
+    definite: dict[str, tuple[TraceStep, str]] = {}
+    undecided: dict[str, tuple[TraceStep, str]] = {}
+    avoid: frozenset[str] = frozenset()
+    start = entry
+    prefix: list[TraceStep] = []
+    prefix_whys: list[str] = []
+    for name in dict.fromkeys(graph.offering.get(target, ())):
+        for _, step, decl in _calls(graph, name, target):
+            if rule == "require_approval":
+                mode = getattr(decl, "needs_approval", "never")
+                if mode == "never":
+                    definite.setdefault(f"a:{name}", (step, f"{target} runs without a "
+                                                      "human's approval"))
+                elif mode == "per_call":
+                    undecided.setdefault(f"a:{name}", (step, f"a callable decides per call "
+                                                       f"whether {target} needs approval"))
+            elif rule == "require_guardrail":
+                if policy.guardrail not in _tool_guardrails(decl):
+                    definite.setdefault(f"a:{name}", (step, f"{target} runs without the input "
+                                                      f"guardrail {policy.guardrail!r}"))
+            elif rule in ("forbid", "only_after"):
+                definite.setdefault(f"a:{name}", (step, f"{target} is called"))
+    if rule == "max_calls":
+        yield from _max_calls(ctx, graph, policy, loc)
+        return
+    if rule == "forbid":
+        for node in (f"a:{target}", f"n:{target}"):
+            if node in graph.succ:
+                definite.setdefault(node, (graph.start_step(node), f"{target!r} is reached"))
+        if policy.from_agent is not None:
+            found = graph.search(entry, lambda n: n == f"a:{policy.from_agent}",
+                                 decided_only=False)
+            if found is None:
+                return  # the run never gets there: nothing to forbid
+            prefix, prefix_whys = found[1], found[2]
+            start = f"a:{policy.from_agent}"
+    if rule == "only_after":
+        first = policy.first or ""
+        avoid = frozenset(n for n in (f"a:{first}", f"n:{first}") if n in graph.succ)
+        if first == target:
+            return
+
+    def report(found: tuple[str, list[TraceStep], list[str]],
+               sites: dict[str, tuple[TraceStep, str]], severity_warn: str | None) -> Diagnostic:
+        end, steps, whys = found
+        last, what = sites[end]
+        if prefix:  # the second search starts where the prefix ends
+            steps = steps[1:]
+        reached = last.message == steps[-1].message if steps else True
+        trace = (*prefix, *steps, *([] if reached or end.startswith("n:") or (
+            rule == "forbid" and end == f"a:{target}") else [last]))
+        path = " -> ".join(s.message for s in trace)
+        whys = [*prefix_whys, *whys]
+        if severity_warn is not None or whys:
+            reason = severity_warn or f"the path depends on {whys[0]}, which code decides"
+            return ctx.diag(
+                "SW806", f"policy {policy.describe()} is undecided: {reason}; a run "
+                f"that may break it: {path}", loc,
+                help="make the decision visible to the checker (a route on an agent's "
+                "output, needs_approval=True), or ignore SW806 for this policy", trace=trace)
+        first = f" before {policy.first!r} has run" if rule == "only_after" else ""
+        return ctx.diag(
+            code, f"policy {policy.describe()} fails: {what}{first}; shortest run: {path}", loc,
+            help=_HELP[rule], trace=trace)
+
+    def goal(sites: dict[str, tuple[TraceStep, str]]) -> Callable[[str], bool]:
+        return sites.__contains__
+
+    for decided in (True, False):
+        found = graph.search(start, goal(definite), decided_only=decided, avoid=avoid)
+        if found is not None:
+            yield report(found, definite, None)
+            return
+    found = graph.search(start, goal(undecided), decided_only=False, avoid=avoid)
+    if found is not None:
+        yield report(found, undecided, undecided[found[0]][1])
+
+
+_HELP = {
+    "require_approval": "declare the tool with needs_approval=True (or its agent tool with "
+    "needs_approval=True) wherever it is offered",
+    "require_guardrail": "attach the guardrail with function_tool(tool_input_guardrails=[...]) "
+    "on every declaration of the tool",
+    "forbid": "remove the handoff, agent tool or flow edge on the path, or the tool from the "
+    "agent that offers it",
+    "max_calls": "set parallel_tool_calls=False and a tool_use_behavior that stops at the tool, "
+    "or lower max_turns, so the worst case fits",
+    "only_after": "make the path pass the prerequisite first (a flow edge, a handoff only "
+    "from the agent that ran it), or offer the tool only after it",
+}
+
+
+# -- max_calls -----------------------------------------------------------------------------
+
+_UNBOUNDED = -1
+
+
+def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,
+               ) -> Iterator[Diagnostic]:
+    """The worst-case number of calls of the tool in one run against ``n``.
+
+    One model response calls tools in parallel unless its agent sets
+    ``parallel_tool_calls=False``: then one response is unbounded. Otherwise a run of
+    ``T`` model calls (its ``max_turns``) calls the tool at most once per model call, or
+    once in all when calling it ends the run (``stop_on_first_tool`` or ``StopAtTools``
+    naming it), plus what the nested runs of its agent tools call (to ``max_depth``)."""
+    spec = graph.spec
+    tool = policy.target
+    n = policy.n or 0
+    names = list(graph.agents)
+    pos = {name: i for i, name in enumerate(names)}
+    agents = [graph.agents[name] for name in names]
+    offers = [any(t.name == tool for t in a.tools) or any(
+        at.tool_name == tool for at in a.agent_tools) for a in agents]
+    if not any(offers):
+        return
+    parallel = [a.model_settings.get("parallel_tool_calls") is not False for a in agents]
+    nonstop = [offers[i] and not (a.tool_use_behavior.kind == "stop_on_first_tool" or (
+        a.tool_use_behavior.kind == "stop_at_tools" and tool in a.tool_use_behavior.tool_names))
+        for i, a in enumerate(agents)]
+    hsucc = [[pos[h.target] for h in a.handoffs if h.target in pos] for a in agents]
+    comps, comp_of = strongly_connected(hsucc)
+    nested = [[(pos[at.target], at.max_turns or spec.max_turns,
+                min(spec.max_depth, at.max_depth or spec.max_depth), at.tool_name)
+               for at in a.agent_tools if at.target in pos] for a in agents]
+    # a run at a depth no agent tool may nest below gets nothing from agent tools: start
+    # at the deepest depth any does, with nothing below
+    deepest = min(spec.max_depth, max((x[2] for e in nested for x in e), default=0))
+    shallowest = min((x[2] for e in nested for x in e), default=0)
+    # Agg per agent, over the agents its run can reach by handoffs: (offers the tool,
+    # offers it with parallel calls, some offering agent does not stop on it, the most
+    # one model call's agent tools can add, why it is unbounded or None)
+    Agg = tuple[bool, bool, bool, int, str | None]
+
+    def bound(agg: Agg, turns: int | None) -> tuple[int, str]:
+        direct, par, goes_on, most, unb = agg
+        if unb is not None:
+            return _UNBOUNDED, unb
+        if direct and par:
+            return _UNBOUNDED, (f"an agent may call {tool} any number of times in one "
+                                "response (parallel tool calls)")
+        if (direct or most) and turns is None:
+            return _UNBOUNDED, "max_turns=None leaves the run's model calls unbounded"
+        t = turns or 0
+        if not direct:
+            total = t * most
+        elif not goes_on:
+            total = max(t * most, (t - 1) * most + 1)
+        else:
+            total = t * max(most, 1)
+        return total, f"{t} model calls, each may call {tool}" if direct else (
+            f"{t} model calls, each may start a nested run that calls {tool}")
+
+    below: list[Agg] | None = None
+    for depth in range(deepest, -1, -1):
+        own: list[Agg] = []
+        for i in range(len(agents)):
+            most, unb = 0, None
+            if below is not None:
+                for target, turns, limit, tool_name in nested[i]:
+                    if depth + 1 > limit:
+                        continue
+                    inner, why = bound(below[target], turns)
+                    if inner == _UNBOUNDED:
+                        unb = why
+                        break
+                    if inner > 0 and parallel[i]:
+                        unb = (f"agent {names[i]!r} may call agent tool {tool_name} (which "
+                               f"calls {tool}) any number of times in one response")
+                        break
+                    most = max(most, inner)
+            own.append((offers[i], offers[i] and parallel[i], nonstop[i], most, unb))
+        level: list[Agg] = own[:]
+        comp_agg: list[Agg] = []
+        for members in comps:  # sinks first: every successor component is done
+            d, p, g, m, u = False, False, False, 0, None
+            here = len(comp_agg)
+            for v in members:
+                a1 = own[v]
+                d, p, g, m, u = d or a1[0], p or a1[1], g or a1[2], max(m, a1[3]), u or a1[4]
+                for w in hsucc[v]:
+                    c = comp_of[w]
+                    if c != here:
+                        a2 = comp_agg[c]
+                        d, p, g = d or a2[0], p or a2[1], g or a2[2]
+                        m, u = max(m, a2[3]), u or a2[4]
+            comp_agg.append((d, p, g, m, u))
+        for v in range(len(agents)):
+            level[v] = comp_agg[comp_of[v]]
+        if below == level and depth + 1 <= shallowest:
+            break  # every shallower level is the same function of the same values
+        below = level
+    assert below is not None
+
+    def run_bound(start: str, turns: int | None, depth: int) -> tuple[int, str]:
+        return bound(below[pos[start]], turns)
+
+    total = 0
+    reason = ""
+    if spec.flow is None:
+        if spec.entry is not None and spec.entry in graph.agents:
+            total, reason = run_bound(spec.entry, spec.max_turns, 0)
+    else:
+        visits = _flow_visits(graph)
+        for name, times in visits.items():
+            if name not in graph.agents:
+                continue
+            b, why = run_bound(name, spec.max_turns, 0)
+            if b == 0:
+                continue
+            if b == _UNBOUNDED or times == _UNBOUNDED:
+                total, reason = _UNBOUNDED, why if b == _UNBOUNDED else (
+                    f"flow node {name!r} runs on a flow cycle without max_uses")
+                break
+            total += b * times
+            reason = reason or why
+    if total != _UNBOUNDED and total <= n:
+        return
+
+    def offered_here(node: str) -> bool:
+        return node.startswith("a:") and bool(_calls(graph, node[2:], tool))
+
+    found = graph.search(graph.entry or "", offered_here, decided_only=False)
+    if found is None:
+        return
+    end, steps, _ = found
+    trace = (*steps, _calls(graph, end[2:], tool)[0][1])
+    worst = "without bound" if total == _UNBOUNDED else f"up to {total} times"
+    path = " -> ".join(s.message for s in trace)
+    yield ctx.diag(
+        "SW804", f"policy {policy.describe()} fails: a run can call {tool} {worst} "
+        f"({reason}); shortest run to it: {path}", loc, help=_HELP["max_calls"], trace=trace)
+
+
+def _flow_visits(graph: RunGraph) -> dict[str, int]:
+    """How often each flow node can run: once, ``max_items`` times under a fan-out, or
+    (on a flow cycle) up to the sum of the flow's ``max_uses`` plus one."""
+    spec = graph.spec
+    flow = spec.flow or ()
+    budget: int | None = 1
+    for edge in flow:
+        if edge.max_uses is None:
+            budget = None
+            break
+        budget = (budget or 0) + edge.max_uses
+    cyclic = _on_cycle(graph)
+    out: dict[str, int] = {}
+    for node in graph.succ:
+        if not node.startswith("n:"):
+            continue
+        name = node[2:]
+        times = 1
+        if name in cyclic:
+            times = _UNBOUNDED if budget is None else budget
+        for edge in flow:
+            if edge.kind == "fan_out" and edge.each == name:
+                times = _UNBOUNDED if edge.max_items is None or times == _UNBOUNDED else (
+                    times * edge.max_items)
+        out[name] = times
+    return out
+
+
+def _on_cycle(graph: RunGraph) -> set[str]:
+    succ: dict[str, list[str]] = {}
+    for node, steps in graph.succ.items():
+        if node.startswith("n:"):
+            succ[node[2:]] = [t[2:] for t, _, _ in steps if t.startswith("n:")]
+    out: set[str] = set()
+    for start in succ:
+        stack = list(succ[start])
+        seen: set[str] = set()
+        while stack:
+            cur = stack.pop()
+            if cur == start:
+                out.add(start)
+                break
+            if cur in seen:
+                continue
+            seen.add(cur)
+            stack.extend(succ.get(cur, ()))
+    return out
+
+
+RULES = (policies,)

@@ -1,0 +1,220 @@
+"""Policies: the team's own rules about every run, proved by ``stepswitch check``.
+
+``Workflow(policies=[ss.require_approval("process_refund"), ss.max_calls("send_email", 1)])``
+or, in ``pyproject.toml``, ``[tool.stepswitch] policies = [{ rule = "max_calls", tool =
+"send_email", n = 1 }]``. Each constructor returns a frozen :class:`PolicySpec`; the
+analyzer (SW8xx) proves it over every path a run can take, or prints the shortest run
+that breaks it. Tools, agents and steps may be given as objects or by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stepswitch._site import Site, caller_site, display_path
+from stepswitch.errors import UserError
+from stepswitch.graph.spec import Location, PolicySpec
+
+__all__ = [
+    "PolicySpec",
+    "forbid",
+    "max_calls",
+    "only_after",
+    "policies_from_pyproject",
+    "policy_from_table",
+    "prices_from_pyproject",
+    "require_approval",
+    "require_guardrail",
+]
+
+_RULES = ("require_approval", "require_guardrail", "forbid", "max_calls", "only_after")
+
+
+def _name(value: object, what: str, rule: str, site: Site | str) -> str:
+    """A tool's, agent's, step's or guardrail's name: the string itself, or the
+    object's ``name`` (``FunctionTool``, ``Agent``, ``@step``, a guardrail)."""
+    if isinstance(value, str):
+        if value.strip():
+            return value
+    else:
+        name = getattr(value, "name", None)
+        if isinstance(name, str) and name.strip():
+            return name
+        fn = getattr(value, "__name__", None)
+        if callable(value) and isinstance(fn, str):
+            return fn
+    raise UserError(f"{rule}(...) at {site}: {what}: expected a name or an object with a "
+                    f"name, got {type(value).__name__} {value!r}")
+
+
+def _location(site: Site) -> Location:
+    return Location(file=display_path(site.file), line=site.line)
+
+
+def require_approval(tool: object) -> PolicySpec:
+    """Every call of ``tool``, by any agent at any depth, waits for a human's yes."""
+    site = caller_site()
+    return PolicySpec(rule="require_approval", target=_name(tool, "tool", "require_approval",
+                                                            site), location=_location(site))
+
+
+def require_guardrail(tool: object, guardrail: object) -> PolicySpec:
+    """Every call of ``tool`` passes the tool input guardrail ``guardrail`` first."""
+    site = caller_site()
+    return PolicySpec(
+        rule="require_guardrail",
+        target=_name(tool, "tool", "require_guardrail", site),
+        guardrail=_name(guardrail, "guardrail", "require_guardrail", site),
+        location=_location(site),
+    )
+
+
+def forbid(tool_or_agent: object, from_agent: object = None) -> PolicySpec:
+    """No run reaches ``tool_or_agent`` (from ``from_agent``'s turns on, when given)."""
+    site = caller_site()
+    return PolicySpec(
+        rule="forbid",
+        target=_name(tool_or_agent, "tool_or_agent", "forbid", site),
+        from_agent=None if from_agent is None else _name(from_agent, "from_agent", "forbid",
+                                                         site),
+        location=_location(site),
+    )
+
+
+def max_calls(tool: object, n: int) -> PolicySpec:
+    """No run calls ``tool`` more than ``n`` times (nested runs included)."""
+    site = caller_site()
+    if type(n) is not int or n < 0:
+        raise UserError(f"max_calls(...) at {site}: n: expected an int >= 0, got {n!r}")
+    return PolicySpec(rule="max_calls", target=_name(tool, "tool", "max_calls", site), n=n,
+                      location=_location(site))
+
+
+def only_after(tool: object, first: object) -> PolicySpec:
+    """No call of ``tool`` before ``first`` (a tool, an agent or a step) has run."""
+    site = caller_site()
+    return PolicySpec(
+        rule="only_after",
+        target=_name(tool, "tool", "only_after", site),
+        first=_name(first, "first", "only_after", site),
+        location=_location(site),
+    )
+
+
+_ARGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # rule -> (required keys, optional keys), named as the constructor's arguments
+    "require_approval": (("tool",), ()),
+    "require_guardrail": (("tool", "guardrail"), ()),
+    "forbid": (("tool_or_agent",), ("from_agent",)),
+    "max_calls": (("tool", "n"), ()),
+    "only_after": (("tool", "first"), ()),
+}
+
+
+def policy_from_table(table: object, where: str, location: Location) -> PolicySpec:
+    """One ``[tool.stepswitch] policies`` entry (``{ rule = "max_calls", tool = "x", n =
+    1 }``) as a policy; a wrong entry is a ``UserError`` starting with ``where``."""
+    if not isinstance(table, Mapping):
+        raise UserError(f"{where}: expected a table like {{ rule = \"require_approval\", "
+                        f"tool = \"...\" }}, got {type(table).__name__}")
+    rule = table.get("rule")
+    if rule not in _ARGS:
+        raise UserError(f"{where}: rule: expected one of {', '.join(_RULES)}, got {rule!r}")
+    required, optional = _ARGS[rule]
+    keys = set(table) - {"rule"}
+    missing = [k for k in required if k not in keys]
+    extra = sorted(keys - set(required) - set(optional))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing)}")
+        if extra:
+            parts.append(f"unknown {', '.join(extra)}")
+        raise UserError(f"{where}: {rule}: {'; '.join(parts)} (it takes "
+                        f"{', '.join(required + optional)})")
+    for key in keys:
+        value = table[key]
+        ok = (type(value) is int and value >= 0) if key == "n" else (
+            isinstance(value, str) and bool(value.strip()))
+        if not ok:
+            want = "an int >= 0" if key == "n" else "a name"
+            raise UserError(f"{where}: {rule}: {key}: expected {want}, got {value!r}")
+    target = table.get("tool", table.get("tool_or_agent"))
+    return PolicySpec(rule=rule, target=target, guardrail=table.get("guardrail"),
+                      from_agent=table.get("from_agent"), n=table.get("n"),
+                      first=table.get("first"), location=location)
+
+
+def policies_from_pyproject(start: Path | None = None) -> tuple[PolicySpec, ...]:
+    """The policies of the nearest ``pyproject.toml`` (from ``start``, default the working
+    directory, upwards) under ``[tool.stepswitch] policies``; () when there are none."""
+    import tomllib
+
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        path = folder / "pyproject.toml"
+        if path.is_file():
+            break
+    else:
+        return ()
+    text = path.read_text("utf-8")
+    shown = display_path(str(path))
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{shown}: {exc}") from None
+    section = data.get("tool", {}).get("stepswitch", {})
+    entries = section.get("policies") if isinstance(section, dict) else None
+    if entries is None:
+        return ()
+    line = 1 + next((i for i, ln in enumerate(text.splitlines())
+                     if ln.strip().startswith("policies")), 0)
+    location = Location(file=shown, line=line)
+    if not isinstance(entries, list):
+        raise UserError(f"{location}: [tool.stepswitch] policies: expected a list of tables, "
+                        f"got {type(entries).__name__}")
+    return tuple(policy_from_table(entry, f"{location}: [tool.stepswitch] policies[{i}]",
+                                   location) for i, entry in enumerate(entries))
+
+
+def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
+    import tomllib
+
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        path = folder / "pyproject.toml"
+        if path.is_file():
+            text = path.read_text("utf-8")
+            try:
+                return path, text, tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise UserError(f"{display_path(str(path))}: {exc}") from None
+    return None
+
+
+def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, float]]:
+    """``[tool.stepswitch.prices]`` of the nearest ``pyproject.toml``: model -> (input,
+    output) USD per 1M tokens, e.g. ``"my-model" = { input = 0.5, output = 1.5 }``."""
+    found = _pyproject(start)
+    if found is None:
+        return {}
+    path, _, data = found
+    section = data.get("tool", {}).get("stepswitch", {})
+    table = section.get("prices") if isinstance(section, dict) else None
+    if table is None:
+        return {}
+    shown = display_path(str(path))
+    out: dict[str, tuple[float, float]] = {}
+    if not isinstance(table, dict):
+        raise UserError(f"{shown}: [tool.stepswitch.prices]: expected a table of models")
+    for model, price in table.items():
+        ok = isinstance(price, dict) and set(price) == {"input", "output"} and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+            for v in price.values())
+        if not ok:
+            raise UserError(f"{shown}: [tool.stepswitch.prices] {model!r}: expected "
+                            f"{{ input = USD, output = USD }} per 1M tokens, got {price!r}")
+        out[model] = (float(price["input"]), float(price["output"]))
+    return out

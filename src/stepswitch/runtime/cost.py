@@ -1,0 +1,32 @@
+"""Pricing a run's reported usage against ``RunConfig(max_cost_usd=)``. Not API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepswitch.context import Usage
+from stepswitch.errors import CostLimitExceeded, UserError
+from stepswitch.runtime.run import Calls
+
+__all__ = ["charge"]
+
+
+def _prices() -> dict[str, tuple[float, float]]:
+    from stepswitch.analysis.rules.cost import price_table
+
+    return price_table()[1]
+
+
+def charge(calls: Calls, limit: float, model: Any, usage: Usage) -> None:
+    """Add one model call's priced usage to the run's spend; past ``limit``, stop the
+    run (the loop attaches ``run_data``)."""
+    name = getattr(model, "model", None) or getattr(model, "name", None)
+    prices = _prices()
+    if not isinstance(name, str) or name not in prices:
+        raise UserError(
+            f"RunConfig(max_cost_usd=...): the model {name!r} is not in the price table "
+            "(stepswitch/prices.json); price it there or run without a cost ceiling")
+    p_in, p_out = prices[name]
+    calls.usd += (usage.input_tokens * p_in + usage.output_tokens * p_out) / 1_000_000
+    if calls.usd > limit:
+        raise CostLimitExceeded(calls.usd, limit, name)

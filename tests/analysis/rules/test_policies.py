@@ -1,0 +1,420 @@
+"""SW8xx: policies proved over handoff chains, nested agent tools and flows, with the
+shortest counterexample run; a property test against brute force over scripted runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+import stepswitch as ss
+from stepswitch.cli.formats import github, json_lines, sarif, text
+from stepswitch.errors import UserError
+from stepswitch.policies import policies_from_pyproject
+from stepswitch.testing import ScriptedModel, ScriptExhausted, assistant_message, function_call
+
+ROOT = Path(__file__).resolve().parents[3]
+ONCE = ss.ModelSettings(parallel_tool_calls=False)
+
+
+@ss.function_tool
+def wire_money(amount: int) -> str:
+    """Wire money out."""
+    return f"wired {amount}"
+
+
+@ss.function_tool(needs_approval=True)
+def refund(order_id: int) -> str:
+    """Refund an order."""
+    return f"refunded {order_id}"
+
+
+@ss.function_tool
+def verify(order_id: int) -> str:
+    """Verify the customer."""
+    return "ok"
+
+
+def _codes(wf: ss.Workflow) -> dict[str, Any]:
+    return {d.code: d for d in wf.check(select=["SW8"])}
+
+
+def _trace(d: Any) -> list[str]:
+    return [s.message for s in d.trace]
+
+
+def test_approval_holds_when_every_declaration_needs_it() -> None:
+    back = ss.Agent("back", "b", tools=[refund])
+    front = ss.Agent("front", "f", handoffs=[back], tools=[back.as_tool("ask_back", "Ask")])
+    wf = ss.Workflow("w", front, [front, back], policies=[ss.require_approval(refund)])
+    assert _codes(wf) == {}
+
+
+def test_approval_fails_through_a_nested_agent_tools_handoff() -> None:
+    # the entry offers the tool only with approval; an agent tool's nested run hands off
+    # to an agent that offers the same tool name without it
+    @ss.function_tool(name="refund")
+    def quiet_refund(order_id: int) -> str:
+        """Refund an order."""
+        return "done"
+
+    deep = ss.Agent("deep", "d", tools=[quiet_refund])
+    helper = ss.Agent("helper", "h", handoffs=[deep])
+    front = ss.Agent("front", "f", tools=[refund, helper.as_tool("research", "Research")])
+    wf = ss.Workflow("w", front, [front, helper, deep], policies=[ss.require_approval("refund")])
+    d = _codes(wf)["SW801"]
+    assert d.severity == "error"
+    assert _trace(d) == ["agent 'front'", "calls agent tool research (a nested run of 'helper')",
+                         "hands off to 'deep' (transfer_to_deep)", "calls refund"]
+    assert d.trace[-1].location.path == "agents.deep.tools[0]"
+    assert d.location.file.endswith("test_policies.py")
+    assert not wf.check().ok
+
+
+def test_forbid_from_an_agent_and_the_shortest_of_two_paths() -> None:
+    danger = ss.Agent("danger", "x", tools=[wire_money])
+    mid = ss.Agent("mid", "m", handoffs=[danger])
+    public = ss.Agent("public", "p", handoffs=[mid])
+    admin = ss.Agent("admin", "a", handoffs=[public, danger])
+    wf = ss.Workflow("w", admin, [admin, public, mid, danger], policies=[
+        ss.forbid(wire_money), ss.forbid("admin", from_agent=public)])
+    found = _codes(wf)
+    assert _trace(found["SW803"]) == ["agent 'admin'", "hands off to 'danger' "
+                                      "(transfer_to_danger)", "calls wire_money"]
+    # public never gets back to admin: that forbid holds
+    assert len([d for d in wf.check(select=["SW803"])]) == 1
+    wf2 = ss.Workflow("w", admin, [admin, public, mid, danger],
+                      policies=[ss.forbid("danger", from_agent="public")])
+    assert _trace(_codes(wf2)["SW803"]) == [
+        "agent 'admin'", "hands off to 'public' (transfer_to_public)",
+        "hands off to 'mid' (transfer_to_mid)", "hands off to 'danger' (transfer_to_danger)"]
+
+
+def test_only_after_holds_only_when_every_path_passes_first() -> None:
+    pay = ss.Agent("pay", "p", tools=[wire_money])
+    checker = ss.Agent("checker", "c", tools=[verify], handoffs=[pay])
+    front = ss.Agent("front", "f", handoffs=[checker])
+    ok = ss.Workflow("w", front, [front, checker, pay],
+                     policies=[ss.only_after(wire_money, checker)])
+    assert _codes(ok) == {}
+    shortcut = ss.Agent("front", "f", handoffs=[checker, pay])
+    bad = ss.Workflow("w", shortcut, [shortcut, checker, pay],
+                      policies=[ss.only_after(wire_money, "checker")])
+    assert _trace(_codes(bad)["SW805"]) == ["agent 'front'", "hands off to 'pay' "
+                                            "(transfer_to_pay)", "calls wire_money"]
+    # a tool as the prerequisite: the model may always call wire_money first
+    tool_first = ss.Workflow("w", front, [front, checker, pay],
+                             policies=[ss.only_after(wire_money, verify)])
+    assert "SW805" in _codes(tool_first)
+
+
+def test_max_calls_counts_turns_parallel_calls_and_nested_runs() -> None:
+    def wf_for(**kw: Any) -> ss.Workflow:
+        payer = ss.Agent("payer", "p", tools=[wire_money], **kw)
+        return ss.Workflow("w", payer, [payer], max_turns=3,
+                           policies=[ss.max_calls(wire_money, 1)])
+
+    parallel = _codes(wf_for())["SW804"]
+    assert "without bound" in parallel.message and "parallel" in parallel.message
+    assert "up to 3 times" in _codes(wf_for(model_settings=ONCE))["SW804"].message
+    assert _codes(wf_for(model_settings=ONCE, tool_use_behavior="stop_on_first_tool")) == {}
+    # the stopping tool inside an agent tool's nested run, called on each of 3 outer turns
+    payer = ss.Agent("payer", "p", tools=[wire_money], model_settings=ONCE,
+                     tool_use_behavior="stop_on_first_tool")
+    boss = ss.Agent("boss", "b", tools=[payer.as_tool("pay", "Pay")], model_settings=ONCE)
+    nested = ss.Workflow("w", boss, [boss, payer], max_turns=3,
+                         policies=[ss.max_calls(wire_money, 2)])
+    d = _codes(nested)["SW804"]
+    assert "up to 3 times" in d.message
+    assert _trace(d) == ["agent 'boss'", "calls agent tool pay (a nested run of 'payer')",
+                         "calls wire_money"]
+    assert _codes(ss.Workflow("w", boss, [boss, payer], max_turns=3,
+                              policies=[ss.max_calls(wire_money, 3)])) == {}
+
+
+class Verdict(BaseModel):
+    refund: bool
+
+
+def is_refund(v: Verdict) -> bool:
+    return v.refund
+
+
+@ss.step
+def classify(v: Verdict) -> Verdict:
+    return v
+
+
+def test_flow_branch_decided_by_code_is_undecided_and_a_route_on_agent_output_fails() -> None:
+    judge = ss.Agent("judge", "j", output_type=Verdict)
+    payer = ss.Agent("payer", "p", tools=[wire_money])
+    by_code = ss.Workflow("w", judge, flow=[
+        ss.then(judge, classify),
+        ss.branch(classify, when=is_refund, then=payer, otherwise=ss.END),
+        ss.then(payer, ss.END),
+    ], policies=[ss.forbid(wire_money)])
+    d = _codes(by_code)["SW806"]
+    assert d.severity == "warning" and "is_refund" in d.message
+    assert _trace(d)[-1] == "calls wire_money"
+    by_model = ss.Workflow("w", judge, flow=[
+        ss.route(judge, on="refund", cases={True: payer, False: ss.END}),
+        ss.then(payer, ss.END),
+    ], policies=[ss.forbid(wire_money)])
+    d = _codes(by_model)["SW803"]
+    assert _trace(d) == ["flow node 'judge'", "flow: route refund == True to payer",
+                         "flow node 'payer' runs its agent", "calls wire_money"]
+
+
+def test_callable_approval_is_undecided_not_silent() -> None:
+    async def big(ctx: Any, args: Any) -> bool:
+        return True
+
+    @ss.function_tool(needs_approval=big)
+    def maybe_refund(order_id: int) -> str:
+        """Refund, maybe approved."""
+        return "r"
+
+    a = ss.Agent("a", "a", tools=[maybe_refund])
+    d = _codes(ss.Workflow("w", a, [a], policies=[ss.require_approval(maybe_refund)]))["SW806"]
+    assert "callable decides per call" in d.message
+
+
+def test_unknown_names_are_reported_with_a_suggestion() -> None:
+    a = ss.Agent("a", "a", tools=[refund])
+    d = _codes(ss.Workflow("w", a, [a], policies=[ss.max_calls("refnd", 1)]))["SW807"]
+    assert "did you mean 'refund'" in d.message
+
+
+def test_bad_declarations_are_located_user_errors() -> None:
+    with pytest.raises(UserError, match=r"max_calls\(\.\.\.\) at .*test_policies.py:\d+: n"):
+        ss.max_calls(refund, -1)
+    a = ss.Agent("a", "a")
+    with pytest.raises(UserError, match=r"policies\[0\]: expected a policy"):
+        ss.Workflow("w", a, [a], policies=["require_approval"])  # type: ignore[list-item]
+
+
+def test_every_format_carries_the_counterexample() -> None:
+    danger = ss.Agent("danger", "x", tools=[wire_money])
+    front = ss.Agent("front", "f", handoffs=[danger])
+    report = ss.Workflow("w", front, [front, danger], policies=[ss.forbid(wire_money)]).check(
+        select=["SW803"])
+    checked = [("w", report)]
+    shown = text(checked)
+    assert "counterexample:" in shown and "3. calls wire_money" in shown
+    record = json.loads(json_lines(checked).splitlines()[0])
+    assert [s["message"] for s in record["trace"]][-1] == "calls wire_money"
+    assert record["trace"][-1]["path"] == "agents.danger.tools[0]"
+    log = json.loads(sarif(checked))
+    flow = log["runs"][0]["results"][0]["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [s["location"]["message"]["text"] for s in flow] == [
+        "agent 'front'", "hands off to 'danger' (transfer_to_danger)", "calls wire_money"]
+    assert "counterexample:%0A1. agent 'front'" in github(checked)
+
+
+PYPROJECT = """
+[project]
+name = "demo"
+
+[tool.stepswitch]
+policies = [
+  { rule = "require_approval", tool = "wire_money" },
+  { rule = "max_calls", tool = "wire_money", n = 1 },
+]
+"""
+
+APP = """
+import stepswitch as ss
+
+@ss.function_tool
+def wire_money(amount: int) -> str:
+    '''Wire money.'''
+    return "w"
+
+front = ss.Agent("front", "f", tools=[wire_money])
+app = ss.Workflow("app", front, [front])
+"""
+
+
+def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "app.py").write_text(APP)
+    found = policies_from_pyproject(tmp_path)
+    assert [p.rule for p in found] == ["require_approval", "max_calls"]
+    assert found[0].location.line == 6
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app",
+                          "--select", "SW8"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 1, out.stderr
+    assert "SW801" in out.stdout and "SW804" in out.stdout
+    assert "pyproject.toml:6:1: SW801" in out.stdout
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace('n = 1', 'n = "one"'))
+    bad = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app"],
+                         cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
+    assert bad.returncode == 2
+    assert "pyproject.toml:6: [tool.stepswitch] policies[1]: max_calls: n" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
+# -- property: the check fails iff a brute-force search over scripted runs finds a violation
+
+CALLED: list[str] = []
+
+
+@ss.function_tool(name="t")
+def t_plain() -> str:
+    """The guarded tool, without approval."""
+    CALLED.append("plain")
+    return "t"
+
+
+@ss.function_tool(name="t", needs_approval=True)
+def t_approved() -> str:
+    """The guarded tool, behind approval."""
+    CALLED.append("approved")
+    return "t"
+
+
+@st.composite
+def workflows(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
+    n = draw(st.integers(2, 4))
+    agents = []
+    for i in range(n):
+        later = list(range(i + 1, n))
+        agents.append({
+            "handoffs": draw(st.lists(st.sampled_from(later), unique=True, max_size=2))
+            if later else [],
+            "agent_tools": draw(st.lists(st.sampled_from(later), unique=True, max_size=1))
+            if later else [],
+            "t": draw(st.sampled_from([None, "plain", "approved"])),
+        })
+    return agents, draw(st.sampled_from(["require_approval", "forbid"]))
+
+
+def _build(shape: list[dict[str, Any]], rule: str, *, with_policy: bool = True) -> ss.Workflow:
+    made: dict[int, ss.Agent] = {}
+    for i in reversed(range(len(shape))):
+        s = shape[i]
+        tools: list[Any] = [made[j].as_tool(f"ask_a{j}", "Ask") for j in s["agent_tools"]]
+        if s["t"] is not None:
+            tools.append(t_plain if s["t"] == "plain" else t_approved)
+        made[i] = ss.Agent(f"a{i}", "x", tools=tools, handoffs=[made[j] for j in s["handoffs"]])
+    policy = ss.require_approval("t") if rule == "require_approval" else ss.forbid("t")
+    return ss.Workflow("w", made[0], list(made.values()), max_turns=20,
+                       policies=[policy] if with_policy else [])
+
+
+def _violating_run(wf: ss.Workflow, rule: str, depth: int) -> list[str] | None:
+    """Depth-first over every script of at most ``depth`` responses, each response one
+    of the tools the model is offered at that point (or a final answer): the first
+    script whose run breaks the rule, or None. ``wf`` is compiled without its policy
+    (a failing policy is a compile error)."""
+    machine = wf.compile()
+
+    def bad(prefix: list[str]) -> tuple[bool, tuple[str, ...] | None]:
+        CALLED.clear()
+        script: list[Any] = [assistant_message("done") if name == "<answer>"
+                             else [function_call(name, {"input": "go"} if name.startswith("ask_")
+                                                 else {})] for name in prefix]
+        model = ScriptedModel(script)
+        paused = False
+        offered: tuple[str, ...] | None = None
+        try:
+            result = machine.run_sync("go", model=model)
+            paused = bool(result.interruptions)
+        except ScriptExhausted:  # the run wants one more response: extend the script
+            offered = model.calls[-1].tools
+        except ss.StepswitchError:
+            pass
+        broke = "plain" in CALLED if rule == "require_approval" else bool(CALLED) or paused
+        return (broke, offered)
+
+    stack: list[list[str]] = [[]]
+    while stack:
+        prefix = stack.pop()
+        broke, offered = bad(prefix)
+        if broke:
+            return prefix
+        if offered is not None and len(prefix) < depth:
+            stack.extend([*prefix, name] for name in (*offered, "<answer>"))
+    return None
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workflows())
+def test_check_fails_iff_brute_force_finds_a_violating_run(
+    case: tuple[list[dict[str, Any]], str],
+) -> None:
+    shape, rule = case
+    wf = _build(shape, rule)
+    report = wf.check(select=["SW8"])
+    failing = [d for d in report.diagnostics if d.severity == "error"]
+    run = _violating_run(_build(shape, rule, with_policy=False), rule, depth=len(shape))
+    assert bool(failing) == (run is not None), (shape, rule, report.diagnostics, run)
+    if failing:
+        # the counterexample is as short as the shortest violating script
+        assert run is not None and len(failing[0].trace) - 1 <= len(run)
+
+
+def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
+    from stepswitch.review.diff import diff_specs
+
+    def spec(tools: list[Any], policies: list[Any]) -> Any:
+        back = ss.Agent("back", "b", tools=tools)
+        front = ss.Agent("front", "f", handoffs=[back])
+        return ss.Workflow("w", front, [front, back], policies=policies).to_spec()
+
+    approved = ss.require_approval("refund")
+    base = spec([refund], [approved])
+    removed = diff_specs(base, spec([refund], []), bound=None)
+    assert [(c.category, c.message) for c in removed.of("safety")] == [
+        ("safety", "policy require_approval('refund') removed: it is no longer proved")]
+
+    @ss.function_tool(name="refund")
+    def ungated(order_id: int) -> str:
+        """Refund an order."""
+        return "r"
+
+    fails = diff_specs(base, spec([ungated], [approved]), bound=None)
+    assert any(c.message == "policy require_approval('refund') newly fails (SW801)"
+               for c in fails.of("safety"))
+    added = diff_specs(spec([refund], []), base, bound=None)
+    assert not added.of("safety") and any("added" in c.message for c in added.of("structure"))
+
+
+def test_render_highlight_lights_only_the_counterexample_path(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "@ss.function_tool\n"
+        "def pay(n: int) -> str:\n"
+        "    '''Pay.'''\n"
+        "    return 'p'\n"
+        "back = ss.Agent('back', 'b', tools=[pay])\n"
+        "mid = ss.Agent('mid', 'm', handoffs=[back])\n"
+        "other = ss.Agent('other', 'o')\n"
+        "front = ss.Agent('front', 'f', handoffs=[mid, other])\n"
+        "app = ss.Workflow('app', front, [front, mid, back, other], "
+        "policies=[ss.forbid(pay)])\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+
+    def render(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "stepswitch", "render", "app.py:app",
+                               "--highlight", code, "-f", "mermaid"], cwd=tmp_path,
+                              capture_output=True, text=True, env=env)
+
+    out = render("SW803")
+    assert out.returncode == 0, out.stderr
+    assert '|"transfer_to_mid [SW803]"|' in out.stdout
+    assert '|"transfer_to_back [SW803]"|' in out.stdout
+    assert '|"transfer_to_other"|' in out.stdout  # off the path: not lit
+    assert "tool: pay [SW803]" in out.stdout
+    missing = render("SW801")
+    assert missing.returncode == 2 and "no SW801 finding" in missing.stderr
+    assert "Traceback" not in missing.stderr
