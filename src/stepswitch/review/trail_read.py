@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import loads
 from stepswitch.errors import StateError
 
 __all__ = [
@@ -107,7 +108,7 @@ _ROLES = frozenset({"user", "system", "developer", "assistant"})
 def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
     """A trail from a saved ``RunState`` (JSON) or a JSON list of items."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TrailError(f"not JSON: {exc}") from None
     if isinstance(doc, dict) and doc.get("format") == _STATE_FORMAT:
