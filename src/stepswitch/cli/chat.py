@@ -30,6 +30,7 @@ from stepswitch.cli._session import (
     refuse_flow,
 )
 from stepswitch.cli.run import (
+    _TEXT,
     _decide,
     _is_transcript,
     _model,
@@ -122,7 +123,8 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
             result = await _turn(machine, session, model, context, policy, line.strip(), out)
             answer = result.final_output
             text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
-            print(f"{result.last_agent}> {text}", flush=True)
+            print(f"{visible(result.last_agent)}> {visible(str(text), keep=_TEXT)}",
+                  flush=True)
     except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
         # the summary: the hint speaks of Python (RunConfig, exc.run_data), not flags
         print(f"stepswitch: error: the run failed: {exc.summary}", file=sys.stderr)

@@ -452,7 +452,8 @@ async def _drive(
             out.done(streamed.last_agent, total)
             refused = _refusal(streamed.new_items)
             if refused is not None and not streamed.final_output:
-                print(f"stepswitch: the model refused: {refused}", file=sys.stderr)
+                print(f"stepswitch: the model refused: {visible(refused, keep=_TEXT)}",
+                      file=sys.stderr)
                 return 1
             _print_output(streamed.final_output)
             return 0
@@ -595,11 +596,16 @@ def _refusal(items: list[RunItem]) -> str | None:
     return None
 
 
+_TEXT = "\n\t"
+"""What a model's running text keeps as it is when shown (every other control escaped)."""
+
+
 def _print_output(value: Any) -> None:
+    # the model's text: a terminal escape in it is shown, never obeyed
     if isinstance(value, BaseModel):
-        print(value.model_dump_json(indent=2))
+        print(visible(value.model_dump_json(indent=2), keep=_TEXT))
     elif value is not None:
-        print(value)
+        print(visible(str(value), keep=_TEXT))
 
 
 class _Progress:
