@@ -436,3 +436,25 @@ def test_a_paused_nested_run_is_checked_as_a_run_of_its_agent() -> None:
     found = [(f.code, f.where)
              for f in check_trail(read_trail(json.dumps(_resign(state))), machine.ir).findings]
     assert ("TR201", "nested['call_1_1'].items[0]") in found
+
+
+def test_a_state_saved_on_a_conversations_second_message_replays_from_where_it_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.sessions import MemorySession
+
+    machine = support.compile()
+    session = MemorySession("ann")
+    first = ScriptedModel([[function_call("transfer_to_refund", {})],
+                           [assistant_message("Which order?")]])
+    machine.run_sync("refund please", model=first, session=session)
+    second = ScriptedModel([[function_call("process_refund", {"order_id": 42})]])
+    paused = machine.run_sync("order 42", model=second, session=session)
+    assert paused.last_agent == "refund" and paused.interruptions
+    path = _write(tmp_path, paused.to_state().to_json(), "second.json")
+    code, out, _ = _trail([path, "--workflow", WORKFLOW], capsys)
+    assert code == 0, out
+    assert out.endswith("against graphs/support.py:support: clean\n")
+    # told otherwise, the replay starts at the entry, where process_refund is no tool
+    code, out, _ = _trail([path, "--workflow", WORKFLOW, "--agent", "triage"], capsys)
+    assert code == 1

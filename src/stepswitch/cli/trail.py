@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--workflow", metavar="TARGET", default=None,
                    help="check the steps against this workflow (path/file.py:NAME)")
     p.add_argument("--agent", metavar="NAME", default=None,
-                   help="the agent the run started at (default: the workflow's entry)")
+                   help="the agent the run started at (default: where a saved state's run "
+                   "started, else the workflow's entry)")
     p.add_argument("--unknown-tool", choices=("raise", "return_error"), default="raise",
                    help="the run's RunConfig(unknown_tool=...): with return_error, calls of "
                    "tools an agent lacks were answered with an error and are allowed")
