@@ -449,7 +449,10 @@ async def _drive(
             saved = _save(args, streamed.to_state()) if _save_paths(args) else []
             if saved:
                 out.line(f"saved the finished run to {', '.join(saved)}")
-            out.done(streamed.last_agent, total)
+            # a flow may end on a step, which is no agent
+            last = streamed.last_agent
+            what = "agent" if machine.ir.state(last) is not None else "step"
+            out.done(last, total, what)
             refused = _refusal(streamed.new_items)
             if refused is not None and not streamed.final_output:
                 print(f"stepswitch: the model refused: {visible(refused, keep=_TEXT)}",
@@ -700,9 +703,9 @@ class _Progress:
             self._streamed = self._streamed[at + len(content):]
         return True
 
-    def done(self, last_agent: str, usage: Usage) -> None:
+    def done(self, last_agent: str, usage: Usage, what: str = "agent") -> None:
         self.line(
-            f"done: last agent {last_agent}, {usage.requests} model call(s), "
+            f"done: last {what} {visible(last_agent)}, {usage.requests} model call(s), "
             f"{usage.total_tokens} token(s)"
         )
 
