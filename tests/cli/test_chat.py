@@ -70,6 +70,18 @@ def test_chat_asks_and_a_no_is_the_models_answer(
     assert "for agent refund? [y/N] " in err and "p(ause)" not in err
 
 
+def test_chat_says_so_when_piped_input_ends_at_an_approval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = _chat(
+        ["--model", f"scripted:{CHAT_SCRIPT}", "--session", f"sqlite:///{tmp_path}/c.db"],
+        "I want a refund\norder 42\n", capsys, monkeypatch,
+    )
+    assert code == 0, err
+    assert ("  declined process_refund: the input ended before an answer (pass --approve all "
+            "to approve such calls)") in err.splitlines()
+
+
 def test_chat_default_store_is_under_the_working_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

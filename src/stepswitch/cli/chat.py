@@ -151,7 +151,10 @@ async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: st
         state = streamed.to_state()
         pending = state.interruptions
         if not _decide(state, pending, policy, out, can_pause=False):
-            for item in state.interruptions:  # a chat cannot wait: no is the answer
+            # input ended at the question (piped input): a chat cannot wait, so no is the
+            # answer, and it says so rather than decline in silence
+            for item in state.interruptions:
                 state.reject(item)
-                out.line(f"  declined {visible(item.name)}")
+                out.line(f"  declined {visible(item.name)}: the input ended before an answer "
+                         "(pass --approve all to approve such calls)")
         next_input = state
