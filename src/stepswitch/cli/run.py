@@ -428,13 +428,14 @@ async def _drive(
                 out.flush_held()
                 text, tail = str(exc), str(cause)
                 head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
-                return _failed(head + _user_code_error(cause), exc, args, out)
+                return _failed(head + _user_code_error(cause) + _no_context(cause, args), exc,
+                               args, out)
             out.drop_held()
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             out.flush_held()
-            return _failed(_user_code_error(exc), exc, args, out)
+            return _failed(_user_code_error(exc) + _no_context(exc, args), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
             out.drop_held()
             out.end_text()
@@ -547,6 +548,17 @@ def _user_code_error(exc: BaseException) -> str:
     ]
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return f"{type(exc).__name__}: {exc} (raised in your code{where})"
+
+
+def _no_context(exc: BaseException, args: argparse.Namespace) -> str:
+    """The hint for user code (instructions, a tool) that read ``ctx.context`` of a run
+    given none: its error is about ``None``, and the fix is a flag."""
+    if getattr(args, "context_object", None) is not None:
+        return ""
+    if not isinstance(exc, AttributeError | TypeError | KeyError) or "NoneType" not in str(exc):
+        return ""
+    return ("; the run has no context object (ctx.context is None): pass `--context "
+            "module:factory`, a function returning it")
 
 
 def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
