@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._files import FileRefused, read_regular
 from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
@@ -308,12 +309,10 @@ def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None)
     Checked here, not only when the run resumes: a state whose calls all await approval
     may pause again before the machine ever sees it.
     """
-    if Path(path).exists() and not Path(path).is_file():  # a FIFO or a device: never read
-        raise UserError(f"--resume {path}: not a regular file; name a saved run")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
+    try:  # a FIFO or a device is never read, nor a file past the size bound
+        text = read_regular(path).decode("utf-8")
+    except FileRefused as exc:
+        raise UserError(f"--resume {path}: {exc}; name a saved run") from None
     except UnicodeDecodeError:
         raise UserError(f"--resume {path}: not a saved run (not UTF-8 text)") from None
     try:
