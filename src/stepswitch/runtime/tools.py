@@ -190,13 +190,12 @@ def error_output(exc: BaseException) -> str:
 
 
 def error_text(exc: BaseException) -> str:
-    """``str(exc)``; its type's name when that raises (a broken ``__str__`` must not end
-    the run it reports on) or is empty."""
+    """``str(exc)`` (as the SDK puts it, empty too); its type's name when that raises:
+    a broken ``__str__`` must not end the run it reports on."""
     try:
-        text = str(exc)
+        return str(exc)
     except Exception:
-        text = ""
-    return text or type(exc).__name__
+        return type(exc).__name__
 
 
 def parse_typed_output(tp: Any, wrapped: bool, text: str) -> Any:
