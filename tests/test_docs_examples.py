@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,3 +127,20 @@ def test_the_guide_states_the_tools_strict_default_the_code_has() -> None:
         return order_id
 
     assert ss.function_tool(lookup).strict is default
+
+
+def test_models_page_own_model_answers_from_the_conversation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ns = run(block("docs/models.md", "class EchoModel:"))
+    assert capsys.readouterr().out == "greeter heard 1 message(s); last: 'hello there'\n1\n"
+    # it answers from the conversation: a second user message is counted and echoed
+    machine: Any = ns["machine"]
+    model_class: Any = ns["EchoModel"]
+    result = machine.run_sync(
+        [{"role": "user", "content": "hi"}, {"role": "user", "content": "refund 42"}],
+        model=model_class(),
+    )
+    assert result.final_output == "greeter heard 2 message(s); last: 'refund 42'"
+    assert (result.usage.requests, result.usage.input_tokens, result.usage.output_tokens) \
+        == (1, 3, 7)

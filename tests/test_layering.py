@@ -82,6 +82,15 @@ def test_the_lazy_names_still_load_on_use() -> None:
     assert _under(loaded, ("stepswitch.analysis", "stepswitch.render", *HEAVY)) == []
 
 
+def test_the_subpackage_attributes_load_only_on_use() -> None:
+    lazy = ("stepswitch.sessions", "stepswitch.temporal", "stepswitch.interop",
+            "stepswitch.review", "stepswitch.otel", "temporalio")
+    assert _under(_loaded("import stepswitch as ss\nassert 'sessions' in dir(ss)"), lazy) == []
+    loaded = _loaded("import stepswitch as ss\nassert ss.sessions.MemorySession")
+    assert "stepswitch.sessions" in loaded
+    assert _under(loaded, ("stepswitch.temporal", "stepswitch.interop", "temporalio")) == []
+
+
 def test_the_runtime_imports_no_compiler_stage() -> None:
     loaded = _loaded("import stepswitch.runtime.generated")
     assert _under(loaded, COMPILER) == []

@@ -45,3 +45,14 @@ def test_the_runtime_package_exports_what_its_modules_define() -> None:
         assert value is not None
         if isinstance(value, type):  # type aliases (RunItem, StreamEvent) are unions
             assert value.__module__ == runtime._WHERE[name], name
+
+
+def test_every_public_subpackage_is_an_attribute_of_the_package() -> None:
+    import importlib
+
+    for name in ("interop", "models", "otel", "review", "sessions", "temporal", "testing"):
+        assert name in dir(stepswitch)
+        module = getattr(stepswitch, name)
+        assert module is importlib.import_module(f"stepswitch.{name}")
+    assert stepswitch.sessions.SQLiteSession.__name__ == "SQLiteSession"
+    assert stepswitch.review.check_trail is not None

@@ -17,7 +17,12 @@ import typing as _typing
 from stepswitch._version import __version__
 
 if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
+    from stepswitch import interop as interop
     from stepswitch import models as models
+    from stepswitch import otel as otel
+    from stepswitch import review as review
+    from stepswitch import sessions as sessions
+    from stepswitch import temporal as temporal
     from stepswitch import testing as testing
     from stepswitch.analysis import Diagnostic, Report
     from stepswitch.compiler.codegen import codegen
@@ -150,8 +155,11 @@ _WHERE: dict[str, str] = {
     "then": "stepswitch.dsl.flow",
 }
 
-# public submodules reachable as attributes: ss.testing.ScriptedModel, ss.models
-_SUBMODULES = frozenset({"testing", "models"})
+# public submodules reachable as attributes, imported on first use: ss.testing.ScriptedModel,
+# ss.sessions.SQLiteSession, ss.temporal.worker (``render`` is the function ss.render)
+_SUBMODULES = frozenset(
+    {"interop", "models", "otel", "review", "sessions", "temporal", "testing"}
+)
 
 __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",

@@ -18,7 +18,6 @@ users who want spans in a file with no collector::
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import field
@@ -26,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._dataclass import dataclass
-from stepswitch._json import dumps
+from stepswitch._files import FileRefused, read_regular
+from stepswitch._json import dumps, loads
+from stepswitch._visible import visible
 from stepswitch.errors import UserError
 from stepswitch.runtime import semconv as sc
 
@@ -159,20 +160,23 @@ _SPAN_FIELDS = ("name", "trace_id", "span_id", "kind", "start_ns", "end_ns")
 
 
 def read_spans(path: str | Path) -> list[SpanRecord]:
-    """The spans of a JSON-lines file; ``UserError`` names the line that is not a span."""
+    """The spans of a JSON-lines file; ``UserError`` names the line that is not a span,
+    the second span of a shared id, or a span whose parents lead back to it."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise UserError(f"{path}: cannot read it: {reason}") from None
+        text = read_regular(path).decode("utf-8")
+    except FileRefused as exc:
+        raise UserError(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: cannot read it: not UTF-8 text") from None
     out: list[SpanRecord] = []
+    lines: dict[str, int] = {}  # span id -> its line
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
-        except (ValueError, RecursionError):
-            raise UserError(f"{path}:{n}: not a JSON line") from None
+            raw = loads(line)
+        except ValueError as exc:
+            raise UserError(f"{path}:{n}: not a JSON line ({exc.args[0]})") from None
         if not isinstance(raw, dict):
             raise UserError(f"{path}:{n}: not a span (expected a JSON object)")
         missing = [name for name in _SPAN_FIELDS if name not in raw]
@@ -183,10 +187,42 @@ def read_spans(path: str | Path) -> list[SpanRecord]:
                 f"{fields})"
             )
         try:
-            out.append(_from_json(raw))
+            span = _from_json(raw)
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"{path}:{n}: not a span ({exc})") from None
+        first = lines.setdefault(span.span_id, n)
+        if first != n:
+            raise UserError(f"{path}:{n}: span id {visible(span.span_id)!r} is already the "
+                            f"id of the span on line {first}")
+        out.append(span)
+    cycle = _cycle(out)
+    if cycle is not None:
+        raise UserError(f"{path}:{lines[cycle[0]]}: {_cycle_text(cycle)}")
     return out
+
+
+def _cycle(spans: Sequence[SpanRecord]) -> list[str] | None:
+    """The ids of one parent cycle among ``spans`` (first span of the cycle first), or
+    None. Iterative: a chain of any length costs no recursion."""
+    parent = {s.span_id: s.parent_id for s in spans}
+    done: set[str] = set()  # ids known to lead to a root
+    for s in spans:
+        path: list[str] = []
+        on_path: set[str] = set()
+        node: str | None = s.span_id
+        while node is not None and node in parent and node not in done:
+            if node in on_path:
+                return path[path.index(node):]
+            on_path.add(node)
+            path.append(node)
+            node = parent[node]
+        done.update(path)
+    return None
+
+
+def _cycle_text(cycle: list[str]) -> str:
+    chain = " → ".join(visible(i) for i in [*cycle, cycle[0]])
+    return f"spans form a parent cycle ({chain}); a trace is a tree"
 
 
 def _from_json(raw: dict[str, Any]) -> SpanRecord:
@@ -260,8 +296,16 @@ def _event_label(event: dict[str, Any]) -> str | None:
 
 def format_tree(spans: Iterable[SpanRecord]) -> str:
     """An indented tree per trace: each span with its duration, the step of each model
-    call, token counts, call ids, errors, and the run's events."""
+    call, token counts, call ids, errors, and the run's events.
+
+    Text from the file (names, ids, attributes: a model chose some of them) is shown
+    with terminal escapes and other hidden characters escaped. A parent cycle is a
+    ``UserError`` (its spans would have no place in the tree); a tree of any depth is
+    walked without recursion."""
     spans = list(spans)
+    cycle = _cycle(spans)
+    if cycle is not None:
+        raise UserError(_cycle_text(cycle))
     ids = {s.span_id for s in spans}
     children: dict[str | None, list[SpanRecord]] = {}
     for s in spans:
@@ -270,23 +314,30 @@ def format_tree(spans: Iterable[SpanRecord]) -> str:
     for kids in children.values():
         kids.sort(key=lambda s: (s.start_ns, s.end_ns))
     lines: list[str] = []
+    shown: set[str] = set()  # ids whose children are listed (a shared id: listed once)
 
-    def walk(span: SpanRecord, depth: int) -> None:
-        pad = "  " * depth
-        lines.append(pad + _label(span))
-        for event in span.events:
-            text = _event_label(event)
-            if text is not None:
-                lines.append(pad + "  " + text)
-        for kid in children.get(span.span_id, []):
-            walk(kid, depth + 1)
+    def walk(root: SpanRecord) -> None:
+        stack: list[tuple[SpanRecord, int]] = [(root, 1)]
+        while stack:
+            span, depth = stack.pop()
+            pad = "  " * depth
+            lines.append(pad + visible(_label(span)))
+            for event in span.events:
+                text = _event_label(event)
+                if text is not None:
+                    lines.append(pad + "  " + visible(text))
+            if span.span_id in shown:
+                continue
+            shown.add(span.span_id)
+            kids = children.get(span.span_id, [])
+            stack.extend((kid, depth + 1) for kid in reversed(kids))
 
     roots = children.get(None, [])
     traces: dict[str, list[SpanRecord]] = {}
     for root in roots:
         traces.setdefault(root.trace_id, []).append(root)
     for trace_id, trace_roots in traces.items():
-        lines.append(f"trace {trace_id}")
+        lines.append(f"trace {visible(trace_id)}")
         for root in trace_roots:
-            walk(root, 1)
+            walk(root)
     return "\n".join(lines)

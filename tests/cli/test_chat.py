@@ -70,6 +70,18 @@ def test_chat_asks_and_a_no_is_the_models_answer(
     assert "for agent refund? [y/N] " in err and "p(ause)" not in err
 
 
+def test_chat_says_so_when_piped_input_ends_at_an_approval(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = _chat(
+        ["--model", f"scripted:{CHAT_SCRIPT}", "--session", f"sqlite:///{tmp_path}/c.db"],
+        "I want a refund\norder 42\n", capsys, monkeypatch,
+    )
+    assert code == 0, err
+    assert ("  declined process_refund: the input ended before an answer (pass --approve all "
+            "to approve such calls)") in err.splitlines()
+
+
 def test_chat_default_store_is_under_the_working_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -341,3 +353,24 @@ def test_chat_takes_a_model_from_a_file(
     assert code == 0, err
     # the second turn sees the first one's items
     assert out.splitlines() == ["triage> 1 in", "triage> 3 in"]
+
+
+EVIL = "ok\x1b]0;pwned\x07\x1b[2K\r\u202edone\nline two"
+EVIL_SHOWN = "ok\\x1b]0;pwned\\x07\\x1b[2K\\r\\u202edone\nline two"
+
+
+def test_model_text_from_chat_and_run_is_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "evil.json"
+    script.write_text(json.dumps({"steps": [
+        {"output": [{"type": "message", "text": EVIL}]},
+    ]}))
+    code, out, err = _chat(["--model", f"scripted:{script}", "--session",
+                            f"sqlite:///{tmp_path}/c.db"], "hi\n", capsys, monkeypatch)
+    assert code == 0, err
+    assert out == f"triage> {EVIL_SHOWN}\n"
+    assert main(["run", TARGET, "--input", "hi", "--model", f"scripted:{script}"]) == 0
+    out, err = capsys.readouterr()
+    assert out == EVIL_SHOWN + "\n"
+    assert "\x1b" not in err and "\x07" not in err

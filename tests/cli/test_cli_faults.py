@@ -27,7 +27,7 @@ NOISE = ("Traceback", "Exception ignored", "Task exception", "Task was destroyed
 def cli(
     *argv: str, cwd: Path = ROOT, stdin: str | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}  # these sources
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPSWITCH_MODEL"):
         env.pop(name, None)
     return subprocess.run(
@@ -261,6 +261,42 @@ def test_check_dir_reports_a_module_that_exits_and_checks_the_others(tmp_path: P
     assert "Traceback" not in proc.stderr
     assert "b_broken.py:wf" in proc.stdout and "SW103" in proc.stdout  # still checked
     assert "d_clean.py:wf" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("class Boom(BaseException):\n    pass\n\n\nraise Boom('bang')\n",
+         "importing it raised Boom: bang at {path}:5, a BaseException that is not an "
+         "Exception"),
+        ("class Mute(BaseException):\n    def __str__(self):\n        raise ValueError\n"
+         "\n\nraise Mute\n", "importing it raised Mute at {path}:6"),
+        ("raise GeneratorExit('odd')\n", "importing it raised GeneratorExit: odd at {path}:1"),
+    ],
+)
+def test_a_module_raising_a_base_exception_at_import_is_one_line(
+    body: str, said: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "boom.py"
+    path.write_text(body)
+    proc = cli("check", "boom.py", cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("stepswitch: error: boom.py: ")
+    assert said.format(path=path) in line
+
+
+def test_a_file_target_with_a_relative_import_is_told_the_module_form(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "agents.py").write_text(WORKFLOW)
+    (tmp_path / "app" / "main.py").write_text("from .agents import wf\n")
+    proc = cli("check", "app/main.py", cwd=tmp_path)
+    assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert "app/main.py: a relative import at " in line
+    assert "module form `package.module:NAME` (here `app.main:NAME`)" in line
+    proc = cli("check", "app.main:wf", cwd=tmp_path)  # the form it names works
+    assert proc.returncode == 0, proc.stderr
 
 
 # ---- 20: import-time prints keep machine formats valid ---------------------------------

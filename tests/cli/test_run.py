@@ -743,3 +743,35 @@ def test_a_misspelt_script_key_is_named(
     assert code == 2
     assert err == (f"stepswitch: error: {path}: step 1: expected one of the keys output, "
                    "error, raw, got 'outptu' (did you mean 'output'?)\n")
+
+
+CONTEXT_APP = '''
+from dataclasses import dataclass
+import stepswitch as ss
+
+@dataclass
+class Shop:
+    name: str
+
+def instructions(ctx, agent):
+    return f"You work at {ctx.context.name}."
+
+clerk = ss.Agent(name="clerk", instructions=instructions)
+wf = ss.Workflow(name="shop", entry=clerk)
+'''
+
+
+def test_instructions_reading_a_context_the_run_lacks_say_pass_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ctx_instructions_app.py").write_text(CONTEXT_APP)
+    (tmp_path / "s.json").write_text('[[{"type": "message", "text": "hi"}]]')
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "ctx_instructions_app.py:wf", "--input", "hi", "--model",
+                 "scripted:s.json"])
+    err = capsys.readouterr().err
+    assert code == 1
+    [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
+    assert "'NoneType' object has no attribute 'name'" in line
+    assert line.endswith("the run has no context object (ctx.context is None): pass "
+                         "`--context module:factory`, a function returning it")

@@ -132,6 +132,7 @@ def test_a_flow_of_steps_runs_without_a_model_or_an_api_key(
     code, out, err = run(app, "pricing", "--input", '{"order_id": 1, "qty": 3}', capsys=capsys,
                          model=False)
     assert (code, out) == (0, "$28.50\n"), err
+    assert err.splitlines()[-1].startswith("done: last step fmt, "), err
 
 
 def test_an_entry_input_that_does_not_fit_is_one_line_naming_each_bad_field(

@@ -200,3 +200,20 @@ def test_a_real_ctrl_c_saves_the_run_and_exits_130(tmp_path: Path) -> None:
     saved = json.loads((tmp_path / "s.json").read_text())["body"]
     assert [i["type"] for i in saved["items"]] == [
         "tool_call_item", "tool_call_output_item", "tool_call_item"]
+
+
+def test_resume_of_a_file_past_the_size_bound_or_a_device_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch import _files
+
+    big = tmp_path / "big.json"
+    big.write_text(" " * 2048 + "{}")
+    monkeypatch.setattr(_files, "MAX_FILE_BYTES", 1024)
+    for path, said in ((big, "larger than"), (Path("/dev/zero"), "not a regular file")):
+        code = main(["run", "graphs/support.py:support", "--resume", str(path),
+                     "--model", "scripted:examples/support_script.json"])
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err.startswith(f"stepswitch: error: --resume {path}: ") and said in err, err
+        assert len(err.strip().splitlines()) == 1

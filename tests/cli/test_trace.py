@@ -106,3 +106,83 @@ def test_an_untraced_run_never_imports_opentelemetry() -> None:
                           cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def _span(span_id: str, parent: str | None, **extra: object) -> str:
+    raw = {"name": "invoke_agent a", "trace_id": "t1", "span_id": span_id,
+           "parent_id": parent, "kind": "INTERNAL", "start_ns": 1, "end_ns": 2, **extra}
+    return json.dumps(raw) + "\n"
+
+
+def test_trace_escapes_terminal_sequences_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    title = "\x1b]0;pwned\x07\x1b[2K"
+    f = tmp_path / "evil.jsonl"
+    f.write_text(_span("s1", None, name=f"execute_tool x{title}",
+                       attributes={"gen_ai.tool.call.id": f"call{title}"},
+                       events=[{"name": "stepswitch.approval.requested",
+                                "attributes": {"gen_ai.tool.name": f"t{title}"}}]))
+    assert main(["trace", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "call\\x1b]0;pwned\\x07\\x1b[2K" in out
+
+
+def test_trace_of_a_chain_of_3000_spans_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "deep.jsonl"
+    f.write_text("".join(_span(f"s{i}", f"s{i - 1}" if i else None) for i in range(3000)))
+    assert main(["trace", str(f)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3001
+    assert lines[-1] == "  " * 3000 + "invoke_agent a  0 µs"
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (_span("a", None) + _span("a", "a"),
+         "dup.jsonl:2: span id 'a' is already the id of the span on line 1"),
+        (_span("r", None) + _span("a", "b") + _span("b", "a"),
+         "dup.jsonl:2: spans form a parent cycle (a → b → a)"),
+        (_span("a", "a"), "dup.jsonl:1: spans form a parent cycle (a → a)"),
+        ("[" * 5000 + "]" * 5000 + "\n", "dup.jsonl:1: not a JSON line (nested deeper"),
+        ('{"n": ' + "9" * 6000 + "}\n", "dup.jsonl:1: not a JSON line (an integer has more"),
+    ],
+)
+def test_trace_refuses_shared_ids_cycles_and_hostile_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, error: str
+) -> None:
+    f = tmp_path / "dup.jsonl"
+    f.write_text(content)
+    assert main(["trace", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert error in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_trace_refuses_a_fifo_and_a_device(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero", str(tmp_path)):
+        assert main(["trace", path]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: not a regular file" in err, err
+
+
+def test_trace_refuses_a_file_past_the_size_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch import _files
+
+    f = tmp_path / "big.jsonl"
+    f.write_text(_span("a", None) * 100)
+    monkeypatch.setattr(_files, "MAX_FILE_BYTES", 1024)
+    assert main(["trace", str(f)]) == 2
+    assert "larger than" in capsys.readouterr().err

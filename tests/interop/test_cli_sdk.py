@@ -220,3 +220,12 @@ def test_compile_an_sdk_agent_gives_a_runner_that_runs_in_a_fresh_process(
     output, loaded = done.stdout.strip().split(" | ")
     assert output == "refunded 7 for bo"
     assert loaded == "[]"  # the runner needs no analyzer or renderer (the DSL builds tools)
+
+
+def test_show_counts_a_hosted_tool_and_a_server_apart_from_function_tools(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(["show", "tests/interop/sdk_apps/hosted.py:researcher"], capsys)
+    assert code == 0
+    assert ("1 function tool(s) (0 need approval), 2 hosted or server tool(s) stepswitch "
+            "does not run, max_turns=10") in out

@@ -282,6 +282,8 @@ BAD = {
     "no call id": ('[{"type": "function_call", "name": "x", "arguments": "{}"}]',
                    "item [0]: function_call item's call_id is missing"),
     "no role": ('[{"content": "hi"}]', "neither a known item type nor a message with a role"),
+    "nested deeply": ("[" * 5000 + "]" * 5000, "nested deeper than 200 levels"),
+    "a huge integer": ("[" + "9" * 6000 + "]", "an integer has more than 4300 digits"),
 }
 
 
@@ -294,6 +296,43 @@ def test_bad_trails_are_one_line_errors_exit_two(
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and message in err
     assert str(tmp_path / "trail.json") in err
+
+
+def test_a_fifo_a_device_and_a_directory_are_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)  # read, it would block forever: nobody writes it
+    for path in (str(fifo), "/dev/zero", str(tmp_path)):
+        code, out, err = _trail([path], capsys)
+        assert code == 2 and out == ""
+        assert err == f"stepswitch: error: {path}: not a regular file (a FIFO, a device or a " \
+                      "directory)\n"
+
+
+def test_a_trail_past_the_size_bound_is_refused(
+    recorded: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from stepswitch import _files
+
+    monkeypatch.setattr(_files, "MAX_FILE_BYTES", 100)
+    code, _, err = _trail([_write(tmp_path, recorded["items"])], capsys)
+    assert code == 2 and "larger than" in err and err.count("\n") == 1
+
+
+def test_model_chosen_ids_in_findings_are_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    evil = "c\x1b]0;pwned\x07\x1b[2K"
+    items = [{"role": "user", "content": "hi"},
+             {"type": "function_call_output", "call_id": evil, "output": "x"}]
+    code, out, _ = _trail([_write(tmp_path, items)], capsys)
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert "c\\x1b]0;pwned\\x07" in out
 
 
 def test_missing_file_and_broken_workflow_are_exit_two(
@@ -397,3 +436,25 @@ def test_a_paused_nested_run_is_checked_as_a_run_of_its_agent() -> None:
     found = [(f.code, f.where)
              for f in check_trail(read_trail(json.dumps(_resign(state))), machine.ir).findings]
     assert ("TR201", "nested['call_1_1'].items[0]") in found
+
+
+def test_a_state_saved_on_a_conversations_second_message_replays_from_where_it_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.sessions import MemorySession
+
+    machine = support.compile()
+    session = MemorySession("ann")
+    first = ScriptedModel([[function_call("transfer_to_refund", {})],
+                           [assistant_message("Which order?")]])
+    machine.run_sync("refund please", model=first, session=session)
+    second = ScriptedModel([[function_call("process_refund", {"order_id": 42})]])
+    paused = machine.run_sync("order 42", model=second, session=session)
+    assert paused.last_agent == "refund" and paused.interruptions
+    path = _write(tmp_path, paused.to_state().to_json(), "second.json")
+    code, out, _ = _trail([path, "--workflow", WORKFLOW], capsys)
+    assert code == 0, out
+    assert out.endswith("against graphs/support.py:support: clean\n")
+    # told otherwise, the replay starts at the entry, where process_refund is no tool
+    code, out, _ = _trail([path, "--workflow", WORKFLOW, "--agent", "triage"], capsys)
+    assert code == 1

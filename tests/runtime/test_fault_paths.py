@@ -51,11 +51,24 @@ def unserialisable() -> Any:
     return {"value": Unprintable()}
 
 
+class Unspeakable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no words")
+
+
+@ss.function_tool
+def mute_failure() -> str:
+    """Fail with an exception that cannot say what went wrong."""
+    SEEN.append("mute_failure ran")
+    raise Unspeakable
+
+
 helper = ss.Agent(name="helper", instructions="Help.")
 agent = ss.Agent(
     name="clerk",
     instructions="File notes.",
-    tools=[store, gated_store, odd_result, unserialisable, helper.as_tool("ask", "Ask")],
+    tools=[store, gated_store, odd_result, unserialisable, mute_failure,
+           helper.as_tool("ask", "Ask")],
 )
 workflow = ss.Workflow(name="clerk", entry=agent, agents=[agent, helper])
 
@@ -114,6 +127,19 @@ def test_a_tool_result_with_no_text_form_is_an_error_output_and_the_run_goes_on(
     # the state of such a run saves and loads (the unprintable value is not in it)
     state = result.to_state()
     assert ss.RunState.from_json(state.to_json()).to_json() == state.to_json()
+
+
+def test_a_tool_error_whose_str_raises_gives_the_model_its_type_name(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.add([call("mute_failure", {}, "c1")], [message("It failed.")])
+    result = workflow.compile().run_sync("go", model=chat(openai_server))
+    assert result.final_output == "It failed."
+    output = next(i for i in result.new_items if i.type == "tool_call_output_item")
+    assert output.is_error
+    assert output.output.endswith("Error: Unspeakable")
+    sent = openai_server.model_requests("chat")[1].body["messages"]
+    assert sent[-1]["content"] == output.output
 
 
 @pytest.mark.parametrize(

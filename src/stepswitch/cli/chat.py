@@ -30,6 +30,7 @@ from stepswitch.cli._session import (
     refuse_flow,
 )
 from stepswitch.cli.run import (
+    _TEXT,
     _decide,
     _is_transcript,
     _model,
@@ -122,7 +123,8 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
             result = await _turn(machine, session, model, context, policy, line.strip(), out)
             answer = result.final_output
             text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
-            print(f"{result.last_agent}> {text}", flush=True)
+            print(f"{visible(result.last_agent)}> {visible(str(text), keep=_TEXT)}",
+                  flush=True)
     except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
         # the summary: the hint speaks of Python (RunConfig, exc.run_data), not flags
         print(f"stepswitch: error: the run failed: {exc.summary}", file=sys.stderr)
@@ -149,7 +151,10 @@ async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: st
         state = streamed.to_state()
         pending = state.interruptions
         if not _decide(state, pending, policy, out, can_pause=False):
-            for item in state.interruptions:  # a chat cannot wait: no is the answer
+            # input ended at the question (piped input): a chat cannot wait, so no is the
+            # answer, and it says so rather than decline in silence
+            for item in state.interruptions:
                 state.reject(item)
-                out.line(f"  declined {visible(item.name)}")
+                out.line(f"  declined {visible(item.name)}: the input ended before an answer "
+                         "(pass --approve all to approve such calls)")
         next_input = state

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
 
 from pydantic import BaseModel
 
+from stepswitch._files import FileRefused, read_regular
 from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
 from stepswitch.cli._context import build_context
@@ -374,12 +375,10 @@ def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None)
     Checked here, not only when the run resumes: a state whose calls all await approval
     may pause again before the machine ever sees it.
     """
-    if Path(path).exists() and not Path(path).is_file():  # a FIFO or a device: never read
-        raise UserError(f"--resume {path}: not a regular file; name a saved run")
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"--resume {path}: cannot read it: {exc.strerror or exc}") from None
+    try:  # a FIFO or a device is never read, nor a file past the size bound
+        text = read_regular(path).decode("utf-8")
+    except FileRefused as exc:
+        raise UserError(f"--resume {path}: {exc}; name a saved run") from None
     except UnicodeDecodeError:
         raise UserError(f"--resume {path}: not a saved run (not UTF-8 text)") from None
     try:
@@ -538,13 +537,14 @@ async def _drive(
                 out.flush_held()
                 text, tail = str(exc), str(cause)
                 head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
-                return _failed(head + _user_code_error(cause), exc, args, out)
+                return _failed(head + _user_code_error(cause) + _no_context(cause, args), exc,
+                               args, out)
             out.drop_held()
             _keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             out.flush_held()
-            return _failed(_user_code_error(exc), exc, args, out)
+            return _failed(_user_code_error(exc) + _no_context(exc, args), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
             out.drop_held()
             out.end_text()
@@ -563,10 +563,14 @@ async def _drive(
             saved = _save(args, streamed.to_state()) if _save_paths(args) else []
             if saved:
                 out.line(f"saved the finished run to {', '.join(saved)}")
-            out.done(streamed.last_agent, total)
+            # a flow may end on a step, which is no agent
+            last = streamed.last_agent
+            what = "agent" if machine.ir.state(last) is not None else "step"
+            out.done(last, total, what)
             refused = _refusal(streamed.new_items)
             if refused is not None and not streamed.final_output:
-                print(f"stepswitch: the model refused: {refused}", file=sys.stderr)
+                print(f"stepswitch: the model refused: {visible(refused, keep=_TEXT)}",
+                      file=sys.stderr)
                 return 1
             _print_output(streamed.final_output)
             return 0
@@ -659,6 +663,17 @@ def _user_code_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc} (raised in your code{where})"
 
 
+def _no_context(exc: BaseException, args: argparse.Namespace) -> str:
+    """The hint for user code (instructions, a tool) that read ``ctx.context`` of a run
+    given none: its error is about ``None``, and the fix is a flag."""
+    if getattr(args, "context_object", None) is not None:
+        return ""
+    if not isinstance(exc, AttributeError | TypeError | KeyError) or "NoneType" not in str(exc):
+        return ""
+    return ("; the run has no context object (ctx.context is None): pass `--context "
+            "module:factory`, a function returning it")
+
+
 def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
     out.end_text()
     print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
@@ -709,11 +724,16 @@ def _refusal(items: list[RunItem]) -> str | None:
     return None
 
 
+_TEXT = "\n\t"
+"""What a model's running text keeps as it is when shown (every other control escaped)."""
+
+
 def _print_output(value: Any) -> None:
+    # the model's text: a terminal escape in it is shown, never obeyed
     if isinstance(value, BaseModel):
-        print(value.model_dump_json(indent=2))
+        print(visible(value.model_dump_json(indent=2), keep=_TEXT))
     elif value is not None:
-        print(value)
+        print(visible(str(value), keep=_TEXT))
 
 
 class _Progress:
@@ -808,9 +828,9 @@ class _Progress:
             self._streamed = self._streamed[at + len(content):]
         return True
 
-    def done(self, last_agent: str, usage: Usage) -> None:
+    def done(self, last_agent: str, usage: Usage, what: str = "agent") -> None:
         self.line(
-            f"done: last agent {last_agent}, {usage.requests} model call(s), "
+            f"done: last {what} {visible(last_agent)}, {usage.requests} model call(s), "
             f"{usage.total_tokens} token(s)"
         )
 

@@ -329,8 +329,45 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         if stale is not None:
             raise TargetError(f"{shown}: {stale}") from None
         raise TargetError(f"{shown}: {exc}") from None
+    except ImportError as exc:
+        if exc.name is None and "relative import" in str(exc) and shown.endswith(".py"):
+            raise TargetError(_relative_import(shown, exc)) from None
+        raise TargetError(_user_traceback(shown, exc)) from None
     except Exception as exc:
         raise TargetError(_user_traceback(shown, exc)) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a BaseException subclass of the user's: one line
+        raise TargetError(
+            f"{shown}: importing it raised {_type_and_text(exc)}{_raised_at(exc)}, a "
+            "BaseException that is not an Exception; a module stepswitch reads must "
+            "import cleanly"
+        ) from None
+
+
+def _type_and_text(exc: BaseException) -> str:
+    """``Type: message``, or ``Type`` alone when the exception has no text form."""
+    try:
+        text = str(exc)
+    except Exception:  # its __str__ raised
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _raised_at(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if "importlib" not in f.filename and not f.filename.startswith(PACKAGE_DIR)]
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+def _relative_import(shown: str, exc: ImportError) -> str:
+    """A file TARGET outside any package that imports relatively: the module form is
+    the way to name it."""
+    path = Path(shown.partition(":")[0])
+    module = ".".join(path.with_suffix("").parts)
+    return (f"{shown}: a relative import{_raised_at(exc)} needs the file's package; name "
+            f"it in the module form `package.module:NAME` (here `{module}:NAME`), run from "
+            "the folder above the package")
 
 
 def _stale_runner(exc: UserError, shown: str) -> str | None:

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from stepswitch._files import MAX_FILE_BYTES, FileRefused, read_regular
 from stepswitch.cli.targets import TargetError, load_targets
 from stepswitch.errors import CompileError
 from stepswitch.review.trail import TrailError, check_trail, read_trail
@@ -31,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--workflow", metavar="TARGET", default=None,
                    help="check the steps against this workflow (path/file.py:NAME)")
     p.add_argument("--agent", metavar="NAME", default=None,
-                   help="the agent the run started at (default: the workflow's entry)")
+                   help="the agent the run started at (default: where a saved state's run "
+                   "started, else the workflow's entry)")
     p.add_argument("--unknown-tool", choices=("raise", "return_error"), default="raise",
                    help="the run's RunConfig(unknown_tool=...): with return_error, calls of "
                    "tools an agent lacks were answered with an error and are allowed")
@@ -50,12 +52,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _read(path: str) -> bytes:
     if path == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise TargetError(f"-: stdin holds more than {MAX_FILE_BYTES // 2**20} MiB; "
+                              "not a recorded run")
+        return data
     try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        raise TargetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return read_regular(path)  # a FIFO or /dev/zero: refused, never read
+    except FileRefused as exc:
+        raise TargetError(f"{path}: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -205,14 +205,16 @@ class WorkflowGraph:
         """One line: counts of agents, edges and tools."""
         handoffs = sum(1 for _ in self.edges("handoff"))
         agent_tools = sum(1 for _ in self.edges("agent_tool"))
-        tools = sum(len(a.tools) for a in self._agents.values())
-        approvals = sum(
-            1 for a in self._agents.values() for t in a.tools if t.needs_approval != "never"
-        )
+        every = [t for a in self._agents.values() for t in a.tools]
+        tools = sum(1 for t in every if t.opaque is None)
+        approvals = sum(1 for t in every if t.opaque is None and t.needs_approval != "never")
+        # a hosted tool or an MCP server read from an SDK app is no function tool
+        opaque = len(every) - tools
+        others = f"{opaque} hosted or server tool(s) stepswitch does not run, " if opaque else ""
         return (
             f"workflow {self.spec.name!r}: {len(self._agents)} agent(s), entry "
             f"{self.spec.entry!r}, {handoffs} handoff(s), {agent_tools} agent tool(s), "
-            f"{tools} function tool(s) ({approvals} need approval), "
+            f"{tools} function tool(s) ({approvals} need approval), {others}"
             f"max_turns={self.spec.max_turns}"
         )
 

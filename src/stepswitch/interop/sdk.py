@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import sys
 import typing
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -34,7 +35,7 @@ from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
 
-__all__ = ["converted", "from_sdk", "is_sdk_agent", "sdk_roots"]
+__all__ = ["SDKNotCarriedWarning", "converted", "from_sdk", "is_sdk_agent", "sdk_roots"]
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
@@ -192,6 +193,32 @@ def converted(sdk_obj: Any, kind: str = "") -> Any:
         result.__module__, result.__qualname__ = path
     _CONVERTED[key] = (sdk_obj, result)
     return result
+
+
+class SDKNotCarriedWarning(UserWarning):
+    """A setting of an SDK app that ``from_sdk`` reads but stepswitch does not carry out;
+    the warning is located at the tool (or the agent) it belongs to."""
+
+
+def _warn_not_carried(sdk_agent: Any, part: Any, site: Site) -> None:
+    """Warn, at ``site``, of what ``part`` (a tool or a handoff of ``sdk_agent``) sets that
+    the converted workflow would drop: a callable ``is_enabled`` (stepswitch offers the
+    part on every turn) and a function tool's tool guardrails (they would not run)."""
+    name = getattr(part, "name", None) or getattr(part, "tool_name", None) or "?"
+    owner = f"{'handoff' if hasattr(part, 'agent_name') else 'tool'} {name!r} of agent " \
+            f"{getattr(sdk_agent, 'name', '?')!r}"
+    dropped: list[str] = []
+    if callable(getattr(part, "is_enabled", None)):
+        dropped.append("its is_enabled is a function, which stepswitch does not call: the "
+                       "model is offered it on every turn")
+    for attr in ("tool_input_guardrails", "tool_output_guardrails"):
+        guards = getattr(part, attr, None) or ()
+        if guards:
+            names = ", ".join(repr(getattr(g, "name", None) or _short(g)) for g in guards)
+            dropped.append(f"its {attr} ({names}) do not run in stepswitch")
+    for problem in dropped:
+        warnings.warn_explicit(f"from_sdk: {owner}: {problem}", SDKNotCarriedWarning,
+                               site.file, site.line)
 
 
 def _short(obj: object) -> str:
@@ -436,6 +463,7 @@ class _Reader:
                 raise self._error(sdk, str(exc)) from None
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
+            _warn_not_carried(sdk, t, getattr(tools[-1], "site", None) or site)
         for server in getattr(sdk, "mcp_servers", ()) or ():
             from stepswitch.mcp._sdk import read_sdk_server
 
@@ -459,6 +487,7 @@ class _Reader:
             if getattr(h, "is_enabled", True) is False:
                 continue
             handoffs.append(self._handoff(h, edges[id(h)].target, site))
+            _warn_not_carried(sdk, h, site)
         agent.tools = tools
         agent.handoffs = handoffs
         agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]

@@ -96,7 +96,8 @@ def check_trail(
     on_max_turns: bool = False,
 ) -> TrailReport:
     """Every finding about ``trail``; with ``machine`` (``StateMachine.ir``), its steps
-    are replayed on the machine's tables too (starting at ``start``, default the entry;
+    are replayed on the machine's tables too (starting at ``start``, default where a
+    saved state's run started, else the entry;
     a flow's runs are not replayed). ``max_turns`` is the budget the run was given
     (default: a saved state's own, else the machine's); ``on_max_turns`` says the run
     had a ``RunConfig(on_max_turns=...)`` handler, whose final message may follow the
@@ -108,6 +109,9 @@ def check_trail(
         findings.append(Finding("TR110", f"the runtime refuses to resume this state: "
                                 f"{trail.refused}", None, "body"))
     replay = machine is not None and machine.flow is None
+    if start is None and trail.start_agent is not None and machine is not None \
+            and machine.state(trail.start_agent) is not None:
+        start = trail.start_agent  # a saved state says where its run started
     count = _check(trail, machine if replay else None, start, unknown_tool, findings,
                    max_turns, on_max_turns)
     return TrailReport(tuple(findings), count, replay)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from stepswitch._visible import visible
 from stepswitch.review.trail import Trail, TrailReport
 from stepswitch.review.trail_codes import TRAIL_CODES
 
@@ -25,7 +26,8 @@ def text(file: str, trail: Trail, report: TrailReport, workflow: str | None) -> 
         against = f" against {workflow} (pins only: flows are not replayed)"
     verdict = "clean" if report.ok else _plural(len(report.findings), "finding")
     lines.append(f"{file}: {what}, {_plural(report.items, 'item')} checked{against}: {verdict}")
-    return "\n".join(lines) + "\n"
+    # ids, names and arguments in the messages are the model's: shown escaped
+    return "\n".join(visible(line) for line in lines) + "\n"
 
 
 def json_doc(file: str, trail: Trail, report: TrailReport, workflow: str | None) -> str:

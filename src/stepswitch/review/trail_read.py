@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import loads
 from stepswitch.errors import StateError
 
 __all__ = [
@@ -87,6 +88,10 @@ class Trail:
     """Where this trail sits in the file (``nested['call_3'].`` for a nested run)."""
     refused: str | None = None
     """Why the runtime refuses to resume this state, when it does (TR110)."""
+    start_agent: str | None = None
+    """For a state: the agent the run started at (the agent of its first item; with no
+    item yet, where it is). A run on a session starts where the conversation stood,
+    which need not be the entry."""
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -107,7 +112,7 @@ _ROLES = frozenset({"user", "system", "developer", "assistant"})
 def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
     """A trail from a saved ``RunState`` (JSON) or a JSON list of items."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise TrailError(f"not JSON: {exc}") from None
     if isinstance(doc, dict) and doc.get("format") == _STATE_FORMAT:
@@ -260,9 +265,11 @@ def trail_from_state(state: Any, prefix: str = "") -> Trail:
         (call_id, trail_from_state(child, f"{prefix}nested[{call_id!r}]."))
         for call_id, child in sorted(state.nested.items())
     )
+    first = next((item.agent for item in items[base:] if item.agent is not None), None)
     return Trail("state", tuple(items), pending_start, pending_calls,
                  tuple(sorted(state.decisions)), state.max_turns, state.current_agent,
-                 state.workflow, state.status, nested, prefix)
+                 state.workflow, state.status, nested, prefix,
+                 start_agent=first if first is not None else state.current_agent)
 
 
 def _relocated(item: TrailItem, where: str) -> TrailItem:

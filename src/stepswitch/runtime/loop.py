@@ -82,6 +82,7 @@ from stepswitch.runtime.tools import (
     REJECTED,
     ArgumentError,
     error_output,
+    error_text,
     output_text,
     parse_arguments,
     parse_typed,
@@ -615,7 +616,7 @@ def _function_error(
     if row.failure == "raise":
         if isinstance(err, ToolTimeoutError):
             raise err  # its own clear error; the run so far goes with it
-        raise UserError(f"Error running tool {call.name}: {err}") from err
+        raise UserError(f"Error running tool {call.name}: {error_text(err)}") from err
     if row.failure == "custom":
         action = row.action
         assert type(action) is RunFunction

@@ -185,8 +185,17 @@ def _exception_text(exc: BaseException) -> str:
 def error_output(exc: BaseException) -> str:
     """The default error output of a tool that raised (the SDK's text plus the error)."""
     # a run limit's summary: the model needs what happened, not the developer's hint
-    text = getattr(exc, "summary", None) or exc
+    text = getattr(exc, "summary", None) or error_text(exc)
     return f"An error occurred while running the tool. Please try again. Error: {text}"
+
+
+def error_text(exc: BaseException) -> str:
+    """``str(exc)`` (as the SDK puts it, empty too); its type's name when that raises:
+    a broken ``__str__`` must not end the run it reports on."""
+    try:
+        return str(exc)
+    except Exception:
+        return type(exc).__name__
 
 
 def parse_typed_output(tp: Any, wrapped: bool, text: str) -> Any:

@@ -1,0 +1,56 @@
+"""A file named by a user read with limits: only a regular file, and only up to a size.
+
+``open(path).read()`` alone blocks forever on a FIFO nobody writes and reads
+``/dev/zero`` until memory runs out. :func:`read_regular` refuses both with
+:class:`FileRefused`, whose message is the cause alone (the caller names the file).
+
+A shared leaf module: imports nothing of stepswitch.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["MAX_FILE_BYTES", "FileRefused", "read_regular"]
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+"""The largest recorded run or trace read (256 MiB)."""
+
+
+class FileRefused(Exception):
+    """The path is not a regular file, is too large, or cannot be read."""
+
+
+def read_regular(path: str | Path, *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them (default
+    :data:`MAX_FILE_BYTES`).
+
+    The file is opened without blocking (a FIFO opens at once) and checked by its open
+    descriptor, so a path swapped between a check and the read cannot slip through."""
+    if limit is None:
+        limit = MAX_FILE_BYTES
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise FileRefused(f"cannot read it: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise FileRefused("not a regular file (a FIFO, a device or a directory)")
+    if info.st_size > limit:
+        os.close(fd)
+        raise FileRefused(_too_large(limit))
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise FileRefused(f"cannot read it: {exc.strerror or exc}") from None
+    if len(data) > limit:  # grew while it was read
+        raise FileRefused(_too_large(limit))
+    return data
+
+
+def _too_large(limit: int) -> str:
+    return f"larger than {limit / (1024 * 1024):g} MiB; not a recorded run or trace"
