@@ -414,22 +414,6 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__):\n  self.__dataclass_f0__ = __dataclass_f0__\n  self.__dataclass_f1__ = __dataclass_f1__\n  self.__dataclass_f2__ = __dataclass_f2__\n  self.__dataclass_f3__ = __dataclass_f3__\n  self.__dataclass_f4__ = __dataclass_f4__\n  self.__dataclass_f5__ = __dataclass_f5__\n  self.__dataclass_f6__ = __dataclass_f6__\n  self.__dataclass_f7__ = __dataclass_f7__\n  self.__dataclass_f8__ = __dataclass_dflt_8__() if __dataclass_f8__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f8__\n  self.__dataclass_f9__ = __dataclass_dflt_9__() if __dataclass_f9__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f9__\n  self.__dataclass_f10__ = __dataclass_f10__'] = __init__.__code__
 
 
-def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__):
-  __dataclass_set_0__(self, __dataclass_f0__)
-  __dataclass_set_1__(self, __dataclass_f1__)
-  __dataclass_set_2__(self, __dataclass_f2__)
-  __dataclass_set_3__(self, __dataclass_f3__)
-  __dataclass_set_4__(self, __dataclass_f4__)
-  __dataclass_set_5__(self, __dataclass_f5__)
-  __dataclass_set_6__(self, __dataclass_f6__)
-  __dataclass_set_7__(self, __dataclass_f7__)
-  __dataclass_set_8__(self, __dataclass_f8__)
-  __dataclass_set_9__(self, __dataclass_f9__)
-  __dataclass_set_10__(self, __dataclass_f10__)
-  __dataclass_set_11__(self, __dataclass_f11__)
-SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)'] = __init__.__code__
-
-
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):
   __dataclass_set_0__(self, __dataclass_f0__)
   __dataclass_set_1__(self, __dataclass_f1__)
@@ -445,6 +429,23 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   __dataclass_set_11__(self, __dataclass_f11__)
   __dataclass_set_12__(self, __dataclass_f12__)
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_dflt_5__() if __dataclass_f5__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)\n  __dataclass_set_12__(self, __dataclass_f12__)'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):
+  __dataclass_set_0__(self, __dataclass_f0__)
+  __dataclass_set_1__(self, __dataclass_f1__)
+  __dataclass_set_2__(self, __dataclass_f2__)
+  __dataclass_set_3__(self, __dataclass_f3__)
+  __dataclass_set_4__(self, __dataclass_f4__)
+  __dataclass_set_5__(self, __dataclass_f5__)
+  __dataclass_set_6__(self, __dataclass_f6__)
+  __dataclass_set_7__(self, __dataclass_f7__)
+  __dataclass_set_8__(self, __dataclass_f8__)
+  __dataclass_set_9__(self, __dataclass_f9__)
+  __dataclass_set_10__(self, __dataclass_f10__)
+  __dataclass_set_11__(self, __dataclass_f11__)
+  __dataclass_set_12__(self, __dataclass_f12__)
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)\n  __dataclass_set_7__(self, __dataclass_f7__)\n  __dataclass_set_8__(self, __dataclass_f8__)\n  __dataclass_set_9__(self, __dataclass_f9__)\n  __dataclass_set_10__(self, __dataclass_f10__)\n  __dataclass_set_11__(self, __dataclass_f11__)\n  __dataclass_set_12__(self, __dataclass_f12__)'] = __init__.__code__
 
 
 def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__, __dataclass_f7__, __dataclass_f8__, __dataclass_f9__, __dataclass_f10__, __dataclass_f11__, __dataclass_f12__, __dataclass_f13__):
