@@ -45,3 +45,22 @@ class Served:
 
 def serve(args: Sequence[str], poll: float = 0.5) -> Served:
     return Served(args, poll)
+
+
+POLICY_FAILS = '''
+import stepswitch as ss
+
+
+@ss.function_tool
+def refund(order_id: int) -> str:
+    """Refund an order."""
+    return "done"
+
+
+back = ss.Agent("back", "b", tools=[refund])
+side = ss.Agent("side", "s")
+front = ss.Agent("front", "f", handoffs=[back, side])
+wf = ss.Workflow("w", front, [front, back, side], policies=[ss.require_approval(refund)])
+'''
+"""A workflow whose ``require_approval`` policy fails through a handoff: ``front`` hands
+off to ``back``, which calls ``refund`` with no approval; ``side`` is off the path."""

@@ -16,6 +16,7 @@ from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.render.scene import build_scene
 from stepswitch.studio.page import LARGE, _layered_svg, build_page, trace_turns, trail_turns
+from tests.studio.conftest import POLICY_FAILS
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
@@ -143,3 +144,20 @@ def test_a_trace_is_cut_into_turns_and_one_of_another_workflow_refused(tmp_path:
     renamed = _spec_of(SUPPORT).model_copy(update={"name": "billing"})
     out = trace_turns(str(trace), renamed, {})
     assert out["refused"] is not None and "workflow 'support', not 'billing'" in out["refused"]
+
+
+def test_a_failing_policy_through_a_handoff_carries_its_path(tmp_path: Path) -> None:
+    file = tmp_path / "policy.py"
+    file.write_text(POLICY_FAILS)
+    w = build_page([f"{file}:wf"])["workflows"][0]
+    (f,) = [f for f in w["findings"] if f["code"] == "SW801"]
+    front, back = w["nodes"]["front"], w["nodes"]["back"]
+    assert [(s["message"], s["node"], s["edge"]) for s in f["trace"]] == [
+        ("agent 'front'", front, None),
+        ("hands off to 'back' (transfer_to_back)", front, f"{front}->{back}"),
+        ("calls refund", back, None)]
+    declared = POLICY_FAILS.splitlines().index("@ss.function_tool") + 1
+    assert f["trace"][2]["location"] == f"{file}:{declared}"  # where refund is declared
+    assert f["lights"] == [front, f"{front}->{back}", back]
+    assert w["nodes"]["side"] not in f["lights"]
+    assert all(g["trace"] == [] and g["lights"] == [] for g in w["findings"] if g is not f)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.studio.conftest import Served, serve
+from tests.studio.conftest import POLICY_FAILS, Served, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
@@ -171,6 +171,28 @@ def test_a_workflow_with_errors_still_serves(browser: Any) -> None:
         lit = page.locator("#canvas g.edge.lit")
         assert lit.count() == 1
         assert lit.locator("title").text_content() == "a0->a1"  # the handoff it names
+        page.close()
+    finally:
+        served.close()
+
+
+def test_a_failing_policy_lists_its_path_and_lights_it(browser: Any, tmp_path: Path) -> None:
+    file = tmp_path / "policy.py"
+    file.write_text(POLICY_FAILS)
+    served = serve([f"{file}:wf"])
+    try:
+        page, _ = _open(browser, served.url)
+        page.click(".tabs button[data-tab='findings']")
+        found = page.locator("#tab-findings .finding", has_text="SW801")
+        assert found.locator("ol.trace li").all_inner_texts()[1].startswith(
+            "hands off to 'back' (transfer_to_back)")
+        found.click()
+        lit = page.locator("#canvas g.node.lit")
+        assert lit.locator("title").all_text_contents() == ["a0", "a1"]  # not 'side' (a2)
+        names = page.eval_on_selector_all("#canvas g.node.lit",
+                                          "gs => gs.map(g => g.querySelector('text').textContent)")
+        assert names == ["front", "back"]
+        assert page.locator("#canvas g.edge.lit title").all_text_contents() == ["a0->a1"]
         page.close()
     finally:
         served.close()

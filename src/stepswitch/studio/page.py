@@ -105,6 +105,31 @@ def _edge_of(spec: WorkflowSpec, agent: str, path: str, ids: dict[str, str]) -> 
     return None
 
 
+def _trace_step(step: Any, spec: WorkflowSpec, names: Sequence[str],
+                ids: dict[str, str]) -> JSON:
+    """One step of a counterexample, placed on the diagram: the node of the agent it is
+    in and, for a handoff or an agent tool, the edge it takes."""
+    path = str(step.location.path or "")
+    agent = _agent_of(path, names)
+    return {"message": str(step.message), "path": path,
+            "location": f"{step.location.file}:{step.location.line}" if step.location.file
+            else "",
+            "node": ids.get(agent) if agent else None,
+            "edge": _edge_of(spec, agent, path, ids) if agent else None}
+
+
+def _lights(trace: list[JSON]) -> list[str]:
+    """Every node and edge on a counterexample path, once each and in path order; an
+    edge brings the node it ends at, so a path that ends in a handoff lights its target."""
+    out: list[str] = []
+    for step in trace:
+        edge = step["edge"]
+        for one in (step["node"], edge, edge.partition("->")[2] if edge else None):
+            if one and one not in out:
+                out.append(one)
+    return out
+
+
 LARGE = 150
 """Scenes with more nodes than this are laid out here, in layers, not by Graphviz: dot
 took over two minutes on a 1,000-agent chain on this machine (bench/bench_studio.py)."""
@@ -187,12 +212,14 @@ def _workflow(loaded: Any) -> JSON:
     for i, d in enumerate(report.diagnostics):
         path = str(d.location.path or "")
         agent = _agent_of(path, names)
+        trace = [_trace_step(s, spec, names, ids) for s in d.trace]
         findings.append({
             "code": str(d.code), "severity": str(getattr(d.severity, "value", d.severity)),
             "message": str(d.message), "path": path,
             "location": f"{d.location.file}:{d.location.line}" if d.location.file else "",
             "agent": agent, "node": ids.get(agent) if agent else "n_start",
             "edge": _edge_of(spec, agent, path, ids) if agent else None,
+            "trace": trace, "lights": _lights(trace),
         })
         if agent is not None:
             agents[agent]["findings"].append(i)

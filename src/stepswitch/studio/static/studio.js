@@ -54,9 +54,9 @@ function fit() { S.vb = null; draw(); }
 
 function node(id) { const s = svgEl(); return s && s.querySelector(`g[data-id="${CSS.escape(id)}"]`); }
 function clearClass(cls) { for (const g of document.querySelectorAll("svg ." + cls)) g.classList.remove(cls); }
-function light(nodeId, edgeId) {
+function light(...ids) {
   clearClass("lit");
-  for (const id of [nodeId, edgeId]) { const g = id && node(id); if (g) g.classList.add("lit"); }
+  for (const id of ids) { const g = id && node(id); if (g) g.classList.add("lit"); }
 }
 
 // -- the agent panel --
@@ -99,9 +99,13 @@ function showAgent(name) {
 function finding(f) {
   const d = el("div", "finding " + f.severity, el("span", "code", f.code), ` ${f.severity}: ${f.message}`,
     el("div", "muted", [f.location, f.path].filter(Boolean).join("  ")));
+  // a failing policy's counterexample: its steps listed, and the whole path lit on a click
+  if (f.trace.length) d.append(el("ol", "trace", ...f.trace.map(s =>
+    el("li", null, s.message, el("span", "muted", "  " + s.location)))));
+  const show = () => f.lights.length ? light(...f.lights) : light(f.node, f.edge);
   d.tabIndex = 0;
-  d.onclick = () => light(f.node, f.edge);
-  d.onkeydown = e => { if (e.key === "Enter") light(f.node, f.edge); };
+  d.onclick = show;
+  d.onkeydown = e => { if (e.key === "Enter") show(); };
   return d;
 }
 function renderFindings() {
