@@ -103,24 +103,26 @@ def test_a_large_scene_is_laid_out_in_layers_without_overlap() -> None:
 
 
 def test_base_ref_diffs_against_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a file name of its own: the page is built in this process, where an earlier test's
+    # app.py may already hold the module name "app"
     repo = tmp_path / "repo"
     repo.mkdir()
     source = (ROOT / "graphs" / "support.py").read_text()
-    (repo / "app.py").write_text(source)
+    (repo / "studio_base_app.py").write_text(source)
 
     def git(*args: str) -> None:
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo,
                        check=True, capture_output=True)
 
     git("init", "-q")
-    git("add", "app.py")
+    git("add", "studio_base_app.py")
     git("commit", "-qm", "base")
-    (repo / "app.py").write_text(source.replace('ss.handoff("triage", max_uses=2)',
+    (repo / "studio_base_app.py").write_text(source.replace('ss.handoff("triage", max_uses=2)',
                                                 'ss.handoff("triage", max_uses=5)'))
     monkeypatch.chdir(repo)
-    doc = build_page(["app.py:support"], base="HEAD")
+    doc = build_page(["studio_base_app.py:support"], base="HEAD")
     diff = doc["workflows"][0]["diff"]
-    assert diff["base"] == "app.py:support@HEAD"
+    assert diff["base"] == "studio_base_app.py:support@HEAD"
     assert [c["path"] for c in diff["changes"]] == [
         "agents.refund.handoffs.transfer_to_triage.max_uses"]
     assert diff["nodes"] == {doc["workflows"][0]["nodes"]["refund"]: "safety"}
