@@ -3,7 +3,7 @@
 A plain script, not collected by pytest (its name does not match ``test_*.py``)::
 
     PYTHONPATH=$PWD/src:$PWD .venv/bin/python tests/sessions/sdk_suite.py [SDIST_DIR]
-        [--backend memory|sqlite|postgres|redis|sdk ...] [-- extra pytest args]
+        [--backend memory|sqlite|postgres|redis|sdk ...] [--pytest-args "-k limit"]
 
 ``SDIST_DIR`` is an extracted ``openai-agents`` sdist (the folder holding ``tests/``); without
 it the sdist of the installed SDK version is fetched with ``pip download --no-deps
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -263,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sdist", nargs="?", help="extracted openai-agents sdist folder")
     parser.add_argument("--backend", action="append", choices=(*BACKENDS, "sdk"),
                         help="backend to run (repeatable); default: all four stepswitch ones")
-    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
+    parser.add_argument("--pytest-args", default="",
+                        help='extra pytest arguments, one string (e.g. "-k limit -x")')
     args = parser.parse_args(argv)
     backends = args.backend or list(BACKENDS)
     with tempfile.TemporaryDirectory(prefix="ss_sdk_suite_") as tmp:
@@ -280,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.copy(sdist / name, root / name)
         _install_test_deps(work / "deps")
         (root / "_stepswitch_swap.py").write_text(PLUGIN, encoding="utf-8")
-        table = {b: _run_backend(root, b, args.pytest_args) for b in backends}
+        table = {b: _run_backend(root, b, shlex.split(args.pytest_args)) for b in backends}
     print(f"\nexcluded (SDK SQLiteSession internals): {len(EXCLUDED)} tests")
     bad = False
     print(f"{'backend':<10} {'passed':>7} {'failed':>7} {'skipped':>8} {'total':>6}")
