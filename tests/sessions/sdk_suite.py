@@ -161,45 +161,71 @@ class _Stores:
             client.close()
 
 
-@pytest.fixture(autouse=True)
-def _stepswitch_session_swap(request: Any, monkeypatch: Any) -> Any:
+_CURRENT: list[Any] = []  # the running test's (_Stores, adapters made)
+
+
+def _swap_class() -> Any:
+    from stepswitch.sessions.sdk import SDKSessionAdapter
+
+    # to_sdk_session(backend, session_settings=...) is SDKSessionAdapter(backend, ...); this
+    # subclass builds the adapter exactly that way, so tests that subclass SQLiteSession
+    # (at module level too), patch its methods or check isinstance still work on it.
+    class SQLiteSession(SDKSessionAdapter):
+        def __init__(self, session_id: str, db_path: Any = ":memory:",
+                     session_settings: Any = None) -> None:
+            stores, made = _CURRENT[-1]
+            super().__init__(stores.backend(session_id, db_path),
+                             session_settings=session_settings)
+            made.append(self)
+
+    return SQLiteSession
+
+
+def pytest_configure(config: Any) -> None:
+    """Swap before the test modules are imported, so ``from agents import SQLiteSession``
+    and module-level subclasses of it get the adapter."""
     if BACKEND == "sdk":
-        yield
         return
     import agents
     import agents.memory
 
-    from stepswitch.sessions.sdk import SDKSessionAdapter
+    swapped = _swap_class()
+    agents.SQLiteSession = swapped
+    agents.memory.SQLiteSession = swapped
 
-    stores = _Stores()
-    made: list[Any] = []
 
-    # to_sdk_session(backend, session_settings=...) is SDKSessionAdapter(backend, ...); this
-    # subclass builds the adapter exactly that way, so tests that
-    # subclass SQLiteSession, patch its methods or check isinstance still work on it.
-    class SQLiteSession(SDKSessionAdapter):
-        def __init__(self, session_id: str, db_path: Any = ":memory:",
-                     session_settings: Any = None) -> None:
-            backend = stores.backend(session_id, db_path)
-            super().__init__(backend, session_settings=session_settings)
-            made.append(self)
+@pytest.fixture(autouse=True)
+def _stepswitch_session_swap() -> Any:
+    if BACKEND == "sdk":
+        yield
+        return
+    # A real SDK SQLiteSession built during the test means a reference the swap missed:
+    # the test would not be testing the adapter, so it fails.
+    from agents.memory.sqlite_session import SQLiteSession as SDKSQLiteSession
 
-    factory = SQLiteSession
+    real: list[str] = []
+    sdk_init = SDKSQLiteSession.__init__
 
-    monkeypatch.setattr(agents, "SQLiteSession", factory)
-    monkeypatch.setattr(agents.memory, "SQLiteSession", factory)
-    module = request.module
-    if module is not None and hasattr(module, "SQLiteSession"):
-        monkeypatch.setattr(module, "SQLiteSession", factory)
+    def guarded_init(self: Any, session_id: str, *args: Any, **kwargs: Any) -> None:
+        real.append(session_id)
+        sdk_init(self, session_id, *args, **kwargs)
+
+    stores, made = _Stores(), []
+    _CURRENT.append((stores, made))
+    SDKSQLiteSession.__init__ = guarded_init
     try:
         yield
     finally:
+        SDKSQLiteSession.__init__ = sdk_init
+        _CURRENT.pop()
         for adapter in made:
             try:
                 adapter.close()
             except Exception:
                 pass
         stores.clean()
+    if real:
+        pytest.fail(f"the SDK's own SQLiteSession was built for {real}: the swap missed it")
 '''
 
 
