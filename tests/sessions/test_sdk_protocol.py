@@ -147,3 +147,48 @@ def test_runner_conversations_alike(backend: Any, tmp_path: Any, method: str) ->
             await _done(theirs, ours)
 
     asyncio.run(go())
+
+
+def test_close_is_synchronous_and_refuses_later_calls_like_the_sdk(
+        backend: Any, tmp_path: Any) -> None:
+    """SDK code calls ``session.close()`` without ``await``; after it, every operation
+    raises ``RuntimeError`` on the adapter as on the SDK's own ``SQLiteSession``."""
+    async def go() -> None:
+        sid = f"c-{uuid.uuid4().hex[:8]}"
+        theirs, adapter, ours = _pair(backend, tmp_path, sid)
+        for s in (theirs, adapter):
+            await s.add_items([{"role": "user", "content": "kept"}])
+            assert s.close() is None
+            s.close()  # a second close is harmless, as on the SDK's session
+            for call in (s.get_items(), s.add_items([]), s.pop_item(), s.clear_session()):
+                with pytest.raises(RuntimeError, match="is closed"):
+                    await call
+        # the stored conversation is untouched by the close: a new session reads it
+        again = (MemorySession(sid, store=ours.store) if isinstance(ours, MemorySession)
+                 else backend(sid))
+        try:
+            assert [i["content"] for i in await to_sdk_session(again).get_items()] == ["kept"]
+        finally:
+            await again.close()
+
+    asyncio.run(go())
+
+
+def test_session_settings_are_kept_as_the_sdk_keeps_them(backend: Any, tmp_path: Any) -> None:
+    from agents import SessionSettings, SQLiteSession
+
+    ours = backend(f"s-{uuid.uuid4().hex[:8]}")
+    try:
+        for given in (None, {"limit": 0}, SessionSettings(limit=5)):
+            theirs = SQLiteSession("x", session_settings=given)
+            adapter = to_sdk_session(ours, session_settings=given)
+            assert isinstance(adapter.session_settings, SessionSettings)
+            assert adapter.session_settings == theirs.session_settings
+            theirs.close()
+        with pytest.raises(TypeError) as sdk_error:
+            SQLiteSession("x", session_settings={"limitt": 1})
+        with pytest.raises(TypeError) as our_error:
+            to_sdk_session(ours, session_settings={"limitt": 1})
+        assert str(our_error.value) == str(sdk_error.value)
+    finally:
+        asyncio.run(ours.close())

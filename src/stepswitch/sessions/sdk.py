@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -54,6 +55,18 @@ def _settings_limit(settings: Any) -> int | None:
     return limit
 
 
+def _sdk_settings(settings: Any) -> Any:
+    """``session_settings`` as the SDK's own sessions keep it: a ``SessionSettings`` (a dict
+    is checked and converted, None is the default ``SessionSettings()``)."""
+    try:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+    except ImportError:  # pragma: no cover - the SDK is not installed: keep it as given
+        return settings
+    if settings is None:
+        return SessionSettings()
+    return coerce_session_settings(settings)
+
+
 class SDKSessionAdapter:
     """A stepswitch session seen through the SDK's ``Session`` protocol.
 
@@ -68,7 +81,12 @@ class SDKSessionAdapter:
         self.session = session
         self.session_id: str = session.session_id
         self.agent_name = agent_name
-        self.session_settings = session_settings
+        self.session_settings = _sdk_settings(session_settings)
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"{type(self).__name__} is closed")
 
     def _limit(self, limit: int | None) -> int | None:
         if limit is None:
@@ -78,6 +96,7 @@ class SDKSessionAdapter:
         return limit
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
+        self._check_open()
         n = self._limit(limit)
         if isinstance(self.session, StoreSession):
             return [_sdk_item(e) for e in await self.session._load_entries(n)]
@@ -86,6 +105,7 @@ class SDKSessionAdapter:
         return [to_responses_item(i) for i in await self.session.get_items(n)]
 
     async def add_items(self, items: list[Any]) -> None:
+        self._check_open()
         if isinstance(self.session, StoreSession):
             rows = encode_responses_items(items, self.agent_name)
             if rows:
@@ -109,6 +129,7 @@ class SDKSessionAdapter:
         await self.session.add_items(ours)
 
     async def pop_item(self) -> Any:
+        self._check_open()
         if isinstance(self.session, StoreSession):
             entry = await self.session._pop_entry()
             return None if entry is None else _sdk_item(entry)
@@ -118,7 +139,23 @@ class SDKSessionAdapter:
         return None if item is None else to_responses_item(item)
 
     async def clear_session(self) -> None:
+        self._check_open()
         await self.session.clear_session()
+
+    def close(self) -> None:
+        """Release the wrapped session's hold on its store, synchronously, as the SDK's
+        ``SQLiteSession.close()`` does (SDK code calls it without ``await``); afterwards
+        every operation raises ``RuntimeError``, as on a closed SDK ``SQLiteSession``."""
+        if self._closed:
+            return
+        self._closed = True
+        if isinstance(self.session, StoreSession):
+            self.session._backend.close()
+            return
+        target = self.session.sdk if isinstance(self.session, StepswitchFromSDK) else self.session
+        close = getattr(target, "close", None)
+        if callable(close) and not inspect.iscoroutinefunction(close):
+            close()
 
 
 def _sdk_item(entry: InputItem | ResponsesRow) -> dict[str, Any]:
