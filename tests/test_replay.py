@@ -449,3 +449,35 @@ def test_story_and_financial_flows_replay_clean_with_agent_tools_answered_as_rec
     replayed = [i.output for i in outcome.last.new_items if i.type == "tool_call_output_item"]
     assert replayed == ["growing", "debt"]  # the analysts answer as recorded, no model call
     assert outcome.last.final_output == run.final_output
+
+
+def test_approval_rejected_with_a_custom_message_replays_as_rejected(tmp_path: Path) -> None:
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("No refund, sorry.")],
+    ])
+    first = machine.run_sync("refund 42", model=script)
+    state = first.to_state()
+    state.reject(first.interruptions[0], message="manager said no")
+    path = tmp_path / "rejected.json"
+    done = machine.run_sync(state, model=script, run_config=RunConfig(record=path))
+    call_id = first.interruptions[0].call_id
+    assert json.loads(path.read_text())["decisions"] == {
+        call_id: {"approved": False, "message": "manager said no"}}
+    for recording in (done.to_state(), path):
+        outcome = replay_run(recording, machine)
+        assert outcome.divergence is None
+        # the human's decision itself is replayed, not guessed from the output text
+        decided = outcome.last.to_state().decisions[call_id]
+        assert (decided.approved, decided.message) == (False, "manager said no")
+        outputs = [i.output for i in outcome.last.new_items
+                   if i.type == "tool_call_output_item"]
+        assert outputs == ["manager said no"]
+    bad = tmp_path / "bad.json"
+    doc = json.loads(path.read_text())
+    doc["decisions"] = {call_id: {"approved": "no"}}
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ReplayError, match="decisions"):
+        replay(bad, machine)
