@@ -449,3 +449,92 @@ def test_story_and_financial_flows_replay_clean_with_agent_tools_answered_as_rec
     replayed = [i.output for i in outcome.last.new_items if i.type == "tool_call_output_item"]
     assert replayed == ["growing", "debt"]  # the analysts answer as recorded, no model call
     assert outcome.last.final_output == run.final_output
+
+
+def test_approval_rejected_with_a_custom_message_replays_as_rejected(tmp_path: Path) -> None:
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("No refund, sorry.")],
+    ])
+    first = machine.run_sync("refund 42", model=script)
+    state = first.to_state()
+    state.reject(first.interruptions[0], message="manager said no")
+    path = tmp_path / "rejected.json"
+    done = machine.run_sync(state, model=script, run_config=RunConfig(record=path))
+    call_id = first.interruptions[0].call_id
+    assert json.loads(path.read_text())["decisions"] == {
+        call_id: {"approved": False, "message": "manager said no"}}
+    for recording in (done.to_state(), path):
+        outcome = replay_run(recording, machine)
+        assert outcome.divergence is None
+        # the human's decision itself is replayed, not guessed from the output text
+        decided = outcome.last.to_state().decisions[call_id]
+        assert (decided.approved, decided.message) == (False, "manager said no")
+        outputs = [i.output for i in outcome.last.new_items
+                   if i.type == "tool_call_output_item"]
+        assert outputs == ["manager said no"]
+    bad = tmp_path / "bad.json"
+    doc = json.loads(path.read_text())
+    doc["decisions"] = {call_id: {"approved": "no"}}
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ReplayError, match="decisions"):
+        replay(bad, machine)
+
+
+@pytest.mark.parametrize("name", ["story", "judge", "financial"])
+def test_story_judge_financial_replay_on_interpreter_and_generated_runner(name: str) -> None:
+    import importlib
+
+    from graphs import financial, judge, story
+    from stepswitch.runtime.model import OutputMessage
+    from tests.test_flow_graphs import PLAN, ByAgent, _writer
+
+    grade = '{{"feedback": "more", "score": "{}"}}'
+
+    def model() -> Any:
+        if name == "story":
+            return ScriptedModel([
+                [assistant_message("A robot learns to paint on Mars.")],
+                [assistant_message('{"good_quality": true, "is_scifi": true}')],
+                [assistant_message("The red dust settled on the canvas...")],
+            ])
+        if name == "judge":
+            return ScriptedModel([
+                [assistant_message("outline 1")],
+                [assistant_message(grade.format("needs_improvement"))],
+                [assistant_message("outline 2")], [assistant_message(grade.format("pass"))],
+            ])
+        return ByAgent({
+            "FinancialPlannerAgent": lambda r: [OutputMessage(json.dumps(PLAN))],
+            "FinancialSearchAgent": lambda r: [OutputMessage("found")],
+            "FinancialWriterAgent": _writer,
+            "FundamentalsAnalystAgent": lambda r: [OutputMessage('{"summary": "growing"}')],
+            "RiskAnalystAgent": lambda r: [OutputMessage('{"summary": "debt"}')],
+            "VerificationAgent": lambda r: [OutputMessage('{"verified": true, "issues": ""}')],
+        })
+
+    wf, state_type = {"story": (story.story, story.StoryState),
+                      "judge": (judge.judge, judge.JudgeState),
+                      "financial": (financial.financial, financial.ReportState)}[name]
+    runner = importlib.import_module(f"codegen.{name}").MACHINE
+    for machine in (wf.compile(), runner):
+        result = machine.run_sync("a robot", model=model(), context=state_type())
+        for other in (wf.compile(), runner):
+            for recording in (result.to_state(), result.to_input_list()):
+                outcome = replay_run(recording, other, context=state_type())
+                assert outcome.divergence is None, str(outcome.divergence)
+                assert outcome.last.final_output == result.final_output
+                if name == "financial":  # agent tools answer as recorded on both
+                    told = [i.output for i in outcome.last.new_items
+                            if i.type == "tool_call_output_item"]
+                    assert told == ["growing", "debt"]
+    if name == "judge":  # a run of a changed route diverges on the generated runner too
+        changed = _judge(judge.final_outline).compile().run_sync(
+            "a heist", context=judge.JudgeState(), model=ScriptedModel([
+                [assistant_message("outline 1")],
+                [assistant_message(grade.format("needs_improvement"))],
+            ]))
+        found = replay(changed.to_state(), runner, context=judge.JudgeState())
+        assert found is not None and (found.code, found.turn) == ("RP110", 3), str(found)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import field
 from importlib import resources
 from typing import Any
 
@@ -147,7 +148,10 @@ class Recording:
     history: tuple[Any, ...] = ()
     """Items the first run was given before its own input (a session's earlier turns)."""
     approvals: frozenset[str] = frozenset()
-    """Call ids the recorded run asked a human about (decided as its output shows)."""
+    """Call ids the recorded run asked a human about."""
+    decisions: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
+    """Call id → (approved, rejection message) as the human decided; a call asked about
+    whose decision the recording lacks (an item list) is decided as its output shows."""
 
     @property
     def turns(self) -> int:
@@ -215,7 +219,8 @@ def _need(raw: dict[str, Any], name: str, where: str) -> str:
 
 
 def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | None,
-           source: str, history: tuple[Any, ...] = ()) -> Recording:
+           source: str, history: tuple[Any, ...] = (),
+           decisions: dict[str, tuple[bool, str | None]] | None = None) -> Recording:
     from stepswitch.runtime.items import UserInputItem
 
     segments: list[Segment] = []
@@ -278,7 +283,7 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
     if start_agent is None:
         start_agent = next((t.agent for s in segments for t in s.turns), None)
     return Recording(tuple(segments), outputs, start_agent, source, history,
-                     frozenset(approvals))
+                     frozenset(approvals), dict(decisions or {}))
 
 
 def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
@@ -299,7 +304,8 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
             own = own[: state.flow.done]  # past it: paused node runs' items
         records = [(_item(i), f"input[{n}]") for n, i in enumerate(state.input)]
         records += [(_item(i), f"items[{n}]") for n, i in enumerate(own)]
-        return _build(records, None, "state")
+        own_decisions = {k: (d.approved, d.message) for k, d in state.decisions.items()}
+        return _build(records, None, "state", decisions=own_decisions)
     if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
         given, items = doc.get("input"), doc.get("items")
         start = doc.get("start_agent")
@@ -310,12 +316,28 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         history = tuple(_as_item(_norm(r, f"input[{n}]"), f"input[{n}]")
                         for n, r in enumerate(given))
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
-        return _build(records, start, "record", history)
+        return _build(records, start, "record", history, _read_decisions(doc))
     if not isinstance(doc, list):
         kind = "an object" if isinstance(doc, dict) else type(doc).__name__
         raise ReplayError(f"expected a saved run state, a recording or a JSON list of items, "
                           f"got {kind}")
     return _build([(_norm(r, f"[{n}]"), f"[{n}]") for n, r in enumerate(doc)], None, "items")
+
+
+def _read_decisions(doc: dict[str, Any]) -> dict[str, tuple[bool, str | None]]:
+    """A record file's ``decisions`` (absent in files written before they were kept)."""
+    raw = doc.get("decisions", {})
+    if not isinstance(raw, dict):
+        raise ReplayError("a recording's decisions must be an object")
+    out: dict[str, tuple[bool, str | None]] = {}
+    for call_id, d in raw.items():
+        approved = d.get("approved") if isinstance(d, dict) else None
+        message = d.get("message") if isinstance(d, dict) else None
+        if not isinstance(approved, bool) or not (message is None or isinstance(message, str)):
+            raise ReplayError(f"decisions[{call_id!r}]: needs approved (true or false) and "
+                              "message (a string or null)")
+        out[str(call_id)] = (approved, message)
+    return out
 
 
 def _as_item(rec: dict[str, Any], where: str) -> Any:
@@ -333,14 +355,17 @@ def _as_item(rec: dict[str, Any], where: str) -> Any:
 
 
 def record_doc(workflow: str, start_agent: str, given: Sequence[Any],
-               items: Sequence[Any]) -> dict[str, Any]:
+               items: Sequence[Any],
+               decisions: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The document ``RunConfig(record=PATH)`` writes: what the run was given (a
     session's earlier turns included) and the items it made, as records."""
     from stepswitch.runtime.state_json import _item
 
     return {"format": RECORD_FORMAT, "version": 1, "workflow": workflow,
             "start_agent": start_agent, "input": [_item(i) for i in given],
-            "items": [_item(i) for i in items]}
+            "items": [_item(i) for i in items],
+            "decisions": {k: {"approved": d.approved, "message": d.message}
+                          for k, d in sorted((decisions or {}).items())}}
 
 
 def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
@@ -350,7 +375,8 @@ def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
     what the run did (see :mod:`stepswitch.review.cases`)."""
     start: str = next((i.agent for i in result.new_items
                        if isinstance(getattr(i, "agent", None), str)), result.last_agent)
-    doc = record_doc(workflow, start, result.input, result.new_items)
+    doc = record_doc(workflow, start, result.input, result.new_items,
+                     result.to_state().decisions)
     if case is not None and os.fspath(path).endswith(".trail.json"):
         from pathlib import Path
 
@@ -622,10 +648,13 @@ async def _replay(rec: Recording, machine: Any, context: Any,
                 # the recorded run asked a human here too: decide as the human did
                 state = result.to_state()
                 for item in result.interruptions:
-                    if rec.outputs.get(item.call_id, ("",))[0] == REJECTED:
-                        state.reject(item)
-                    else:
+                    text = rec.outputs.get(item.call_id, ("",))[0]
+                    approved, message = rec.decisions.get(item.call_id,
+                                                          (text != REJECTED, None))
+                    if approved:
                         state.approve(item)
+                    else:
+                        state.reject(item, message=message)
                 loop = machine._start(state, player, context, state.max_turns, None)
                 result = await drive(_intercept(loop, player))
         except _Stop as stop:
