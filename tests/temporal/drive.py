@@ -10,6 +10,7 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Replayer
 
 import stepswitch as ss
@@ -80,9 +81,16 @@ async def wait_for_interruptions(
 ) -> list[Interruption]:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        pending: list[Interruption] = await handle.query(
-            "interruptions", result_type=list[Interruption]
-        )
+        try:
+            pending: list[Interruption] = await handle.query(
+                "interruptions", result_type=list[Interruption]
+            )
+        except RPCError as e:
+            # just after a worker is SIGKILLed, the server may cancel a query it had routed
+            # to that worker's sticky queue; the next query goes to a live worker
+            if e.status not in (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED):
+                raise
+            pending = []
         if pending:
             return pending
         if asyncio.get_running_loop().time() > deadline:
