@@ -259,6 +259,17 @@ def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __datac
   __dataclass_set_3__(self, __dataclass_f3__)
   __dataclass_set_4__(self, __dataclass_f4__)
   __dataclass_set_5__(self, __dataclass_f5__)
+  __dataclass_set_6__(self, __dataclass_dflt_6__() if __dataclass_f6__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f6__)
+SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_dflt_6__() if __dataclass_f6__ is __dataclass_HAS_DEFAULT_FACTORY__ else __dataclass_f6__)'] = __init__.__code__
+
+
+def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__):
+  __dataclass_set_0__(self, __dataclass_f0__)
+  __dataclass_set_1__(self, __dataclass_f1__)
+  __dataclass_set_2__(self, __dataclass_f2__)
+  __dataclass_set_3__(self, __dataclass_f3__)
+  __dataclass_set_4__(self, __dataclass_f4__)
+  __dataclass_set_5__(self, __dataclass_f5__)
   __dataclass_set_6__(self, __dataclass_f6__)
 SHAPES['def __init__(self, __dataclass_f0__, __dataclass_f1__, __dataclass_f2__, __dataclass_f3__, __dataclass_f4__, __dataclass_f5__, __dataclass_f6__):\n  __dataclass_set_0__(self, __dataclass_f0__)\n  __dataclass_set_1__(self, __dataclass_f1__)\n  __dataclass_set_2__(self, __dataclass_f2__)\n  __dataclass_set_3__(self, __dataclass_f3__)\n  __dataclass_set_4__(self, __dataclass_f4__)\n  __dataclass_set_5__(self, __dataclass_f5__)\n  __dataclass_set_6__(self, __dataclass_f6__)'] = __init__.__code__
 
