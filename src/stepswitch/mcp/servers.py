@@ -207,10 +207,8 @@ def _errlog(*streams: Any) -> Any:
     return open(os.devnull, "w")
 
 
-class MCPServerStreamableHttp(MCPServer):
-    """A server reached over MCP's streamable HTTP transport at ``url``."""
-
-    transport_kind = "streamable_http"
+class _HttpServer(MCPServer):
+    """What the two HTTP transports share: a URL checked at the declaration, and headers."""
 
     def __init__(
         self,
@@ -222,15 +220,22 @@ class MCPServerStreamableHttp(MCPServer):
         require_approval: RequireApproval = "never",
         timeout: float = 30.0,
         startup_timeout: float = 30.0,
+        site: Site | None = None,
     ) -> None:
-        site = caller_site()
+        site = site or caller_site()
         super().__init__(name, tool_filter=tool_filter, require_approval=require_approval,
                          timeout=timeout, startup_timeout=startup_timeout, site=site)
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise UserError(f"MCPServerStreamableHttp({name!r}) at {site}: url: expected an "
+            raise UserError(f"{type(self).__name__}({name!r}) at {site}: url: expected an "
                             f"http:// or https:// URL, got {url!r}")
         self.url = url
         self.headers = dict(headers or {})
+
+
+class MCPServerStreamableHttp(_HttpServer):
+    """A server reached over MCP's streamable HTTP transport at ``url``."""
+
+    transport_kind = "streamable_http"
 
     def transport(self) -> AbstractAsyncContextManager[Any]:
         from contextlib import asynccontextmanager
@@ -249,32 +254,11 @@ class MCPServerStreamableHttp(MCPServer):
         return opened()
 
 
-class MCPServerSse(MCPServer):
+class MCPServerSse(_HttpServer):
     """A server reached over MCP's older HTTP+SSE transport at ``url`` (what ``from_sdk``
     reads an SDK ``MCPServerSse`` as)."""
 
     transport_kind = "sse"
-
-    def __init__(
-        self,
-        name: str,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        tool_filter: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
-        require_approval: RequireApproval = "never",
-        timeout: float = 30.0,
-        startup_timeout: float = 30.0,
-        site: Site | None = None,
-    ) -> None:
-        site = site or caller_site()
-        super().__init__(name, tool_filter=tool_filter, require_approval=require_approval,
-                         timeout=timeout, startup_timeout=startup_timeout, site=site)
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise UserError(f"MCPServerSse({name!r}) at {site}: url: expected an "
-                            f"http:// or https:// URL, got {url!r}")
-        self.url = url
-        self.headers = dict(headers or {})
 
     def transport(self) -> AbstractAsyncContextManager[Any]:
         from mcp.client.sse import sse_client
