@@ -169,13 +169,13 @@ def test_the_file_is_marked_taken_before_the_approved_call_runs(
     seen: list[Any] = []
     import stepswitch.cli.run as cli_run
 
-    real = cli_run._save
+    real = cli_run.save
 
     def spy(args: Any, state: Any) -> list[str]:
         seen.append((state.resumed, list(ledger(app))))
         return real(args, state)
 
-    monkeypatch.setattr(cli_run, "_save", spy)
+    monkeypatch.setattr(cli_run, "save", spy)
     code, _ = in_process("--resume", "s.json", "--approve", "all", capsys=capsys,
                          monkeypatch=monkeypatch)
     assert code == 0 and ledger(app) == ["refund 1", "refund 2"]
