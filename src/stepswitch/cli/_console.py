@@ -39,6 +39,7 @@ TEXT = "\n\t"
 
 
 def print_output(value: Any) -> None:
+    """The run's final output on stdout (a structured one as indented JSON)."""
     # the model's text: a terminal escape in it is shown, never obeyed
     if isinstance(value, BaseModel):
         print(visible(value.model_dump_json(indent=2), keep=TEXT))
@@ -169,7 +170,7 @@ def call_text(item: ToolApprovalItem) -> str:
 
 
 def decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: Progress,
-            *, can_pause: bool = True) -> bool:
+           *, can_pause: bool = True) -> bool:
     """Apply the approval policy; False when the run must pause instead (``can_pause``
     False, as in a chat, which cannot wait: the prompt offers no pause)."""
     if policy == "none":
@@ -192,6 +193,7 @@ def decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: P
 
 
 def ask(prompt: str) -> str | None:
+    """The answer typed on stdin to ``prompt`` (on stderr), lowercased; None at its end."""
     print(prompt, end="", file=sys.stderr, flush=True)
     line = sys.stdin.readline()
     if not line:

@@ -34,12 +34,15 @@ def calls_models(machine: Any) -> bool:
 
 
 def is_transcript(model: Model | None) -> TypeGuard[TranscriptModel]:
+    """Whether ``model`` is a scripted transcript (``--model scripted:FILE.json``)."""
     from stepswitch.models.provider import TranscriptModel
 
     return isinstance(model, TranscriptModel)
 
 
 def model_for(args: argparse.Namespace) -> Model:
+    """The model ``--model``, ``--base-url`` and ``--api`` name; without ``--stream`` it
+    is called once per turn, never streamed."""
     # imported here: only a command that calls a model loads the openai client
     from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 

@@ -7,6 +7,11 @@ hit) or paused with nowhere to save its state; 2 a usage, target, key, file or s
 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (each saves the run so far, as far as it got).
 Progress (agent switches, tool calls, handoffs) goes to stderr, the final output to
 stdout, so ``stepswitch run ... > answer.txt`` keeps only the answer.
+
+This module parses the flags and drives the run; what it shows is ``cli/_console.py``,
+the model it runs on ``cli/_models.py``, its state file ``cli/_state_files.py``, how a
+failed run is told and kept ``cli/_failures.py``, SIGTERM/SIGHUP ``cli/_signals.py``,
+and a durable run on Temporal ``cli/_durable.py``.
 """
 
 from __future__ import annotations
@@ -257,7 +262,7 @@ async def _drive(
                 out.event(event)
         except (RunLimitError, ModelBehaviorError, ModelProviderError, SessionError) as exc:
             # its summary: the hint speaks of Python (RunConfig, exc.run_data), not flags;
-            # what the CLI can do instead, keep says
+            # what the CLI can do instead, keep() says
             out.drop_held()
             return failed(with_site(exc, args), exc, args, out)
         except UserError as exc:
