@@ -5,7 +5,8 @@
     StepswitchError                      every error stepswitch raises on purpose
     ├── UserError                        the caller declared or called something wrong
     │   ├── CompileError                 the analyzer found errors; carries the Report
-    │   └── StateError                   a RunState is tampered, truncated, stale or resumed already
+    │   ├── StateError                   a RunState is tampered, truncated, stale or resumed already
+    │   └── TargetError                  a TARGET (file.py:NAME, module:NAME) does not load
     ├── SessionError                     a conversation store refused or failed an operation
     │   └── SessionConflict              another writer changed the session first
     ├── ModelBehaviorError               the model produced something nothing can act on
@@ -49,6 +50,7 @@ __all__ = [
     "SessionError",
     "StateError",
     "StepswitchError",
+    "TargetError",
     "ToolTimeoutError",
     "UserError",
 ]
@@ -108,6 +110,12 @@ class StateError(UserError):
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(f"{message}; {hint}" if hint else message)
         self.hint = hint
+
+
+class TargetError(UserError):
+    """A TARGET (``file.py:NAME``, ``package.module:NAME``, a file or folder) could not
+    be resolved to a workflow; the message is one line meant for the terminal as is
+    (``stepswitch.targets.load``)."""
 
 
 class SessionError(StepswitchError):

@@ -301,7 +301,7 @@ def test_streamed_progress_prints_each_message_once() -> None:
     also when one response holds several messages."""
     from types import SimpleNamespace
 
-    from stepswitch.cli.run import _Progress
+    from stepswitch.cli._console import Progress
     from stepswitch.runtime.events import RawResponsesStreamEvent, RunItemStreamEvent
     from stepswitch.runtime.items import MessageOutputItem
 
@@ -313,7 +313,7 @@ def test_streamed_progress_prints_each_message_once() -> None:
         return RunItemStreamEvent("message_output_created", MessageOutputItem("a", text))
 
     buf = io.StringIO()
-    out = _Progress(buf, stream_text=True)
+    out = Progress(buf, stream_text=True)
     for event in (delta("One "), delta("two."), delta("Three."), done("One two."),
                   done("Three."), done("Unstreamed."), delta("Four."), done("Four.")):
         out.event(event)

@@ -168,14 +168,13 @@ def test_the_file_is_marked_taken_before_the_approved_call_runs(
     before = json.loads((app / "s.json").read_text())["body"]
     seen: list[Any] = []
     import stepswitch.cli.run as cli_run
-
-    real = cli_run._save
+    from stepswitch.cli._state_files import save as real
 
     def spy(args: Any, state: Any) -> list[str]:
         seen.append((state.resumed, list(ledger(app))))
         return real(args, state)
 
-    monkeypatch.setattr(cli_run, "_save", spy)
+    monkeypatch.setattr(cli_run, "save", spy)  # run's own binding: what _drive calls
     code, _ = in_process("--resume", "s.json", "--approve", "all", capsys=capsys,
                          monkeypatch=monkeypatch)
     assert code == 0 and ledger(app) == ["refund 1", "refund 2"]

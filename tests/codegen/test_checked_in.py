@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import stepswitch as ss
-from stepswitch.cli.targets import load_targets
+from stepswitch.targets.load import load_targets
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 
 ROOT = Path(__file__).resolve().parents[2]

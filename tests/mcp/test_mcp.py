@@ -17,9 +17,9 @@ import pytest
 
 import stepswitch as ss
 from stepswitch.cli.main import main
-from stepswitch.cli.targets import load_targets
 from stepswitch.mcp import _client
 from stepswitch.mcp.lock import LOCK_NAME, lock_text, read_lock
+from stepswitch.targets.load import load_targets
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests._items import output_of
 

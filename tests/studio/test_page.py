@@ -73,7 +73,7 @@ def test_a_state_of_another_workflow_is_refused(tmp_path: Path) -> None:
 
 
 def _spec_of(target: str) -> WorkflowSpec:
-    from stepswitch.cli.targets import load_targets
+    from stepswitch.targets.load import load_targets
 
     return load_targets([target])[0].workflow.to_spec()
 

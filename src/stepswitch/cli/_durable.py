@@ -18,7 +18,9 @@ from datetime import timedelta
 from typing import Any
 
 from stepswitch._visible import visible
+from stepswitch.cli._console import Progress, ask, print_output
 from stepswitch.errors import UserError
+from stepswitch.targets.load import load_one
 
 __all__ = ["run_durable"]
 
@@ -58,9 +60,7 @@ def run_durable(args: argparse.Namespace) -> int:
         import stepswitch.temporal  # noqa: F401
     except ImportError as exc:
         raise UserError(str(exc)) from None
-    from stepswitch.cli.run import _one_workflow
-
-    [loaded] = _one_workflow(args.target)
+    loaded = load_one(args.target)
     machine = loaded.workflow.compile()
     from stepswitch.temporal import workflow_for
 
@@ -89,10 +89,9 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     from temporalio.service import RPCError
 
     import stepswitch.temporal as st
-    from stepswitch.cli.run import _ask, _print_output, _Progress
     from stepswitch.temporal._codec import read_items
 
-    out = _Progress(sys.stderr, stream_text=False)
+    out = Progress(sys.stderr, stream_text=False)
     client = await st.connect(args.temporal)
     workflow_id = args.workflow_id or f"{machine.name}-{uuid.uuid4().hex[:12]}"
     session_id = getattr(args, "session_id", None)
@@ -172,7 +171,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
                 asked.add(key)
                 approve = True
                 if policy == "ask":
-                    answer = _ask(f"approve {p.name}({p.arguments}) for agent {p.agent}"
+                    answer = ask(f"approve {p.name}({p.arguments}) for agent {p.agent}"
                                   f"{where[id(p)]}? [y/N] ")
                     approve = answer in ("y", "yes")
                 try:
@@ -203,7 +202,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     if isinstance(output.final_output, dict | list):
         print(json.dumps(output.final_output, indent=2))
     else:
-        _print_output(output.final_output)
+        print_output(output.final_output)
     return 0
 
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stepswitch.cli.targets import load_targets
 from stepswitch.errors import UserError
 from stepswitch.render import to_mermaid
+from stepswitch.targets.load import load_targets
 
 __all__ = ["BEGIN", "END", "gallery", "main", "refresh"]
 

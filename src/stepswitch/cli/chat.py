@@ -21,22 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._visible import visible
-from stepswitch.cli._context import build_context
+from stepswitch.cli._console import TEXT, Progress, decide
+from stepswitch.cli._failures import user_code_error
+from stepswitch.cli._models import is_transcript, model_for
 from stepswitch.cli._session import (
     DEFAULT_ID,
     add_session_flags,
     continue_script,
     load_cli_session,
     refuse_flow,
-)
-from stepswitch.cli.run import (
-    _TEXT,
-    _decide,
-    _is_transcript,
-    _model,
-    _one_workflow,
-    _Progress,
-    _user_code_error,
 )
 from stepswitch.errors import (
     ModelBehaviorError,
@@ -46,6 +39,8 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.runtime.state import RunState
+from stepswitch.targets.context import build_context
+from stepswitch.targets.load import load_one
 
 __all__ = ["add_parser", "run"]
 
@@ -76,13 +71,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     importlib.import_module("stepswitch.models.provider")
-    [loaded] = _one_workflow(args.target)
+    loaded = load_one(args.target)
     machine = loaded.workflow.compile()
     # before the banner and before the store is made: there is no chat with a flow
     refuse_flow(machine, f"chat keeps a conversation in a session (run it with "
                 f"`stepswitch run {args.target} --input TEXT`)")
     context = build_context(args.context, loaded.workflow)
-    model = _model(args)
+    model = model_for(args)
     # the store is opened (and its folder made) only once the target and model are
     # known good: a command that fails on them leaves nothing behind
     url = args.session
@@ -90,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         Path(DEFAULT_STORE).parent.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{DEFAULT_STORE}"
     # its one read (version and agent) serves the banner's "continuing at" too
-    scripted = _is_transcript(model)
+    scripted = is_transcript(model)
     session, snap = load_cli_session(url, args.session_id, machine=machine, items=scripted)
     if scripted:
         continue_script(model, snap)
@@ -108,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
                 policy: str) -> int:
-    out = _Progress(sys.stderr, stream_text=False)
+    out = Progress(sys.stderr, stream_text=False)
     try:
         where = snap.current_agent or machine.entry
         if snap.version:
@@ -123,7 +118,7 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
             result = await _turn(machine, session, model, context, policy, line.strip(), out)
             answer = result.final_output
             text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
-            print(f"{visible(result.last_agent)}> {visible(str(text), keep=_TEXT)}",
+            print(f"{visible(result.last_agent)}> {visible(str(text), keep=TEXT)}",
                   flush=True)
     except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
         # the summary: the hint speaks of Python (RunConfig, exc.run_data), not flags
@@ -132,14 +127,14 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
     except UserError:
         raise
     except Exception as exc:  # raised by the user's own tool, hook or guardrail
-        print(f"stepswitch: error: the run failed: {_user_code_error(exc)}", file=sys.stderr)
+        print(f"stepswitch: error: the run failed: {user_code_error(exc)}", file=sys.stderr)
         return 1
     finally:
         await session.close()
 
 
 async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: str,
-                text: str, out: _Progress) -> Any:
+                text: str, out: Progress) -> Any:
     next_input: str | RunState = text
     while True:
         streamed = machine.run_streamed(next_input, model=model, context=context,
@@ -150,7 +145,7 @@ async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: st
             return streamed.result()
         state = streamed.to_state()
         pending = state.interruptions
-        if not _decide(state, pending, policy, out, can_pause=False):
+        if not decide(state, pending, policy, out, can_pause=False):
             # input ended at the question (piped input): a chat cannot wait, so no is the
             # answer, and it says so rather than decline in silence
             for item in state.interruptions:

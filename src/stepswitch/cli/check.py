@@ -11,7 +11,7 @@ import sys
 
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.cli.formats import FORMATS, CheckedWorkflow, text
-from stepswitch.cli.targets import load_targets
+from stepswitch.targets.load import load_targets
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -13,8 +13,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
-from stepswitch.errors import CompileError
+from stepswitch.errors import CompileError, TargetError
+from stepswitch.targets.load import load_targets, refuse_own_source
 
 __all__ = ["add_parser", "run"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stepswitch.cli._sides import LoadedSpec, load_side, parse_side
-from stepswitch.cli.targets import TargetError
+from stepswitch.errors import TargetError
 from stepswitch.review.diff import CATEGORIES, Category, diff_specs
 from stepswitch.review.diff_formats import DIFF_FORMATS, Compared
+from stepswitch.targets.sides import LoadedSpec, load_side, parse_side
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

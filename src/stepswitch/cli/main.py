@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 
 from stepswitch._version import __version__
-from stepswitch.cli.targets import TargetError
 from stepswitch.errors import UserError
 
 __all__ = ["entry", "main"]
@@ -64,10 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except TargetError as exc:
-        print(f"stepswitch: error: {exc}", file=sys.stderr)
-        return 2
-    except UserError as exc:  # its summary: a hint speaks of Python keywords, not flags
+    except UserError as exc:  # a TargetError too; its summary: a hint speaks of Python
+        # keywords, not flags
         print(f"stepswitch: error: {exc.summary}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._visible import visible
-from stepswitch.cli.targets import load_targets
 from stepswitch.errors import MCPServerError, UserError
+from stepswitch.targets.load import load_targets
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
+from stepswitch.errors import TargetError
 from stepswitch.render import FORMATS, render
+from stepswitch.targets.load import load_one, refuse_own_source
 
 if TYPE_CHECKING:
     from stepswitch.analysis import Report
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,15 +55,9 @@ def _format_for(output: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load_targets([args.target])
-    if len(loaded) != 1:
-        names = ", ".join(item.label for item in loaded)
-        raise TargetError(
-            f"{args.target}: names {len(loaded)} workflows ({names}); render draws one, "
-            "name it as FILE:NAME"
-        )
-    workflow = loaded[0].workflow
-    refuse_own_source(args.output, loaded[0])
+    loaded = load_one(args.target, advice="render draws one, name it as FILE:NAME")
+    workflow = loaded.workflow
+    refuse_own_source(args.output, loaded)
     fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
@@ -76,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(content)
     else:
-        print(f"wrote {args.output} ({fmt}, {loaded[0].label})", file=sys.stderr)
+        print(f"wrote {args.output} ({fmt}, {loaded.label})", file=sys.stderr)
     return 0
 
 

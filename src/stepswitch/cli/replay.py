@@ -10,8 +10,10 @@ import json
 import sys
 from typing import Any
 
-from stepswitch.cli.targets import TargetError, load_targets
-from stepswitch.errors import CompileError
+from stepswitch.errors import TargetError
+from stepswitch.targets.context import load_machine
+
+__all__ = ["add_parser", "render", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,32 +31,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--format", choices=("text", "json", "github"), default="text",
                    help="output format (default: text)")
     p.set_defaults(func=run)
-
-
-def load_machine(target: str) -> tuple[Any, str, Any]:
-    """The compiled machine of ``target``, its label and the run context its
-    ``context_type`` builds (None without one); ``TargetError`` otherwise."""
-    loaded = load_targets([target])
-    if len(loaded) != 1:
-        names = ", ".join(w.label for w in loaded)
-        raise TargetError(f"--workflow {target}: names {len(loaded)} workflows ({names}); "
-                          "name one (FILE.py:NAME)")
-    label = loaded[0].label
-    workflow = loaded[0].workflow
-    try:
-        machine = workflow.compile()
-    except CompileError as exc:
-        raise TargetError(f"--workflow {label}: does not compile ({len(exc.report.errors)} "
-                          f"errors); see `stepswitch check {target}`") from None
-    context = None
-    kind = getattr(workflow, "context_type", None)
-    if isinstance(kind, type):
-        try:  # as `stepswitch run` does: a context_type that builds with no arguments
-            context = kind()
-        except Exception as exc:
-            raise TargetError(f"--workflow {label}: its context_type {kind.__name__} does not "
-                              f"construct with no arguments ({type(exc).__name__})") from None
-    return machine, label, context
 
 
 def render(fmt: str, file: str, label: str, found: Any) -> str:

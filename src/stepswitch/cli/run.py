@@ -7,6 +7,11 @@ hit) or paused with nowhere to save its state; 2 a usage, target, key, file or s
 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (each saves the run so far, as far as it got).
 Progress (agent switches, tool calls, handoffs) goes to stderr, the final output to
 stdout, so ``stepswitch run ... > answer.txt`` keeps only the answer.
+
+This module parses the flags and drives the run; what it shows is ``cli/_console.py``,
+the model it runs on ``cli/_models.py``, its state file ``cli/_state_files.py``, how a
+failed run is told and kept ``cli/_failures.py``, SIGTERM/SIGHUP ``cli/_signals.py``,
+and a durable run on Temporal ``cli/_durable.py``.
 """
 
 from __future__ import annotations
@@ -14,22 +19,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import os
 import shlex
 import signal
 import sys
-import sysconfig
-import threading
-import traceback
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeGuard
+from typing import Any
 
-from pydantic import BaseModel
-
-from stepswitch._files import FileRefused, read_regular
-from stepswitch._site import PACKAGE_DIR
 from stepswitch._visible import visible
-from stepswitch.cli._context import build_context
+from stepswitch.cli._console import TEXT, Progress, call_text, decide, print_output
+from stepswitch.cli._failures import (
+    failed,
+    in_user_code,
+    keep,
+    no_context,
+    refusal,
+    user_code_error,
+    with_site,
+)
+from stepswitch.cli._models import DEFAULT_MODEL, calls_models, is_transcript, model_for
 from stepswitch.cli._session import (
     add_session_flags,
     check_resumed_session,
@@ -38,46 +44,25 @@ from stepswitch.cli._session import (
     refuse_flow,
     session_flags,
 )
-from stepswitch.cli.targets import TargetError, load_targets, refuse_own_source
+from stepswitch.cli._signals import Stop
+from stepswitch.cli._state_files import check_state_path, read_state, save, save_paths
 from stepswitch.context import Usage
 from stepswitch.errors import (
-    FlowBudgetExceeded,
-    MaxTurnsExceeded,
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
-    SessionConflict,
     SessionError,
-    StateError,
     StepswitchError,
     UserError,
 )
-from stepswitch.runtime.approvals import owner_of
 from stepswitch.runtime.config import RunConfig
-from stepswitch.runtime.events import (
-    AgentUpdatedStreamEvent,
-    FlowNodeStreamEvent,
-    RawResponsesStreamEvent,
-    RunItemStreamEvent,
-)
-from stepswitch.runtime.items import (
-    HandoffOutputItem,
-    MessageOutputItem,
-    RunItem,
-    ToolApprovalItem,
-    ToolCallItem,
-    ToolCallOutputItem,
-)
-from stepswitch.runtime.model import Model, ModelRequest, ModelResponse
+from stepswitch.runtime.items import ToolApprovalItem
+from stepswitch.runtime.model import Model
 from stepswitch.runtime.state import RunState
-
-if TYPE_CHECKING:
-    from stepswitch.models.provider import TranscriptModel
+from stepswitch.targets.context import build_context
+from stepswitch.targets.load import load_one, refuse_own_source
 
 __all__ = ["add_parser", "run"]
-
-DEFAULT_MODEL = "gpt-4.1"
-_SCRIPTED = "scripted:"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -181,12 +166,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-cost must be a positive number of US dollars")
     if args.max_turns is not None and args.max_turns < 1:
         raise UserError("--max-turns must be at least 1")
-    for path in _save_paths(args):
-        _check_state_path(path, "--state" if path == args.state else "--resume")
+    for path in save_paths(args):
+        check_state_path(path, "--state" if path == args.state else "--resume")
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
-    [loaded] = _one_workflow(args.target)
+    loaded = load_one(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     machine = loaded.workflow.compile()
     args.workflow = loaded.workflow
@@ -194,20 +179,20 @@ def run(args: argparse.Namespace) -> int:
         refuse_flow(machine, "--session keeps a conversation")
     args.context_object = build_context(args.context, loaded.workflow)
     # a flow of steps only never calls a model: it needs no key, no --model
-    model: Model | None = _model(args) if _calls_models(machine) else None
+    model: Model | None = model_for(args) if calls_models(machine) else None
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:
-        start = _read_state(args.resume, machine, args)
+        start = read_state(args.resume, machine, args)
         check_resumed_session(start, args.resume, getattr(args, "session", None),
                               getattr(args, "session_id", None))
-        if _is_transcript(model):
+        if is_transcript(model):
             # a transcript picks up after the model calls the saved run already made:
             # nested agent-tool runs' and a flow's nodes' too, not only the top run's turns
             model.skip(start.calls_made)
     # opened only once the target, model and saved run are known good: a command that
     # fails on them leaves no session store behind
-    scripted_session = getattr(args, "session", None) is not None and _is_transcript(model)
+    scripted_session = getattr(args, "session", None) is not None and is_transcript(model)
     args.session_object, snap = load_cli_session(
         getattr(args, "session", None), getattr(args, "session_id", None),
         machine=None if args.resume else machine, items=scripted_session,
@@ -223,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         args.run_config = RunConfig(tracer_provider=provider)
     if args.max_cost is not None:
         args.run_config = RunConfig(tracer_provider=provider, max_cost_usd=args.max_cost)
-    stop = args.stop = _Stop()
+    stop = args.stop = Stop()
     try:
         with stop:
             return asyncio.run(_drive(machine, start, model, args, policy))
@@ -239,259 +224,11 @@ def run(args: argparse.Namespace) -> int:
             provider.shutdown()
 
 
-class _Stop:
-    """SIGTERM and SIGHUP (what docker, systemd, kubernetes and ``timeout`` send) stop a
-    run as Ctrl-C does under ``asyncio.run``: the first cancels the run's task, so the
-    run so far is saved on the way out; a second one raises ``KeyboardInterrupt`` where
-    the process is (a tool that does not give way)."""
-
-    SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._old: dict[int, Any] = {}
-
-    def __enter__(self) -> _Stop:
-        if threading.current_thread() is threading.main_thread():  # signal.signal's rule
-            for sig in self.SIGNALS:
-                self._old[sig] = signal.signal(sig, self._on_signal)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, old in self._old.items():
-            if old is not None:  # None: a handler set outside Python, not restorable
-                signal.signal(sig, old)
-
-    def attach(self) -> None:
-        """Stop the current task (the run's driver) on the first signal."""
-        self._task = asyncio.current_task()
-        self._loop = asyncio.get_running_loop()
-
-    def _on_signal(self, signum: int, frame: object) -> None:
-        first = self.signum is None
-        self.signum = signum
-        task, loop = self._task, self._loop
-        if first and task is not None and loop is not None and not task.done():
-            task.cancel()
-            loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
-            return
-        raise KeyboardInterrupt
-
-
-def _one_workflow(target: str) -> list[Any]:
-    found = load_targets([target])
-    if len(found) != 1:
-        names = ", ".join(w.label for w in found)
-        raise TargetError(f"{target}: names {len(found)} workflows ({names}); pick one with :NAME")
-    return found
-
-
-def _flow_edge(args: argparse.Namespace | None, source: str) -> tuple[str, int | None]:
-    """Where flow node ``source``'s exit is declared, and its max_uses, for the messages
-    of a spent flow budget. The spec (IR has no locations) is built again only then,
-    not on every run."""
-    edges: dict[str, tuple[str, int | None]] | None = getattr(args, "flow_edges", None)
-    if edges is None:
-        workflow = getattr(args, "workflow", None)
-        flow = workflow.to_spec().flow if workflow is not None else None
-        edges = {e.source: (str(e.location), e.max_uses) for e in flow or ()}
-        if args is not None:
-            args.flow_edges = edges
-    return edges.get(source, ("its declaration", None))
-
-
-def _with_site(exc: StepswitchError, args: argparse.Namespace) -> str:
-    """``exc.summary``; for a spent flow budget, with where that edge is declared."""
-    if isinstance(exc, FlowBudgetExceeded):
-        where, max_uses = _flow_edge(args, exc.source)
-        if max_uses is not None:
-            return f"{exc.summary} (max_uses={max_uses} at {where})"
-    return exc.summary
-
-
-def _calls_models(machine: Any) -> bool:
-    """False for a flow whose nodes are all steps (it makes no model call)."""
-    flow = machine.ir.flow
-    return flow is None or any(n.kind == "agent" for n in flow.nodes)
-
-
-def _is_transcript(model: Model | None) -> TypeGuard[TranscriptModel]:
-    from stepswitch.models.provider import TranscriptModel
-
-    return isinstance(model, TranscriptModel)
-
-
-def _model(args: argparse.Namespace) -> Model:
-    # imported here: the openai client is slow to import, and other commands never need it
-    from stepswitch.models.provider import OpenAIProvider, TranscriptModel
-
-    name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
-    if args.model is not None:
-        from stepswitch.cli.worker import user_model
-
-        mine = user_model(args.model)  # FILE.py:NAME, as `stepswitch worker` takes it
-        if mine is not None:
-            return mine if args.stream else _Unstreamed(mine)
-    if name.startswith(_SCRIPTED):
-        path = name[len(_SCRIPTED) :]
-        if not path:
-            raise UserError("--model scripted:FILE.json needs a file name")
-        return TranscriptModel.from_file(path)
-    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
-    if base_url and not base_url.startswith(("http://", "https://")):
-        where = "--base-url" if args.base_url else "OPENAI_BASE_URL"
-        raise UserError(
-            f"{where} {base_url!r} is not an http(s) URL; e.g. http://localhost:11434/v1"
-        )
-    key = os.environ.get("OPENAI_API_KEY")
-    if not key and not base_url:
-        raise UserError(
-            "no OpenAI API key: set OPENAI_API_KEY, or pass --base-url to a server that "
-            "needs none, or --model scripted:FILE.json"
-        )
-    provider = OpenAIProvider(api=args.api, base_url=base_url, api_key=key or "unused")
-    model: Model = provider.get_model(name)
-    return model if args.stream else _Unstreamed(model)
-
-
-class _Unstreamed:
-    """A model seen without its streaming side: the run calls it once per turn."""
-
-    def __init__(self, model: Model) -> None:
-        self._model = model
-        # what spans name the model by (see stepswitch.runtime.tracing)
-        self.model = getattr(model, "model", None)
-        self.provider_name = getattr(model, "provider_name", None)
-
-    async def get_response(self, request: ModelRequest) -> ModelResponse:
-        return await self._model.get_response(request)
-
-
-def _read_state(path: str, machine: Any, args: argparse.Namespace | None = None) -> RunState:
-    """The saved run at ``path``, refused unless it is intact and of ``machine``'s workflow.
-
-    Checked here, not only when the run resumes: a state whose calls all await approval
-    may pause again before the machine ever sees it.
-    """
-    try:  # a FIFO or a device is never read, nor a file past the size bound
-        text = read_regular(path).decode("utf-8")
-    except FileRefused as exc:
-        raise UserError(f"--resume {path}: {exc}; name a saved run") from None
-    except UnicodeDecodeError:
-        raise UserError(f"--resume {path}: not a saved run (not UTF-8 text)") from None
-    try:
-        state = RunState.from_json(text)
-    except StateError as exc:
-        raise UserError(f"--resume {path}: {exc}") from None
-    if state.workflow != machine.name:
-        raise UserError(
-            f"--resume {path}: the saved run is of workflow {state.workflow!r}, "
-            f"not {machine.name!r}"
-        )
-    if state.status == "finished":
-        raise UserError(
-            f"--resume {path}: the saved run already finished (resuming it would run it "
-            "again); start a new run with --input"
-        )
-    if state.resumed:
-        raise UserError(f"--resume {path}: {_taken(state)}")
-    if state.flow is not None and state.flow.spent is not None:
-        source, _, target = state.flow.spent.partition("->")
-        where = _flow_edge(args, source)[0]
-        raise UserError(
-            f"--resume {path}: the saved run stopped when flow edge {source} → "
-            f"{target.strip('<>')} had used up its max_uses, and resuming would take it again; "
-            f"raise max_uses at {where}, or let the loop end sooner, and start a new run "
-            "with --input"
-        )
-    return state
-
-
-def _taken(state: RunState) -> str:
-    """Why a state saved as its resume began (and never saved again: the process was
-    killed) is not resumed: what it was about to run may have run."""
-    started = _approved_unanswered(state)
-    what = (f"approved call(s) {', '.join(started)} had started and may have run"
-            if started else "what it was about to run may have run")
-    return (f"a run resumed this saved run and stopped before it could save where it got "
-            f"to (killed?): {what}, so it is not run again (at most once); check what it "
-            "did, then start a new run with --input")
-
-
-def _approved_unanswered(state: RunState) -> list[str]:
-    """The approved calls of ``state`` (nested runs' included) that have no output yet:
-    ``name(arguments) [call id]``."""
-    out: list[str] = []
-    for item in state.items:
-        if not isinstance(item, ToolApprovalItem):
-            continue
-        owner = owner_of(state, item.run_path)
-        if owner is None:
-            continue
-        decision = owner.decisions.get(item.call_id)
-        key = (item.agent, item.name)
-        approved = (decision.approved if decision is not None
-                    else owner.always.get(key, state.always.get(key, False)))
-        answered = any(isinstance(i, ToolCallOutputItem) and i.call_id == item.call_id
-                       for i in owner.items)
-        if approved and not answered:
-            out.append(f"{_call(item)} [{visible(item.call_id)}]")
-    return out
-
-
-def _save_paths(args: argparse.Namespace) -> list[str]:
-    """Where the run's state goes: ``--state``, and the ``--resume`` file, which a resumed
-    run consumes (rewritten with the new state, so running the command again never
-    repeats what this run did)."""
-    paths = [p for p in (args.state, args.resume) if p]
-    if len(paths) == 2 and Path(paths[0]).absolute() == Path(paths[1]).absolute():
-        paths.pop()
-    return paths
-
-
-def _save(args: argparse.Namespace, state: RunState) -> list[str]:
-    """Write ``state`` everywhere it goes; the paths written."""
-    paths = _save_paths(args)
-    for path in paths:
-        _write_state(path, state, "--state" if path == args.state else "--resume")
-    return paths
-
-
-def _check_state_path(path: str, flag: str = "--state") -> None:
-    """Refuse a ``--state`` the run could not be saved to, before anything runs: a run
-    that pauses has already called the model and run tools, and would be lost."""
-    target = Path(path).absolute()
-    if target.is_dir():
-        raise UserError(f"{flag} {path}: is a folder; name a file to save the run to")
-    if target.exists() and not target.is_file():  # /dev/stdout, a FIFO: replaced, not written
-        raise UserError(f"{flag} {path}: not a regular file; name a file to save the run to")
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise UserError(f"{flag} {path}: cannot write there ({folder} is not a writable folder)")
-
-
-def _write_state(path: str, state: RunState, flag: str = "--state") -> None:
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(state.to_json(indent=2), encoding="utf-8")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise UserError(f"{flag} {path}: cannot write it: {exc.strerror or exc}") from None
-    except StateError as exc:  # text JSON cannot hold exactly (see stepswitch._json.dumps)
-        raise UserError(f"{flag} {path}: {exc}") from None
-
-
 async def _drive(
     machine: Any, start: str | RunState, model: Model | None, args: argparse.Namespace,
     policy: str
 ) -> int:
-    out = _Progress(sys.stderr, stream_text=args.stream)
+    out = Progress(sys.stderr, stream_text=args.stream)
     stop = getattr(args, "stop", None)
     if stop is not None:
         stop.attach()
@@ -499,7 +236,7 @@ async def _drive(
     next_input: str | RunState = start
     if isinstance(start, RunState):
         pending = start.interruptions
-        if pending and not _decide(start, pending, policy, out):
+        if pending and not decide(start, pending, policy, out):
             return _paused(start, pending, args, out)
     while True:
         options: dict[str, Any] = {"model": model}
@@ -512,11 +249,11 @@ async def _drive(
         if getattr(args, "session_object", None) is not None:
             options["session"] = args.session_object
         streamed = machine.run_streamed(next_input, **options)
-        if isinstance(next_input, RunState) and _save_paths(args):
+        if isinstance(next_input, RunState) and save_paths(args):
             # saved as taken (state.resumed) before any of its approved calls runs: a
             # process killed from here on leaves a file no resume runs again (at most
             # once); however the run ends, its own state replaces this one
-            _save(args, next_input)
+            save(args, next_input)
         # the decisions just made are said once the run has taken them (its first event,
         # or its end): a resume the runtime refuses (a stale session pin, a tampered
         # state) must not be preceded by "approved …"
@@ -525,30 +262,30 @@ async def _drive(
                 out.event(event)
         except (RunLimitError, ModelBehaviorError, ModelProviderError, SessionError) as exc:
             # its summary: the hint speaks of Python (RunConfig, exc.run_data), not flags;
-            # what the CLI can do instead, _keep says
+            # what the CLI can do instead, keep() says
             out.drop_held()
-            return _failed(_with_site(exc, args), exc, args, out)
+            return failed(with_site(exc, args), exc, args, out)
         except UserError as exc:
             cause = exc.__cause__
             if (isinstance(cause, Exception) and not isinstance(cause, StepswitchError)
-                    and _in_user_code(cause)):
+                    and in_user_code(cause)):
                 # the user's own code raised (a tool with failure_error_function=None):
                 # a failed run (exit 1) that names the exception and its line
                 out.flush_held()
                 text, tail = str(exc), str(cause)
                 head = text[: -len(tail)] if tail and text.endswith(tail) else f"{text}: "
-                return _failed(head + _user_code_error(cause) + _no_context(cause, args), exc,
+                return failed(head + user_code_error(cause) + no_context(cause, args), exc,
                                args, out)
             out.drop_held()
-            _keep(exc, args, out)
+            keep(exc, args, out)
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             out.flush_held()
-            return _failed(_user_code_error(exc) + _no_context(exc, args), exc, args, out)
+            return failed(user_code_error(exc) + no_context(exc, args), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
             out.drop_held()
             out.end_text()
-            _keep(exc, args, out)
+            keep(exc, args, out)
             raise KeyboardInterrupt from None  # run() says so and exits 130
         out.flush_held()
         out.end_text()
@@ -560,66 +297,34 @@ async def _drive(
         if not streamed.interruptions:
             # finished: a resume of it is refused (and with nowhere to save it, it is not
             # made: a flow's last value need not have a JSON form)
-            saved = _save(args, streamed.to_state()) if _save_paths(args) else []
+            saved = save(args, streamed.to_state()) if save_paths(args) else []
             if saved:
                 out.line(f"saved the finished run to {', '.join(saved)}")
             # a flow may end on a step, which is no agent
             last = streamed.last_agent
             what = "agent" if machine.ir.state(last) is not None else "step"
             out.done(last, total, what)
-            refused = _refusal(streamed.new_items)
+            refused = refusal(streamed.new_items)
             if refused is not None and not streamed.final_output:
-                print(f"stepswitch: the model refused: {visible(refused, keep=_TEXT)}",
+                print(f"stepswitch: the model refused: {visible(refused, keep=TEXT)}",
                       file=sys.stderr)
                 return 1
-            _print_output(streamed.final_output)
+            print_output(streamed.final_output)
             return 0
         state = streamed.to_state()
         pending = state.interruptions
-        if not _decide(state, pending, policy, out):
+        if not decide(state, pending, policy, out):
             return _paused(state, pending, args, out)
         next_input = state
 
 
-def _decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: _Progress,
-            *, can_pause: bool = True) -> bool:
-    """Apply the approval policy; False when the run must pause instead (``can_pause``
-    False, as in a chat, which cannot wait: the prompt offers no pause)."""
-    if policy == "none":
-        return False
-    for item in pending:
-        if policy == "all":
-            out.hold(f"  approved {_call(item)} (--approve all)")
-            state.approve(item)
-            continue
-        choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
-        answer = _ask(f"approve {_call(item)} for agent {visible(item.agent)}? {choices} ")
-        if answer is None or (can_pause and answer.startswith("p")):
-            return False
-        if answer in ("y", "yes"):
-            state.approve(item)
-        else:
-            state.reject(item)
-            out.hold(f"  rejected {visible(item.name)}")
-    return True
-
-
-def _ask(prompt: str) -> str | None:
-    print(prompt, end="", file=sys.stderr, flush=True)
-    line = sys.stdin.readline()
-    if not line:
-        print(file=sys.stderr)
-        return None
-    return line.strip().lower()
-
-
 def _paused(
-    state: RunState, pending: list[ToolApprovalItem], args: argparse.Namespace, out: _Progress
+    state: RunState, pending: list[ToolApprovalItem], args: argparse.Namespace, out: Progress
 ) -> int:
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
-        out.line(f"  {visible(item.call_id)}: {_call(item)} by {visible(item.agent)}")
-    saved = _save(args, state)
+        out.line(f"  {visible(item.call_id)}: {call_text(item)} by {visible(item.agent)}")
+    saved = save(args, state)
     if not saved:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
         return 1
@@ -641,218 +346,3 @@ def _run_flags(args: argparse.Namespace) -> str:
         if value is not None:
             out += f" {flag} {shlex.quote(value)}"
     return out
-
-
-def _in_user_code(exc: BaseException) -> bool:
-    """True when a frame of ``exc``'s traceback is the user's own code: neither
-    stepswitch, nor an installed package (openai, httpx), nor the standard library."""
-    paths = sysconfig.get_paths()
-    skip = (PACKAGE_DIR, paths["stdlib"], paths["purelib"], paths["platlib"])
-    return any(not f.filename.startswith(skip) and not f.filename.startswith("<")
-               for f in traceback.extract_tb(exc.__traceback__))
-
-
-def _user_code_error(exc: BaseException) -> str:
-    """``Type: message`` and where in the user's code it was raised (no traceback)."""
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not f.filename.startswith(PACKAGE_DIR) and "asyncio" not in f.filename
-    ]
-    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
-    return f"{type(exc).__name__}: {exc} (raised in your code{where})"
-
-
-def _no_context(exc: BaseException, args: argparse.Namespace) -> str:
-    """The hint for user code (instructions, a tool) that read ``ctx.context`` of a run
-    given none: its error is about ``None``, and the fix is a flag."""
-    if getattr(args, "context_object", None) is not None:
-        return ""
-    if not isinstance(exc, AttributeError | TypeError | KeyError) or "NoneType" not in str(exc):
-        return ""
-    return ("; the run has no context object (ctx.context is None): pass `--context "
-            "module:factory`, a function returning it")
-
-
-def _failed(message: str, exc: Exception, args: argparse.Namespace, out: _Progress) -> int:
-    out.end_text()
-    print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
-    _keep(exc, args, out)
-    return 1
-
-
-def _keep(exc: BaseException, args: argparse.Namespace, out: _Progress) -> None:
-    """Save the run so far that ``exc`` carries, so a retry resumes it instead of
-    repeating what it did (a resumed run's file is rewritten even without --state)."""
-    data = getattr(exc, "run_data", None)
-    to_state = getattr(data, "to_state", None)
-    if not callable(to_state):
-        return
-    try:
-        state = to_state()
-        saved = _save(args, state)
-    except (UserError, RuntimeError):
-        return
-    if not saved:
-        return
-    if isinstance(exc, SessionConflict):
-        # the session moved on since this run loaded it: the same state conflicts again
-        out.line(f"saved the run so far to {', '.join(saved)}; another run has added to the "
-                 "session since, so this one cannot continue there: start a new run")
-        return
-    if isinstance(exc, FlowBudgetExceeded):
-        # resuming would take the spent edge again: no retry, a new run (which starts the
-        # edge's count afresh) with a larger max_uses or a loop that ends sooner
-        where = _flow_edge(args, exc.source)[0]
-        out.line(f"saved the run so far to {', '.join(saved)} (it cannot be resumed: the "
-                 f"edge's budget is spent); raise max_uses at {where}, or let the loop end "
-                 "sooner, and start a new run with --input")
-        return
-    more = ""
-    if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
-        spent = state.max_turns or args.max_turns or 10
-        more = f" --max-turns {2 * spent}"
-    out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
-             f"{more}{session_flags(args)}")
-
-
-def _refusal(items: list[RunItem]) -> str | None:
-    """The refusal that ended the run, if its last message is one."""
-    for item in reversed(items):
-        if isinstance(item, MessageOutputItem):
-            return item.refusal
-    return None
-
-
-_TEXT = "\n\t"
-"""What a model's running text keeps as it is when shown (every other control escaped)."""
-
-
-def _print_output(value: Any) -> None:
-    # the model's text: a terminal escape in it is shown, never obeyed
-    if isinstance(value, BaseModel):
-        print(visible(value.model_dump_json(indent=2), keep=_TEXT))
-    elif value is not None:
-        print(visible(str(value), keep=_TEXT))
-
-
-class _Progress:
-    """Writes one short line per event; with ``stream_text`` also the model's text."""
-
-    def __init__(self, file: TextIO, *, stream_text: bool) -> None:
-        self.file = file
-        self.stream_text = stream_text
-        self._mid_text = False
-        # the streamed text no completed message has claimed yet: a message whose text
-        # was shown as deltas is not printed again, one that came without deltas (a
-        # scripted model, a server that does not stream text) is printed whole
-        self._streamed = ""
-        self.calls = 0
-        self._held: list[str] = []
-
-    def line(self, text: str) -> None:
-        self.flush_held()
-        self.end_text()
-        print(text, file=self.file, flush=True)
-
-    def hold(self, text: str) -> None:
-        """A line to print once what it says took effect (the next line or event);
-        :meth:`drop_held` forgets it when it did not."""
-        self._held.append(text)
-
-    def flush_held(self) -> None:
-        held, self._held = self._held, []
-        for text in held:
-            self.line(text)
-
-    def drop_held(self) -> None:
-        self._held.clear()
-
-    def end_text(self) -> None:
-        if self._mid_text:
-            print(file=self.file, flush=True)
-            self._mid_text = False
-
-    def event(self, event: Any) -> None:
-        self.flush_held()
-        if isinstance(event, AgentUpdatedStreamEvent):
-            self.line(f"→ agent {visible(event.new_agent)}")
-        elif isinstance(event, FlowNodeStreamEvent):
-            # a flow's agent nodes are announced by their own AgentUpdated event
-            if event.kind == "step":
-                self.line(f"→ step {visible(event.node)}")
-            elif event.kind == "fan_out":
-                self.line(f"→ fan-out {visible(event.node)} ×{event.count}")
-        elif isinstance(event, RunItemStreamEvent):
-            self.item(event.item)
-        elif isinstance(event, RawResponsesStreamEvent) and self.stream_text:
-            delta = _text_delta(event.data)
-            if delta:
-                if not self._mid_text:
-                    print("  ", end="", file=self.file)
-                # the model's text as it comes, with no control character that could
-                # hide or rewrite what the terminal shows next (an approval prompt)
-                print(visible(delta, keep="\n\t"), end="", file=self.file, flush=True)
-                self._mid_text = True
-                self._streamed += delta
-
-    def item(self, item: RunItem) -> None:
-        if isinstance(item, ToolCallItem):
-            self.calls += 1
-            self.line(f"  tool {visible(item.name)}({_short(item.arguments)})")
-        elif isinstance(item, ToolCallOutputItem):
-            mark = "error" if item.is_error else "→"
-            self.line(f"    {mark} {_short(item.output)}")
-        elif isinstance(item, HandoffOutputItem):
-            self.line(
-                f"  handoff {visible(item.source_agent)} → {visible(item.target_agent)}"
-            )
-        elif isinstance(item, MessageOutputItem):
-            if item.refusal:
-                self.line(f"  {visible(item.agent)} refused: {_short(item.refusal, 200)}")
-            elif self.stream_text and self._shown_as_deltas(item.content):
-                self.end_text()
-            elif item.content:
-                self.line(f"  {visible(item.agent)}: {_short(item.content, 200)}")
-        elif isinstance(item, ToolApprovalItem):
-            self.line(f"  {visible(item.name)} needs approval")
-
-    def _shown_as_deltas(self, content: str) -> bool:
-        """Whether ``content`` was already shown as streamed text (and claim it)."""
-        if not self._streamed:
-            return False
-        at = self._streamed.find(content)
-        if at < 0:  # shown, but not byte for byte: never print it twice
-            self._streamed = ""
-        else:
-            self._streamed = self._streamed[at + len(content):]
-        return True
-
-    def done(self, last_agent: str, usage: Usage, what: str = "agent") -> None:
-        self.line(
-            f"done: last {what} {visible(last_agent)}, {usage.requests} model call(s), "
-            f"{usage.total_tokens} token(s)"
-        )
-
-
-def _text_delta(data: Any) -> str | None:
-    if getattr(data, "type", None) == "response.output_text.delta":
-        delta = getattr(data, "delta", None)
-        return delta if isinstance(delta, str) else None
-    choices = getattr(data, "choices", None)
-    if choices:
-        delta = getattr(choices[0], "delta", None)
-        content = getattr(delta, "content", None)
-        return content if isinstance(content, str) else None
-    return None
-
-
-def _short(text: str, limit: int = 120) -> str:
-    text = visible(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _call(item: ToolApprovalItem) -> str:
-    """``name(arguments)`` exactly as the model sent them, every hidden character
-    escaped: what a person approves is what runs (never shortened)."""
-    return f"{visible(item.name)}({visible(item.arguments)})"

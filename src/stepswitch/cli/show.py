@@ -8,9 +8,9 @@ from __future__ import annotations
 import argparse
 
 from stepswitch._visible import visible
-from stepswitch.cli.targets import load_targets
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.targets.load import load_targets
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

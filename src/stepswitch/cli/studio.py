@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stepswitch.cli.targets import TargetError
+from stepswitch.errors import TargetError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

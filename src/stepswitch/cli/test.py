@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from stepswitch.cli.targets import TargetError
+from stepswitch.errors import TargetError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

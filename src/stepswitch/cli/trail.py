@@ -12,10 +12,12 @@ import os
 import sys
 
 from stepswitch._files import MAX_FILE_BYTES, FileRefused, read_regular
-from stepswitch.cli.targets import TargetError, load_targets
-from stepswitch.errors import CompileError
+from stepswitch.errors import TargetError
 from stepswitch.review.trail import TrailError, check_trail, read_trail
 from stepswitch.review.trail_formats import TRAIL_FORMATS
+from stepswitch.targets.load import compile_one
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,18 +74,8 @@ def run(args: argparse.Namespace) -> int:
         key = value.encode("utf-8")
     machine = label = None
     if args.workflow is not None:
-        loaded = load_targets([args.workflow])
-        if len(loaded) != 1:
-            names = ", ".join(w.label for w in loaded)
-            raise TargetError(f"--workflow {args.workflow}: names {len(loaded)} workflows "
-                              f"({names}); name one (FILE.py:NAME)")
-        label = loaded[0].label
-        try:
-            machine = loaded[0].workflow.compile().ir
-        except CompileError as exc:
-            errors = len(exc.report.errors)
-            raise TargetError(f"--workflow {label}: does not compile ({errors} errors); see "
-                              f"`stepswitch check {args.workflow}`") from None
+        loaded, compiled = compile_one(args.workflow)
+        label, machine = loaded.label, compiled.ir
         if args.agent is not None and machine.state(args.agent) is None:
             raise TargetError(f"--agent {args.agent}: {label} has no agent of that name")
     try:

@@ -14,12 +14,12 @@ import argparse
 import asyncio
 import signal
 import sys
-from pathlib import Path
-from typing import Any
 
+from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
+from stepswitch.targets.load import load_one
 
-__all__ = ["add_parser", "load_model", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,48 +58,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
-def load_model(args: argparse.Namespace) -> Any:
-    """The worker's model, read as ``stepswitch run`` reads ``--model`` (None: the
-    agents' own, else the default model)."""
-    if args.model is None:
-        return None
-    mine = user_model(args.model)
-    if mine is not None:  # the object itself: the worker only calls get_response
-        return mine
-    from stepswitch.cli.run import _model
-
-    return _model(argparse.Namespace(**{**vars(args), "stream": False}))
-
-
-def user_model(spec: str) -> Any | None:
-    """``FILE.py:NAME``: the model object ``NAME`` of that file; None when ``spec`` is
-    not of that form (a model name, ``scripted:FILE.json``)."""
-    file, sep, name = spec.rpartition(":")
-    if not (sep and file.endswith(".py")):
-        return None
-    from stepswitch.cli.targets import _import_file
-
-    path = Path(file)
-    if not path.is_file():
-        raise UserError(f"--model {spec}: no file {file}")
-    module = _import_file(path)
-    model = getattr(module, name, None)
-    if model is None or not hasattr(model, "get_response"):
-        raise UserError(
-            f"--model {spec}: {file} has no model named {name!r} (an object with "
-            "async get_response(request))"
-        )
-    return model
-
-
 def run(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from stepswitch.cli.run import _one_workflow
-
     if args.model_timeout <= 0:
         raise UserError("--model-timeout must be positive")
-    [loaded] = _one_workflow(args.target)
+    loaded = load_one(args.target)
     machine = loaded.workflow.compile()
     model = load_model(args)
     try:

@@ -106,18 +106,17 @@ def relative_target(target: str, folder: Path) -> str:
 
 def run_case(path: Path, machines: dict[str, Any] | None = None) -> CaseResult:
     """Replay the case at ``path``; ``CaseError`` when it cannot be run at all."""
-    from stepswitch.cli.targets import TargetError
-
     started = time.perf_counter()
     case = load_case(path)
     cache = machines if machines is not None else {}
     loaded = cache.get(case.workflow)
     if loaded is None:
-        from stepswitch.cli.replay import load_machine
+        from stepswitch.errors import UserError
+        from stepswitch.targets.context import load_machine
 
         try:
             loaded = load_machine(case.workflow)
-        except TargetError as exc:
+        except UserError as exc:  # a TargetError, or a context_type that does not build
             raise CaseError(f"{path}: {exc}") from None
         cache[case.workflow] = loaded
     machine, _, context = loaded

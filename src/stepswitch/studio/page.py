@@ -487,8 +487,8 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
                traces: Sequence[str] = ()) -> JSON:
     """The whole page's data. ``base`` is a git ref; with two TARGETs and no base, the
     first is the base of the second."""
-    from stepswitch.cli._sides import Side, load_side
-    from stepswitch.cli.targets import load_targets
+    from stepswitch.targets.load import load_targets
+    from stepswitch.targets.sides import Side, load_side
 
     loaded = load_targets(list(targets))
     base_spec: tuple[str, WorkflowSpec, str] | None = None
@@ -500,7 +500,7 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
         sides = load_side(Side(f"git:{base}:{targets[0]}", targets[0], base))
         match = next((s for s in sides if s.attribute == loaded[0].attribute), None)
         if match is None:
-            from stepswitch.cli.targets import TargetError
+            from stepswitch.errors import TargetError
 
             raise TargetError(f"--base {base}: {loaded[0].label} has no counterpart at {base}")
         base_spec = (match.label, match.spec, match.module)
@@ -526,8 +526,7 @@ def _one_line(message: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from stepswitch.cli.targets import TargetError
-    from stepswitch.errors import UserError
+    from stepswitch.errors import TargetError, UserError
 
     parser = argparse.ArgumentParser(prog="stepswitch.studio.page")
     parser.add_argument("targets", nargs="+")

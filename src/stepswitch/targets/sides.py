@@ -1,4 +1,5 @@
-"""Load one side of ``stepswitch diff``: a TARGET, or ``git:REF:TARGET``. Not API.
+"""Load one side of a diff (``stepswitch diff``, the studio page): a TARGET, or
+``git:REF:TARGET``. Not API.
 
 A git side is read without touching the work tree or the index: ``git archive`` writes
 the commit's tree to a temporary folder, and the TARGET is imported from there as if
@@ -24,8 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stepswitch._dataclass import dataclass
-from stepswitch.cli.targets import TargetError, load_targets
+from stepswitch.errors import TargetError
 from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.targets.load import load_targets
 
 __all__ = ["LoadedSpec", "Side", "load_side", "parse_side"]
 

@@ -1,10 +1,11 @@
-"""Resolve CLI TARGETs to workflows.
+"""Resolve TARGETs to workflows, for the CLI, the studio page and ``stepswitch test``.
 
 A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow or an
 OpenAI Agents SDK agent (read with ``from_sdk``), or a file or folder (every workflow in
 it, and every SDK agent declared there that no other agent of its module reaches).
-Every failure is a :class:`TargetError` with a one-line cause (exit 2); an exception
-raised by the user's own module is shown as its own short traceback, marked as theirs.
+Every failure is a :class:`~stepswitch.errors.TargetError` with a one-line cause (the
+CLI exits 2); an exception raised by the user's own module is shown as its own short
+traceback, marked as theirs.
 """
 
 from __future__ import annotations
@@ -17,25 +18,35 @@ import sys
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from stepswitch._dataclass import dataclass
 from stepswitch._site import PACKAGE_DIR, display_path
-from stepswitch.cli._shadow import shadowed
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
-from stepswitch.errors import UserError
+from stepswitch.errors import CompileError, TargetError, UserError
+from stepswitch.targets.shadow import shadowed
 
-__all__ = ["LoadedWorkflow", "TargetError", "a_type", "load_targets"]
+if TYPE_CHECKING:
+    from stepswitch.runtime.machine import StateMachine
+
+__all__ = [
+    "LoadedWorkflow",
+    "TargetError",
+    "a_type",
+    "compile_one",
+    "import_file",
+    "import_target",
+    "load_one",
+    "load_targets",
+    "refuse_own_source",
+]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
 _STARTUP_PATH = tuple(os.path.realpath(p or os.curdir) for p in sys.path)
 """``sys.path`` as the interpreter set it up, before a TARGET's folder was put on it: a
 folder here (PYTHONPATH, an installed or editable package) is on it wherever code runs."""
-
-
-class TargetError(Exception):
-    """A TARGET could not be resolved; the message is meant for the terminal as is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +91,33 @@ def load_targets(
     return found
 
 
+def load_one(target: str, *, flag: str = "", advice: str = "pick one with :NAME"
+             ) -> LoadedWorkflow:
+    """The one workflow ``target`` names; a :class:`TargetError` when it names more.
+
+    ``flag`` (``--workflow``) prefixes the message when the TARGET came by a flag;
+    ``advice`` is what the message tells the user to do about it."""
+    found = load_targets([target])
+    if len(found) != 1:
+        names = ", ".join(w.label for w in found)
+        shown = f"{flag} {target}" if flag else target
+        raise TargetError(f"{shown}: names {len(found)} workflows ({names}); {advice}")
+    return found[0]
+
+
+def compile_one(target: str, *, flag: str = "--workflow"
+                ) -> tuple[LoadedWorkflow, StateMachine]:
+    """:func:`load_one` and its compiled machine; a workflow the analyzer finds errors
+    in is a :class:`TargetError` pointing at ``stepswitch check``."""
+    loaded = load_one(target, flag=flag, advice="name one (FILE.py:NAME)")
+    try:
+        machine = loaded.workflow.compile()
+    except CompileError as exc:
+        raise TargetError(f"{flag} {loaded.label}: does not compile ({len(exc.report.errors)} "
+                          f"errors); see `stepswitch check {target}`") from None
+    return loaded, machine
+
+
 def _load_one(
     target: str, collected: list[str] | None = None, runner: str | None = None
 ) -> list[LoadedWorkflow]:
@@ -101,7 +139,7 @@ def _load_one(
             for file in sorted(_python_files(path)):
                 # one module that does not import must not hide the others' problems
                 try:
-                    module = _import_file(file, runner=runner)
+                    module = import_file(file, runner=runner)
                     results.extend(_workflows_in(module, display_path(file)))
                 except TargetError as exc:
                     failures.append(str(exc))
@@ -114,7 +152,7 @@ def _load_one(
             if not results:
                 raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
             return results
-        module = _import_file(path, runner=runner)
+        module = import_file(path, runner=runner)
         label = display_path(path)
     else:
         if "/" in path_part or os.sep in path_part:
@@ -173,7 +211,7 @@ def import_target(spec: str, *, what: str) -> tuple[object, str]:
     if path.suffix == ".py" or path.exists():
         if not path.is_file():
             raise TargetError(f"{what} {spec}: no such file: {path_part}")
-        module, label = _import_file(path), display_path(path)
+        module, label = import_file(path), display_path(path)
     else:
         module, label = _import_module(path_part), path_part
     if not hasattr(module, name):
@@ -255,7 +293,8 @@ def _runner_name(path: Path, name: str, root: Path, runner: str) -> tuple[str, P
     )
 
 
-def _import_file(path: Path, *, runner: str | None = None) -> ModuleType:
+def import_file(path: Path, *, runner: str | None = None) -> ModuleType:
+    """The module at ``path``, imported with its own folder first on ``sys.path``."""
     name, root = _module_name_for(path)
     if not name:
         raise TargetError(f"{path}: cannot tell the module name of this file")
