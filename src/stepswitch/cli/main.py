@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 
 from stepswitch._version import __version__
-from stepswitch.cli.targets import TargetError
 from stepswitch.errors import UserError
 
 __all__ = ["entry", "main"]
@@ -64,14 +63,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except TargetError as exc:
-        print(f"stepswitch: error: {exc}", file=sys.stderr)
-        return 2
     except UserError as exc:  # its summary: a hint speaks of Python keywords, not flags
         print(f"stepswitch: error: {exc.summary}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        # imported here: `check` answered from its cache never loads the target machinery
+        from stepswitch.cli.targets import TargetError
+
+        if not isinstance(exc, TargetError):
+            raise
+        print(f"stepswitch: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _escape_unencodable() -> None:
