@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stepswitch.analysis.codes import invalid_prefixes
-from stepswitch.cli.formats import FORMATS, CheckedWorkflow, text
-from stepswitch.targets.load import load_targets
+from stepswitch.cli._check_cache import CACHE_DIR, cached_check
+
+FORMAT_NAMES = ("github", "json", "sarif", "text")
+"""The keys of :data:`stepswitch.cli.formats.FORMATS`, named here so that a check answered
+from the cache need not import the formatters (a test keeps the two equal)."""
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "package.module:NAME, or a file or folder (every Workflow in it).",
     )
     p.add_argument("targets", nargs="+", metavar="TARGET")
-    p.add_argument("--format", choices=sorted(FORMATS), default="text",
+    p.add_argument("--format", choices=FORMAT_NAMES, default="text",
                    help="output format (default: text)")
     p.add_argument("--select", action="append", default=None, metavar="CODES",
                    help="only these codes or prefixes, comma-separated (e.g. SW1,SW201)")
@@ -32,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="exit 0 even when there are errors")
     p.add_argument("--max-model-calls", type=_positive, default=None, metavar="N",
                    help="error (SW204) when a run's worst-case model calls exceed N")
+    p.add_argument("--no-cache", action="store_true",
+                   help=f"check everything anew: neither read nor write {CACHE_DIR}/")
     p.set_defaults(func=run)
 
 
@@ -52,6 +56,16 @@ def _codes(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    shape = [args.format, repr(args.select), repr(args.ignore), str(args.exit_zero),
+             str(args.max_model_calls), *args.targets]
+    return cached_check(shape, args.targets, lambda: _check(args), use=not args.no_cache)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from stepswitch.analysis.codes import invalid_prefixes
+    from stepswitch.cli.formats import FORMATS, CheckedWorkflow, text
+    from stepswitch.targets.load import load_targets
+
     select, ignore = _codes(args.select), _codes(args.ignore)
     for flag, codes in (("--select", select), ("--ignore", ignore)):
         bad = invalid_prefixes(codes or ())
