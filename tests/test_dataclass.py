@@ -11,10 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
-import json
 import pickle
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import KW_ONLY, field
 from typing import Any, Generic, TypeVar
@@ -292,8 +289,8 @@ def test_classes_of_one_shape_keep_their_own_names_and_defaults() -> None:
         x: int
         y: str = "right"
 
-    assert Left.__init__.__code__.co_code == Right.__init__.__code__.co_code
     assert (Left(1).b, Right(2).y) == ("left", "right")
+    assert Left.__init__.__code__.co_code == Right.__init__.__code__.co_code
     assert Left(b="l", a=1) == Left(1, "l") and Right(y="r", x=2).x == 2
     assert str(inspect.signature(Right)) == "(x: 'int', y: 'str' = 'right') -> None"
     with pytest.raises(TypeError, match="unexpected keyword argument 'a'"):
@@ -381,38 +378,38 @@ class _Pickled:
 PICKLED = _Pickled("a", ("x",))
 
 
-def test_the_package_s_own_init_shapes_are_compiled_ahead() -> None:
-    """Every ``__init__`` shape of stepswitch's own classes is in stepswitch/_shapes.py,
-    so importing the package compiles none (each compile is ~0.35 M instructions of a
-    runner's start-up). A new shape fails here until the module is regenerated."""
-    code = (
-        "import importlib, json, pkgutil, stepswitch\n"
-        "import stepswitch._dataclass as d\n"
-        "for info in pkgutil.walk_packages(stepswitch.__path__, 'stepswitch.'):\n"
-        "    if not info.name.endswith('__main__'):\n"
-        "        try:\n"
-        "            importlib.import_module(info.name)\n"
-        "        except ImportError:\n"
-        "            pass\n"
-        "print(json.dumps([s for s in d._COMPILED if s.startswith('def __init__(')]))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    compiled = json.loads(done.stdout.splitlines()[-1])
-    assert compiled == [], (
-        f"{len(compiled)} __init__ shape(s) compiled at import: run "
-        "`python -m stepswitch._dataclass` to regenerate src/stepswitch/_shapes.py"
-    )
+def test_the_real_init_is_made_on_the_first_call_and_reads_the_same() -> None:
+    """Before its first call a class's ``__init__`` is a stand-in with the real one's
+    parameters; the first call puts the real one in its place, and nothing a caller sees
+    changes: signature, argument errors, annotations, name."""
+    Limits = _keyword_slots(fast_dataclass)
+    stand_in = Limits.__dict__["__init__"]
+    before = (str(inspect.signature(Limits)), Limits.__init__.__annotations__,
+              Limits.__init__.__qualname__, _raised(lambda: Limits("a")),
+              _raised(lambda: Limits(turns=1)), _raised(lambda: Limits("a", 2)))
+    value = Limits("a", turns=2)
+    real = Limits.__dict__["__init__"]
+    assert real is not stand_in and "__dataclass_first__" not in real.__code__.co_names
+    after = (str(inspect.signature(Limits)), Limits.__init__.__annotations__,
+             Limits.__init__.__qualname__, _raised(lambda: Limits("a")),
+             _raised(lambda: Limits(turns=1)), _raised(lambda: Limits("a", 2)))
+    assert before == after
+    assert before[3] == (TypeError, "_keyword_slots.<locals>.Limits.__init__() missing 1 "
+                                     "required keyword-only argument: 'turns'")
+    assert (value.name, value.turns, value.depth, value.seen, value.origin) == (
+        "a", 2, 3, (), "declared")
+    assert Limits("b", turns=1, depth=4) == Limits("b", turns=1, depth=4)
+    stand_in(object.__new__(Limits), "c", turns=5)  # a reference kept to the stand-in works
 
 
-def test_a_shape_compiled_ahead_makes_the_same_init() -> None:
-    """The ahead-of-time code and a fresh compile of the same source behave alike."""
-    from stepswitch import _dataclass, _shapes
+def test_a_subclass_without_fields_of_its_own_makes_its_base_s_init() -> None:
+    """A plain subclass inherits the stand-in; its first call makes the base's real
+    ``__init__``, which both then use."""
+    Item = _item(fast_dataclass)
 
-    source = next(iter(_shapes.SHAPES))
-    ahead = _shapes.SHAPES[source]
-    fresh = _dataclass._compiled(source)
-    assert ahead.co_code == fresh.co_code
-    assert ahead.co_varnames == fresh.co_varnames and ahead.co_names == fresh.co_names
+    class Shown(Item):  # type: ignore[misc, valid-type]
+        __slots__ = ()
+
+    assert Shown("a", "b").content == "b"
+    assert "__init__" not in Shown.__dict__
+    assert Item("a", "b") == Item("a", "b") and type(Shown("x", "y")) is Shown
