@@ -2,10 +2,10 @@
 
 :func:`quick_maker` gives the loop a plain function that makes the same instances as
 calling the class, without going through the type's call slot and ``__init__``: it
-allocates the instance with ``object.__new__(cls)`` and stores each field with
-``object.__setattr__``, as :mod:`dataclasses`' own frozen ``__init__`` does. The
-instance is a ``cls`` from its first moment. What it saves a turn is measured by
-``bench/bench_instructions.py`` (see bench/README.md).
+allocates the instance with ``object.__new__(cls)`` and stores each field through its
+slot's descriptor, which is what a frozen slots class's ``__init__`` does too
+(``stepswitch._dataclass``). The instance is a ``cls`` from its first moment. What it
+saves a turn is measured by ``bench/bench_instructions.py`` (bench/README.md).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     """A function that makes instances of the frozen slots dataclass ``cls`` as calling
     ``cls`` does: the same signature, defaults and default factories, and an equal
     frozen ``cls`` instance. It is ``cls.__init__``'s body with the instance made in
-    it (``object.__new__``) instead of by the type's call."""
+    it (``object.__new__``) instead of by the type's call: each field is stored by its
+    slot's ``__set__``, as ``object.__setattr__`` would end up doing."""
     if not isinstance(cls, type):
         raise TypeError(f"quick_maker: {cls!r} is not a class")
     params = _checked_fields(cls, "quick_maker")
@@ -48,7 +49,6 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
         raise TypeError(f"quick_maker: {cls.__name__} has a __new__ of its own")
     names: dict[str, Any] = {
         "_MISSING": dataclasses.MISSING, "_new": object.__new__, "_cls": cls,
-        "_set": object.__setattr__,
     }
     args: list[str] = []
     body: list[str] = ["    self = _new(_cls)"]
@@ -65,7 +65,8 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
             value = f"_factory{i}() if {f.name} is _MISSING else {f.name}"
         else:
             args.append(f.name)
-        body.append(f"    _set(self, {f.name!r}, {value})")
+        names[f"_set{i}"] = _slot_setter(cls, f.name)
+        body.append(f"    _set{i}(self, {value})")
     body.append("    return self")
     source = f"def make({', '.join(args)}):\n" + "\n".join(body)
     exec(source, names)  # the text is built above from field names only
@@ -74,3 +75,12 @@ def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     make.__module__ = cls.__module__
     make.__doc__ = f"Make a {cls.__name__} (as calling the class does)."
     return make
+
+
+def _slot_setter(cls: type[Any], name: str) -> Callable[[Any, Any], None]:
+    """The ``__set__`` of the slot ``name`` (declared by ``cls`` or one of its bases)."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            setter: Callable[[Any, Any], None] = base.__dict__[name].__set__
+            return setter
+    raise TypeError(f"quick_maker: {cls.__name__}.{name} has no slot")
