@@ -1,18 +1,21 @@
-"""``@dataclass`` for the package's own classes, at a third of the cost to define.
+"""``@dataclass`` for the package's own classes, made with less work than
+:mod:`dataclasses` does.
 
 Python 3.11's :mod:`dataclasses` compiles every method it writes from source, one
 ``exec`` each: ``__init__``, ``__repr__``, ``__eq__``, and for a frozen class
-``__hash__``, ``__setattr__`` and ``__delattr__``. That is about 4 M instructions a
-frozen class, and what a process defines adds up at start-up: a generated runner
-defines some seventy (issue #10). :func:`dataclass` makes the same class with one
-``exec``: :mod:`dataclasses` still collects the fields, makes the slots and
-``__match_args__`` (with its generated methods switched off); ``__init__`` is compiled
-here, once, and the other methods are functions closed over the field names that do
-what the generated ones do: equality and hash over the same fields, the same
+``__hash__``, ``__setattr__`` and ``__delattr__``; a process pays that for every
+class it defines (what that comes to at start-up: bench/README.md). :func:`dataclass`
+makes the same class with at most one ``exec``, on the class's first call:
+:mod:`dataclasses` still collects the fields, makes the slots and ``__match_args__``
+(with its generated methods switched off); ``__init__`` is compiled here when the
+class is first called (until then a stand-in with the same parameters holds its
+place), and the other methods are functions closed over the field names that do what
+the generated ones do: equality and hash over the same fields, the same
 (recursion-safe) repr, ``FrozenInstanceError`` on assignment, pickling and copying of
 frozen slots classes, and ``__dataclass_params__`` telling the same story. So
 ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` see an ordinary
-dataclass, and mypy reads this decorator as :func:`dataclasses.dataclass` itself.
+dataclass, and mypy reads this decorator as :func:`dataclasses.dataclass` itself
+(tests/test_dataclass.py compares the package's own classes made both ways).
 
 Taken: the options the package uses (``repr``, ``eq``, ``frozen``, ``slots``); fields
 with defaults, default factories, ``init=False``, ``repr=False``, ``compare=False``,
@@ -141,9 +144,8 @@ on the versions whose processing it repeats (and tests against: tests/test_datac
 
 def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
     """The fields :mod:`dataclasses` would find in ``cls`` (which has no dataclass base),
-    without its per-annotation regular expressions and module lookups (most of what a
-    class costs it: three checks of each annotation, for ``ClassVar``, ``InitVar`` and
-    ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
+    without its per-annotation regular expressions and module lookups (three checks of
+    each annotation, for ``ClassVar``, ``InitVar`` and ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
     annotations that are not strings (no ``from __future__ import annotations``), that
     mention ``ClassVar`` or ``InitVar``, a ``KW_ONLY`` that is not plainly
     ``dataclasses.KW_ONLY``, a mutable default, a ``field()`` without an annotation,
@@ -413,8 +415,7 @@ come from the builtins)."""
 
 
 class _Template:
-    """A compiled method and where its placeholders are: read once per source text.
-    (A plain class: a NamedTuple costs more to define than this module's other work.)"""
+    """A compiled method and where its placeholders are: read once per source text."""
 
     __slots__ = ("code", "consts", "names", "others", "varnames")
 
