@@ -145,7 +145,8 @@ on the versions whose processing it repeats (and tests against: tests/test_datac
 def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
     """The fields :mod:`dataclasses` would find in ``cls`` (which has no dataclass base),
     without its per-annotation regular expressions and module lookups (three checks of
-    each annotation, for ``ClassVar``, ``InitVar`` and ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
+    each annotation, for ``ClassVar``, ``InitVar`` and ``KW_ONLY``). None, and
+    :mod:`dataclasses` does it, for anything but the plain case:
     annotations that are not strings (no ``from __future__ import annotations``), that
     mention ``ClassVar`` or ``InitVar``, a ``KW_ONLY`` that is not plainly
     ``dataclasses.KW_ONLY``, a mutable default, a ``field()`` without an annotation,
