@@ -5,14 +5,15 @@ Python 3.11's :mod:`dataclasses` compiles every method it writes from source, on
 ``exec`` each: ``__init__``, ``__repr__``, ``__eq__``, and for a frozen class
 ``__hash__``, ``__setattr__`` and ``__delattr__``; a process pays that for every
 class it defines (what that comes to at start-up: bench/README.md). :func:`dataclass`
-makes the same class with at most one ``exec``, on the class's first call:
-:mod:`dataclasses` still collects the fields, makes the slots and ``__match_args__``
-(with its generated methods switched off); ``__init__`` is compiled here when the
-class is first called (until then a stand-in with the same parameters holds its
-place), and the other methods are functions closed over the field names that do what
-the generated ones do: equality and hash over the same fields, the same
-(recursion-safe) repr, ``FrozenInstanceError`` on assignment, pickling and copying of
-frozen slots classes, and ``__dataclass_params__`` telling the same story. So
+makes the same class without an ``exec`` at definition: :mod:`dataclasses` still
+collects the fields, makes the slots and ``__match_args__`` (with its generated
+methods switched off); ``__init__`` is compiled here when the class is first called
+(until then a stand-in with the same parameters holds its place), ``__eq__``,
+``__hash__`` and ``__repr__`` on their first use, and the others are functions closed
+over the field names. Together they do what the generated ones do: equality and hash
+over the same fields, the same (recursion-safe) repr, ``FrozenInstanceError`` on
+assignment, pickling and copying of frozen slots classes, and ``__dataclass_params__``
+telling the same story. So
 ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` see an ordinary
 dataclass, and mypy reads this decorator as :func:`dataclasses.dataclass` itself
 (tests/test_dataclass.py compares the package's own classes made both ways).
@@ -391,8 +392,6 @@ def _first_call_init(
     stand_in.__kwdefaults__ = kwdefaults
     stand_in.__annotations__ = annotations
     return stand_in
-
-
 
 
 def _placeholder(i: int) -> str:

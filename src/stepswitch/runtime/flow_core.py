@@ -179,6 +179,7 @@ def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
         raise no_route(node, field_name, key)
     return cases[key]
 
+
 def type_name(tp: Any) -> str:
     """How a message shows a type: ``Order``, ``int``, ``list[str]``."""
     if isinstance(tp, type) and not getattr(tp, "__args__", None):
