@@ -70,16 +70,19 @@ Wall, best of 9 on the shared machine (load ~2; the quiet figures are taken apar
   and Google parsers then, with ``docstring_parser.parse``'s own choice between them.
 * Class definitions, ~30 M: ``stepswitch._dataclass`` collects a plain class's fields
   itself (``dataclasses`` ran three regex-and-module checks per annotation), and the
-  ``__init__`` shapes of the package's own classes ship compiled
-  (``stepswitch/_shapes.py``; each was a ``compile``, ~0.35 M).
+  ``__init__`` shapes of the package's own classes shipped compiled
+  (``stepswitch/_shapes.py``; each was a ``compile``, ~0.35 M). Issue #22 removed that
+  generated module: an ``__init__`` now compiles on its class's first call
+  (bench/README.md).
 * What a run may never need, ~15 M: the flow runtime and flow IR, tracing, sessions,
   the resume check, ``logging``, two regular expressions of ``_json``'s slow paths.
 
 The run loop's cost is unchanged (``bench_instructions.py --only loop,support``, main
 just before this pass landed and after: 66.2 k instructions a turn and 66.1 k; a whole
 support-flow run 309 k and 311 k). A lazy import inside a driver is a ``sys.modules``
-lookup (``machine._loaded``), not a ``from`` import statement, which costs ~8 k
-instructions each time it runs even when the module is loaded.
+lookup (``machine._loaded`` then, ``runtime/_lazy.py`` since issue #22), not a
+``from`` import statement, which costs ~8 k instructions each time it runs even when
+the module is loaded.
 
 What remains in ``import codegen.support`` beyond the user module's 582 M: the runtime's
 own modules ~63 M (some fifty classes, ~0.5 M each, and ``json``, ~5 M, which handoffs

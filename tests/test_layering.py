@@ -44,6 +44,8 @@ and what it drags in; a server has asyncio loaded before it imports a runner) an
 states' ``ModelSettings`` (a pydantic model class), loaded with the first run."""
 ON_USE = (
     "stepswitch.runtime.flow",
+    "stepswitch.runtime.flow_core",
+    "stepswitch.runtime.flow_state",
     "stepswitch.flow_ir",
     "stepswitch.runtime.tracing",
     "stepswitch.runtime.conversation",

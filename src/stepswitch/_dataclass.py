@@ -1,18 +1,22 @@
-"""``@dataclass`` for the package's own classes, at a third of the cost to define.
+"""``@dataclass`` for the package's own classes, made with less work than
+:mod:`dataclasses` does.
 
 Python 3.11's :mod:`dataclasses` compiles every method it writes from source, one
 ``exec`` each: ``__init__``, ``__repr__``, ``__eq__``, and for a frozen class
-``__hash__``, ``__setattr__`` and ``__delattr__``. That is about 4 M instructions a
-frozen class, and what a process defines adds up at start-up: a generated runner
-defines some seventy (issue #10). :func:`dataclass` makes the same class with one
-``exec``: :mod:`dataclasses` still collects the fields, makes the slots and
-``__match_args__`` (with its generated methods switched off); ``__init__`` is compiled
-here, once, and the other methods are functions closed over the field names that do
-what the generated ones do: equality and hash over the same fields, the same
-(recursion-safe) repr, ``FrozenInstanceError`` on assignment, pickling and copying of
-frozen slots classes, and ``__dataclass_params__`` telling the same story. So
+``__hash__``, ``__setattr__`` and ``__delattr__``; a process pays that for every
+class it defines (what that comes to at start-up: bench/README.md). :func:`dataclass`
+makes the same class without an ``exec`` at definition: :mod:`dataclasses` still
+collects the fields, makes the slots and ``__match_args__`` (with its generated
+methods switched off); ``__init__`` is compiled here when the class is first called
+(until then a stand-in with the same parameters holds its place), ``__eq__``,
+``__hash__`` and ``__repr__`` on their first use, and the others are functions closed
+over the field names. Together they do what the generated ones do: equality and hash
+over the same fields, the same (recursion-safe) repr, ``FrozenInstanceError`` on
+assignment, pickling and copying of frozen slots classes, and ``__dataclass_params__``
+telling the same story. So
 ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` see an ordinary
-dataclass, and mypy reads this decorator as :func:`dataclasses.dataclass` itself.
+dataclass, and mypy reads this decorator as :func:`dataclasses.dataclass` itself
+(tests/test_dataclass.py compares the package's own classes made both ways).
 
 Taken: the options the package uses (``repr``, ``eq``, ``frozen``, ``slots``); fields
 with defaults, default factories, ``init=False``, ``repr=False``, ``compare=False``,
@@ -141,9 +145,9 @@ on the versions whose processing it repeats (and tests against: tests/test_datac
 
 def _collect(cls: type[Any]) -> dict[str, dataclasses.Field[Any]] | None:
     """The fields :mod:`dataclasses` would find in ``cls`` (which has no dataclass base),
-    without its per-annotation regular expressions and module lookups (most of what a
-    class costs it: three checks of each annotation, for ``ClassVar``, ``InitVar`` and
-    ``KW_ONLY``). None, and :mod:`dataclasses` does it, for anything but the plain case:
+    without its per-annotation regular expressions and module lookups (three checks of
+    each annotation, for ``ClassVar``, ``InitVar`` and ``KW_ONLY``). None, and
+    :mod:`dataclasses` does it, for anything but the plain case:
     annotations that are not strings (no ``from __future__ import annotations``), that
     mention ``ClassVar`` or ``InitVar``, a ``KW_ONLY`` that is not plainly
     ``dataclasses.KW_ONLY``, a mutable default, a ``field()`` without an annotation,
@@ -272,7 +276,12 @@ def _init(
     """The ``__init__`` :mod:`dataclasses` would write. A frozen slots class sets each
     field through its slot's descriptor (what ``object.__setattr__`` ends in, without
     looking it up per call), any other frozen class through ``object.__setattr__``, the
-    rest with ``self.name = value``."""
+    rest with ``self.name = value``.
+
+    What is returned first is that function's stand-in (:func:`_first_call_init`): the
+    same parameters, defaults, annotations and name, so the class's signature and its
+    argument errors are the real ones, and the real ``__init__`` is compiled when the
+    class is first called (a class never instantiated in a process never compiles it)."""
     names = [f.name for f in fields]
     me = "self" if "self" not in names else "__dataclass_self__"
     by_slot = slots and frozen
@@ -280,8 +289,10 @@ def _init(
         "__dataclass_HAS_DEFAULT_FACTORY__": _HAS_DEFAULT_FACTORY,
         "__dataclass_object_setattr__": object.__setattr__,
     }
-    positional: list[str] = []
+    positional: list[str] = []  # placeholders, as the source names the parameters
     keyword: list[str] = []
+    positional_names: list[str] = []  # the same parameters by their fields' names
+    keyword_names: list[str] = []
     defaults: list[Any] = []  # of the trailing positional parameters that have one
     kwdefaults: dict[str, Any] = {}
     body: list[str] = []
@@ -301,15 +312,18 @@ def _init(
                 value = param
             if f.kw_only:
                 keyword.append(param)
+                keyword_names.append(f.name)
                 if default is not dataclasses.MISSING:
                     kwdefaults[f.name] = default
             elif default is not dataclasses.MISSING:
                 positional.append(param)
+                positional_names.append(f.name)
                 defaults.append(default)
             elif defaults:
                 raise TypeError(f"non-default argument {f.name!r} follows default argument")
             else:
                 positional.append(param)
+                positional_names.append(f.name)
         elif has_factory:
             scope[dflt] = f.default_factory
             value = f"{dflt}()"
@@ -329,10 +343,55 @@ def _init(
         body.append(f"  {me}.__post_init__()")
     signature = [me, *positional, *(["*", *keyword] if keyword else [])]
     source = f"def __init__({', '.join(signature)}):\n" + ("\n".join(body) or "  pass")
-    init: Callable[..., None] = _function(source, names, scope, tuple(defaults) or None)
-    init.__kwdefaults__ = kwdefaults or None
-    init.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
-    return init
+    annotations = {f.name: f.type for f in fields if f.init} | {"return": None}
+
+    def real() -> Callable[..., None]:
+        init: Callable[..., None] = _function(source, names, scope, tuple(defaults) or None)
+        init.__kwdefaults__ = kwdefaults or None
+        init.__annotations__ = annotations
+        return init
+
+    return _first_call_init(
+        cls, real, (me, *positional_names), tuple(keyword_names), tuple(defaults) or None,
+        kwdefaults or None, annotations,
+    )
+
+
+def _first_call_init(
+    cls: type[Any],
+    real: Callable[[], Callable[..., None]],
+    positional: tuple[str, ...],
+    keyword: tuple[str, ...],
+    defaults: tuple[Any, ...] | None,
+    kwdefaults: dict[str, Any] | None,
+    annotations: dict[str, Any],
+) -> Callable[..., None]:
+    """An ``__init__`` with the parameters ``positional`` (``self`` first) and ``keyword``,
+    whose first call makes the real one (``real()``), puts it on ``cls`` in its own place
+    and hands it the arguments. Its code is :data:`_STAND_IN`'s with these parameters:
+    Python parses a call's arguments from the code's parameter names and the function's
+    defaults, so a wrong call fails exactly as it would on the real ``__init__``."""
+    made: list[Callable[..., None]] = []
+
+    def first(arguments: dict[str, Any]) -> None:
+        if not made:
+            init = real()
+            init.__qualname__ = stand_in.__qualname__
+            made.append(init)
+            if cls.__dict__.get("__init__") is stand_in:
+                type.__setattr__(cls, "__init__", init)
+        made[0](**arguments)
+
+    varnames = (*positional, *keyword)
+    code = _STAND_IN.replace(
+        co_argcount=len(positional), co_kwonlyargcount=len(keyword),
+        co_varnames=varnames, co_nlocals=len(varnames),
+    )
+    scope = {"__dataclass_first__": first, "__dataclass_locals__": locals}
+    stand_in: Callable[..., None] = FunctionType(code, scope, "__init__", defaults)
+    stand_in.__kwdefaults__ = kwdefaults
+    stand_in.__annotations__ = annotations
+    return stand_in
 
 
 def _placeholder(i: int) -> str:
@@ -356,8 +415,7 @@ come from the builtins)."""
 
 
 class _Template:
-    """A compiled method and where its placeholders are: read once per source text.
-    (A plain class: a NamedTuple costs more to define than this module's other work.)"""
+    """A compiled method and where its placeholders are: read once per source text."""
 
     __slots__ = ("code", "consts", "names", "others", "varnames")
 
@@ -381,7 +439,7 @@ class _Template:
 
 
 def _template(source: str) -> _Template:
-    code = _AHEAD.get(source) or _compiled(source)
+    code = _compiled(source)
 
     def slots(found: tuple[str, ...]) -> tuple[int | str, ...]:
         return tuple(
@@ -427,46 +485,16 @@ def _function(
 
 def _compiled(source: str) -> CodeType:
     """The code of the one function ``source`` defines."""
-    _COMPILED.append(source)
     module = compile(source, "<string>", "exec")  # text made from placeholders only
     return next(c for c in module.co_consts if isinstance(c, CodeType))
 
 
-_COMPILED: list[str] = []
-"""Every source compiled in this process (for the test that the package's own
-``__init__`` shapes are all in :mod:`stepswitch._shapes`)."""
-
-try:
-    from stepswitch._shapes import SHAPES as _AHEAD
-except ImportError:  # pragma: no cover - a broken install: every shape compiles
-    _AHEAD = {}
-"""The ``__init__`` code of the shapes the package's own classes have, compiled ahead
-(bytecode in the installed package): compiling one costs ~0.35 M instructions, and a
-generated runner's classes have some twenty-five shapes. Another shape compiles here."""
-
-
-def shapes_module(sources: list[str]) -> str:
-    """The text of :mod:`stepswitch._shapes` holding ``sources`` (``__init__`` sources as
-    :func:`_init` writes them). Regenerate it with ``python -m stepswitch._dataclass``."""
-    parts = [
-        '"""``__init__`` code for the shapes of stepswitch\'s own dataclasses, compiled ahead.',
-        "",
-        "Generated by ``python -m stepswitch._dataclass``; do not edit. Each function is the",
-        "source ``stepswitch._dataclass`` writes for one shape (placeholders for field names),",
-        "keyed by that source: the module's bytecode replaces a ``compile`` per shape at",
-        "import. A missing shape is compiled as before (tests/test_dataclass.py checks that",
-        'the package\'s own are all here)."""',
-        "",
-        "# mypy: ignore-errors",
-        "# ruff: noqa",
-        "# fmt: off",
-        "",
-        "SHAPES = {}",
-    ]
-    for source in sorted(set(sources)):
-        parts += ["", "", source, f"SHAPES[{source!r}] = __init__.__code__"]
-    parts += ["", "del __init__", ""]
-    return "\n".join(parts)
+_STAND_IN: CodeType = _compiled(
+    "def __init__():\n  __dataclass_first__(__dataclass_locals__())"
+)
+"""The body of every :func:`_first_call_init`: its parameters, as a dict, to the real
+``__init__``. It reads them by ``locals()`` and no name of its own, so one code serves
+any parameter list (the stand-in's code is this with its parameters put in)."""
 
 
 def _fields_tuple(target: str, count: int) -> str:
@@ -563,25 +591,3 @@ def _getstate(self: Any) -> list[Any]:
 def _setstate(self: Any, state: list[Any]) -> None:
     for f, value in zip(dataclasses.fields(self), state, strict=False):
         object.__setattr__(self, f.name, value)
-
-
-if __name__ == "__main__":  # python -m stepswitch._dataclass: rewrite stepswitch/_shapes.py
-    import importlib
-    import os
-    import pkgutil
-
-    import stepswitch
-    import stepswitch._dataclass as made  # the imported copy, which the classes went through
-
-    for info in pkgutil.walk_packages(stepswitch.__path__, "stepswitch."):
-        if info.name.endswith("__main__"):
-            continue
-        try:
-            importlib.import_module(info.name)
-        except ImportError:
-            continue  # an optional dependency missing here
-    inits = [source for source in made._CODE if source.startswith("def __init__(")]
-    target = os.path.join(os.path.dirname(os.path.abspath(made.__file__)), "_shapes.py")
-    with open(target, "w", encoding="utf-8") as out:
-        out.write(made.shapes_module(inits))
-    print(f"{target}: {len(set(inits))} shapes")

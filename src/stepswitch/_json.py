@@ -46,7 +46,7 @@ MAX_INT_DIGITS = 4300
 _TOKENS = r'"(?:[^"\\]|\\.)*"|[\[\]{}]'
 _BIG_INT = rf"-?\d{{{MAX_INT_DIGITS + 1},}}"
 """Patterns of the slow paths (a deep document, an error), compiled when first used
-(``re`` keeps them): compiling both cost every runner's start-up ~2 M instructions."""
+(``re`` keeps them), not by a runner's import (bench/README.md)."""
 
 
 class JSONLimitError(json.JSONDecodeError):

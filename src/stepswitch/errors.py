@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 
-if TYPE_CHECKING:  # for the type checker only: a Protocol class costs a runner's start-up
+if TYPE_CHECKING:  # for the type checker only: a runner's import defines no Protocol class
     from collections.abc import Sequence
     from typing import Protocol
 

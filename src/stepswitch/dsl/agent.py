@@ -69,8 +69,8 @@ ToolUseBehavior: TypeAlias = (
 class _EdgeDecl:
     """What handoffs and agent tools share: a target by object or by name. Not a
     dataclass itself: each subclass declares ``target`` first, so each is a dataclass
-    without a dataclass base, which ``stepswitch._dataclass`` makes at a fraction of
-    what :mod:`dataclasses` charges for a subclass (the same fields, in the same order)."""
+    without a dataclass base, which ``stepswitch._dataclass`` makes itself (a subclass of
+    a dataclass it hands to :mod:`dataclasses`); the same fields, in the same order."""
 
     target: Agent | str
 
@@ -576,7 +576,7 @@ def _plain_agent_fields(
     ignore: Sequence[Any],
 ) -> bool:
     """The agent's fields are of the plain kinds ``AgentArgs`` accepts: a few type tests
-    where building and running the pydantic model would cost far more. False sends them
+    instead of building and running the pydantic model (bench/README.md). False sends them
     to the model, which accepts or explains (a subclass, say, is accepted there)."""
     return (
         (instructions is None or type(instructions) is str or callable(instructions))

@@ -267,9 +267,8 @@ def parse_docstring(text: str) -> docstring_parser.Docstring:
 
     ``parse`` runs all four styles (ReST, Google, NumPy, Epydoc, in that order) and
     keeps the first result with the most sections. The NumPy parser compiles a large
-    regular expression and the Epydoc one several: the first tool a process declares
-    paid about 14 M instructions for them (a third of what a generated runner's user
-    module costs beyond its imports). Neither finds anything without its markers: a
+    regular expression and the Epydoc one several, for the first tool a process declares
+    (bench/README.md). Neither finds anything without its markers: a
     NumPy section title is underlined with dashes (or is a ``.. deprecated::``
     directive), an Epydoc field starts with ``@``. Without those, the answer is the
     first of the ReST and Google results with the most sections, which is what this

@@ -311,8 +311,8 @@ def verbatim_kwargs(params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with the large plain-JSON fields moved into ``extra_body``.
 
     The client walks typed parameters recursively against its TypedDicts before each
-    call, which costs tens of milliseconds per hundred history items (measured by
-    ``bench/bench_openai_http.py``) and grows with every turn of a run. Our bodies are
+    call, a walk that grows with every turn of a run (``bench/bench_openai_http.py``,
+    bench/README.md). Our bodies are
     already plain JSON with the wire names, so they travel verbatim; the server sees
     the same body. A required parameter keeps an empty placeholder that the
     ``extra_body`` value replaces. The caller's own ``extra_body`` is merged last.

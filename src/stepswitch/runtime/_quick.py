@@ -1,10 +1,11 @@
-"""A cheaper maker for the frozen slots dataclasses the run loop makes every turn.
+"""A maker for the frozen slots dataclasses the run loop makes every turn.
 
-Calling a frozen slots class sets each field through its slot's descriptor (a call per
-field, ``stepswitch._dataclass``'s ``__init__`` included): the request, the call item
-and the output item of a tool turn cost most of a turn's object making that way.
-:func:`quick_maker` gives the loop a function that makes the same instances without
-those calls.
+:func:`quick_maker` gives the loop a plain function that makes the same instances as
+calling the class, without going through the type's call slot and ``__init__``: it
+allocates the instance with ``object.__new__(cls)`` and stores each field through its
+slot's descriptor, which is what a frozen slots class's ``__init__`` does too
+(``stepswitch._dataclass``). The instance is a ``cls`` from its first moment. What it
+saves a turn is measured by ``bench/bench_instructions.py`` (bench/README.md).
 """
 
 from __future__ import annotations
@@ -36,57 +37,50 @@ def _checked_fields(cls: type[Any], who: str) -> tuple[dataclasses.Field[Any], .
 
 def quick_maker(cls: Callable[P, T]) -> Callable[P, T]:
     """A function that makes instances of the frozen slots dataclass ``cls`` as calling
-    ``cls`` does (same signature, defaults and default factories, an equal frozen
-    instance), for about half the cost: for the values the run loop makes every turn.
-
-    Calling a frozen class runs its ``__init__`` through the type's call slot and sets
-    each field through its slot's descriptor (a call per field). The maker builds the
-    instance as a plain slots twin of ``cls`` instead (the same slots, so the same
-    memory layout, and no frozen ``__setattr__``), sets the fields with plain attribute
-    stores, then gives it its class: Python lets ``__class__`` change between classes
-    of the same layout. That is checked once, here, by making one instance. After
-    that, the instance is a ``cls`` like any other.
-    """
+    ``cls`` does: the same signature, defaults and default factories, and an equal
+    frozen ``cls`` instance. It is ``cls.__init__``'s body with the instance made in
+    it (``object.__new__``) instead of by the type's call: each field is stored by its
+    slot's ``__set__``, as ``object.__setattr__`` would end up doing."""
     if not isinstance(cls, type):
         raise TypeError(f"quick_maker: {cls!r} is not a class")
     params = _checked_fields(cls, "quick_maker")
-    if cls.__bases__ != (object,):
-        raise TypeError(f"quick_maker: {cls.__name__} has a base class")
-    slots = cls.__dict__["__slots__"]
-    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": slots, "__module__": cls.__module__})
+    new: object = cls.__new__
+    if new is not object.__new__:
+        raise TypeError(f"quick_maker: {cls.__name__} has a __new__ of its own")
     names: dict[str, Any] = {
-        "_MISSING": dataclasses.MISSING, "_new": object.__new__, "_twin": twin, "_cls": cls,
+        "_MISSING": dataclasses.MISSING, "_new": object.__new__, "_cls": cls,
     }
     args: list[str] = []
-    body: list[str] = ["    self = _new(_twin)"]
+    body: list[str] = ["    self = _new(_cls)"]
     for i, f in enumerate(params):
         if f.name == "self" or f.name.startswith("_"):
             raise TypeError(f"quick_maker: {cls.__name__}.{f.name} is not a plain field name")
+        value = f.name
         if f.default is not dataclasses.MISSING:
             names[f"_default{i}"] = f.default
             args.append(f"{f.name}=_default{i}")
-            body.append(f"    self.{f.name} = {f.name}")
         elif f.default_factory is not dataclasses.MISSING:
             names[f"_factory{i}"] = f.default_factory
             args.append(f"{f.name}=_MISSING")
-            body.append(
-                f"    self.{f.name} = _factory{i}() if {f.name} is _MISSING else {f.name}"
-            )
+            value = f"_factory{i}() if {f.name} is _MISSING else {f.name}"
         else:
             args.append(f.name)
-            body.append(f"    self.{f.name} = {f.name}")
-    body += ["    self.__class__ = _cls", "    return self"]
+        names[f"_set{i}"] = _slot_setter(cls, f.name)
+        body.append(f"    _set{i}(self, {value})")
+    body.append("    return self")
     source = f"def make({', '.join(args)}):\n" + "\n".join(body)
     exec(source, names)  # the text is built above from field names only
     make: Callable[P, T] = names["make"]
     make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
     make.__module__ = cls.__module__
     make.__doc__ = f"Make a {cls.__name__} (as calling the class does)."
-    try:
-        # every field given: a default factory may import what the maker's module
-        # does not (ModelRequest's settings are a pydantic model)
-        probe: object = names["make"](*[None] * len(params))
-    except TypeError as exc:  # the layouts differ after all: say so now, not per turn
-        raise TypeError(f"quick_maker: {cls.__name__} cannot be made as a twin: {exc}") from None
-    assert type(probe) is cls
     return make
+
+
+def _slot_setter(cls: type[Any], name: str) -> Callable[[Any, Any], None]:
+    """The ``__set__`` of the slot ``name`` (declared by ``cls`` or one of its bases)."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            setter: Callable[[Any, Any], None] = base.__dict__[name].__set__
+            return setter
+    raise TypeError(f"quick_maker: {cls.__name__}.{name} has no slot")

@@ -149,8 +149,8 @@ class MachineCore:
     def turns(self) -> dict[str, StateTable]:
         """Per agent, what its turns read (the loop's one lookup per turn; the loop reads
         this dict once per run). Made on the first run, with each state's settings: a
-        ``ModelSettings`` is a pydantic model whose class costs about 2 ms to build, which
-        a runner's import need not pay (tests/test_layering.py)."""
+        ``ModelSettings`` is a pydantic model class, which a runner's import does not load
+        (tests/test_layering.py; bench/README.md)."""
         turns = self._turns
         if turns is None:
             from stepswitch.settings import ModelSettings

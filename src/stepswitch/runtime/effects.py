@@ -2,9 +2,9 @@
 
 The loop is a generator that yields these effects and receives their outcomes; it
 does no I/O itself. These values live for one step of the loop, so they are plain
-slots dataclasses: a frozen dataclass costs about five times as much to build, and a
-turn builds several. A driver is done with an effect once it sends back its outcome
-(the run loop refills its one ``CallModel`` for its next model call). Every driver
+(not frozen) slots dataclasses, built several times a turn (bench/README.md). A
+driver is done with an effect once it sends back its outcome (the run loop refills
+its one ``CallModel`` for its next model call). Every driver
 (``run``, ``run_sync``, ``run_streamed``) performs them with
 :class:`~stepswitch.runtime.pump.Pump` (which loads asyncio; this module does not)
 except model calls while streaming and :class:`Emit`, which only the streaming driver

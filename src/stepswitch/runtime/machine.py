@@ -14,7 +14,6 @@ subprocess); a server calling ``await machine.run(...)`` has asyncio loaded alre
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import StateError, UserError
 from stepswitch.ir import MachineIR
+from stepswitch.runtime import _lazy
 from stepswitch.runtime.config import RunConfig, check_max_turns
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.events import AgentUpdatedStreamEvent, StreamEvent
@@ -145,8 +145,8 @@ class StateMachine:
             )
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
-            tracing = _loaded("stepswitch.runtime.tracing")
-            flow = _loaded("stepswitch.runtime.flow")
+            tracing = _lazy.tracing
+            flow = _lazy.flow
             if session is not None or starting_agent is not None:
                 raise UserError(
                     f"workflow {self.ir.name!r} is a flow: session= and starting_agent= are "
@@ -180,7 +180,7 @@ class StateMachine:
                 f"{self.ir.name!r} (agents: {', '.join(self.agents)})"
             )
         if session is not None:  # sessions load for a run that has one
-            conversation = _loaded("stepswitch.runtime.conversation")
+            conversation = _lazy.conversation
             conversation_id = conversation.check_session(session)
         else:
             conversation_id = None
@@ -189,11 +189,11 @@ class StateMachine:
             run.model = model
             run.emit = emit
             if config.mcp_drift != "error":  # read by the run's MCP tool calls
-                _loaded("stepswitch.mcp.servers").begin_run(run.run_id, config.mcp_drift)
+                _lazy.servers.begin_run(run.run_id, config.mcp_drift)
             loop = run_loop(self._core, run, config)
             tracer = _tracer(config.tracer_provider)
             if tracer is not None:
-                loop, run.trace_context = _loaded("stepswitch.runtime.tracing").start(
+                loop, run.trace_context = _lazy.tracing.start(
                     tracer, loop, workflow=self.ir.name, agent=run.current,
                     content=config.trace_content, conversation_id=conversation_id,
                     saved_context=run.trace_context,
@@ -258,9 +258,9 @@ class StateMachine:
         )
         timeout = run_config.timeout if run_config is not None else None
         # the pump (and asyncio, loaded already: we run on it) on the first run
-        result: RunResult = await _loaded("stepswitch.runtime.pump").drive(loop, timeout=timeout)
+        result: RunResult = await _lazy.pump.drive(loop, timeout=timeout)
         if run_config is not None and run_config.record is not None:  # replay's recording
-            _loaded("stepswitch.review.replay").write_record(run_config.record, result,
+            _lazy.replay.write_record(run_config.record, result,
                                                              self.ir.name)
         return result
 
@@ -277,7 +277,7 @@ class StateMachine:
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
         try:  # asyncio loads here, with the first run_sync, not with the runner
-            _loaded("asyncio").get_running_loop()
+            _lazy.asyncio.get_running_loop()
         except RuntimeError:
             pass
         else:
@@ -326,16 +326,7 @@ def _tracer(provider: Any) -> Any:
     that cannot be traced (no provider given, and OpenTelemetry's API never imported)."""
     if provider is None and "opentelemetry.trace" not in sys.modules:
         return None
-    return _loaded("stepswitch.runtime.tracing").tracer_for(provider)
-
-
-def _loaded(name: str) -> Any:
-    """The module ``name``, imported on first use. Not a ``from`` import in the method
-    that needs it: one costs ~8 k instructions every time it runs, the module loaded or
-    not (Python looks for the module's ``__path__`` and words the error it then drops),
-    which a run would pay each time; this costs a dict lookup."""
-    module = sys.modules.get(name)
-    return module if module is not None else importlib.import_module(name)
+    return _lazy.tracing.tracer_for(provider)
 
 
 _LOCAL = threading.local()
@@ -344,7 +335,7 @@ _LOCAL = threading.local()
 def _thread_loop() -> asyncio.AbstractEventLoop:
     loop: asyncio.AbstractEventLoop | None = getattr(_LOCAL, "loop", None)
     if loop is None or loop.is_closed():
-        loop = _loaded("asyncio").new_event_loop()
+        loop = _lazy.asyncio.new_event_loop()
         _LOCAL.loop = loop
     return loop
 
@@ -372,7 +363,7 @@ class RunResultStreaming:
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
-        pump = _loaded("stepswitch.runtime.pump").Pump(
+        pump = _lazy.pump.Pump(
             self._loop, stream=True, timeout=self._timeout
         )
         async for event in pump.events():
@@ -382,7 +373,7 @@ class RunResultStreaming:
         self._result = pump.result
         self.is_complete = True
         if self._record is not None:
-            _loaded("stepswitch.review.replay").write_record(self._record, self._result,
+            _lazy.replay.write_record(self._record, self._result,
                                                              self._workflow)
 
     def _done(self) -> RunResult:

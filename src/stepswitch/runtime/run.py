@@ -7,9 +7,7 @@ Only the loop touches a ``Run``; a ``RunState`` is its saved, inert form.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
-import sys
 import uuid
 from collections.abc import Generator
 from dataclasses import field, replace
@@ -22,6 +20,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import RunAgent
+from stepswitch.runtime import _lazy
 from stepswitch.runtime.approvals import own_approvals
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -336,12 +335,7 @@ def _parts_text(parts: list[Any], i: int) -> tuple[str, tuple[dict[str, Any], ..
 def check_state(core: MachineCore, state: RunState) -> None:
     """A state resumes only on a machine that still has what it names, and only when
     its indices and references are in range (:mod:`.state_check`)."""
-    # loaded for a resume only; a dict lookup after that (a `from` import statement here
-    # would cost each resume ~8 k instructions, loaded or not)
-    checks = sys.modules.get("stepswitch.runtime.state_check")
-    if checks is None:
-        checks = importlib.import_module("stepswitch.runtime.state_check")
-    checks.check_structure(state)
+    _lazy.state_check.check_structure(state)  # loaded for a resume only
     if state.workflow != core.ir.name:
         raise StateError(
             f"the state belongs to workflow {state.workflow!r}, not {core.ir.name!r}"

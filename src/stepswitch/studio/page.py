@@ -131,8 +131,8 @@ def _lights(trace: list[JSON]) -> list[str]:
 
 
 LARGE = 150
-"""Scenes with more nodes than this are laid out here, in layers, not by Graphviz: dot
-took over two minutes on a 1,000-agent chain on this machine (bench/bench_studio.py)."""
+"""Scenes with more nodes than this are laid out here, in layers, not by Graphviz, whose
+layout of a long chain takes minutes (bench/bench_studio.py, bench/README.md)."""
 
 
 def _layered_svg(scene: Scene) -> str:
