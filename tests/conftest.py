@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests._paths import ROOT
+
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

@@ -23,8 +23,7 @@ from stepswitch.review.replay import (
 from stepswitch.review.trail_read import responses_items
 from stepswitch.runtime.config import RunConfig
 from stepswitch.testing import ScriptedModel, assistant_message, function_call, replay
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests._paths import ROOT
 
 
 @ss.function_tool(name="lookup_order")

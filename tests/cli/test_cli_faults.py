@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,24 +15,12 @@ import pytest
 
 from stepswitch.models import OpenAIServer
 from stepswitch.models.script import call, message, raw_reply, truncated
+from tests._paths import ROOT
+from tests.cli.conftest import run_process as cli
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "graphs/support.py:support"
 NOISE = ("Traceback", "Exception ignored", "Task exception", "Task was destroyed",
          "Unclosed", "unclosed", "RuntimeWarning", "ResourceWarning")
-
-
-def cli(
-    *argv: str, cwd: Path = ROOT, stdin: str | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}  # these sources
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPSWITCH_MODEL"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "stepswitch", *argv],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-        input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-    )
 
 
 def no_noise(stderr: str) -> None:

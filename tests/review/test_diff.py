@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from stepswitch.cli.main import main
+from tests._paths import ROOT
 from tests.render.mermaid_check import check as check_mermaid
 from tests.render.mermaid_check import decode_label
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ROOT / "tests" / "fixtures" / "review" / "support"
 
 # What each pull request changed, as (category, path): the whole expected diff.

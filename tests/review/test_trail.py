@@ -20,8 +20,8 @@ from stepswitch.review import check_trail, read_trail, responses_items
 from stepswitch.review.trail_codes import TRAIL_CODES, trail_code_doc
 from stepswitch.runtime.state_json import _item
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = "graphs/support.py:support"
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests._paths import ROOT
 
 
 def test_every_conformance_scenario_leaves_a_clean_trail() -> None:

@@ -15,9 +15,8 @@ import pytest
 from temporalio.client import Client
 
 from stepswitch.cli.main import main
+from tests._paths import ROOT
 from tests.temporal.flows import counts
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("local", ["none", "models"])

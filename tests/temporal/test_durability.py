@@ -33,10 +33,9 @@ from stepswitch.temporal import (
 )
 from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._paths import ROOT
 from tests.temporal.drive import in_process, wait_for_interruptions
 from tests.temporal.flows import counts, durable, durable_flow
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _worker(
