@@ -1,7 +1,7 @@
 """The CLI against hostile input and odd files (issue 11), each as a real subprocess:
 escaped approval prompts, truncated streams, non-regular output files, shadowing
-modules, modules that exit or print at import, machine formats, bad state and script
-files."""
+modules, modules that exit or print at import, machine formats; bad state and script files
+in-process."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from stepswitch.models import OpenAIServer
 from stepswitch.models.script import call, message, raw_reply, truncated
 from tests._paths import ROOT
+from tests.cli.conftest import run_main
 from tests.cli.conftest import run_process as cli
 
 TARGET = "graphs/support.py:support"
@@ -204,27 +205,32 @@ BAD_JSON: dict[str, bytes] = {
 }
 
 
+# in-process: reading a file is no matter of the process (run_main checks no traceback)
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
-def test_a_hostile_script_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+def test_a_hostile_script_file_is_one_line_naming_it(
+    kind: str, tmp_path: Path, in_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "script.json"
     path.write_bytes(BAD_JSON[kind])
-    proc = cli("run", TARGET, "--input", "hi", "--model", f"scripted:{path}")
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    code, _, err = run_main(["run", TARGET, "--input", "hi", "--model", f"scripted:{path}"],
+                            capsys)
+    assert code == 2, err
+    [line] = err.strip().splitlines()
     assert str(path) in line
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
-def test_a_hostile_state_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+def test_a_hostile_state_file_is_one_line_naming_it(
+    kind: str, tmp_path: Path, in_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(BAD_JSON[kind])
     script = tmp_path / "s.json"
     script.write_text("[]")
-    proc = cli("run", TARGET, "--resume", str(path), "--model", f"scripted:{script}")
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    code, _, err = run_main(["run", TARGET, "--resume", str(path), "--model",
+                             f"scripted:{script}"], capsys)
+    assert code == 2, err
+    [line] = err.strip().splitlines()
     assert str(path) in line
 
 
