@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._paths import ROOT
 
 
 def steps() -> dict[str, dict[str, object]]:

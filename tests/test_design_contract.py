@@ -147,9 +147,12 @@ def test_codegen_gives_a_module_source() -> None:
 
 
 def test_openai_models_take_an_async_client() -> None:
-    with OpenAIServer([[assistant_message("over http")]]) as server:
+    # both model classes take the user's own AsyncOpenAI client, and each speaks its API
+    script = [[assistant_message("over responses")], [assistant_message("over chat")]]
+    with OpenAIServer(script) as server:
         client = openai.AsyncOpenAI(base_url=server.url, api_key="test")
-        model = ss.models.OpenAIResponsesModel("gpt-test", client)
-        result = wf.compile().run_sync("hi", model=model)
-    assert result.final_output == "over http"
-    assert isinstance(ss.models.OpenAIChatCompletionsModel("gpt-test", client), object)
+        responses = ss.models.OpenAIResponsesModel("gpt-test", client)
+        chat = ss.models.OpenAIChatCompletionsModel("gpt-test", client)
+        assert wf.compile().run_sync("hi", model=responses).final_output == "over responses"
+        assert wf.compile().run_sync("hi", model=chat).final_output == "over chat"
+        assert [r.api for r in server.model_requests()] == ["responses", "chat"]

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests._paths import ROOT
+
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 

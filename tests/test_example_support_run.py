@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import stepswitch as ss
+from tests._paths import ROOT
 
-SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "support_run.py"
+SCRIPT = ROOT / "examples" / "support_run.py"
 
 
 def test_the_demo_saves_a_state_and_finishes(

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests._paths import ROOT
 
 COMPILER = (
     "stepswitch.dsl",

@@ -23,8 +23,8 @@ from stepswitch.review.replay import (
 from stepswitch.review.trail_read import responses_items
 from stepswitch.runtime.config import RunConfig
 from stepswitch.testing import ScriptedModel, assistant_message, function_call, replay
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests._paths import ROOT
+from tests.cli.conftest import run_main, run_process
 
 
 @ss.function_tool(name="lookup_order")
@@ -175,24 +175,14 @@ def test_every_code_has_an_explain_page() -> None:
         assert page.startswith(f"# {code} {REPLAY_CODES[code].name}")
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "stepswitch", *args], capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=60)
-
-
 def test_cli_exit_codes_and_formats(
     recorded: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from stepswitch.cli.main import main
-
     monkeypatch.chdir(ROOT)
 
     def cli(*args: str) -> tuple[int, str, str]:
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return code, out, err
+        return run_main(args, capsys)
 
     trail = tmp_path / "run.json"
     trail.write_text(recorded.to_state().to_json())
@@ -228,7 +218,7 @@ def test_cli_exit_codes_and_formats(
     code, out, _ = cli("explain")
     assert code == 0 and "RP112" in out
     # a corrupt trail through the real entry point: one line on stderr, no traceback
-    done = _cli("replay", str(bad), "--workflow", "graphs/support.py:support")
+    done = run_process("replay", str(bad), "--workflow", "graphs/support.py:support")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
@@ -272,9 +262,10 @@ def test_committed_case_passes_and_a_broken_expectation_fails(
     bad.write_text(json.dumps(doc))
     result = run_case(bad)
     assert [f.split(":")[0] for f in result.failures] == ["tools_called", "final_output"]
-    out = _cli("test", str(CASE.parent), str(bad), "--junit", str(tmp_path / "j.xml"))
-    assert out.returncode == 1, out.stderr
-    assert "1 passed, 1 failed" in out.stdout
+    code, out, err = run_main(["test", str(CASE.parent), str(bad), "--junit",
+                               str(tmp_path / "j.xml")], capsys)
+    assert code == 1, err
+    assert "1 passed, 1 failed" in out
     import xml.etree.ElementTree as ET
 
     suite = ET.parse(tmp_path / "j.xml").getroot()
@@ -289,16 +280,20 @@ def test_committed_case_passes_and_a_broken_expectation_fails(
     assert doc["cases"][1]["failures"][0].startswith("tools_called")
     junk = tmp_path / "junk.trail.json"
     junk.write_text("{nope")
-    out = _cli("test", str(junk))
-    assert out.returncode == 2 and "Traceback" not in out.stderr
+    code, _, err = run_main(["test", str(junk)], capsys)  # no traceback: run_main checks
+    assert code == 2 and str(junk) in err
 
 
-def test_run_record_writes_a_case_the_pytest_plugin_collects(tmp_path: Path) -> None:
+def test_run_record_writes_a_case_the_pytest_plugin_collects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
     case = tmp_path / "refund.trail.json"
-    out = _cli("run", "graphs/support.py:support", "--input", "Order 42 arrived damaged",
-               "--model", "scripted:examples/support_script.json", "--approve", "all",
-               "--record", str(case))
-    assert out.returncode == 0, out.stderr
+    code, _, err = run_main(["run", "graphs/support.py:support", "--input",
+                             "Order 42 arrived damaged", "--model",
+                             "scripted:examples/support_script.json", "--approve", "all",
+                             "--record", str(case)], capsys)
+    assert code == 0, err
     doc = json.loads(case.read_text())
     assert doc["expect"]["tools_called"] == ["lookup_order", "process_refund"]
     env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}

@@ -4,8 +4,9 @@ from pathlib import Path
 
 from stepswitch.analysis import CODES
 from stepswitch.analysis.export_docs import main, pages
+from tests._paths import ROOT
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnostics"
+DOCS = ROOT / "docs" / "diagnostics"
 
 
 def test_docs_diagnostics_is_up_to_date() -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from stepswitch.cli.main import main
 from stepswitch.sessions import SQLiteSession
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "graphs/support.py:support"
 CHAT_SCRIPT = str(ROOT / "examples/support_chat.json")
 

@@ -18,8 +18,9 @@ import pytest
 from stepswitch.cli import _check_cache
 from stepswitch.cli.check import FORMAT_NAMES
 from stepswitch.cli.formats import FORMATS
+from tests._paths import ROOT
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = ROOT / "src"
 
 APP = '''
 import pathlib

@@ -1,14 +1,12 @@
 """The CLI against hostile input and odd files (issue 11), each as a real subprocess:
 escaped approval prompts, truncated streams, non-regular output files, shadowing
-modules, modules that exit or print at import, machine formats, bad state and script
-files."""
+modules, modules that exit or print at import, machine formats; bad state and script files
+in-process."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,24 +15,13 @@ import pytest
 
 from stepswitch.models import OpenAIServer
 from stepswitch.models.script import call, message, raw_reply, truncated
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
+from tests.cli.conftest import run_process as cli
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "graphs/support.py:support"
 NOISE = ("Traceback", "Exception ignored", "Task exception", "Task was destroyed",
          "Unclosed", "unclosed", "RuntimeWarning", "ResourceWarning")
-
-
-def cli(
-    *argv: str, cwd: Path = ROOT, stdin: str | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}  # these sources
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPSWITCH_MODEL"):
-        env.pop(name, None)
-    return subprocess.run(
-        [sys.executable, "-m", "stepswitch", *argv],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-        input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-    )
 
 
 def no_noise(stderr: str) -> None:
@@ -218,27 +205,32 @@ BAD_JSON: dict[str, bytes] = {
 }
 
 
+# in-process: reading a file is no matter of the process (run_main checks no traceback)
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
-def test_a_hostile_script_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+def test_a_hostile_script_file_is_one_line_naming_it(
+    kind: str, tmp_path: Path, in_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "script.json"
     path.write_bytes(BAD_JSON[kind])
-    proc = cli("run", TARGET, "--input", "hi", "--model", f"scripted:{path}")
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    code, _, err = run_main(["run", TARGET, "--input", "hi", "--model", f"scripted:{path}"],
+                            capsys)
+    assert code == 2, err
+    [line] = err.strip().splitlines()
     assert str(path) in line
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_JSON))
-def test_a_hostile_state_file_is_one_line_naming_it(kind: str, tmp_path: Path) -> None:
+def test_a_hostile_state_file_is_one_line_naming_it(
+    kind: str, tmp_path: Path, in_root: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(BAD_JSON[kind])
     script = tmp_path / "s.json"
     script.write_text("[]")
-    proc = cli("run", TARGET, "--resume", str(path), "--model", f"scripted:{script}")
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    code, _, err = run_main(["run", TARGET, "--resume", str(path), "--model",
+                             f"scripted:{script}"], capsys)
+    assert code == 2, err
+    [line] = err.strip().splitlines()
     assert str(path) in line
 
 

@@ -9,31 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from stepswitch.cli.main import main
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests._paths import ROOT
+from tests.cli.conftest import run_main, run_process
 
 
 def test_compile_writes_the_checked_in_runner(
     in_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_file = tmp_path / "deep" / "runner.py"
-    code, out, _ = run(["compile", "graphs/support.py:support", "-o", str(out_file)], capsys)
+    code, out, _ = run_main(["compile", "graphs/support.py:support", "-o", str(out_file)], capsys)
     assert code == 0 and "wrote the runner of graphs/support.py:support" in out
     assert out_file.read_bytes() == (ROOT / "codegen" / "support.py").read_bytes()
     # by module name it is the same module
-    code, out, _ = run(["compile", "graphs.support:support", "-o", str(out_file)], capsys)
+    code, out, _ = run_main(["compile", "graphs.support:support", "-o", str(out_file)], capsys)
     assert code == 0 and "up to date" in out
 
 
@@ -41,13 +29,13 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     in_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = ["compile", "graphs/support.py:support", "-o"]
-    code, out, _ = run([*target, "codegen/support.py", "--check"], capsys)
+    code, out, _ = run_main([*target, "codegen/support.py", "--check"], capsys)
     assert (code, out.strip()) == (0, "codegen/support.py: up to date")
 
     stale = tmp_path / "support.py"
     text = (ROOT / "codegen" / "support.py").read_text(encoding="utf-8")
     stale.write_text(text.replace("max_uses=2", "max_uses=5"), encoding="utf-8")
-    code, out, _ = run([*target, str(stale), "--check"], capsys)
+    code, out, _ = run_main([*target, str(stale), "--check"], capsys)
     assert code == 1
     assert "-                    action=HandoffTo(target='triage', max_uses=5)," in out
     assert "+                    action=HandoffTo(target='triage', max_uses=2)," in out
@@ -59,10 +47,10 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
 
     everything = tmp_path / "other.py"
     everything.write_text("\n".join(f"x{i} = {i}" for i in range(200)) + "\n", encoding="utf-8")
-    code, out, _ = run([*target, str(everything), "--check"], capsys)
+    code, out, _ = run_main([*target, str(everything), "--check"], capsys)
     assert code == 1 and "more diff lines" in out and len(out.splitlines()) < 50
 
-    code, out, _ = run([*target, str(tmp_path / "my runner.py"), "--check"], capsys)
+    code, out, _ = run_main([*target, str(tmp_path / "my runner.py"), "--check"], capsys)
     assert code == 1
     assert out == (f"{tmp_path}/my runner.py: missing; generate it with `stepswitch compile "
                    f"graphs/support.py:support -o '{tmp_path}/my runner.py'`\n")
@@ -83,7 +71,7 @@ def test_a_target_with_several_workflows_is_a_usage_error(
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(["compile", "two_flows.py", "-o", "x.py"], capsys)
+    code, _, err = run_main(["compile", "two_flows.py", "-o", "x.py"], capsys)
     assert code == 2
     assert "names 2 workflows" in err and "two_flows.py:one" in err
     assert not (tmp_path / "x.py").exists()
@@ -111,7 +99,7 @@ def test_an_unimportable_tool_is_a_clear_error_naming_it(
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(["compile", "lambda_flow.py:flow", "-o", "x.py"], capsys)
+    code, _, err = run_main(["compile", "lambda_flow.py:flow", "-o", "x.py"], capsys)
     assert code == 2
     assert "'lambda_flow:make.<locals>.inner'" in err
     assert "agent 'a' tool 'inner'" in err and "lambda_flow.py:5" in err
@@ -147,7 +135,7 @@ def test_a_workflow_with_errors_exits_1_listing_them_and_writes_nothing(
     )
     out_file = tmp_path / "runner.py"
     for extra in ([], ["--check"]):
-        code, _, err = run(["compile", f"{flow}:wf", "-o", str(out_file), *extra], capsys)
+        code, _, err = run_main(["compile", f"{flow}:wf", "-o", str(out_file), *extra], capsys)
         assert code == 1, extra  # findings, as `stepswitch check` exits on them
         assert err.startswith(f"stepswitch: error: {flow}:wf: workflow has 1 error(s)")
         assert f"{flow}:2:1: SW103" in err and "Traceback" not in err
@@ -167,11 +155,6 @@ wf = ss.Workflow(name="wf", entry=a)
 """
 
 
-def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stepswitch", *argv], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
-
-
 def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_lives(
     tmp_path: Path,
 ) -> None:
@@ -181,7 +164,7 @@ def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_
     app = tmp_path / "proj" / "app"
     app.mkdir(parents=True)
     (app / "flows.py").write_text(_APP, encoding="utf-8")
-    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
+    done = run_process("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     runner = (tmp_path / "proj" / "runner.py").read_text(encoding="utf-8")
     assert "ref='app.flows:lookup'" in runner
@@ -191,10 +174,10 @@ def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_
                              timeout=120)
         assert ran.returncode == 0, ran.stderr
     # a runner in the module's own folder imports it by its own name, as before
-    done = _cli("compile", "flows.py:wf", "-o", "runner.py", cwd=app)
+    done = run_process("compile", "flows.py:wf", "-o", "runner.py", cwd=app)
     assert done.returncode == 0 and "ref='flows:lookup'" in (app / "runner.py").read_text()
     # `--check` from the parent agrees with the file written from there
-    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", "--check",
+    done = run_process("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", "--check",
                 cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -220,7 +203,7 @@ def test_a_runner_that_could_not_import_the_module_is_refused_clearly(
     (tmp_path / "proj" / "app" / "helpers.py").write_text("X = 1\n", encoding="utf-8")
     (tmp_path / "proj" / "app" / "flows.py").write_text("import helpers\n" + _APP,
                                                         encoding="utf-8")
-    done = _cli("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
+    done = run_process("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
     assert done.returncode == 2
     assert "No module named 'helpers'" in done.stderr
     assert "write the runner next to it to import it as 'flows'" in done.stderr

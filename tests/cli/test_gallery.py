@@ -9,8 +9,8 @@ import pytest
 
 from graphs.support import support
 from stepswitch.cli._gallery import BEGIN, END, main, refresh
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "diagrams.md"
 TARGETS = ["graphs", "examples/broken_workflow.py"]  # as the Makefile's GALLERY
 

@@ -10,10 +10,10 @@ import pytest
 
 from graphs.support import support
 from stepswitch.cli.main import main
+from tests._paths import ROOT
 from tests.render.mermaid_check import check, decode_label
 from tests.render.svg import svg_texts
 
-ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
 
 

@@ -18,8 +18,9 @@ import pytest
 from stepswitch.cli.main import main
 from stepswitch.models import OpenAIServer
 from stepswitch.models.script import call, error_reply, message, raw_reply, refusal
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = "graphs/support.py:support"
 SCRIPT = [
     {"output": [{"type": "function_call", "name": "lookup_order", "arguments": {"order_id": 42}}]},
@@ -55,10 +56,8 @@ def script(tmp_path: Path) -> Path:
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["run", *argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+    """``stepswitch run ARGV`` in this process."""
+    return run_main(["run", *argv], capsys)
 
 
 def test_scripted_run_with_every_approval_given(

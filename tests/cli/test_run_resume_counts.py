@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import stepswitch as ss
-from stepswitch.cli.main import main
+from tests.cli.conftest import run_main
 
 APP = textwrap.dedent('''
     import os
@@ -120,10 +120,7 @@ def ledger(app: Path) -> list[str]:
 
 def stepswitch(app: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
                ) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
+    return run_main(argv, capsys)
 
 
 def run(app: Path, name: str, steps: list[list[dict[str, Any]]], *argv: str,

@@ -13,8 +13,8 @@ from typing import Any
 from stepswitch.runtime import RunState
 from stepswitch.sessions import SQLiteSession
 from tests._items import text_of
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = [
     {"output": [{"type": "function_call", "name": "lookup_order", "arguments": {"order_id": 42}}]},
     {"output": [{"type": "function_call", "name": "transfer_to_refund", "arguments": {}}]},

@@ -9,24 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from stepswitch.cli.main import main
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 
 
 def test_show_by_file_and_name(in_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["show", "graphs/support.py:support"], capsys)
+    code, out, _ = run_main(["show", "graphs/support.py:support"], capsys)
     assert code == 0
     assert "graphs/support.py:support" in out
     assert "triage ─handoff→ refund via transfer_to_refund" in out
@@ -35,16 +23,16 @@ def test_show_by_file_and_name(in_root: None, capsys: pytest.CaptureFixture[str]
 
 
 def test_show_by_module_and_by_folder(in_root: None, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["show", "graphs.support:support"], capsys)
+    code, out, _ = run_main(["show", "graphs.support:support"], capsys)
     assert code == 0 and "3 agent(s)" in out
-    code, out, _ = run(["show", "graphs"], capsys)
+    code, out, _ = run_main(["show", "graphs"], capsys)
     assert code == 0 and "graphs/support.py:support" in out
 
 
 def test_show_lists_a_flows_steps_and_edges(
     in_root: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(["show", "graphs/story.py:story", "graphs/translation.py"], capsys)
+    code, out, _ = run_main(["show", "graphs/story.py:story", "graphs/translation.py"], capsys)
     assert code == 0
     assert "flow: 6 edge(s), 3 step(s)" in out
     assert "step outline_for_writer: OutlineCheckerOutput → str" in out
@@ -56,7 +44,7 @@ def test_show_lists_a_flows_steps_and_edges(
     # story's agents have no handoffs or agent tools: no empty "edges:" heading
     story = out.split("graphs/translation.py")[0]
     assert "edges:" not in story, story
-    code, out, _ = run(["show", "graphs/support.py:support"], capsys)
+    code, out, _ = run_main(["show", "graphs/support.py:support"], capsys)
     assert "flow:" not in out and "  edges:\n    triage" in out
 
 
@@ -69,7 +57,7 @@ def test_show_says_a_lone_agent_has_no_edges(
         "wf = ss.Workflow(name='w', entry=a)\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     try:
-        code, out, _ = run(["show", "lone_agent_wf.py"], capsys)
+        code, out, _ = run_main(["show", "lone_agent_wf.py"], capsys)
     finally:
         sys.modules.pop("lone_agent_wf", None)
     assert code == 0 and out.rstrip().endswith("  edges: none"), out
@@ -95,7 +83,7 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
 def test_bad_targets_exit_2_with_one_line(
     in_root: None, capsys: pytest.CaptureFixture[str], target: str, message: str
 ) -> None:
-    code, _, err = run(["show", target], capsys)
+    code, _, err = run_main(["show", target], capsys)
     assert code == 2
     assert message in err
     assert "Traceback" not in err
@@ -107,14 +95,14 @@ def test_a_target_of_another_type_is_named_with_its_article(
 ) -> None:
     path = write(tmp_path, "values_mod_x2.py", "n = 1\ns = 'x'\nlst = []\nd = {}\n")
     for name, shown in [("n", "an int"), ("s", "a str"), ("lst", "a list"), ("d", "a dict")]:
-        code, _, err = run(["show", f"{path}:{name}"], capsys)
+        code, _, err = run_main(["show", f"{path}:{name}"], capsys)
         assert code == 2
         assert f"{name!r} is {shown}, not a Workflow" in err
 
 
 def test_folder_without_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(tmp_path, "empty_mod_x1.py", "X = 1\n")
-    code, _, err = run(["show", str(tmp_path)], capsys)
+    code, _, err = run_main(["show", str(tmp_path)], capsys)
     assert code == 2
     assert "no Workflow found" in err
 
@@ -131,7 +119,7 @@ def test_exception_in_user_module_is_shown_as_theirs(
         helper()
         """,
     )
-    code, _, err = run(["show", f"{path}:wf"], capsys)
+    code, _, err = run_main(["show", f"{path}:wf"], capsys)
     assert code == 2
     assert "in your code, not in stepswitch" in err
     assert "exploding_mod_x2.py" in err
@@ -141,7 +129,7 @@ def test_exception_in_user_module_is_shown_as_theirs(
 
 def test_syntax_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "broken_syntax_x3.py", "def f(:\n")
-    code, _, err = run(["show", str(path)], capsys)
+    code, _, err = run_main(["show", str(path)], capsys)
     assert code == 2
     assert "syntax error at" in err
 
@@ -157,7 +145,7 @@ def test_declaration_error_in_user_module_names_their_line(
         a = ss.Agent(name="a", tools=[42])
         """,
     )
-    code, _, err = run(["show", str(path)], capsys)
+    code, _, err = run_main(["show", str(path)], capsys)
     assert code == 2
     assert "bad_decl_x4.py:3" in err
     assert "tools[0]" in err
@@ -179,7 +167,7 @@ def test_module_entry_point_runs_as_a_subprocess() -> None:
 
 
 def test_no_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run([], capsys)
+    code, _, err = run_main([], capsys)
     assert code == 2
     assert "usage" in err.lower()
 
@@ -196,7 +184,7 @@ def show_in(
     monkeypatch.chdir(folder)
     monkeypatch.setattr(sys, "path", list(sys.path))
     try:
-        code, out, err = run(["show", target], capsys)
+        code, out, err = run_main(["show", target], capsys)
     finally:
         sys.modules.pop(module, None)
     assert code == 0, err
@@ -233,7 +221,7 @@ def test_output_onto_the_workflows_own_source_is_refused(
     flow.write_text(source)
     extra = ["--input", "x", "--model", "scripted:none.json"] if command == "run" else []
     try:
-        code, _, err = run([command, f"{flow}:wf", flag, str(flow), *extra], capsys)
+        code, _, err = run_main([command, f"{flow}:wf", flag, str(flow), *extra], capsys)
     finally:
         sys.modules.pop(flow.stem, None)
     assert code == 2 and f"{flag} {flow}: that is the file" in err
@@ -248,7 +236,7 @@ def test_a_folder_reports_every_module_that_does_not_import(
     write(folder, "one_bad_x5.py", "raise RuntimeError('first')\n")
     write(folder, "two_bad_x5.py", "def f(:\n")
     write(folder, "three_ok_x5.py", "X = 1\n")
-    code, _, err = run(["show", str(folder)], capsys)
+    code, _, err = run_main(["show", str(folder)], capsys)
     assert code == 2
     assert "one_bad_x5.py" in err and "RuntimeError: first" in err
     assert "two_bad_x5.py" in err and "syntax error" in err

@@ -13,8 +13,8 @@ import pytest
 from stepswitch.cli.main import main
 from stepswitch.models import OpenAIServer
 from stepswitch.models.script import message
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 TARGET = str(ROOT / "graphs/support.py") + ":support"
 SCRIPT = str(ROOT / "examples/support_script.json")
 

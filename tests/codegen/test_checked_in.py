@@ -16,8 +16,8 @@ import pytest
 import stepswitch as ss
 from stepswitch.targets.load import load_targets
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 GRAPHS = sorted(p for p in (ROOT / "graphs").glob("*.py") if p.name != "__init__.py")
 
 

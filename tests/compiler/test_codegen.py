@@ -36,10 +36,9 @@ from stepswitch.ir import (
 from stepswitch.runtime import generated
 from stepswitch.runtime.steps import ToolResult, TurnOutcome, interpret_step
 from stepswitch.testing import assistant_message, function_call
+from tests._paths import ROOT
 from tests.compiler import hostile
 from tests.conformance.harness import run_all
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _machine(wf: ss.Workflow) -> ss.StateMachine:

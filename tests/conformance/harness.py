@@ -14,6 +14,7 @@ import asyncio
 import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from stepswitch import RunState
@@ -160,3 +161,12 @@ def trace(items: Sequence[Any]) -> list[tuple[str, ...]]:
             label = i.name
         out.append((i.type, i.agent, label))
     return out
+
+
+def scenario_files() -> list[str]:
+    """The conformance files whose tests run scenarios through ``run_all``, as paths from
+    the repository's top folder: what a plugin wrapping ``run_all`` sees (the
+    differential and trail replays run only these)."""
+    here = Path(__file__).resolve().parent
+    return sorted(f"tests/conformance/{p.name}" for p in here.glob("test_*.py")
+                  if "run_all(" in p.read_text(encoding="utf-8"))

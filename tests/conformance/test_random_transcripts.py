@@ -9,6 +9,7 @@ Interrupted runs are decided at random, saved, loaded and resumed.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -77,9 +78,14 @@ def _items(draw: st.DrawFn, all_tools: list[str]) -> list[Any]:
     return draw(st.lists(item, max_size=3))
 
 
+# The differential replay (tests/differential/test_conformance_replay.py) runs fewer:
+# its generated-code comparison has random workflows of its own (tests/differential).
+EXAMPLES = int(os.environ.get("CONFORMANCE_EXAMPLES", "40"))
+
+
 # No shrinking phase: one example runs three surfaces and several resumes, so shrinking
 # a failure can take minutes; the failing example is printed as drawn.
-@settings(max_examples=40, deadline=None,
+@settings(max_examples=EXAMPLES, deadline=None,
           phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import runpy
-from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_over_http.py"
+from tests._paths import ROOT
+
+EXAMPLE = ROOT / "examples" / "support_over_http.py"
 
 
 def test_the_example_runs_both_apis_to_the_final_output(capsys: pytest.CaptureFixture[str]) -> None:

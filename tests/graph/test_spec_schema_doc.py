@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import stepswitch as ss
 from stepswitch.graph.spec import spec_json_schema
+from tests._paths import ROOT
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "spec.schema.json"
+DOC = ROOT / "docs" / "spec.schema.json"
 
 
 def test_published_schema_is_current() -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from stepswitch.cli.main import main
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 
-ROOT = Path(__file__).resolve().parents[2]
 APP = "tests/interop/sdk_apps/support.py"
 REFUND = [
     {"output": [{"type": "function_call", "name": "transfer_to_refund_agent",
@@ -29,13 +29,6 @@ def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
 def _script(tmp_path: Path, steps: Sequence[Mapping[str, object]]) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"steps": steps}))
@@ -45,7 +38,7 @@ def _script(tmp_path: Path, steps: Sequence[Mapping[str, object]]) -> str:
 def test_check_an_sdk_agent_locates_findings_in_the_sdk_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(["check", "tests/interop/sdk_apps/hosted.py:researcher",
+    code, out, _ = run_main(["check", "tests/interop/sdk_apps/hosted.py:researcher",
                         "--format", "json"], capsys)
     assert code == 0
     records = [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -54,11 +47,11 @@ def test_check_an_sdk_agent_locates_findings_in_the_sdk_file(
 
 
 def test_show_and_render_an_sdk_agent(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["show", f"{APP}:triage_agent"], capsys)
+    code, out, _ = run_main(["show", f"{APP}:triage_agent"], capsys)
     assert code == 0
     assert "Triage ─handoff→ Refund Agent via transfer_to_refund_agent" in out
     assert "Triage ─calls→ Order Expert via ask_expert" in out
-    code, out, _ = run(["render", f"{APP}:triage_agent", "--format", "mermaid"], capsys)
+    code, out, _ = run_main(["render", f"{APP}:triage_agent", "--format", "mermaid"], capsys)
     assert code == 0 and "transfer_to_refund_agent" in out and out.startswith("flowchart")
 
 
@@ -70,7 +63,7 @@ def test_a_folder_finds_the_root_sdk_agents(capsys: pytest.CaptureFixture[str],
         front = Agent(name="front", handoffs=[billing])
     '''))
     (tmp_path / "uses.py").write_text("from app import front\n")  # imported, not declared
-    code, out, _ = run(["show", str(tmp_path)], capsys)
+    code, out, _ = run_main(["show", str(tmp_path)], capsys)
     assert code == 0
     assert out.count("workflow 'front'") == 1 and "workflow 'billing'" not in out
 
@@ -88,12 +81,12 @@ def test_agents_that_hand_off_in_a_cycle_are_found_in_a_file_and_a_folder(
         lonely = Agent(name="lonely", instructions="Alone.")
     '''))
     for target in (str(tmp_path / "cyclic_sdk_app.py"), str(tmp_path)):
-        code, out, err = run(["show", target], capsys)
+        code, out, err = run_main(["show", target], capsys)
         assert code == 0, err
         assert out.count("workflow 'sales'") == 1 and "workflow 'support'" not in out
         assert "workflow 'lonely'" in out
         assert "sales ─handoff→ support" in out and "support ─handoff→ sales" in out
-        code, out, _ = run(["check", target], capsys)
+        code, out, _ = run_main(["check", target], capsys)
         assert code == 1 and "SW201" in out  # the unbudgeted cycle, as with module:attr
 
 
@@ -107,7 +100,7 @@ def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
         front = Agent(name="front", instructions="Front.", handoffs=[
             handoff(billing, input_filter=handoff_filters.remove_all_tools)])
     '''))
-    code, out, _ = run(["check", str(tmp_path / "filtered_sdk_app.py")], capsys)
+    code, out, _ = run_main(["check", str(tmp_path / "filtered_sdk_app.py")], capsys)
     assert code == 0  # a warning: the workflow checks and draws; the handoff cannot run
     lines = [x for x in out.splitlines() if ": SW603 [" in x]
     assert len(lines) == 1, out
@@ -117,7 +110,7 @@ def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
 
 
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
+    code, _, err = run_main(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2
     assert err.strip() == (
         "stepswitch: error: tests/interop/sdk_apps/broken.py:fragile: agent 'Fragile' at "
@@ -128,7 +121,7 @@ def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str])
 def test_run_an_sdk_agent_with_a_context_factory(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, err = run(["run", f"{APP}:triage_agent", "--input", "refund 7",
+    code, out, err = run_main(["run", f"{APP}:triage_agent", "--input", "refund 7",
                           "--model", _script(tmp_path, REFUND), "--approve", "all",
                           "--context", "tests.interop.sdk_apps.contexts:ada"], capsys)
     assert code == 0, err
@@ -138,7 +131,7 @@ def test_run_an_sdk_agent_with_a_context_factory(
 def test_run_without_a_context_that_needs_arguments_names_the_flag(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run(["run", f"{APP}:triage_agent", "--input", "hi",
+    code, _, err = run_main(["run", f"{APP}:triage_agent", "--input", "hi",
                         "--model", _script(tmp_path, REFUND)], capsys)
     assert code == 2
     assert "context_type=Account, which does not construct with no arguments" in err
@@ -148,7 +141,7 @@ def test_run_without_a_context_that_needs_arguments_names_the_flag(
 def test_a_context_factory_that_raises_is_one_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run(["run", f"{APP}:triage_agent", "--input", "hi",
+    code, _, err = run_main(["run", f"{APP}:triage_agent", "--input", "hi",
                         "--model", _script(tmp_path, REFUND),
                         "--context", "tests/interop/sdk_apps/contexts.py:broken"], capsys)
     assert code == 2
@@ -175,7 +168,7 @@ def test_a_context_type_that_builds_itself_is_used(
                            tool_use_behavior="stop_on_first_tool"), context_type=Prefs)
     '''))
     steps = [{"output": [{"type": "function_call", "name": "greet", "arguments": {}}]}]
-    code, out, err = run(["run", f"{tmp_path / 'ctxflow.py'}:flow", "--input", "hi",
+    code, out, err = run_main(["run", f"{tmp_path / 'ctxflow.py'}:flow", "--input", "hi",
                           "--model", _script(tmp_path, steps)], capsys)
     assert code == 0, err
     assert out == "howdy\n"
@@ -205,11 +198,11 @@ def test_compile_an_sdk_agent_gives_a_runner_that_runs_in_a_fresh_process(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out_file = tmp_path / "runner.py"
-    code, _, err = run(["compile", f"{APP}:triage_agent", "-o", str(out_file)], capsys)
+    code, _, err = run_main(["compile", f"{APP}:triage_agent", "-o", str(out_file)], capsys)
     assert code == 0, err
     source = out_file.read_text()
     assert "'stepswitch.interop.sdk_objects:tests.interop.sdk_apps.support:polite'" in source
-    code, _, err = run(["compile", f"{APP}:triage_agent", "-o", str(out_file), "--check"],
+    code, _, err = run_main(["compile", f"{APP}:triage_agent", "-o", str(out_file), "--check"],
                        capsys)
     assert code == 0, err
     import subprocess
@@ -225,7 +218,7 @@ def test_compile_an_sdk_agent_gives_a_runner_that_runs_in_a_fresh_process(
 def test_show_counts_a_hosted_tool_and_a_server_apart_from_function_tools(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(["show", "tests/interop/sdk_apps/hosted.py:researcher"], capsys)
+    code, out, _ = run_main(["show", "tests/interop/sdk_apps/hosted.py:researcher"], capsys)
     assert code == 0
     assert ("1 function tool(s) (0 need approval), 2 hosted or server tool(s) stepswitch "
             "does not run, max_turns=10") in out

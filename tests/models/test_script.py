@@ -22,6 +22,7 @@ from stepswitch.models.script import (
 )
 from stepswitch.runtime.model import ModelResponse, OutputFunctionCall, OutputMessage
 from tests._items import call_id_of
+from tests._paths import ROOT
 
 
 def test_helpers_make_runtime_output_items() -> None:
@@ -102,7 +103,7 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
 
 
 def test_the_documented_json_example_parses() -> None:
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    doc = (ROOT / "docs" / "models.md").read_text()
     section = doc.split("## Scripts as JSON", 1)[1]
     block = section.split("```json\n", 1)[1].split("```", 1)[0]
     steps = parse_script(json.loads(block), where="docs/models.md")
@@ -112,7 +113,7 @@ def test_the_documented_json_example_parses() -> None:
 
 
 def test_the_example_support_script_parses() -> None:
-    path = Path(__file__).resolve().parents[2] / "examples" / "support_script.json"
+    path = ROOT / "examples" / "support_script.json"
     steps = load_script(path)
     assert [type(s).__name__ for s in steps] == ["Reply"] * 4
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from stepswitch.cli.main import main
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 from tests.render.mermaid_check import check as check_mermaid
 from tests.render.mermaid_check import decode_label
 
-ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ROOT / "tests" / "fixtures" / "review" / "support"
 
 # What each pull request changed, as (category, path): the whole expected diff.
@@ -59,9 +59,7 @@ PAIRS = sorted(EXPECTED)
 
 
 def _diff(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["diff", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(["diff", *argv], capsys)
 
 
 def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

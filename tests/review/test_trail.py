@@ -20,8 +20,9 @@ from stepswitch.review import check_trail, read_trail, responses_items
 from stepswitch.review.trail_codes import TRAIL_CODES, trail_code_doc
 from stepswitch.runtime.state_json import _item
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = "graphs/support.py:support"
 
 
@@ -68,9 +69,7 @@ def _resign(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def _trail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["trail", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_main(["trail", *argv], capsys)
 
 
 def _findings(doc: Any, recorded: dict[str, Any], **options: Any) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 """The trail of every conformance scenario run is clean (see tests/review/trail_plugin.py).
 
-Runs the conformance suite in a fresh process with the plugin, which checks each run's
-trail against the machine that ran it, in every form a user can save it in.
+Runs the conformance suite's scenario files in a fresh process with the plugin, which
+checks each run's trail against the machine that ran it, in every form a user can save
+it in.
 """
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests._paths import ROOT
+from tests.conformance.harness import scenario_files
 
 
 def test_every_conformance_scenario_leaves_a_clean_trail() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-         "tests/conformance", "-p", "tests.review.trail_plugin"],
+         *scenario_files(), "-p", "tests.review.trail_plugin"],
         cwd=ROOT, capture_output=True, text=True,
     )
     found = re.search(r"trail: (\d+) scenario runs, (\d+) trails checked \((\d+) saved "

@@ -14,8 +14,8 @@ from stepswitch.context import Usage
 from stepswitch.errors import RunLimitError, UserError
 from stepswitch.runtime.model import ModelResponse
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SPENT: list[int] = []
 
 

@@ -22,6 +22,7 @@ from stepswitch.sessions import (
     to_sdk_session,
 )
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._paths import ROOT
 from tests.sessions.stores import PG_DSN, REDIS_URL, pg_connect, pg_schema, redis_prefix
 
 __all__ = ["pg_schema", "redis_prefix"]
@@ -258,9 +259,8 @@ def test_a_stepswitch_session_serves_the_sdk_runner() -> None:
 def test_get_items_returns_stepswitch_items_and_to_sdk_session_dicts() -> None:
     """What docs/sessions.md says the SDK-named methods return: stepswitch items; the
     SDK's dicts only through ``to_sdk_session``."""
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "docs/sessions.md").read_text("utf-8")
+    text = (ROOT / "docs/sessions.md").read_text("utf-8")
     doc = " ".join(text.split())
     assert "`get_items` and `pop_item` return stepswitch items" in doc
     assert "Every session has the OpenAI Agents SDK's four methods" not in doc
@@ -344,11 +344,10 @@ def test_cli_refuses_a_session_file_that_is_not_a_database(
     tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json
-    from pathlib import Path
 
     from stepswitch.cli.main import main
 
-    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.chdir(ROOT)
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")

@@ -16,9 +16,9 @@ from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.render.scene import build_scene
 from stepswitch.studio.page import LARGE, _layered_svg, build_page, trace_turns, trail_turns
+from tests._paths import ROOT
 from tests.studio.conftest import POLICY_FAILS
 
-ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests._paths import ROOT
 from tests.studio.conftest import POLICY_FAILS, Served, serve
 
-ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
 
 

@@ -15,9 +15,8 @@ import pytest
 from temporalio.client import Client
 
 from stepswitch.cli.main import main
+from tests._paths import ROOT
 from tests.temporal.flows import counts
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("local", ["none", "models"])
@@ -75,14 +74,23 @@ def test_run_on_an_unreachable_server_is_a_one_line_error(
 def test_the_command_exits_2_every_time_not_an_abort_at_interpreter_exit() -> None:
     # Temporal's runtime threads could abort the interpreter as it finalized, after the
     # error was printed (exit 134 or 139, from one start in twelve to one in four): so
-    # real processes, many of them
+    # real processes, many of them, run side by side (each mostly waits on its imports)
     command = [sys.executable, "-m", "stepswitch", "run", "tests/temporal/flows.py:durable",
                "--temporal", "127.0.0.1:9", "--input", "hi"]
-    for _ in range(12):
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
-        assert done.returncode == 2, done.stderr
-        assert "Fatal Python error" not in done.stderr
-        assert done.stderr.startswith("stepswitch: error: cannot reach the Temporal server")
+    procs = [subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(12)]
+    try:
+        ended = [(p.communicate(timeout=120)[1], p.returncode) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for stderr, code in ended:
+        assert code == 2, stderr
+        assert "Fatal Python error" not in stderr
+        assert stderr.startswith("stepswitch: error: cannot reach the Temporal server")
 
 
 def test_run_on_a_queue_without_workers_waits_a_bounded_time(

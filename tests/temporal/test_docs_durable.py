@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_docs_examples import ROOT, block
+from tests._paths import ROOT
+from tests.test_docs_examples import block
 
 
 def test_durable_page_python_example_runs_as_written(

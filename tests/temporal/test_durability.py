@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
@@ -33,10 +35,9 @@ from stepswitch.temporal import (
 )
 from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
+from tests._paths import ROOT
 from tests.temporal.drive import in_process, wait_for_interruptions
 from tests.temporal.flows import counts, durable, durable_flow
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _worker(
@@ -72,9 +73,18 @@ async def _recorded(handle: Any, tool: str, timeout: float = 30) -> None:
         await asyncio.sleep(0.05)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+async def _kill(proc: subprocess.Popen[bytes], client: Client, handle: Any) -> None:
+    """SIGKILL the worker: nothing in it is cleaned up. Then tell the server the worker
+    is gone (ResetStickyTaskQueue, what an operator does after losing a host), so the
+    run's next workflow task goes to the shared task queue at once instead of after the
+    dead worker's sticky queue times out (5 s): the new worker replays the history
+    either way; the test only waits less."""
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
+    await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
+        namespace=client.namespace,
+        execution=WorkflowExecution(workflow_id=handle.id, run_id=handle.result_run_id),
+    ))
 
 
 @pytest.mark.parametrize("conversation", [False, True], ids=["no-session", "session"])
@@ -100,12 +110,12 @@ def test_sigkilled_worker_mid_run_then_a_new_worker_finishes_each_tool_once(
         )
         await _recorded(handle, "reserve")
         await asyncio.sleep(0.3)  # the second model call is now in flight, held
-        _kill(workers[0])  # mid-run: SIGKILL, nothing is cleaned up
+        await _kill(workers[0], client, handle)  # mid-run
         go.touch()
         workers.append(_worker(dev_server, queue, env, session))
         pending = await wait_for_interruptions(handle, timeout=30)
         assert [p.call_id for p in pending] == ["c2"]
-        _kill(workers[1])  # and again while the run waits for the approval
+        await _kill(workers[1], client, handle)  # and again while the run waits for the approval
         workers.append(_worker(dev_server, queue, env, session))
         await handle.execute_update("decide", Decision("c2", True))
         output: RunOutput = await handle.result()
@@ -160,12 +170,12 @@ def test_sigkilled_worker_mid_flow_then_a_new_worker_finishes_each_step_and_tool
         )
         await _recorded(handle, "reserve")
         await asyncio.sleep(0.3)  # the agent node's second model call is in flight, held
-        _kill(workers[0])  # mid-flow, mid-node: SIGKILL, nothing is cleaned up
+        await _kill(workers[0], client, handle)  # mid-flow, mid-node
         go.touch()
         workers.append(_worker(dev_server, queue, env, target=target))
         pending = await wait_for_interruptions(handle, timeout=30)
         assert [(p.call_id, p.agent) for p in pending] == [("c2", "packer")]
-        _kill(workers[1])  # and again while the flow waits for the approval
+        await _kill(workers[1], client, handle)  # and again while the flow waits for the approval
         workers.append(_worker(dev_server, queue, env, target=target))
         await handle.execute_update("decide", Decision("c2", True))
         output: RunOutput = await handle.result()

@@ -35,6 +35,7 @@ from stepswitch.temporal import (
 )
 from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from tests._paths import ROOT
 from tests.temporal import flow_cases as fc
 from tests.temporal.drive import Script, Seen, in_process, on_temporal, wait_for_interruptions
 
@@ -269,7 +270,7 @@ def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
     with pytest.raises(ss.UserError) as info:
         workflow_for(machine)
     assert str(info.value) == said
-    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.chdir(ROOT)
     # port 9 has no server: the refusal comes first
     for argv in (["worker", "tests/temporal/flow_cases.py:plain_values", "--address",
                   "127.0.0.1:9", "--task-queue", "q"],
@@ -399,7 +400,7 @@ def test_a_cli_run_with_approve_all_decides_each_of_the_twin_calls(
     dev_server: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("STEPSWITCH_GO", raising=False)
-    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.chdir(ROOT)
     queue = f"cli-twins-{uuid.uuid4().hex[:8]}"
     target = "tests/temporal/flow_cases.py:fan_agents_flow"
     worker = subprocess.Popen(

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import stepswitch as ss
 from stepswitch.analysis.rules.cost import price_table
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests._paths import ROOT
 
 
 def _one(max_tokens: int | None = 100, model: str = "gpt-4.1", **kw: object) -> ss.Workflow:

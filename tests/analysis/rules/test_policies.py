@@ -19,8 +19,8 @@ from stepswitch.cli.formats import github, json_lines, sarif, text
 from stepswitch.errors import UserError
 from stepswitch.policies import policies_from_pyproject
 from stepswitch.testing import ScriptedModel, ScriptExhausted, assistant_message, function_call
+from tests._paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 ONCE = ss.ModelSettings(parallel_tool_calls=False)
 
 
