@@ -1,8 +1,12 @@
-"""A file named by a user read with limits: only a regular file, and only up to a size.
+"""Files named by a user: read with limits, and a folder's Python files found.
 
 ``open(path).read()`` alone blocks forever on a FIFO nobody writes and reads
 ``/dev/zero`` until memory runs out. :func:`read_regular` refuses both with
 :class:`FileRefused`, whose message is the cause alone (the caller names the file).
+
+:func:`python_files` is the one rule for which files a folder TARGET holds, shared by
+the target loader and the ``check`` cache (which must see the same files to notice a
+new one).
 
 A shared leaf module: imports nothing of stepswitch.
 """
@@ -13,7 +17,9 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_FILE_BYTES", "FileRefused", "read_regular"]
+__all__ = ["MAX_FILE_BYTES", "FileRefused", "python_files", "read_regular"]
+
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 """The largest recorded run or trace read (256 MiB)."""
@@ -54,3 +60,13 @@ def read_regular(path: str | Path, *, limit: int | None = None) -> bytes:
 
 def _too_large(limit: int) -> str:
     return f"larger than {limit / (1024 * 1024):g} MiB; not a recorded run or trace"
+
+
+def python_files(folder: Path | str) -> list[Path]:
+    """The ``.py`` files under ``folder``, sorted; hidden folders and build, dependency and
+    cache folders are skipped."""
+    files: list[Path] = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        files.extend(Path(root, n) for n in names if n.endswith(".py"))
+    return sorted(files)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from stepswitch._files import python_files
 from stepswitch._version import __version__
 
 try:  # hashlib loads OpenSSL: most of this module's import time (python -X importtime)
@@ -43,7 +44,6 @@ __all__ = ["CACHE_DIR", "cached_check"]
 CACHE_DIR = ".stepswitch_cache"
 _FORMAT = 1
 _NEARBY = ("pyproject.toml", "stepswitch.mcp.lock")
-_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -219,11 +219,7 @@ def _nearby(targets: Sequence[str]) -> list[str]:
 
 
 def _folder_listing(folder: str) -> list[str]:
-    found: list[str] = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
-        found.extend(os.path.join(root, n) for n in names if n.endswith(".py"))
-    return sorted(found)
+    return [str(p) for p in python_files(folder)]
 
 
 def _load(entry: Path) -> dict[str, Any] | None:

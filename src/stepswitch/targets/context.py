@@ -39,9 +39,9 @@ def build_context(spec: str | None, workflow: Workflow, *, advice: str = _ADVICE
         try:
             return factory()
         except Exception as exc:
-            first = (str(exc).strip().splitlines() or [""])[0]
             raise UserError(
-                f"--context {spec}: calling {label}() raised {type(exc).__name__}: {first}"
+                f"--context {spec}: calling {label}() raised {type(exc).__name__}: "
+                f"{_first_line(exc)}"
             ) from None
     context_type = workflow.context_type
     if context_type is None or not isinstance(context_type, type):
@@ -49,11 +49,15 @@ def build_context(spec: str | None, workflow: Workflow, *, advice: str = _ADVICE
     try:
         return context_type()
     except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
         raise UserError(
             f"workflow {workflow.name!r} declares context_type={context_type.__name__}, which "
-            f"does not construct with no arguments ({type(exc).__name__}: {first}){advice}"
+            f"does not construct with no arguments ({type(exc).__name__}: {_first_line(exc)})"
+            f"{advice}"
         ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
 
 
 def load_machine(target: str, *, flag: str = "--workflow") -> tuple[StateMachine, str, Any]:

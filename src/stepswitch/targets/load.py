@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from stepswitch._dataclass import dataclass
+from stepswitch._files import python_files
 from stepswitch._site import PACKAGE_DIR, display_path
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.workflow import Workflow
@@ -42,7 +43,6 @@ __all__ = [
     "refuse_own_source",
 ]
 
-_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
 _STARTUP_PATH = tuple(os.path.realpath(p or os.curdir) for p in sys.path)
 """``sys.path`` as the interpreter set it up, before a TARGET's folder was put on it: a
@@ -136,7 +136,7 @@ def _load_one(
                 raise TargetError(f"{target}: a folder cannot be combined with :NAME")
             results: list[LoadedWorkflow] = []
             failures: list[str] = []
-            for file in sorted(_python_files(path)):
+            for file in python_files(path):
                 # one module that does not import must not hide the others' problems
                 try:
                     module = import_file(file, runner=runner)
@@ -232,14 +232,6 @@ def _split(target: str) -> tuple[str, str, str]:
     if not name.isidentifier() and os.path.exists(target):  # a file named "a:b.py"
         return target, "", ""
     return head, sep, name
-
-
-def _python_files(folder: Path) -> list[Path]:
-    files: list[Path] = []
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
-        files.extend(Path(root, n) for n in names if n.endswith(".py"))
-    return files
 
 
 def _module_name_for(path: Path) -> tuple[str, Path]:
