@@ -12,18 +12,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
+from stepswitch.dsl.servers import ToolServer
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool
 from stepswitch.errors import MCPServerError, UserError
 from stepswitch.mcp import lock as _lock
 from stepswitch.schema import strictify
+
+if TYPE_CHECKING:
+    from stepswitch.graph.spec import Location, MCPServerSpec
 
 __all__ = [
     "MCPServer",
@@ -42,7 +46,7 @@ RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 _MISSING: Any = object()
 
 
-class MCPServer:
+class MCPServer(ToolServer):
     """What both kinds of server declare. Build one with :class:`MCPServerStdio` or
     :class:`MCPServerStreamableHttp`."""
 
@@ -116,6 +120,13 @@ class MCPServer:
                 tool = self._tools[name] = _function_tool(self, name, locked)
             out.append(tool)
         return out
+
+    def to_spec(
+        self, location: Callable[[Site], Location]
+    ) -> tuple[MCPServerSpec, list[FunctionTool]]:
+        from stepswitch.mcp.spec import server_spec
+
+        return server_spec(self, location), self.function_tools()
 
     # -- running ------------------------------------------------------------------------
 

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError
+from stepswitch.ir import HandoffTo, RunFunction
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model

@@ -33,9 +33,9 @@ from temporalio.converter import value_to_type
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 from stepswitch._dataclass import dataclass
-from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, UserError
+from stepswitch.ir import HandoffTo, RunFunction
 from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
