@@ -74,8 +74,8 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def _module_paths(node: ast.AST, modules: set[str]) -> list[str]:
-    """The module paths a lazy import names: ``import_module("x")``'s argument, or every
-    value of a dict display whose values are all module paths of the package."""
+    """The module paths a lazy import names: ``import_module("x")``'s argument, or the
+    values naming modules of the package in a dict display of strings (a lazy table)."""
     if isinstance(node, ast.Call) and node.args:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -83,9 +83,10 @@ def _module_paths(node: ast.AST, modules: set[str]) -> list[str]:
         if name == "import_module" and isinstance(arg, ast.Constant) and arg.value in modules:
             return [arg.value]
     if isinstance(node, ast.Dict) and node.values:
-        values = [v.value for v in node.values if isinstance(v, ast.Constant)]
-        if len(values) == len(node.values) and all(v in modules for v in values):
-            return values
+        strings = [v.value for v in node.values
+                   if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+        if len(strings) == len(node.values):
+            return [v for v in strings if v in modules]
     return []
 
 
@@ -219,14 +220,14 @@ def test_a_planted_circle_is_found_and_named(tmp_path: Path) -> None:
         "a.py": "def f():\n    from pkg.b import g\n    return g\n",
         "b/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                          "    from pkg.c import h\n",
-        "c.py": "import importlib\n_WHERE = {'x': 'pkg.a'}\n",
+        "c.py": "_WHERE = {'os': 'os', 'x': 'pkg.a'}\n",
         "d.py": "from . import a\n",  # points in, closes nothing
     })
     assert cycles(src, facade={}) == [
         "a → b → c → a: "
         "pkg/a.py:2 imports pkg.b (in f); "
         "pkg/b/__init__.py:3 imports pkg.c (in TYPE_CHECKING); "
-        "pkg/c.py:2 imports pkg.a"
+        "pkg/c.py:1 imports pkg.a"
     ]
 
 
