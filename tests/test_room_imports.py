@@ -86,7 +86,8 @@ def _module_paths(node: ast.AST, modules: set[str]) -> list[str]:
         strings = [v.value for v in node.values
                    if isinstance(v, ast.Constant) and isinstance(v.value, str)]
         if len(strings) == len(node.values):
-            return [v for v in strings if v in modules]
+            # a submodule's path: a bare "stepswitch" is a service name, not a load
+            return [v for v in strings if v in modules and "." in v]
     return []
 
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterator, Mapping
-from functools import cache
-from importlib import resources
+from collections.abc import Iterator
 from typing import Any
 
 from stepswitch._prices import price_table
