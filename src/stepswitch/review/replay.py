@@ -25,6 +25,7 @@ from stepswitch.errors import (
     GuardrailTripwireTriggered,
     MaxTurnsExceeded,
     ModelBehaviorError,
+    ReplayError,
     StateError,
 )
 from stepswitch.runtime.effects import CallJob, NestedJob, RunJobs
@@ -94,10 +95,6 @@ def replay_code_doc(code: str) -> str:
     if code not in REPLAY_CODES:
         raise KeyError(code)
     return (resources.files("stepswitch.review") / "docs" / f"{code}.md").read_text("utf-8")
-
-
-class ReplayError(Exception):
-    """The text is not a recording; the message is one line."""
 
 
 @dataclass(frozen=True, slots=True)
