@@ -109,7 +109,7 @@ def test_every_exception_class_is_drawn_under_its_base() -> None:
         if parent is None:  # a root: StepswitchError
             assert base is Exception, f"{name} is drawn as a root, but its base is {base}"
         else:
-            assert parent == base.__name__, f"{name} is drawn under {parent}, but its base is {base}"
+            assert parent == base.__name__, f"{name} is drawn under {parent}; its base is {base}"
 
 
 def test_every_exception_class_is_a_stepswitch_error_but_a_failed_test_or_a_warning() -> None:

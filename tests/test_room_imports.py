@@ -17,6 +17,7 @@ stale.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,6 +204,35 @@ def test_the_facade_reaches_right_and_nothing_else_does() -> None:
     """Without the allow-list, the facade's own imports are what closes a circle (the
     analyzer reads the graph the DSL builds): proof the list is what lets them in."""
     assert cycles(SRC, facade={}) != []
+
+
+def _documented(text: str) -> tuple[set[str], dict[str, set[str]]]:
+    """docs/architecture.md's leaves, and each other room's row: the rooms it reads."""
+    section = text.split("## Rooms and what each reads", 1)[1]
+    leaves_line = next(line for line in section.split("\n\n") if line.startswith("**Leaves**"))
+    leaves = set(re.findall(r"`(\w+)`", leaves_line))
+    rows = {m[1]: set(re.findall(r"`(\w+)`", m[2]))
+            for m in re.finditer(r"^\| `(\w+)` \| (.*) \|$", section, re.MULTILINE)}
+    return leaves, rows
+
+
+def leaves(graph: nx.DiGraph, src: Path) -> set[str]:
+    """The top-level modules that read only each other (``errors``, ``ir``, ``_site``)."""
+    modules = {p.stem for p in src.glob("*.py") if p.stem != "__init__"}
+    found: set[str] = set()
+    while more := {m for m in modules - found
+                   if m not in graph or set(graph.successors(m)) <= found}:
+        found |= more
+    return found
+
+
+def test_docs_architecture_shows_the_rooms_as_they_are() -> None:
+    graph, _ = room_graph(SRC, FACADE)
+    leaf = leaves(graph, SRC)
+    actual = {r: set(graph.successors(r)) - leaf for r in graph if r not in leaf}
+    doc_leaves, doc_rows = _documented((ROOT / "docs" / "architecture.md").read_text("utf-8"))
+    assert doc_leaves == leaf, "docs/architecture.md: the leaves"
+    assert doc_rows == actual, "docs/architecture.md: the rooms' rows"
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
