@@ -130,8 +130,8 @@ def _read(src: Path) -> Iterator[Import]:
                         yield Import(module, sub if sub in modules else origin, path,
                                      child.lineno, here)
                 else:
-                    for target in _module_paths(child, modules):
-                        yield Import(module, target, path, child.lineno, here)
+                    for target in _module_paths(child, modules):  # a Call or a Dict
+                        yield Import(module, target, path, getattr(child, "lineno", 0), here)
                     stack.append((child, here))
 
 
@@ -144,11 +144,11 @@ def room(module: str, package: str) -> str | None:
 
 
 def room_graph(src: Path, facade: Mapping[tuple[str, str], frozenset[str]]
-               ) -> tuple[nx.DiGraph, set[tuple[str, str]]]:
+               ) -> tuple[nx.DiGraph[str], set[tuple[str, str]]]:
     """Rooms and the imports between them (each edge keeps its first import as
     ``witness``), and the facade entries the imports used."""
     package = src.name
-    graph: nx.DiGraph = nx.DiGraph()
+    graph: nx.DiGraph[str] = nx.DiGraph()
     used: set[tuple[str, str]] = set()
     for imp in imports(src):
         source, target = room(imp.module, package), room(imp.target, package)
@@ -216,7 +216,7 @@ def _documented(text: str) -> tuple[set[str], dict[str, set[str]]]:
     return leaves, rows
 
 
-def leaves(graph: nx.DiGraph, src: Path) -> set[str]:
+def leaves(graph: nx.DiGraph[str], src: Path) -> set[str]:
     """The top-level modules that read only each other (``errors``, ``ir``, ``_site``)."""
     modules = {p.stem for p in src.glob("*.py") if p.stem != "__init__"}
     found: set[str] = set()
