@@ -77,6 +77,7 @@ class MCPServer:
         self.approval_default, self.approval_map = _approval(what, site, require_approval)
         self.require_approval = require_approval
         self._tools: dict[str, FunctionTool] = {}
+        self._where: tuple[str, str] | None = None
 
     # -- the lock -----------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class MCPServer:
         entry = self.locked()
         if entry is None:
             return []
+        where = self.import_name()
         out = []
         for name, locked in sorted(entry["tools"].items()):
             if not self.offered(name):
@@ -114,8 +116,33 @@ class MCPServer:
             tool = self._tools.get(name)
             if tool is None or tool.mcp_entry != locked:  # type: ignore[attr-defined]
                 tool = self._tools[name] = _function_tool(self, name, locked)
+            if where is not None:  # what a generated runner imports: module:server.tools.x
+                tool.__module__, tool.__qualname__ = where[0], f"{where[1]}.tools.{name}"
             out.append(tool)
         return out
+
+    @property
+    def tools(self) -> _Tools:
+        """The offered tools by name (``server.tools.add``): a generated runner imports
+        an MCP tool as ``module:server.tools.add``, so it reaches the server the module
+        declares, with the tools of the lock beside that module."""
+        return _Tools(self)
+
+    def import_name(self) -> tuple[str, str] | None:
+        """``(module, name)`` of the module-level name that holds this server, looked up
+        in the module of the declaring file; None when no such name holds it (declared
+        inline in a list, or in a module not imported)."""
+        if self._where is None:
+            import sys
+
+            for module in list(sys.modules.values()):
+                if getattr(module, "__file__", None) != self.site.file:
+                    continue
+                for key, value in list(vars(module).items()):
+                    if value is self and key.isidentifier():
+                        self._where = (module.__name__, key)
+                        break
+        return self._where
 
     # -- running ------------------------------------------------------------------------
 
@@ -147,6 +174,30 @@ class MCPServer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+class _Tools:
+    """``server.tools``: the server's offered tools as attributes (made from its lock)."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+
+    def __getattr__(self, name: str) -> FunctionTool:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        server = self._server
+        for tool in server.function_tools():
+            if tool.name == name:
+                return tool
+        lock = server.lock_path
+        where = f"the lock {lock}" if lock is not None else "no lock (none found)"
+        raise UserError(
+            f"MCP server {server.name!r} (declared at {server.site}) offers no tool {name!r}: "
+            f"{where} does not list it, or tool_filter leaves it out; run `stepswitch mcp "
+            "lock`, then regenerate the runner (`stepswitch compile`)"
+        )
 
 
 class MCPServerStdio(MCPServer):
