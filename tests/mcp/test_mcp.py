@@ -237,6 +237,28 @@ def test_an_approval_pause_runs_the_tool_once_after_resume(
     assert calls.read_text("utf-8") == "/tmp/x\n"
 
 
+def test_along_a_chain_of_resumes_each_approved_call_runs_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    calls = tmp_path / "calls.txt"
+    app = _app(tmp_path, _stdio(require_approval="{'delete_file': True}",
+                                env=f"{{'SW_MCP_CALLS': {str(calls)!r}}}"))
+    machine = _workflow(app).compile()
+    script = [[function_call("delete_file", {"path": "/a"}, call_id="c1")],
+              [function_call("delete_file", {"path": "/b"}, call_id="c2")],
+              [assistant_message("done")]]
+    state = machine.run_sync("clean up", model=ScriptedModel(script)).to_state()
+    for step, path in enumerate(("/a", "/b"), start=1):
+        state = ss.RunState.from_json(state.to_json())
+        state.approve(state.interruptions[0])
+        out = machine.run_sync(state, model=ScriptedModel(script[step:]))
+        assert calls.read_text("utf-8").splitlines() == ["/a", "/b"][:step], path
+        state = out.to_state()
+    assert out.final_output == "done"
+    assert _outputs(out)[-2:] == ["deleted /a", "deleted /b"]
+
+
 def test_a_server_dying_mid_call_is_a_located_error_with_the_run_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -259,6 +281,20 @@ def test_a_server_that_cannot_start_is_a_located_error(
         _workflow(app).compile().run_sync("go", model=_call("add", {"a": 1, "b": 2}))
     assert f"{app.name}:5" in str(caught.value)
     assert caught.value.run_data is not None
+
+
+def test_a_server_that_hangs_at_start_is_a_located_error_within_its_startup_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, _stdio("slowstart", startup_timeout="1"))
+    start = time.monotonic()
+    with pytest.raises(ss.MCPServerError) as caught:
+        _workflow(app).compile().run_sync("go", model=_call("add", {"a": 1, "b": 2}))
+    assert time.monotonic() - start < 8
+    assert f"{app.name}:5) did not start within 1 s (startup_timeout=)" in str(caught.value)
+    assert caught.value.run_data is not None
+    assert [i.name for i in caught.value.run_data.new_items if hasattr(i, "name")] == ["add"]
 
 
 def test_an_approved_mcp_tool_is_a_pause_point_of_check(
