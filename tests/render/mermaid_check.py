@@ -3,10 +3,11 @@
 Mermaid needs a browser to parse, so the tests check our output against the small
 grammar we emit instead: every line is a node, an edge, a ``classDef``, a ``class``,
 a ``linkStyle`` or a group's ``style`` statement, or opens or closes a ``subgraph`` (a
-group of nodes, indented four more spaces, never nested); shapes open and close in pairs; every id is declared
-once before use and is never a keyword; outside the double quotes there is nothing
-but ids, arrows and our own style words (no user text); inside them, nothing that
-could end the string or be read as markup except the ``<br/>``/``<b>`` we put there.
+group of nodes, indented four more spaces, never nested); shapes open and close in
+pairs; every id is declared once before use and is never a keyword; outside the double
+quotes there is nothing but ids, arrows and our own style words (no user text); inside
+them, nothing that could end the string or be read as markup except the
+``<br/>``/``<b>`` we put there.
 ``decode_label`` turns a quoted label back into the text a reader sees.
 """
 

@@ -39,8 +39,6 @@ RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 """``"always"``, ``"never"``, a tool → bool map, or the SDK's
 ``{"always": {"tool_names": [...]}, "never": {"tool_names": [...]}}``."""
 
-_MISSING: Any = object()
-
 
 class MCPServer:
     """What both kinds of server declare. Build one with :class:`MCPServerStdio` or
@@ -382,8 +380,12 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     keys = list(props) if isinstance(props, dict) else []
+    # an optional parameter not given is None, which the call leaves out when the schema
+    # takes no null (a null it takes is sent: strict mode has the model send every key,
+    # so there it was the model's); None, not a sentinel, so the keywords stay JSON for a
+    # Temporal activity
     fields: dict[str, Any] = {
-        f"p{i}": (Any, Field(... if key in required else _MISSING, alias=key))
+        f"p{i}": (Any, Field(... if key in required else None, alias=key))
         for i, key in enumerate(keys)
     }
     validator: list[Any] = []  # made on the first call: check() need not load jsonschema
@@ -411,9 +413,12 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
         **fields,
     )
     names = dict(zip((f"p{i}" for i in range(len(keys))), keys, strict=True))
+    unset_if_none = frozenset(f"p{i}" for i, key in enumerate(keys)
+                              if key not in required and not _takes_null(props.get(key)))
 
     async def call(ctx: Any, **params: Any) -> Any:
-        arguments = {names[k]: v for k, v in params.items() if v is not _MISSING}
+        arguments = {names[k]: v for k, v in params.items()
+                     if v is not None or k not in unset_if_none}
         return await _call(server, name, arguments, ctx)
 
     call.__qualname__ = f"<mcp {server.name}>.{name}"
@@ -514,7 +519,8 @@ async def _compare(server: MCPServer, drift: str) -> None:
     if found and drift != "allow":
         raise server.error(
             "no longer matches its lock (" + "; ".join(found) + "); review the change and run "
-            "`stepswitch mcp lock` again, or RunConfig(mcp_drift='allow')"
+            "`stepswitch mcp lock` again, or allow it: RunConfig(mcp_drift='allow') "
+            "(on Temporal, worker_for(..., mcp_drift='allow'))"
         )
 
 
