@@ -20,7 +20,7 @@ import stepswitch as ss
 from stepswitch.cli.main import main
 from stepswitch.compiler.codegen import codegen, load_source
 from stepswitch.mcp import _client
-from stepswitch.testing import assistant_message, function_call
+from stepswitch.testing import ScriptStep, assistant_message, function_call
 from tests._items import output_of
 from tests._paths import ROOT
 from tests.conformance.harness import run_all
@@ -80,7 +80,7 @@ def _calls(app: ModuleType) -> list[str]:
 def test_the_generated_runner_calls_the_server_like_the_interpreter(app: ModuleType) -> None:
     machine = app.workflow.compile()
     mixed = Mixed(_twin(machine, app.__name__), machine)
-    script = [[function_call("add", {"a": 2, "b": 3}),
+    script: list[ScriptStep] = [[function_call("add", {"a": 2, "b": 3}),
                function_call("echo", {"text": "hi", "times": 2})],
               [assistant_message("done")]]
     out = run_all(mixed, "go", script)
@@ -88,8 +88,9 @@ def test_the_generated_runner_calls_the_server_like_the_interpreter(app: ModuleT
     outputs = [output_of(i) for i in out.items if i.type == "tool_call_output_item"]
     assert outputs == ["5", "hi hi"]
     # validation before dispatch: a bad argument never reaches the server
-    bad = run_all(mixed, "go", [[function_call("add", {"a": "x", "b": 1})],
-                                [assistant_message("done")]])
+    bad_script: list[ScriptStep] = [[function_call("add", {"a": "x", "b": 1})],
+                                    [assistant_message("done")]]
+    bad = run_all(mixed, "go", bad_script)
     (shown,) = [output_of(i) for i in bad.items if i.type == "tool_call_output_item"]
     assert shown.startswith("Invalid arguments for tool add")
 
@@ -98,7 +99,7 @@ def test_an_approval_pauses_both_and_each_resume_runs_the_tool_once(app: ModuleT
     (_folder(app) / "calls.txt").unlink(missing_ok=True)
     machine = app.workflow.compile()
     mixed = Mixed(_twin(machine, app.__name__), machine)
-    script = [[function_call("delete_file", {"path": "/tmp/z"})],
+    script: list[ScriptStep] = [[function_call("delete_file", {"path": "/tmp/z"})],
               [assistant_message("done")]]
     paused = run_all(mixed, "clean up", script)
     assert [i.name for i in paused.result.interruptions] == ["delete_file"]

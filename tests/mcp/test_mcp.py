@@ -20,7 +20,7 @@ from stepswitch.cli.main import main
 from stepswitch.mcp import _client
 from stepswitch.mcp.lock import LOCK_NAME, lock_text, read_lock
 from stepswitch.targets.load import load_targets
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests._items import output_of
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -245,9 +245,11 @@ def test_along_a_chain_of_resumes_each_approved_call_runs_once(
     app = _app(tmp_path, _stdio(require_approval="{'delete_file': True}",
                                 env=f"{{'SW_MCP_CALLS': {str(calls)!r}}}"))
     machine = _workflow(app).compile()
-    script = [[function_call("delete_file", {"path": "/a"}, call_id="c1")],
-              [function_call("delete_file", {"path": "/b"}, call_id="c2")],
-              [assistant_message("done")]]
+    script: list[ScriptStep] = [
+        [function_call("delete_file", {"path": "/a"}, call_id="c1")],
+        [function_call("delete_file", {"path": "/b"}, call_id="c2")],
+        [assistant_message("done")],
+    ]
     state = machine.run_sync("clean up", model=ScriptedModel(script)).to_state()
     for step, path in enumerate(("/a", "/b"), start=1):
         state = ss.RunState.from_json(state.to_json())
