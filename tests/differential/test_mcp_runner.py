@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -159,3 +160,42 @@ def test_a_server_no_module_level_name_holds_is_refused_with_the_reason(
         assert "SW711" in out and "no module-level name holds" in out
     finally:
         sys.modules.pop(name, None)
+
+
+def test_an_sdk_apps_mcp_server_is_called_by_its_runner(
+    app: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _folder(app)  # the server is named as the lock there has it
+    name = f"mcp_sdk_app_{os.getpid()}_{next(_n)}"
+    (folder / f"{name}.py").write_text(
+        "import sys\nfrom agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        f"files = MCPServerStdio(name='tools', params={{'command': sys.executable, "
+        f"'args': [{str(SERVER)!r}]}}, client_session_timeout_seconds=20,\n"
+        "    require_approval={'always': {'tool_names': ['delete_file']}})\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[files])\n",
+        encoding="utf-8",
+    )
+    runner = folder / f"{name}_runner.py"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(folder))
+        try:
+            assert main(["compile", f"{name}:helper", "-o", str(runner)]) == 0, \
+                capsys.readouterr().err
+        finally:
+            sys.modules.pop(name, None)
+    joined = re.sub(r"'\s+'", "", runner.read_text("utf-8"))  # long literals are split
+    assert f"'stepswitch.interop.sdk_objects:{name}:files@mcp.tools.add'" in joined
+    code = (
+        f"import {runner.stem} as r\n"
+        "from stepswitch.testing import ScriptedModel, assistant_message, function_call\n"
+        "m = ScriptedModel([[function_call('add', {'a': 1, 'b': 2}), "
+        "function_call('delete_file', {'path': '/x'})], [assistant_message('done')]])\n"
+        "out = r.run_sync('go', model=m)\n"
+        "print([i.output for i in out.new_items if i.type == 'tool_call_output_item'])\n"
+        "print([i.name for i in out.interruptions])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT / "src")])}
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['3']", "['delete_file']"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -76,6 +76,9 @@ class MCPServer:
         self.require_approval = require_approval
         self._tools: dict[str, FunctionTool] = {}
         self._where: tuple[str, str] | None = None
+        self.import_path: Callable[[], tuple[str, str] | None] | None = None
+        """How to find :meth:`import_name` when the module-level name holds another object
+        this server was read from (``from_sdk``: the SDK's server)."""
 
     # -- the lock -----------------------------------------------------------------------
 
@@ -130,7 +133,9 @@ class MCPServer:
         """``(module, name)`` of the module-level name that holds this server, looked up
         in the module of the declaring file; None when no such name holds it (declared
         inline in a list, or in a module not imported)."""
-        if self._where is None:
+        if self._where is None and self.import_path is not None:
+            self._where = self.import_path()
+        elif self._where is None:
             import sys
 
             for module in list(sys.modules.values()):
