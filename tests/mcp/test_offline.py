@@ -136,3 +136,18 @@ def test_diff_names_a_tool_that_moves_to_another_server(tmp_path: Path) -> None:
     assert found["agents.helper.tools.peek.mcp_server"] == (
         "structure", "tool 'peek' of agent 'helper' is a tool of MCP server 'a' → a tool of "
         "MCP server 'b'")
+
+
+def test_policies_and_pause_points_count_mcp_tools(tmp_path: Path) -> None:
+    _lock(tmp_path, files=[_tool("wipe", {"destructiveHint": True})])
+    body = ("files = ss.MCPServerStdio('files', '/nonexistent'{approval})\n"
+            "helper = ss.Agent('helper', 'Help.', mcp_servers=[files])\n"
+            "workflow = ss.Workflow(name='w', entry=helper,\n"
+            "                       policies=[ss.require_approval('wipe')])\n")
+    failing = _check(tmp_path, body.format(approval=""))
+    (sw801,) = _messages(failing, "SW801")
+    assert "require_approval('wipe') fails" in sw801 and "calls wipe" in sw801
+    held = _check(tmp_path, body.format(approval=", require_approval='always'"))
+    assert "SW801" not in held.codes()
+    (pauses,) = _messages(held, "SW501")
+    assert "wipe" in pauses
