@@ -332,10 +332,9 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
+def _served(transport: str, path: str) -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)],
+    proc = subprocess.Popen([sys.executable, str(SERVER), transport, str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 15
@@ -345,13 +344,23 @@ def http_url() -> Iterator[str]:
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("the streamable HTTP test server did not start")
+                    pytest.fail(f"the {transport} test server did not start")
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         _client.wait(_client.close_all(), 10)  # end our sessions while the server is up
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    yield from _served("http", "/mcp")
+
+
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    yield from _served("sse", "/sse")
 
 
 def test_lock_check_and_run_over_streamable_http(
@@ -366,6 +375,27 @@ def test_lock_check_and_run_over_streamable_http(
     assert main(["mcp", "lock", "--check", str(app)]) == 0
     machine = _workflow(app).compile()
     assert _outputs(machine.run_sync("go", model=_call("add", {"a": 20, "b": 22}))) == ["42"]
+
+
+def test_from_sdk_reads_an_sdk_sse_server_locks_and_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sse_url: str
+) -> None:
+    path = tmp_path / f"mcp_sse_app_{os.getpid()}.py"
+    path.write_text(
+        "from agents import Agent\nfrom agents.mcp import MCPServerSse\n"
+        f"remote = MCPServerSse(name='remote', params={{'url': {sse_url!r}}})\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[remote])\n",
+        encoding="utf-8",
+    )
+    target = f"{path}:helper"
+    assert main(["mcp", "lock", target]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    servers = json.loads((tmp_path / LOCK_NAME).read_text("utf-8"))["servers"]
+    assert servers["remote"]["transport"] == "sse"
+    wf = load_targets([target])[0].workflow
+    assert "SW601" not in wf.check().codes()
+    out = wf.compile().run_sync("go", model=_call("echo", {"text": "sse", "times": 2}))
+    assert _outputs(out) == ["sse sse"]
 
 
 # -- from_sdk ---------------------------------------------------------------------------
