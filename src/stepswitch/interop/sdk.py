@@ -22,11 +22,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, create_model
 
 from stepswitch._dataclass import dataclass
+from stepswitch._hints import resolved_hints
+from stepswitch._names import function_style
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
-from stepswitch.dsl.names import function_style
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, resolved_hints
+from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
