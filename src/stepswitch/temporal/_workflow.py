@@ -44,6 +44,7 @@ from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.flow import FlowCore, FlowRun, flow_loop, flow_run, misfit
 from stepswitch.runtime.items import ToolApprovalItem
 from stepswitch.runtime.loop import run_loop
+from stepswitch.runtime.relay import Relay
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
@@ -880,40 +881,38 @@ class _Driver:
     async def _drive(
         self, loop: Generator[Any, Any, Any], *, top: bool, segment: Segment
     ) -> Any:
-        send: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = loop.throw(error) if error is not None else loop.send(send)
-            except StopIteration as stop:
-                return stop.value
-            send, error = None, None
-            kind = type(effect)
-            if kind is Emit:
-                if type(effect.event) is FlowNodeStreamEvent:
-                    # a flow moved to a node: the last agent node's span ends (the move
-                    # is no handoff); the next agent node opens its own
-                    segment.end()
-                continue
-            try:
-                if kind is CallModel:
-                    send = await self._model(effect, top, segment)
-                elif kind is RunJobs:
-                    send = await self._jobs(effect, segment)
-                elif kind is Await:
-                    awaitable = effect.awaitable
-                    if type(awaitable) is _HookCall:
-                        send = await self._hook(awaitable.call)
-                    elif type(awaitable) is _StepRun:
-                        send = await self._step(awaitable, segment)
-                    elif type(awaitable) is _SessionCall:
-                        send = await self._session(awaitable.call)
-                    else:  # a pure async hook: it runs in the workflow
-                        send = await awaitable
-                else:
-                    raise TypeError(f"not an effect: {effect!r}")
-            except Exception as exc:
-                error = exc
+        with Relay(loop) as relay:
+            send: Any = None
+            error: BaseException | None = None
+            while (effect := relay.step(send, error)) is not None:
+                send, error = None, None
+                kind = type(effect)
+                if kind is Emit:
+                    if type(effect.event) is FlowNodeStreamEvent:
+                        # a flow moved to a node: the last agent node's span ends (the
+                        # move is no handoff); the next agent node opens its own
+                        segment.end()
+                    continue
+                try:
+                    if kind is CallModel:
+                        send = await self._model(effect, top, segment)
+                    elif kind is RunJobs:
+                        send = await self._jobs(effect, segment)
+                    elif kind is Await:
+                        awaitable = effect.awaitable
+                        if type(awaitable) is _HookCall:
+                            send = await self._hook(awaitable.call)
+                        elif type(awaitable) is _StepRun:
+                            send = await self._step(awaitable, segment)
+                        elif type(awaitable) is _SessionCall:
+                            send = await self._session(awaitable.call)
+                        else:  # a pure async hook: it runs in the workflow
+                            send = await awaitable
+                    else:
+                        raise TypeError(f"not an effect: {effect!r}")
+                except Exception as exc:
+                    error = exc
+            return relay.result
 
     async def _model(self, effect: CallModel, top: bool, segment: Segment) -> Any:
         self._check_version()
