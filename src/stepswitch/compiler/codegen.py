@@ -500,8 +500,7 @@ def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
             body += statements
             decided = True
             break
-        comment = said if case.then == "final_listed_tool" else (
-            _COMMENTS.get(tuple(whens)) or said)
+        comment = said or _COMMENTS.get(tuple(whens), "")
         body += [f"if {test}:  # {comment}" if comment else f"if {test}:"]
         body += [f"    {line}" for line in statements]
     if not decided:  # as the interpreter, which reads every row and finds none holds
