@@ -107,6 +107,9 @@ class ToolSpec(_Frozen):
     unknown_doc_params: tuple[str, ...] = ()
     """Names the docstring's ``Args:`` describes that are no parameter of the function
     (their descriptions are dropped; SW305)."""
+    mcp_server: str | None = None
+    """The MCP server this tool is one of (its name; the tool was read from its lock);
+    None for a function tool."""
     location: Location
 
 
