@@ -24,8 +24,6 @@ __all__ = [
     "RECORD_FORMAT",
     "Recording",
     "ReplayError",
-    "Segment",
-    "Turn",
     "as_recording",
     "read_recording",
     "record_doc",

@@ -53,7 +53,7 @@ from stepswitch.temporal._codec import (
 from stepswitch.temporal._failures import (
     NOT_RETRYABLE,
     StepFailure,
-    Stop,
+    StopRun,
     ToolFailure,
     activity_error,
 )
@@ -153,7 +153,7 @@ class Driver:
     def _check_version(self) -> None:
         changed = self._changed()
         if changed is not None and not workflow.unsafe.is_replaying():
-            raise Stop(changed)
+            raise StopRun(changed)
 
     # -- decisions --------------------------------------------------------------------------
 
@@ -202,7 +202,7 @@ class Driver:
         try:
             self._check_version()
             result = await self._run(input)
-        except Stop as stop:
+        except StopRun as stop:
             if stop.error is not None:
                 raise stop.error from None
             assert stop.state is not None and self.ctx is not None
@@ -466,13 +466,13 @@ class Driver:
             state = self.flow_run.mid_turn(self.flow)
             if state is None:
                 return
-            raise Stop(state=state)
+            raise StopRun(state=state)
         run = self.top
         if run is None:
             return
         state = run.snapshot(pending=None, status="stopped")
         state.current_turn = run.turn - 1
-        raise Stop(state=state)
+        raise StopRun(state=state)
 
     async def _jobs(self, effect: RunJobs, segment: Segment) -> tuple[Any, ...]:
         sem = asyncio.Semaphore(effect.limit) if effect.limit else None

@@ -13,7 +13,7 @@ from stepswitch.temporal._codec import error_class
 if TYPE_CHECKING:
     from stepswitch.runtime.state import RunState
 
-__all__ = ["NOT_RETRYABLE", "StepFailure", "Stop", "ToolFailure", "activity_error"]
+__all__ = ["NOT_RETRYABLE", "StepFailure", "StopRun", "ToolFailure", "activity_error"]
 
 NOT_RETRYABLE = ["UserError", "StateError", "ModelBehaviorError", "AssertionError",
                  "ScriptExhausted", "SessionError", "SessionConflict"]
@@ -37,7 +37,7 @@ class StepFailure(Exception):
         self.kind = kind
 
 
-class Stop(BaseException):
+class StopRun(BaseException):
     """Leaves the loop for good (the machine changed, or continue-as-new): never an
     outcome the loop could turn into a tool's error output."""
 
