@@ -110,9 +110,10 @@ class Pin:
     ``calls`` are the ``(turn_id, call_id)`` pairs the session asked for (read from its
     ``required_actions``, never from the item history); empty when the session went idle.
     ``after`` is the id of the last session item the turn saw: a resume reads what came
-    later from there. ``config`` and ``instructions`` are digests of what the session's
-    agent was last set to (the updatable part, the output format, the instructions); ``input_tokens``/``output_tokens`` the session's usage so far
-    (each turn reports the difference)."""
+    later from there. ``config``, ``text`` and ``instructions`` are digests of what the
+    session's agent was last set to (the part an update can change, the output format,
+    the instructions); ``input_tokens``/``output_tokens`` the session's usage so far (each
+    turn reports the difference)."""
 
     session_id: str
     agent: str

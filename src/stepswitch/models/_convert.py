@@ -15,6 +15,7 @@ import openai
 from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, StepswitchError, UserError
+from stepswitch.models._agents_api_http import PIN_TYPE
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
@@ -145,6 +146,8 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
         elif isinstance(item, ToolApprovalItem):
             continue
         elif type(item) is ResponsesItem:  # before what follows it, as the model gave it
+            if item.item.get("type") == PIN_TYPE:
+                continue  # an Agents API session's bookkeeping: no other API takes it
             flush()
             plan.append(Opaque(item.item))
     flush()

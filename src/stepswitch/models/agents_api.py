@@ -42,8 +42,13 @@ from typing import Any
 
 import openai
 
-from stepswitch._agents_api import SETTINGS_CARRIED, function_tool, metadata_problems
-from stepswitch._agents_api import MAX_TOOLS_BYTES, tools_bytes
+from stepswitch._agents_api import (
+    MAX_TOOLS_BYTES,
+    SETTINGS_CARRIED,
+    function_tool,
+    metadata_problems,
+    tools_bytes,
+)
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
 from stepswitch.models._agents_api_http import (
@@ -158,7 +163,8 @@ class AgentsAPIModel(OpenAIModelBase):
     async def _drive(
         self, client: openai.AsyncOpenAI, request: ModelRequest, name: str
     ) -> AsyncIterator[Any]:
-        sessions = client.beta.agents.sessions
+        # Any: the bodies are plain JSON in the wire's names, not the client's TypedDicts
+        sessions: Any = client.beta.agents.sessions
         config = self._config(request, name)
         wanted = _Wanted(
             request.agent,
@@ -171,9 +177,9 @@ class AgentsAPIModel(OpenAIModelBase):
             messages = _first_input(request.input)
             extra = dict(request.settings.extra_body or {})
             stream = await sessions.create(
-                environment=self.environment,  # type: ignore[arg-type]
-                agent=config,  # type: ignore[arg-type]
-                input=messages,  # type: ignore[arg-type]
+                environment=self.environment,
+                agent=config,
+                input=messages,
                 metadata=self.metadata or None,
                 stream=True,
                 extra_body=extra or None,
@@ -191,7 +197,7 @@ class AgentsAPIModel(OpenAIModelBase):
         if wanted.config != pin.config:  # a handoff (or a conversation resumed elsewhere)
             update: dict[str, Any] = {k: config[k] for k in ("model", "tools") if k in config}
             update["reasoning"] = config.get("reasoning") or {"effort": None}
-            await sessions.update(session_id, agent=update)  # type: ignore[arg-type]
+            await sessions.update(session_id, agent=update)
         if wanted.text != pin.text:
             raise UserError(
                 f"agent {request.agent!r}: its output type differs from the one session "
@@ -226,7 +232,7 @@ class AgentsAPIModel(OpenAIModelBase):
                     )
                 moved_on = snapshot.status != "idle"
                 await sessions.events.create(
-                    session_id, events=[input_message(inputs)],  # type: ignore[list-item]
+                    session_id, events=[input_message(inputs)],
                     idempotency_key=input_key(session_id, pin.after or ""),
                 )
             watch = _Watch(session_id, frozenset(pin.calls))
@@ -437,9 +443,8 @@ class _Watch:
             self.error = getattr(error, "message", None) or str(error)
         elif kind in _STOPS:
             session = as_dict(event.session)
-            if kind == "agent.session.requires_action":
-                if _pending(session) <= self.answered:
-                    return False  # a stop from before our write-back, seen again
+            if kind == "agent.session.requires_action" and _pending(session) <= self.answered:
+                return False  # a stop from before our write-back, seen again
             self.session_id = str(session["id"])
             self.stopped = session
             return True
