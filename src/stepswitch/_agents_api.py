@@ -27,6 +27,7 @@ __all__ = [
     "function_tool",
     "is_agents_api_model",
     "metadata_problems",
+    "resolve_target",
     "tools_bytes",
 ]
 
@@ -62,6 +63,26 @@ class AgentsAPITarget:
         metadata = getattr(model, "metadata", None) or {}
         pairs = tuple((str(k), v) for k, v in dict(metadata).items())
         return cls(pairs, bool(getattr(model, "multi_agent", False)))
+
+
+def resolve_target(target: Any, models: Iterable[Any] = ()) -> AgentsAPITarget | None:
+    """The Agents API target a check is for: ``target`` as given (``"agents-api"``, an
+    ``AgentsAPIModel``, an :class:`AgentsAPITarget`), or, with None, the first of
+    ``models`` (the agents' own) that runs on the Agents API; None: another target."""
+    if target is None:
+        for model in models:
+            if is_agents_api_model(model):
+                return AgentsAPITarget.of(model)
+        return None
+    if isinstance(target, AgentsAPITarget):
+        return target
+    if target == TARGET_NAME:
+        return AgentsAPITarget()
+    if is_agents_api_model(target):
+        return AgentsAPITarget.of(target)
+    from stepswitch.errors import UserError
+
+    raise UserError(f"target: expected {TARGET_NAME!r} or an AgentsAPIModel, got {target!r}")
 
 
 def is_agents_api_model(model: Any) -> bool:

@@ -66,9 +66,9 @@ class Fault:
     ``race``: the ``nth`` write-back (``tool_result`` post, counted from 1 over the whole
     server) gets the pending-call race's 400 ``times`` times before it is accepted.
     ``drop``: the ``nth`` write-back is applied, then the connection is cut before the
-    202 is sent (``times`` retries of it are cut too). ``error_500``: applied, then
-    answered with a 500. ``stream_drop``: the ``nth`` event stream is cut after ``after``
-    events.
+    202 is sent (and so are its retries under the same key, until ``times`` cuts in
+    all). ``error_500``: applied, then answered with a 500. ``stream_drop``: the ``nth``
+    event stream is cut after ``after`` events.
     """
 
     kind: FaultKind
@@ -135,7 +135,9 @@ class AgentsAPIServer:
         """Every write-back the server applied, as ``(session_id, turn_id, call_id)``."""
         self.write_backs: list[tuple[str, str | None]] = []
         """Every ``tool_result`` post: its call id and ``Idempotency-Key``."""
-        self._keys: dict[tuple[str, str], tuple[str, int]] = {}
+        self._keys: dict[tuple[str, str | None], str] = {}
+        """(session, Idempotency-Key) -> the events first posted under it."""
+        self._cut_keys: dict[tuple[str, str], int] = {}
         self._ids = itertools.count(1)
         self._event_ids = itertools.count(1)
         self._write_back_count = 0
@@ -620,48 +622,40 @@ class _Handler(BaseHTTPRequestHandler):
         events = body.get("events")
         if not isinstance(events, list) or not events:
             raise _Reply(400, "events must be a non-empty list")
+        results = [e for e in events if isinstance(e, dict)
+                   and e.get("type") == "agent.session.input.tool_result"]
         with owner._lock:
             s = self._session(session_id)
-            if key is not None:
-                seen = owner._keys.get((s.id, key))
-                digest = json.dumps(events, sort_keys=True)
-                if seen is not None:
-                    if seen[0] != digest:
-                        raise _Reply(409, "Idempotency-Key reused with a different request")
-                    for e in events:
-                        if e.get("type") == "agent.session.input.tool_result":
-                            owner.write_backs.append((str(e.get("call_id")), key))
-                    self._accepted(seen[1])
-                    return
-            results = [e for e in events if isinstance(e, dict)
-                       and e.get("type") == "agent.session.input.tool_result"]
-            fault: Fault | None = None
-            if results:
-                owner._write_back_count += 1
-                nth = owner._write_back_count
-                for e in results:
-                    owner.write_backs.append((str(e.get("call_id")), key))
-                race = owner._fault("race", nth)
-                if race is not None:
-                    left = owner._race_left.setdefault(nth, race.times)
-                    if left > 0:
-                        owner._race_left[nth] = left - 1
-                        owner._write_back_count -= 1  # the retry is the same write-back
-                        raise _Reply(400, race_message(str(results[0].get("call_id"))),
-                                     "invalid_request_error")
-                fault = owner._fault("drop", nth) or owner._fault("error_500", nth)
-            for e in events:
-                self._check_event(s, e)
-            for e in events:
-                kind = e["type"]
-                if kind == "agent.session.input.message":
-                    owner._start_turn(s, list(e["input"]))
-                elif kind == "agent.session.input.tool_result":
-                    owner._tool_result(s, e)
-                elif kind == "agent.session.input.cancel":
-                    self._cancel(s)
-            if key is not None:
-                owner._keys[(s.id, key)] = (json.dumps(events, sort_keys=True), 202)
+            digest = json.dumps(events, sort_keys=True)
+            seen = owner._keys.get((s.id, key)) if key is not None else None
+            for e in results:
+                owner.write_backs.append((str(e.get("call_id")), key))
+            if seen is not None:  # a retry: answered as the first time, never applied again
+                if seen != digest:
+                    raise _Reply(409, "Idempotency-Key reused with a different request")
+                cut_key = (s.id, str(key))
+                left = owner._cut_keys.get(cut_key, 0)
+                if left > 0:  # a retry of a dropped write-back, dropped again
+                    owner._cut_keys[cut_key] = left - 1
+                    fault: Fault | None = Fault("drop")
+                else:
+                    fault = None
+            else:
+                fault = self._write_back_fault(results)
+                for e in events:
+                    self._check_event(s, e)
+                for e in events:
+                    kind = e["type"]
+                    if kind == "agent.session.input.message":
+                        owner._start_turn(s, list(e["input"]))
+                    elif kind == "agent.session.input.tool_result":
+                        owner._tool_result(s, e)
+                    elif kind == "agent.session.input.cancel":
+                        self._cancel(s)
+                if key is not None:
+                    owner._keys[(s.id, key)] = digest
+                    if fault is not None and fault.kind == "drop" and fault.times > 1:
+                        owner._cut_keys[(s.id, key)] = fault.times - 1
         if fault is not None and fault.kind == "drop":
             self._hang_up()
             return
@@ -669,6 +663,23 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Reply(500, "The server had an error while processing your request.",
                          "server_error")
         self._accepted(202)
+
+    def _write_back_fault(self, results: list[dict[str, Any]]) -> Fault | None:
+        """The fault this (new) write-back meets; the race's 400 is raised here."""
+        owner = self.owner
+        if not results:
+            return None
+        owner._write_back_count += 1
+        nth = owner._write_back_count
+        race = owner._fault("race", nth)
+        if race is not None:
+            left = owner._race_left.setdefault(nth, race.times)
+            if left > 0:
+                owner._race_left[nth] = left - 1
+                owner._write_back_count -= 1  # its retry is the same write-back
+                raise _Reply(400, race_message(str(results[0].get("call_id"))),
+                             "invalid_request_error")
+        return owner._fault("drop", nth) or owner._fault("error_500", nth)
 
     def _check_event(self, s: _Session, e: Any) -> None:
         if not isinstance(e, dict) or not isinstance(e.get("type"), str):
