@@ -21,6 +21,7 @@ __all__ = [
     "MAX_METADATA_PAIRS",
     "MAX_METADATA_VALUE",
     "MAX_TOOLS_BYTES",
+    "PIN_TYPE",
     "SETTINGS_CARRIED",
     "TARGET_NAME",
     "AgentsAPITarget",
@@ -30,6 +31,11 @@ __all__ = [
     "resolve_target",
     "tools_bytes",
 ]
+
+PIN_TYPE = "agents_api.pin"
+"""The ``type`` of the item ``AgentsAPIModel`` records for each turn it takes on a session
+(a ``ResponsesItem``): the session id, the pending pairs and the usage so far. It is kept
+wherever a run's items are kept (states, conversation sessions) and sent to no other API."""
 
 TARGET_NAME = "agents-api"
 """The name of this target on the command line (``check --target agents-api``)."""

@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from stepswitch._agents_api import PIN_TYPE
 from stepswitch._dataclass import dataclass
 
 __all__ = [
@@ -36,8 +37,6 @@ __all__ = [
 BETA_HEADER = {"OpenAI-Beta": "agents=v1"}
 """Every call of the API carries it (the client adds it itself)."""
 
-PIN_TYPE = "agents_api.pin"
-"""The ``type`` of a pin item (a ``ResponsesItem`` no other API is ever sent)."""
 
 
 def race_message(call_id: str) -> str:

@@ -12,10 +12,10 @@ from typing import Any, TypeAlias
 
 import openai
 
+from stepswitch._agents_api import PIN_TYPE
 from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, StepswitchError, UserError
-from stepswitch.models._agents_api_http import PIN_TYPE
 from stepswitch.runtime.items import (
     HandoffCallItem,
     HandoffOutputItem,
