@@ -103,7 +103,7 @@ def test_run_pauses_resumes_and_a_lost_write_back_is_resubmitted_never_rerun(
 def test_run_refuses_what_the_api_cannot_express_before_a_session_exists(
     app: Path, server: AgentsAPIServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run_main(["run", f"{app}:warm", *flags(server), "--input", "hi"], capsys)
+    code, _out, err = run_main(["run", f"{app}:warm", *flags(server), "--input", "hi"], capsys)
     assert code == 1, err
     [finding] = [x for x in err.splitlines() if "SW654" in x]
     assert finding.startswith(f"{app}:") and "temperature" in finding
@@ -131,7 +131,7 @@ def test_a_failed_session_from_the_cli_is_one_line_and_the_run_is_kept(
 ) -> None:
     state = app.parent / "state.json"
     server.add(session_failed("the model is overloaded"))
-    code, out, err = run_main(["run", f"{app}:shop", *flags(server), "--input", "hi",
+    code, _out, err = run_main(["run", f"{app}:shop", *flags(server), "--input", "hi",
                                "--state", str(state)], capsys)
     assert code == 1
     [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
