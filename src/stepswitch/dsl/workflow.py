@@ -186,11 +186,15 @@ class Workflow:
         """
         from stepswitch._agents_api import resolve_target
         from stepswitch.analysis import analyze
+        from stepswitch.graph.workflow_graph import WorkflowGraph
 
+        built = self.build()
+        objects = built.bindings.objects
+        models = (objects.get(a.model_ref.path) for a in built.spec.agents if a.model_ref)
         return analyze(
-            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
-            policies=policies, prices=prices,
-            target=resolve_target(target, (a.model for a in self.agents)),
+            WorkflowGraph.from_built(built), select=select, ignore=ignore,
+            max_model_calls=max_model_calls, policies=policies, prices=prices,
+            target=resolve_target(target, models),
         )
 
     def compile(self) -> StateMachine:
