@@ -47,6 +47,6 @@ def run_through(runner: Any, mode: str) -> tuple[list[Any], Any, list[Any]]:
 def test_the_generated_runner_drives_a_session_as_the_interpreter_does(mode: str) -> None:
     ours = run_through(generated, mode)
     assert ours == run_through(support.compile(), mode)
-    items, final, requests = ours
+    _, final, requests = ours
     assert final == "Refunded order 42."
     assert sum(1 for m, p, _ in requests if m == "POST" and p == "/v1/agents/sessions") == 1

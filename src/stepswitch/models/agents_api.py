@@ -186,7 +186,7 @@ class AgentsAPIModel(OpenAIModelBase):
             )
             watch = _Watch(None, frozenset())
             try:
-                async for event in watch.read(stream):
+                async for event in watch.read(stream, self.wait_timeout):
                     yield event
             finally:
                 await stream.close()
@@ -199,10 +199,10 @@ class AgentsAPIModel(OpenAIModelBase):
             update["reasoning"] = config.get("reasoning") or {"effort": None}
             await sessions.update(session_id, agent=update)
         if wanted.text != pin.text:
-            raise UserError(
+            raise _cannot(
                 f"agent {request.agent!r}: its output type differs from the one session "
-                f"{session_id} was created with; the Agents API sets a session's output "
-                "format once, at create (SW654)"
+                f"{session_id} was created with, and a session's output format is set once, "
+                "at create", "SW654"
             )
         if wanted.instructions != pin.instructions:
             results = _deliver_instructions(request, results, session_id)
@@ -226,9 +226,11 @@ class AgentsAPIModel(OpenAIModelBase):
                 moved_on = not pending.intersection(pin.calls)
             else:
                 if not inputs:
-                    raise UserError(
-                        f"session {session_id} is idle and the history has no new user "
-                        "input for it: nothing to send"
+                    raise _cannot(
+                        f"agent {request.agent!r}: the run asks for another turn, but session "
+                        f"{session_id} ended its turn with a final answer and takes no turn "
+                        "without new user input (an answer the run did not accept as final: "
+                        "a typed output with no message, say)", "a turn after the final answer"
                     )
                 moved_on = snapshot.status != "idle"
                 await sessions.events.create(
@@ -240,7 +242,7 @@ class AgentsAPIModel(OpenAIModelBase):
                 watch.stopped = as_dict(snapshot)  # it got our input before: read what followed
                 watch.broken = True
             else:
-                async for event in watch.read(stream):
+                async for event in watch.read(stream, self.wait_timeout):
                     yield event
         finally:
             await stream.close()
@@ -351,18 +353,18 @@ class AgentsAPIModel(OpenAIModelBase):
         tools = [function_tool(t.name, t.description, t.parameters) for t in request.tools]
         size = tools_bytes(tools)
         if size > MAX_TOOLS_BYTES:
-            raise UserError(f"agent {agent!r}: its tools take {size} bytes of JSON, over the "
-                            f"Agents API's {MAX_TOOLS_BYTES} (SW650)")
+            raise _cannot(f"agent {agent!r}: its tools take {size} bytes of JSON, over the "
+                          f"{MAX_TOOLS_BYTES} a session takes", "SW650")
         settings = request.settings
         unsupported = sorted(
             k for k, v in settings.model_dump(exclude_none=True).items()
             if k not in SETTINGS_CARRIED and v is not None
         )
         if unsupported:
-            raise UserError(
+            raise _cannot(
                 f"agent {agent!r}: ModelSettings {', '.join(unsupported)} have no place in "
-                "an Agents API session's config (it takes the reasoning effort only); "
-                "unset them or run this agent on another model (SW654)"
+                "a session's config (it takes the reasoning effort only); unset them or run "
+                "this agent on another model", "SW654"
             )
         config: dict[str, Any] = {"model": name, "tools": tools}
         if request.instructions:
@@ -397,21 +399,27 @@ class _Watch:
         self.stopped: dict[str, Any] | None = None
         self.error: str | None = None
         self.broken = False
+        self.moved = False
+        """The session moved after our input (an item was added): a stop seen before that
+        is an old one."""
         self.subagent_turns: set[str] = set()
         self._seen: set[str] = set()
 
-    async def read(self, stream: Any) -> AsyncIterator[Any]:
+    async def read(self, stream: Any, wait: float) -> AsyncIterator[Any]:
+        """The stream's events up to the session's stop; at most ``wait`` seconds (a stream
+        that keeps the connection alive but says nothing is read back like a cut one)."""
         try:
-            async for event in stream:
-                event_id = getattr(event, "event_id", None)
-                if event_id is not None:
-                    if event_id in self._seen:  # a duplicate delivery
-                        continue
-                    self._seen.add(event_id)
-                yield event
-                if self._take(event):
-                    return
-        except (openai.APIConnectionError, openai.APITimeoutError):
+            async with asyncio.timeout(wait):
+                async for event in stream:
+                    event_id = getattr(event, "event_id", None)
+                    if event_id is not None:
+                        if event_id in self._seen:  # a duplicate delivery
+                            continue
+                        self._seen.add(event_id)
+                    yield event
+                    if self._take(event):
+                        return
+        except (openai.APIConnectionError, openai.APITimeoutError, TimeoutError):
             pass  # a cut stream: the session is read back instead
         except Exception as exc:  # a transport error mid-body, not wrapped by the client
             if not any(c.__name__ == "TransportError" for c in type(exc).__mro__):
@@ -426,9 +434,12 @@ class _Watch:
                 self.subagent_turns.add(str(event.turn_id))
             if self.session_id is None:
                 self.session_id = str(event.session_id)
-        elif kind in ("agent.session.created",):
+        elif kind == "agent.session.in_progress":
+            self.moved = True
+        elif kind == "agent.session.created":
             self.session_id = str(event.session.id)
         elif kind == "agent.session.turn.item.added":
+            self.moved = True
             item_id = getattr(event.item, "id", None)
             if item_id:
                 self.last_item = str(item_id)
@@ -443,8 +454,8 @@ class _Watch:
             self.error = getattr(error, "message", None) or str(error)
         elif kind in _STOPS:
             session = as_dict(event.session)
-            if kind == "agent.session.requires_action" and _pending(session) <= self.answered:
-                return False  # a stop from before our write-back, seen again
+            if kind == "agent.session.requires_action" and self.answered and not self.moved:
+                return False  # a stop from before our write-back, delivered again
             self.session_id = str(session["id"])
             self.stopped = session
             return True
@@ -474,10 +485,10 @@ def _first_input(items: Sequence[InputItem]) -> list[dict[str, Any]]:
     for n, item in enumerate(items):
         if type(item) is not UserInputItem or item.role != "user":
             kind = item.role if type(item) is UserInputItem else item.type
-            raise UserError(
-                f"history item {n} ({kind}) cannot start an Agents API session: a session "
-                "starts from user messages only and keeps its own history (a handoff input "
-                "filter, or a conversation begun on another model, rewrote it: SW653)"
+            raise _cannot(
+                f"history item {n} ({kind}) cannot start a session: a session starts from "
+                "user messages only and keeps its own history (a handoff input filter, or "
+                "a conversation begun on another model, rewrote it)", "SW653"
             )
         content = list(item.parts) if item.parts is not None else [
             {"type": "input_text", "text": item.content}]
@@ -534,12 +545,16 @@ def _deliver_instructions(
         body["instructions"] = request.instructions or ""
         results[call_id] = (json.dumps(body), failed)
         return results
-    raise UserError(
+    raise _cannot(
         f"agent {request.agent!r}: its instructions differ from those session {session_id} "
         "has, and no handoff to it can carry them; a session's instructions are set once, "
-        "at create (an instructions function whose text changes between turns cannot be "
-        "expressed on the Agents API: SW654)"
+        "at create (an instructions function whose text changes between turns)", "SW654"
     )
+
+
+def _cannot(message: str, what: str) -> UserError:
+    """A run the hosted API has no form for: one line naming the code that checks it."""
+    return UserError(f"{message}; the Agents API cannot express this ({what})")
 
 
 def _pending(session: Mapping[str, Any]) -> set[tuple[str, str]]:

@@ -328,9 +328,11 @@ class AgentsAPIServer:
             elif isinstance(out, OutputFunctionCall):
                 call_id = out.call_id or f"call_{n}_{index}"
                 try:
-                    arguments: Any = json.loads(out.arguments) if out.arguments else {}
+                    arguments: Any = json.loads(out.arguments)
                 except ValueError:
-                    arguments = out.arguments  # the model's malformed text, as it was
+                    arguments = out.arguments
+                if not isinstance(arguments, dict):
+                    arguments = out.arguments  # not an object: the model's text, as it was
                 item = {"type": "function_call", "id": self._new_id("fc"), "call_id": call_id,
                         "name": out.name, "arguments": arguments, "status": "in_progress",
                         "turn_id": turn["id"]}
