@@ -13,16 +13,19 @@ A scenario the API cannot express is counted apart, with its reason, never compa
 silently wrong: input that is not user text (a resumed state, items), a script step that
 is an exception or a hosted item, concurrent agent-tool runs sharing one script (their
 order over HTTP is not fixed), run settings the API has no place for, and whatever the
-adapter itself refuses ("the Agents API cannot express this"). The terminal summary
-prints the counts and every mismatch; ``tests/agents_api/test_conformance_on_agents_api.py`` runs it.
+adapter itself refuses ("the Agents API cannot express this"). The hosted run happens
+after the test's own assertions (it calls the scenario's tools and hooks again). The
+terminal summary prints the counts and every mismatch;
+``tests/agents_api/test_conformance_on_agents_api.py`` runs it.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from stepswitch import RunState, StateMachine, UserError
 from stepswitch.ir import RunAgent
@@ -34,6 +37,14 @@ _original = harness.run_all
 COUNTS: Counter[str] = Counter()
 SKIPPED: Counter[str] = Counter()
 MISMATCHES: list[str] = []
+_PENDING: list[tuple[Any, ...]] = []
+KNOWN: dict[str, str] = {
+    "tests/conformance/test_sdk_semantics.py::test_agent_tool_output_extractor":
+        "the extractor counts the nested run's new_items, which hold its session's pin",
+}
+"""Scenarios whose hosted run differs on purpose, each with why. Strict: an entry that no
+longer differs fails the check (tests/agents_api/test_conformance_on_agents_api.py)."""
+SEEN_KNOWN: set[str] = set()
 _KWARGS = frozenset({"context", "max_turns", "run_config", "hooks"})
 
 
@@ -128,7 +139,6 @@ def _hosted(machine: StateMachine, input: str, steps: list[Any],
 def _agents_api_run_all(machine: Any, input: Any, script: Any, *args: Any,
                         **kwargs: Any) -> Any:
     outcome = _original(machine, input, script, *args, **kwargs)
-    test = os.environ.get("PYTEST_CURRENT_TEST", "? ?").rsplit(" ", 1)[0]
     COUNTS["scenarios"] += 1
     options = {k: v for k, v in kwargs.items() if k != "ledger"}
     steps = _why_not(machine, input, script, options)
@@ -139,25 +149,45 @@ def _agents_api_run_all(machine: Any, input: Any, script: Any, *args: Any,
         SKIPPED["the local run failed its own script (AssertionError)"] += 1
         return outcome
     ledger = kwargs.get("ledger")
-    ran: list[Any] = list(ledger.ran) if ledger is not None else []
+    local = _seen(outcome)
+    if ledger is not None:
+        local["ran"] = list(ledger.ran)
+    # run once the test's own assertions are done: the hosted run calls the scenario's
+    # tools and hooks again, and what they record is the test's to read, not ours
+    _PENDING.append((machine, input, steps, options, ledger, local))
+    return outcome
+
+
+def _compare(machine: Any, input: str, steps: list[Any], options: dict[str, Any],
+             ledger: Any, local: dict[str, Any], test: str) -> None:
     if ledger is not None:
         ledger.ran.clear()
     hosted = _hosted(machine, input, steps, options)
-    if ledger is not None:  # the test goes on reading what its own runs ran
-        hosted_ran, ledger.ran[:] = list(ledger.ran), ran
     if isinstance(hosted.error, UserError) and "the Agents API cannot express" in str(
         hosted.error
     ):
         SKIPPED[f"the adapter refuses it: {str(hosted.error).rsplit('(', 1)[-1][:-1]}"] += 1
-        return outcome
+        return
     COUNTS["compared"] += 1
-    local, remote = _seen(outcome), _seen(hosted)
+    remote = _seen(hosted)
     if ledger is not None:
-        local["ran"], remote["ran"] = ran, hosted_ran
-    if local != remote:
-        MISMATCHES.append(f"{test}:\n  local:  {local}\n  hosted: {remote}"
-                          + (f"\n  hosted error: {hosted.error}" if hosted.error else ""))
-    return outcome
+        remote["ran"] = list(ledger.ran)
+    if local == remote:
+        return
+    if test in KNOWN:
+        SEEN_KNOWN.add(test)
+        return
+    MISMATCHES.append(f"{test}:\n  local:  {local}\n  hosted: {remote}"
+                      + (f"\n  hosted error: {hosted.error}" if hosted.error else ""))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: Any) -> Any:
+    _PENDING.clear()
+    yield
+    for scenario in list(_PENDING):
+        _compare(*scenario, test=item.nodeid)
+    _PENDING.clear()
 
 
 harness.run_all = _agents_api_run_all
@@ -170,5 +200,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     )
     for reason, n in sorted(SKIPPED.items()):
         terminalreporter.write_line(f"agents_api skipped: {n} {reason}")
+    for test in sorted(SEEN_KNOWN):
+        terminalreporter.write_line(f"agents_api known: {test}: {KNOWN[test]}")
+    for test in sorted(set(KNOWN) - SEEN_KNOWN):
+        terminalreporter.write_line(f"agents_api known but not seen: {test}")
     for mismatch in MISMATCHES:
         terminalreporter.write_line(f"agents_api mismatch: {mismatch}")
