@@ -236,3 +236,15 @@ def test_a_cut_event_stream_is_read_back_from_the_session(server: AgentsAPIServe
         "Order 2 ", "has shipped."]
     assert ledger.count("lookup_order") == 1
     assert any(r.path.endswith("/items") for r in server.requests)
+
+
+def test_a_create_whose_answer_was_lost_makes_one_session(server: AgentsAPIServer) -> None:
+    ledger = Ledger()
+    machine = ledger_workflow(ledger)
+    server.faults.append(Fault("create_drop"))
+    server.add([message("Hello.")])
+    done = machine.run_sync("hi", model=model_on(server, max_retries=2))
+    assert done.final_output == "Hello."
+    creates = [r for r in server.requests if r.path == "/v1/agents/sessions"]
+    assert len(creates) == 2 and len(server.sessions) == 1
+    assert creates[0].headers["idempotency-key"] == creates[1].headers["idempotency-key"]

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -183,6 +184,9 @@ class AgentsAPIModel(OpenAIModelBase):
                 metadata=self.metadata or None,
                 stream=True,
                 extra_body=extra or None,
+                # one key across the client's own retries: a create whose answer was lost
+                # is not made twice
+                extra_headers={"Idempotency-Key": f"stepswitch-{uuid.uuid4().hex}"},
             )
             watch = _Watch(None, frozenset())
             try:
@@ -240,10 +244,11 @@ class AgentsAPIModel(OpenAIModelBase):
             watch = _Watch(session_id, frozenset(pin.calls))
             if moved_on and snapshot.status != "in_progress":
                 watch.stopped = as_dict(snapshot)  # it got our input before: read what followed
-                watch.broken = True
             else:
                 async for event in watch.read(stream, self.wait_timeout):
                     yield event
+            if moved_on:  # what it said before we listened is read back from its items
+                watch.broken = True
         finally:
             await stream.close()
         yield ResponseCompleted(await self._finish(sessions, watch, wanted, pin))

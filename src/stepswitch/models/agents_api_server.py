@@ -56,7 +56,7 @@ _BASE = "/v1/agents/sessions"
 _UPDATABLE = frozenset({"model", "reasoning", "service_tier", "tools"})
 """The agent fields a session update takes (the client's ``session_update_params.Agent``)."""
 
-FaultKind = Literal["race", "drop", "error_500", "stream_drop"]
+FaultKind = Literal["race", "drop", "error_500", "stream_drop", "create_drop"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,9 @@ class Fault:
     ``drop``: the ``nth`` write-back is applied, then the connection is cut before the
     202 is sent (and so are its retries under the same key, until ``times`` cuts in
     all). ``error_500``: applied, then answered with a 500. ``stream_drop``: the ``nth``
-    event stream is cut after ``after`` events.
+    event stream is cut after ``after`` events. ``create_drop``: the ``nth`` session
+    create is made, then the connection is cut (a retry under the same key gets that
+    session).
     """
 
     kind: FaultKind
@@ -138,10 +140,13 @@ class AgentsAPIServer:
         self._keys: dict[tuple[str, str | None], str] = {}
         """(session, Idempotency-Key) -> the events first posted under it."""
         self._cut_keys: dict[tuple[str, str], int] = {}
+        self._created: dict[str, _Session] = {}
+        """Idempotency-Key of a create -> the session it made."""
         self._ids = itertools.count(1)
         self._event_ids = itertools.count(1)
         self._write_back_count = 0
         self._stream_count = 0
+        self._create_count = 0
         self._race_left: dict[int, int] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._port: int | None = None
@@ -525,7 +530,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Reply(404, f"AgentsAPIServer serves {_BASE}…, not {self.command} {path}")
         route = (self.command, len(rest) if rest != [""] else 0, rest[1] if len(rest) > 1 else "")
         if route == ("POST", 0, ""):
-            self._create(body or {})
+            self._create(body or {}, headers.get("idempotency-key"))
         elif route == ("GET", 1, ""):
             self._json(200, self._locked(lambda: owner._session_json(self._session(rest[0]))))
         elif route == ("POST", 1, ""):
@@ -551,8 +556,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---- routes --------------------------------------------------------------------
 
-    def _create(self, body: dict[str, Any]) -> None:
+    def _create(self, body: dict[str, Any], key: str | None) -> None:
         owner = self.owner
+        with owner._lock:
+            again = owner._created.get(key) if key is not None else None
+        if again is not None:  # a retry of a create: the session it made, not a new one
+            if body.get("stream") is True:
+                self._stream(again, 0)
+            else:
+                self._json(200, self._locked(lambda: owner._session_json(again)))
+            return
         environment = body.get("environment")
         if not isinstance(environment, dict) or "type" not in environment:
             raise _Reply(400, "environment is required")
@@ -589,10 +602,17 @@ class _Handler(BaseHTTPRequestHandler):
                 created=int(time.time()),
             )
             owner.sessions[s.id] = s
+            if key is not None:
+                owner._created[key] = s
             owner._emit(s, {"type": "agent.session.created", "session": owner._session_json(s)})
             if given:
                 owner._start_turn(s, list(given))
             snapshot = owner._session_json(s)
+            owner._create_count += 1
+            cut = owner._fault("create_drop", owner._create_count)
+        if cut is not None:
+            self._hang_up()
+            return
         if body.get("stream") is True:
             self._stream(s, 0)
         else:
