@@ -37,7 +37,7 @@ _original = harness.run_all
 COUNTS: Counter[str] = Counter()
 SKIPPED: Counter[str] = Counter()
 MISMATCHES: list[str] = []
-_PENDING: list[tuple[Any, ...]] = []
+_PENDING: list[tuple[Any, str, list[Any], dict[str, Any], Any, dict[str, Any]]] = []
 KNOWN: dict[str, str] = {
     "tests/conformance/test_sdk_semantics.py::test_agent_tool_output_extractor":
         "the extractor counts the nested run's new_items, which hold its session's pin",
@@ -185,8 +185,8 @@ def _compare(machine: Any, input: str, steps: list[Any], options: dict[str, Any]
 def pytest_runtest_call(item: Any) -> Any:
     _PENDING.clear()
     yield
-    for scenario in list(_PENDING):
-        _compare(*scenario, test=item.nodeid)
+    for machine, input, steps, options, ledger, local in list(_PENDING):
+        _compare(machine, input, steps, options, ledger, local, item.nodeid)
     _PENDING.clear()
 
 

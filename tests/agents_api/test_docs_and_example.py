@@ -26,6 +26,7 @@ def test_the_a_1042_lookup_writes_back_what_the_page_shows(
     assert shown is not None
     assert json.loads(shown.group(1)) == ns["action"]
     items = ns["items"]
+    assert isinstance(items, list)
     assert [(i["type"], i.get("call_id")) for i in items if "call_id" in i] == [
         ("function_call", "call_0_0"), ("function_call_output", "call_0_0")]
 

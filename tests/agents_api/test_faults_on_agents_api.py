@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import openai
 import pytest
+from openai.types.beta.agent_session import (
+    RequiredActionSessionRequiredActionResourceFunctionCall,
+)
 
 import stepswitch as ss
 from stepswitch.models import AgentsAPIServer
-from stepswitch.models.agents_api_server import Fault, session_failed
+from stepswitch.models.agents_api_server import Fault, FaultKind, session_failed
 from stepswitch.models.script import call, message
+from stepswitch.runtime.items import ToolCallItem
 from tests.agents_api.conftest import Ledger, ledger_workflow, model_on, without_pins
 
 FAST = (0.01, 0.02, 0.03)
@@ -29,6 +34,11 @@ def write_backs(server: AgentsAPIServer) -> list[tuple[str, dict[str, Any], str]
     return [(e["call_id"], e, r.headers.get("idempotency-key", ""))
             for r in server.requests if r.method == "POST" and r.path.endswith("/events")
             for e in r.body["events"] if e["type"] == "agent.session.input.tool_result"]
+
+
+def _call_id(item: Any) -> str:
+    assert isinstance(item, ToolCallItem)
+    return item.call_id
 
 
 def paused(server: AgentsAPIServer, machine: ss.StateMachine) -> ss.RunState:
@@ -47,7 +57,7 @@ def paused(server: AgentsAPIServer, machine: ss.StateMachine) -> ss.RunState:
 
 @pytest.mark.parametrize("kind", ["drop", "error_500"])
 def test_a_resume_after_the_write_back_was_lost_resubmits_it_and_never_reruns_the_tool(
-    kind: str, server: AgentsAPIServer
+    kind: FaultKind, server: AgentsAPIServer
 ) -> None:
     ledger = Ledger()
     machine = ledger_workflow(ledger)
@@ -58,7 +68,7 @@ def test_a_resume_after_the_write_back_was_lost_resubmits_it_and_never_reruns_th
     with pytest.raises(ss.ModelProviderError) as caught:
         machine.run_sync(state, model=model_on(server, max_retries=0))
     assert ledger.count("process_refund") == 1
-    refund_call = state.items[-2].call_id
+    refund_call = _call_id(state.items[-2])
     assert server.applied[-1][2] == refund_call  # the server has the result
     assert server.session()["status"] == "idle"  # and went on to the final answer
 
@@ -86,7 +96,7 @@ def test_the_client_s_own_retry_of_a_lost_write_back_reuses_its_key(
     done = machine.run_sync(state, model=model_on(server, max_retries=2))
 
     assert done.final_output == "Refunded order 7."
-    refund_call = state.items[-2].call_id
+    refund_call = _call_id(state.items[-2])
     posts = [key for c, _, key in write_backs(server) if c == refund_call]
     assert len(posts) == 2 and len(set(posts)) == 1
     assert [p[2] for p in server.applied].count(refund_call) == 1
@@ -118,7 +128,8 @@ def test_a_race_that_outlasts_the_retries_is_a_located_error_with_the_run_kept(
     message_ = str(caught.value)
     assert "Unknown pending tool call: call_0_0" in message_ and "400" in message_
     assert "\n" not in message_
-    kinds = [i.type for i in without_pins(caught.value.run_data.new_items)]
+    kept: Any = caught.value  # a UserError of a run carries the run as run_data too
+    kinds = [i.type for i in without_pins(kept.run_data.new_items)]
     assert kinds == ["tool_call_item", "tool_call_output_item"]
     assert len(write_backs(server)) == 4  # one try and three retries
 
@@ -135,7 +146,7 @@ def test_a_write_back_for_a_pair_that_is_not_pending_gets_a_400(
         created = await sessions.create(environment={"type": "none"},
                                         agent={"model": "m"}, input="hi")
         [action] = created.required_actions
-        import openai
+        assert isinstance(action, RequiredActionSessionRequiredActionResourceFunctionCall)
 
         with pytest.raises(openai.BadRequestError) as wrong:
             await sessions.events.create(created.id, events=[{

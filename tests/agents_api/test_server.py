@@ -56,7 +56,8 @@ def test_what_the_api_refuses(server: AgentsAPIServer) -> None:
             try:
                 await coro
             except openai.APIStatusError as exc:
-                refused.append((exc.status_code, str(exc.body["message"])))
+                body = exc.body if isinstance(exc.body, dict) else {}
+                refused.append((exc.status_code, str(body.get("message"))))
             else:
                 raise AssertionError("accepted")
 

@@ -89,5 +89,5 @@ AGENTS_API_CASES: dict[str, tuple[Build, Build]] = {
     "SW654": (lambda: _settings(temperature=0.2), lambda: _settings(reasoning_effort="low")),
 }
 
-EXTRA_SW654 = (lambda: _outputs(False), lambda: _outputs(True))
+EXTRA_SW654: tuple[Build, Build] = (lambda: _outputs(False), lambda: _outputs(True))
 """SW654's other finding: a handoff between agents of different output types."""
