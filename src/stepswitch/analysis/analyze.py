@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+<<<<<<< HEAD
 from stepswitch._agents_api import AgentsAPITarget
+=======
+from stepswitch._gc import gc_paused
+>>>>>>> main
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
 from stepswitch.analysis.diagnostic import Diagnostic
@@ -12,7 +16,6 @@ from stepswitch.analysis.report import Report
 from stepswitch.analysis.rules import RULES
 from stepswitch.analysis.rules.agents_api import TARGET_KEY
 from stepswitch.errors import UserError
-from stepswitch.graph.build import gc_paused
 from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
