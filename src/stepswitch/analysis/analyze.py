@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-<<<<<<< HEAD
 from stepswitch._agents_api import AgentsAPITarget
-=======
 from stepswitch._gc import gc_paused
->>>>>>> main
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
 from stepswitch.analysis.diagnostic import Diagnostic
