@@ -116,6 +116,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
                 failure=t.failure_mode,
                 approval=t.needs_approval,
                 timeout=t.timeout,
+                max_uses=t.max_uses,
             ),
             t.strict,
             str(t.location),

@@ -334,6 +334,7 @@ class _Builder:
             context_type=self._type_ref(tool.context_type) if tool.takes_context else None,
             failure_mode=failure,
             timeout=getattr(tool, "timeout", None),
+            max_uses=getattr(tool, "max_uses", None),
             opaque=tool.opaque,
             unknown_doc_params=tool.unknown_doc_params,
             location=self._location(tool.site),

@@ -101,6 +101,9 @@ class ToolSpec(_Frozen):
     failure_mode: Literal["default", "raise", "custom"] = "default"
     timeout: float | None = None
     """Seconds one call may take (``function_tool(timeout=)``); None: no limit."""
+    max_uses: int | None = None
+    """How many times one run (nested runs and flow nodes included) may run the tool
+    (``function_tool(max_uses=)``); None: no limit."""
     opaque: str | None = None
     """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
     from an SDK app); None for every tool it runs."""

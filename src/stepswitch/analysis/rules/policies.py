@@ -367,8 +367,9 @@ _HELP = {
     "on every declaration of the tool",
     "forbid": "remove the handoff, agent tool or flow edge on the path, or the tool from the "
     "agent that offers it",
-    "max_calls": "set parallel_tool_calls=False and a tool_use_behavior that stops at the tool, "
-    "or lower max_turns, so the worst case fits",
+    "max_calls": "give the tool a run budget, function_tool(max_uses=N) with N at most the "
+    "policy's n, on every declaration; or set parallel_tool_calls=False and a "
+    "tool_use_behavior that stops at the tool, or lower max_turns, so the worst case fits",
     "only_after": "make the path pass the prerequisite first (a flow edge, a handoff only "
     "from the agent that ran it), or offer the tool only after it",
 }
@@ -387,7 +388,9 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     ``parallel_tool_calls=False``: then one response is unbounded. Otherwise a run of
     ``T`` model calls (its ``max_turns``) calls the tool at most once per model call, or
     once in all when calling it ends the run (``stop_on_first_tool`` or ``StopAtTools``
-    naming it), plus what the nested runs of its agent tools call (to ``max_depth``)."""
+    naming it), plus what the nested runs of its agent tools call (to ``max_depth``).
+    A tool whose every declaration has a run budget (``function_tool(max_uses=)``, one
+    count for the whole run) runs at most the largest of them, whatever the above."""
     spec = graph.spec
     tool = policy.target
     n = policy.n or 0
@@ -498,6 +501,14 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
                 break
             total += b * times
             reason = reason or why
+    # the tool's own run budget: when every declaration has max_uses, no run runs it
+    # more often than the largest (a call past it gets an error output and never runs)
+    budgets = [t.max_uses for a in agents for t in a.tools if t.name == tool]
+    if budgets and None not in budgets and not any(
+            at.tool_name == tool for a in agents for at in a.agent_tools):
+        cap = max(b for b in budgets if b is not None)
+        if total == _UNBOUNDED or total > cap:
+            total, reason = cap, f"its max_uses={cap} lets one run run it {cap} time(s)"
     if total != _UNBOUNDED and total <= n:
         return
 
