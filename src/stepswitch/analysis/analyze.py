@@ -13,6 +13,7 @@ from stepswitch.errors import UserError
 from stepswitch.graph.build import gc_paused
 from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.policies import Policy, as_spec
 
 __all__ = ["analyze"]
 
@@ -23,7 +24,7 @@ def analyze(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     max_model_calls: int | None = None,
-    policies: Sequence[PolicySpec] = (),
+    policies: Sequence[Policy | PolicySpec] = (),
     prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Report:
     """Every finding about ``graph``, sorted. Never raises for a mistake in the workflow.
@@ -47,7 +48,7 @@ def analyze(
     limit = max_model_calls if max_model_calls is not None else spec.max_model_calls
     ctx = Ctx(graph, limit)
     if policies:
-        ctx.memo["extra_policies"] = tuple(policies)
+        ctx.memo["extra_policies"] = tuple(as_spec(p) for p in policies)
     if prices:
         ctx.memo["prices"] = dict(prices)
     found: list[Diagnostic] = []

@@ -45,6 +45,7 @@ from stepswitch.graph.spec import (
     ToolUseBehaviorSpec,
     WorkflowSpec,
 )
+from stepswitch.policies import as_spec
 from stepswitch.schema import (
     SchemaProblem,
     StrictSchema,
@@ -163,7 +164,7 @@ class _Builder:
             ignore=tuple(wf.ignore),
             steps=self._steps(wf),
             flow=None if wf.flow is None else tuple(self._edge(e) for e in wf.flow),
-            policies=tuple(getattr(wf, "policies", ())),
+            policies=tuple(as_spec(p) for p in getattr(wf, "policies", ())),
             max_cost_usd=getattr(wf, "max_cost_usd", None),
             max_total_tokens=getattr(wf, "max_total_tokens", None),
             location=self._location(wf.site),

@@ -14,6 +14,7 @@ from typing import Any, Literal, NewType
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepswitch.ir import Approval
+from stepswitch.policies import describe
 
 __all__ = [
     "SPEC_VERSION",
@@ -292,7 +293,8 @@ PolicyRule = Literal["require_approval", "require_guardrail", "forbid", "max_cal
 
 
 class PolicySpec(_Frozen):
-    """One of the team's own rules about every run (``ss.require_approval(tool)`` ...).
+    """One of the team's own rules about every run (``ss.require_approval(tool)`` ...),
+    as the analyzer reads it (the spec form of a :class:`stepswitch.policies.Policy`).
 
     ``target`` is the tool (or, for ``forbid``, the tool or agent) the rule is about;
     ``guardrail`` the input guardrail ``require_guardrail`` asks for; ``from_agent``
@@ -309,16 +311,7 @@ class PolicySpec(_Frozen):
 
     def describe(self) -> str:
         """The rule as written: ``max_calls('send_email', 1)``."""
-        args = [repr(self.target)]
-        if self.guardrail is not None:
-            args.append(repr(self.guardrail))
-        if self.n is not None:
-            args.append(str(self.n))
-        if self.first is not None:
-            args.append(repr(self.first))
-        if self.from_agent is not None:
-            args.append(f"from_agent={self.from_agent!r}")
-        return f"{self.rule}({', '.join(args)})"
+        return describe(self)
 
 
 class WorkflowSpec(_Frozen):

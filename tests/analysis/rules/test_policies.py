@@ -247,7 +247,7 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(APP)
     found = policies_from_pyproject(tmp_path)
     assert [p.rule for p in found] == ["require_approval", "max_calls"]
-    assert found[0].location.line == 6
+    assert found[0].line == 6
     out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app",
                           "--select", "SW8"], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
