@@ -139,6 +139,69 @@ def test_max_calls_counts_turns_parallel_calls_and_nested_runs() -> None:
                               policies=[ss.max_calls(wire_money, 3)])) == {}
 
 
+def test_max_calls_holds_by_the_tools_run_budget_through_handoffs_and_nested_runs() -> None:
+    @ss.function_tool(name="refund", max_uses=1)
+    def budgeted(order_id: int) -> str:
+        """Refund an order, once per run."""
+        return "r"
+
+    @ss.function_tool(name="refund", max_uses=2)
+    def twice(order_id: int) -> str:
+        """Refund an order, twice per run."""
+        return "r"
+
+    def wf(back_tool: Any, n: int) -> ss.Workflow:
+        # parallel calls, a handoff cycle and a nested run: without the budget, unbounded
+        deep = ss.Agent("deep", "d", tools=[back_tool])
+        back = ss.Agent("back", "b", tools=[budgeted], handoffs=["front"])
+        front = ss.Agent("front", "f", handoffs=[ss.handoff(back, max_uses=3)],
+                         tools=[deep.as_tool("ask_deep", "Ask")])
+        return ss.Workflow("w", front, [front, back, deep], max_turns=10,
+                           policies=[ss.max_calls("refund", n)])
+
+    assert _codes(wf(budgeted, 1)) == {}
+    # one declaration allows two: the largest budget is the bound
+    d = _codes(wf(twice, 1))["SW804"]
+    assert "up to 2 times" in d.message and "max_uses=2" in d.message
+    assert _codes(wf(twice, 2)) == {}
+    # one declaration without a budget: the budgets prove nothing
+    d = _codes(wf(refund, 5))["SW804"]
+    assert "without bound" in d.message
+    assert "function_tool(max_uses=N)" in (d.help or "")
+
+
+def test_a_bad_run_budget_is_a_located_user_error() -> None:
+    with pytest.raises(UserError, match=r"function_tool at .*test_policies.py:\d+: max_uses: "
+                       r"expected a positive int"):
+        @ss.function_tool(max_uses=0)
+        def nope() -> str:
+            """Never."""
+            return ""
+    with pytest.raises(UserError, match="max_uses"):
+        ss.function_tool(max_uses=True)(lambda: "")  # type: ignore[arg-type]
+
+
+def test_diff_a_removed_run_budget_is_safety_and_its_policy_newly_fails() -> None:
+    from stepswitch.review.diff import diff_specs
+
+    def spec(max_uses: int | None) -> Any:
+        @ss.function_tool(name="refund", max_uses=max_uses)
+        def pay(order_id: int) -> str:
+            """Refund."""
+            return "r"
+
+        a = ss.Agent("a", "a", tools=[pay])
+        return ss.Workflow("w", a, [a], policies=[ss.max_calls("refund", 1)]).to_spec()
+
+    changes = diff_specs(spec(1), spec(None), bound=None).of("safety")
+    assert {c.path for c in changes} == {"agents.a.tools.refund.max_uses", "workflow.policies"}
+    assert any("run budget (max_uses) of tool 'refund' of agent 'a' removed" in c.message
+               for c in changes)
+    assert any("max_calls('refund', 1) newly fails (SW804)" in c.message for c in changes)
+    lowered = diff_specs(spec(None), spec(1), bound=None)
+    assert not lowered.of("safety")
+
+
 class Verdict(BaseModel):
     refund: bool
 
