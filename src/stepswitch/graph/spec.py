@@ -129,6 +129,14 @@ class HandoffSpec(_Frozen):
     input_filter: Ref | None = None
     location: Location
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The arguments' JSON schema the model is sent: the input type's, or an object
+        with no properties (lowering and the cost bound read this one fact)."""
+        if self.input_schema is not None:
+            return self.input_schema
+        return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+
 
 class AgentToolSpec(_Frozen):
     """An agent-as-tool edge: a nested run of ``target`` whose output is a tool output."""
