@@ -1,5 +1,6 @@
 """SW8xx: policies proved over handoff chains, nested agent tools and flows, with the
-shortest counterexample run; a property test against brute force over scripted runs."""
+shortest counterexample run (the property test against brute force over scripted runs
+is tests/analysis/rules/test_policy_properties.py)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import stepswitch as ss
 from stepswitch.cli.formats import github, json_lines, sarif, text
 from stepswitch.errors import UserError
 from stepswitch.policies import policies_from_pyproject
-from stepswitch.testing import ScriptedModel, ScriptExhausted, assistant_message, function_call
 from tests._paths import ROOT
 
 ONCE = ss.ModelSettings(parallel_tool_calls=False)
@@ -95,6 +93,14 @@ def test_forbid_from_an_agent_and_the_shortest_of_two_paths() -> None:
     assert _trace(_codes(wf2)["SW803"]) == [
         "agent 'admin'", "hands off to 'public' (transfer_to_public)",
         "hands off to 'mid' (transfer_to_mid)", "hands off to 'danger' (transfer_to_danger)"]
+
+
+def test_forbid_from_an_agent_that_calls_the_tool_itself_ends_with_the_call() -> None:
+    # the property test's first catch: the path ends at from_agent, and the trace used to
+    # stop there, without the call that breaks the rule
+    front = ss.Agent("front", "f", tools=[wire_money])
+    wf = ss.Workflow("w", front, [front], policies=[ss.forbid(wire_money, from_agent=front)])
+    assert _trace(_codes(wf)["SW803"]) == ["agent 'front'", "calls wire_money"]
 
 
 def test_only_after_holds_only_when_every_path_passes_first() -> None:
@@ -324,106 +330,6 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "pyproject.toml:6: [tool.stepswitch] policies[1]: max_calls: n" in bad.stderr
     assert "Traceback" not in bad.stderr
-
-
-# -- property: the check fails iff a brute-force search over scripted runs finds a violation
-
-CALLED: list[str] = []
-
-
-@ss.function_tool(name="t")
-def t_plain() -> str:
-    """The guarded tool, without approval."""
-    CALLED.append("plain")
-    return "t"
-
-
-@ss.function_tool(name="t", needs_approval=True)
-def t_approved() -> str:
-    """The guarded tool, behind approval."""
-    CALLED.append("approved")
-    return "t"
-
-
-@st.composite
-def workflows(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
-    n = draw(st.integers(2, 4))
-    agents = []
-    for i in range(n):
-        later = list(range(i + 1, n))
-        agents.append({
-            "handoffs": draw(st.lists(st.sampled_from(later), unique=True, max_size=2))
-            if later else [],
-            "agent_tools": draw(st.lists(st.sampled_from(later), unique=True, max_size=1))
-            if later else [],
-            "t": draw(st.sampled_from([None, "plain", "approved"])),
-        })
-    return agents, draw(st.sampled_from(["require_approval", "forbid"]))
-
-
-def _build(shape: list[dict[str, Any]], rule: str, *, with_policy: bool = True) -> ss.Workflow:
-    made: dict[int, ss.Agent] = {}
-    for i in reversed(range(len(shape))):
-        s = shape[i]
-        tools: list[Any] = [made[j].as_tool(f"ask_a{j}", "Ask") for j in s["agent_tools"]]
-        if s["t"] is not None:
-            tools.append(t_plain if s["t"] == "plain" else t_approved)
-        made[i] = ss.Agent(f"a{i}", "x", tools=tools, handoffs=[made[j] for j in s["handoffs"]])
-    policy = ss.require_approval("t") if rule == "require_approval" else ss.forbid("t")
-    return ss.Workflow("w", made[0], list(made.values()), max_turns=20,
-                       policies=[policy] if with_policy else [])
-
-
-def _violating_run(wf: ss.Workflow, rule: str, depth: int) -> list[str] | None:
-    """Depth-first over every script of at most ``depth`` responses, each response one
-    of the tools the model is offered at that point (or a final answer): the first
-    script whose run breaks the rule, or None. ``wf`` is compiled without its policy
-    (a failing policy is a compile error)."""
-    machine = wf.compile()
-
-    def bad(prefix: list[str]) -> tuple[bool, tuple[str, ...] | None]:
-        CALLED.clear()
-        script: list[Any] = [assistant_message("done") if name == "<answer>"
-                             else [function_call(name, {"input": "go"} if name.startswith("ask_")
-                                                 else {})] for name in prefix]
-        model = ScriptedModel(script)
-        paused = False
-        offered: tuple[str, ...] | None = None
-        try:
-            result = machine.run_sync("go", model=model)
-            paused = bool(result.interruptions)
-        except ScriptExhausted:  # the run wants one more response: extend the script
-            offered = model.calls[-1].tools
-        except ss.StepswitchError:
-            pass
-        broke = "plain" in CALLED if rule == "require_approval" else bool(CALLED) or paused
-        return (broke, offered)
-
-    stack: list[list[str]] = [[]]
-    while stack:
-        prefix = stack.pop()
-        broke, offered = bad(prefix)
-        if broke:
-            return prefix
-        if offered is not None and len(prefix) < depth:
-            stack.extend([*prefix, name] for name in (*offered, "<answer>"))
-    return None
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workflows())
-def test_check_fails_iff_brute_force_finds_a_violating_run(
-    case: tuple[list[dict[str, Any]], str],
-) -> None:
-    shape, rule = case
-    wf = _build(shape, rule)
-    report = wf.check(select=["SW8"])
-    failing = [d for d in report.diagnostics if d.severity == "error"]
-    run = _violating_run(_build(shape, rule, with_policy=False), rule, depth=len(shape))
-    assert bool(failing) == (run is not None), (shape, rule, report.diagnostics, run)
-    if failing:
-        # the counterexample is as short as the shortest violating script
-        assert run is not None and len(failing[0].trace) - 1 <= len(run)
 
 
 def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:

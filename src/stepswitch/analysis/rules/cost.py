@@ -14,7 +14,6 @@ dated) and ``[tool.stepswitch.prices]`` (USD per 1M tokens).
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
@@ -70,6 +69,10 @@ class CostBound:
     input_tokens: int
     output_tokens: int
     calls: int
+    base_tokens: int
+    """The most input one call sends before any history (instructions and schemas)."""
+    max_output: int
+    """The most output one call can give (the largest ``max_tokens``)."""
     costliest: str
     read: str
     """The date the prices were read."""
@@ -81,15 +84,7 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
     graph = run_graph(ctx)
     if graph.entry is None:
         return None
-    # the agents a run can reach (nested runs' included)
-    seen = {graph.entry}
-    queue = deque([graph.entry])
-    while queue:
-        node = queue.popleft()
-        for target, _, _ in graph.succ.get(node, ()):
-            if target not in seen:
-                seen.add(target)
-                queue.append(target)
+    seen = graph.reachable()  # the agents a run can reach (nested runs' included)
     read, prices = price_table(ctx.memo.get("prices"))
     worst_in = worst_out = worst_base = 0.0
     max_out = 0
@@ -124,7 +119,7 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
     in_tokens = int(n * worst_base + max_out * n * (n - 1) // 2)
     out_tokens = n * max_out
     usd = (in_tokens * worst_in + out_tokens * worst_out) / 1_000_000
-    return CostBound(usd, in_tokens, out_tokens, n, costliest[1], read)
+    return CostBound(usd, in_tokens, out_tokens, n, int(worst_base), max_out, costliest[1], read)
 
 
 def cost(ctx: Ctx) -> Iterator[Diagnostic]:

@@ -75,6 +75,7 @@ class RunGraph:
             for at in agent.agent_tools:
                 self.offering.setdefault(at.tool_name, []).append(name)
         self.entry: str | None = None
+        self._reachable: set[str] | None = None
         if spec.flow is not None:
             self._flow(spec, spec.flow)
         elif spec.entry is not None and spec.entry in self.agents:
@@ -121,6 +122,22 @@ class RunGraph:
                     self.succ[src].append((f"n:{node}", TraceStep(text, loc), why))
         if spec.entry is not None and f"n:{spec.entry}" in self.succ:
             self.entry = f"n:{spec.entry}"
+
+    def reachable(self) -> set[str]:
+        """Every position a run can reach from the entry (nested runs' included)."""
+        if self._reachable is None:
+            seen: set[str] = set()
+            if self.entry is not None:
+                seen.add(self.entry)
+                queue = deque([self.entry])
+                while queue:
+                    node = queue.popleft()
+                    for target, _, _ in self.succ.get(node, ()):
+                        if target not in seen:
+                            seen.add(target)
+                            queue.append(target)
+            self._reachable = seen
+        return self._reachable
 
     def made(self, step: TraceStep | Lazy) -> TraceStep:
         if isinstance(step, TraceStep):
@@ -330,8 +347,11 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
         last, what = sites[end]
         if prefix:  # the second search starts where the prefix ends
             steps = steps[1:]
-        reached = last.message == steps[-1].message if steps else True
-        trace = (*prefix, *steps, *([] if reached or end.startswith("n:") or (
+        walked = [*prefix, *steps]
+        # the violation is the position itself (an agent or flow node reached), or a call
+        # made there (from the prefix's last agent too: forbid(t, from_agent=f) at f)
+        reached = bool(walked) and last.message == walked[-1].message
+        trace = (*walked, *([] if reached or end.startswith("n:") or (
             rule == "forbid" and end == f"a:{target}") else [last]))
         path = " -> ".join(s.message for s in trace)
         whys = [*prefix_whys, *whys]
@@ -501,25 +521,34 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
                 break
             total += b * times
             reason = reason or why
-    # the tool's own run budget: when every declaration has max_uses, no run runs it
-    # more often than the largest (a call past it gets an error output and never runs)
-    budgets = [t.max_uses for a in agents for t in a.tools if t.name == tool]
+    # the tool's own run budget: when every declaration a run can reach has max_uses, no
+    # run runs it more often than the largest (a call past it gets an error output and
+    # never runs)
+    reach = graph.reachable()
+    live = [a for a in agents if f"a:{a.name}" in reach]
+    budgets = [t.max_uses for a in live for t in a.tools if t.name == tool]
     if budgets and None not in budgets and not any(
-            at.tool_name == tool for a in agents for at in a.agent_tools):
+            at.tool_name == tool for a in live for at in a.agent_tools):
         cap = max(b for b in budgets if b is not None)
         if total == _UNBOUNDED or total > cap:
             total, reason = cap, f"its max_uses={cap} lets one run run it {cap} time(s)"
     if total != _UNBOUNDED and total <= n:
         return
 
+    def over(decl: object) -> bool:
+        # a declaration whose own budget keeps it within n is no place to break the rule
+        budget = getattr(decl, "max_uses", None)
+        return budget is None or budget > n
+
     def offered_here(node: str) -> bool:
-        return node.startswith("a:") and bool(_calls(graph, node[2:], tool))
+        return node.startswith("a:") and any(over(d) for _, _, d in _calls(graph, node[2:],
+                                                                          tool))
 
     found = graph.search(graph.entry or "", offered_here, decided_only=False)
     if found is None:
         return
     end, steps, _ = found
-    trace = (*steps, _calls(graph, end[2:], tool)[0][1])
+    trace = (*steps, next(step for _, step, d in _calls(graph, end[2:], tool) if over(d)))
     worst = "without bound" if total == _UNBOUNDED else f"up to {total} times"
     path = " -> ".join(s.message for s in trace)
     yield ctx.diag(
