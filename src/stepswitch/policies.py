@@ -6,7 +6,10 @@ or, in ``pyproject.toml``, ``[tool.stepswitch] policies = [{ rule = "max_calls",
 a runner's user module can declare without loading the compiler (its spec form,
 :class:`~stepswitch.graph.spec.PolicySpec`, is made when the workflow is built); the
 analyzer (SW8xx) proves it over every path a run can take, or prints the shortest run
-that breaks it. Tools, agents and steps may be given as objects or by name.
+that breaks it. Tools, agents and steps may be given as objects or by name; where a rule
+takes a tool, an MCP selector names several by their server and locked annotations:
+``"mcp:*"`` (every MCP tool a run can call), ``"mcp:files"`` (server ``files``'s),
+``"mcp:*:destructive"`` (those the lock says may destroy), ``":writes"``, ``":read_only"``.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ if TYPE_CHECKING:
     from stepswitch.graph.spec import PolicySpec
 
 __all__ = [
+    "MCP_KINDS",
     "Policy",
     "forbid",
     "max_calls",
+    "mcp_selector",
     "only_after",
     "policies_from_pyproject",
     "policy_from_table",
@@ -93,6 +98,36 @@ def as_spec(policy: Policy | PolicySpec) -> PolicySpec:
 _RULES = ("require_approval", "require_guardrail", "forbid", "max_calls", "only_after")
 
 
+MCP_KINDS = ("destructive", "writes", "read_only")
+"""What an MCP selector's third part may say, read from each tool's locked annotations
+(MCP's defaults: a tool may destroy unless ``destructiveHint`` is false or
+``readOnlyHint`` true; it writes unless ``readOnlyHint`` is true)."""
+
+
+def mcp_selector(text: str) -> tuple[str, str | None] | None:
+    """``mcp:SERVER`` or ``mcp:SERVER:KIND`` (``*`` for every server) as (server, kind);
+    None for a plain tool name. A malformed selector raises ``ValueError`` saying why."""
+    if not text.startswith("mcp:"):
+        return None
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[1]:
+        raise ValueError(f"{text!r}: an MCP selector is mcp:SERVER or mcp:SERVER:KIND "
+                         f"(SERVER a server's name or *, KIND one of {', '.join(MCP_KINDS)})")
+    if len(parts) == 3 and parts[2] not in MCP_KINDS:
+        raise ValueError(f"{text!r}: the kind {parts[2]!r} is none of {', '.join(MCP_KINDS)}")
+    return parts[1], parts[2] if len(parts) == 3 else None
+
+
+def _tool(value: object, what: str, rule: str, site: Site | str) -> str:
+    """A tool's name, or an MCP selector (``mcp:*:destructive``), checked."""
+    name = _name(value, what, rule, site)
+    try:
+        mcp_selector(name)
+    except ValueError as exc:
+        raise UserError(f"{rule}(...) at {site}: {what}: {exc}") from None
+    return name
+
+
 def _name(value: object, what: str, rule: str, site: Site | str) -> str:
     """A tool's, agent's, step's or guardrail's name: the string itself, or the
     object's ``name`` (``FunctionTool``, ``Agent``, ``@step``, a guardrail)."""
@@ -113,14 +148,14 @@ def _name(value: object, what: str, rule: str, site: Site | str) -> str:
 def require_approval(tool: object) -> Policy:
     """Every call of ``tool``, by any agent at any depth, waits for a human's yes."""
     site = caller_site()
-    return Policy("require_approval", _name(tool, "tool", "require_approval", site),
+    return Policy("require_approval", _tool(tool, "tool", "require_approval", site),
                   display_path(site.file), site.line)
 
 
 def require_guardrail(tool: object, guardrail: object) -> Policy:
     """Every call of ``tool`` passes the tool input guardrail ``guardrail`` first."""
     site = caller_site()
-    return Policy("require_guardrail", _name(tool, "tool", "require_guardrail", site),
+    return Policy("require_guardrail", _tool(tool, "tool", "require_guardrail", site),
                   display_path(site.file), site.line,
                   guardrail=_name(guardrail, "guardrail", "require_guardrail", site))
 
@@ -129,7 +164,7 @@ def forbid(tool_or_agent: object, from_agent: object = None) -> Policy:
     """No run reaches ``tool_or_agent`` (from ``from_agent``'s turns on, when given)."""
     site = caller_site()
     return Policy(
-        "forbid", _name(tool_or_agent, "tool_or_agent", "forbid", site),
+        "forbid", _tool(tool_or_agent, "tool_or_agent", "forbid", site),
         display_path(site.file), site.line,
         from_agent=None if from_agent is None else _name(from_agent, "from_agent", "forbid",
                                                          site),
@@ -141,14 +176,14 @@ def max_calls(tool: object, n: int) -> Policy:
     site = caller_site()
     if type(n) is not int or n < 0:
         raise UserError(f"max_calls(...) at {site}: n: expected an int >= 0, got {n!r}")
-    return Policy("max_calls", _name(tool, "tool", "max_calls", site),
+    return Policy("max_calls", _tool(tool, "tool", "max_calls", site),
                   display_path(site.file), site.line, n=n)
 
 
 def only_after(tool: object, first: object) -> Policy:
     """No call of ``tool`` before ``first`` (a tool, an agent or a step) has run."""
     site = caller_site()
-    return Policy("only_after", _name(tool, "tool", "only_after", site),
+    return Policy("only_after", _tool(tool, "tool", "only_after", site),
                   display_path(site.file), site.line,
                   first=_name(first, "first", "only_after", site))
 
@@ -192,6 +227,11 @@ def policy_from_table(table: object, where: str, file: str, line: int) -> Policy
         if not ok:
             want = "an int >= 0" if key == "n" else "a name"
             raise UserError(f"{where}: {rule}: {key}: expected {want}, got {value!r}")
+        if key in ("tool", "tool_or_agent"):
+            try:
+                mcp_selector(value)
+            except ValueError as exc:
+                raise UserError(f"{where}: {rule}: {key}: {exc}") from None
     target = table.get("tool", table.get("tool_or_agent"))
     return Policy(rule, target, file, line, guardrail=table.get("guardrail"),
                   from_agent=table.get("from_agent"), n=table.get("n"),

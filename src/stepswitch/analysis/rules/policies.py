@@ -23,11 +23,14 @@ from stepswitch.analysis._graphalgo import strongly_connected
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, TraceStep
 from stepswitch.graph.spec import (
     AgentSpec,
+    AgentToolSpec,
     FlowEdgeSpec,
+    MCPToolSpec,
     PolicySpec,
     ToolSpec,
     WorkflowSpec,
 )
+from stepswitch.policies import mcp_selector
 
 __all__ = ["RULES", "run_graph"]
 
@@ -76,6 +79,8 @@ class RunGraph:
                 self.offering.setdefault(at.tool_name, []).append(name)
         self.entry: str | None = None
         self._reachable: set[str] | None = None
+        self.covers: dict[str, dict[str, frozenset[str]]] = {}
+        """Per policy target, what it covers (:func:`covered`)."""
         if spec.flow is not None:
             self._flow(spec, spec.flow)
         elif spec.entry is not None and spec.entry in self.agents:
@@ -215,20 +220,59 @@ def _tool_loc(agent: AgentSpec, tool: ToolSpec, i: int) -> DiagnosticLocation:
     return where(tool.location, f"agents.{agent.name}.tools[{i}]")
 
 
-def _calls(graph: RunGraph, name: str, tool: str) -> list[tuple[str, TraceStep, object]]:
-    """The ways agent ``name`` can call ``tool``: a trace step each, and the declaration
-    (a ``ToolSpec`` or ``AgentToolSpec``)."""
+def covered(graph: RunGraph, target: str) -> dict[str, frozenset[str]]:
+    """Per agent that offers some, the names of its tools a policy's ``target`` covers:
+    the tool of that name, or the MCP tools a selector (``mcp:*:destructive``) picks by
+    server and locked annotations."""
+    cache = graph.covers
+    found = cache.get(target)
+    if found is not None:
+        return found
+    selector = mcp_selector(target)
+    found = {}
+    if selector is None:
+        for name in dict.fromkeys(graph.offering.get(target, ())):
+            found[name] = frozenset((target,))
+    else:
+        server, kind = selector
+        for name, agent in graph.agents.items():
+            picked = frozenset(
+                t.name for s in agent.mcp_servers if server in ("*", s.name)
+                for t in s.tools if t.offered and _kind_holds(t, kind))
+            if picked:
+                found[name] = picked
+    cache[target] = found
+    return found
+
+
+def _kind_holds(tool: MCPToolSpec, kind: str | None) -> bool:
+    """Whether a locked MCP tool is of ``kind`` (see ``stepswitch.policies.MCP_KINDS``)."""
+    read_only = tool.read_only is True
+    if kind is None:
+        return True
+    if kind == "read_only":
+        return read_only
+    if kind == "writes":
+        return not read_only
+    assert kind == "destructive"
+    return not read_only and tool.destructive is not False
+
+
+def _calls(graph: RunGraph, name: str, tools: frozenset[str],
+           ) -> list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]]:
+    """The ways agent ``name`` can call one of ``tools``: a trace step each, and the
+    declaration."""
     agent = graph.agents[name]
-    out: list[tuple[str, TraceStep, object]] = []
+    out: list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]] = []
     for i, t in enumerate(agent.tools):
-        if t.name == tool:
+        if t.name in tools:
             kind = f" (hosted: {t.opaque})" if t.opaque else ""
-            out.append((name, TraceStep(f"calls {tool}{kind}", _tool_loc(agent, t, i)), t))
+            out.append((t.name, TraceStep(f"calls {t.name}{kind}", _tool_loc(agent, t, i)), t))
     for i, at in enumerate(agent.agent_tools):
-        if at.tool_name == tool:
-            out.append((name, TraceStep(
-                f"calls agent tool {tool}", where(at.location,
-                                                  f"agents.{name}.agent_tools[{i}]")), at))
+        if at.tool_name in tools:
+            out.append((at.tool_name, TraceStep(
+                f"calls agent tool {at.tool_name}",
+                where(at.location, f"agents.{name}.agent_tools[{i}]")), at))
     return out
 
 
@@ -266,7 +310,18 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
         loc = _policy_loc(policy, i)
         names = {*tools, *graph.agents, *graph.steps} if policy.rule == "forbid" else tools
         unknown = []
-        if policy.target not in names:
+        try:
+            selector = mcp_selector(policy.target)
+        except ValueError as exc:  # a PolicySpec made by hand; ss.* constructors check it
+            yield ctx.diag("SW807", f"policy {policy.describe()}: {exc}; it checks nothing",
+                           loc, help="fix the selector")
+            continue
+        if selector is not None:
+            if not covered(graph, policy.target):
+                unknown.append(("MCP tool (none is locked with that server and kind: run "
+                                "`stepswitch mcp lock` if its lock is missing)", policy.target,
+                                set()))
+        elif policy.target not in names:
             unknown.append(("tool" if policy.rule != "forbid" else "tool or agent",
                             policy.target, names))
         if policy.rule == "only_after" and policy.first not in {*tools, *graph.agents,
@@ -305,22 +360,22 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
     start = entry
     prefix: list[TraceStep] = []
     prefix_whys: list[str] = []
-    for name in dict.fromkeys(graph.offering.get(target, ())):
-        for _, step, decl in _calls(graph, name, target):
+    for name, tools in covered(graph, target).items():
+        for tool, step, decl in _calls(graph, name, tools):
             if rule == "require_approval":
-                mode = getattr(decl, "needs_approval", "never")
+                mode = decl.needs_approval
                 if mode == "never":
-                    definite.setdefault(f"a:{name}", (step, f"{target} runs without a "
+                    definite.setdefault(f"a:{name}", (step, f"{tool} runs without a "
                                                       "human's approval"))
                 elif mode == "per_call":
                     undecided.setdefault(f"a:{name}", (step, f"a callable decides per call "
-                                                       f"whether {target} needs approval"))
+                                                       f"whether {tool} needs approval"))
             elif rule == "require_guardrail":
                 if policy.guardrail not in _tool_guardrails(decl):
-                    definite.setdefault(f"a:{name}", (step, f"{target} runs without the input "
+                    definite.setdefault(f"a:{name}", (step, f"{tool} runs without the input "
                                                       f"guardrail {policy.guardrail!r}"))
             elif rule in ("forbid", "only_after"):
-                definite.setdefault(f"a:{name}", (step, f"{target} is called"))
+                definite.setdefault(f"a:{name}", (step, f"{tool} is called"))
     if rule == "max_calls":
         yield from _max_calls(ctx, graph, policy, loc)
         return
@@ -417,13 +472,15 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     names = list(graph.agents)
     pos = {name: i for i, name in enumerate(names)}
     agents = [graph.agents[name] for name in names]
-    offers = [any(t.name == tool for t in a.tools) or any(
-        at.tool_name == tool for at in a.agent_tools) for a in agents]
+    cover = covered(graph, tool)
+    covers = [cover.get(a.name, frozenset()) for a in agents]
+    offers = [bool(c) for c in covers]
     if not any(offers):
         return
     parallel = [a.model_settings.get("parallel_tool_calls") is not False for a in agents]
     nonstop = [offers[i] and not (a.tool_use_behavior.kind == "stop_on_first_tool" or (
-        a.tool_use_behavior.kind == "stop_at_tools" and tool in a.tool_use_behavior.tool_names))
+        a.tool_use_behavior.kind == "stop_at_tools"
+        and covers[i] <= set(a.tool_use_behavior.tool_names)))
         for i, a in enumerate(agents)]
     hsucc = [[pos[h.target] for h in a.handoffs if h.target in pos] for a in agents]
     comps, comp_of = strongly_connected(hsucc)
@@ -524,14 +581,19 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     # the tool's own run budget: when every declaration a run can reach has max_uses, no
     # run runs it more often than the largest (a call past it gets an error output and
     # never runs)
+    # one count per tool name, so the budgets of several tools add up
     reach = graph.reachable()
-    live = [a for a in agents if f"a:{a.name}" in reach]
-    budgets = [t.max_uses for a in live for t in a.tools if t.name == tool]
-    if budgets and None not in budgets and not any(
-            at.tool_name == tool for a in live for at in a.agent_tools):
-        cap = max(b for b in budgets if b is not None)
+    budgets: dict[str, list[int | None]] = {}
+    for i, a in enumerate(agents):
+        if f"a:{a.name}" in reach:
+            for name, _, decl in _calls(graph, a.name, covers[i]):
+                budgets.setdefault(name, []).append(getattr(decl, "max_uses", None))
+    if budgets and all(None not in b for b in budgets.values()):
+        cap = sum(max(b for b in bs if b is not None) for bs in budgets.values())
         if total == _UNBOUNDED or total > cap:
-            total, reason = cap, f"its max_uses={cap} lets one run run it {cap} time(s)"
+            total, reason = cap, (f"its max_uses={cap} lets one run run it {cap} time(s)"
+                                  if len(budgets) == 1 else
+                                  f"their max_uses add up to {cap} time(s) per run")
     if total != _UNBOUNDED and total <= n:
         return
 
@@ -541,14 +603,15 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
         return budget is None or budget > n
 
     def offered_here(node: str) -> bool:
-        return node.startswith("a:") and any(over(d) for _, _, d in _calls(graph, node[2:],
-                                                                          tool))
+        return node.startswith("a:") and any(
+            over(d) for _, _, d in _calls(graph, node[2:], cover.get(node[2:], frozenset())))
 
     found = graph.search(graph.entry or "", offered_here, decided_only=False)
     if found is None:
         return
     end, steps, _ = found
-    trace = (*steps, next(step for _, step, d in _calls(graph, end[2:], tool) if over(d)))
+    trace = (*steps, next(step for _, step, d in _calls(graph, end[2:], cover[end[2:]])
+                          if over(d)))
     worst = "without bound" if total == _UNBOUNDED else f"up to {total} times"
     path = " -> ".join(s.message for s in trace)
     yield ctx.diag(
