@@ -387,3 +387,26 @@ def test_render_highlight_lights_only_the_counterexample_path(tmp_path: Path) ->
     missing = render("SW801")
     assert missing.returncode == 2 and "no SW801 finding" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_diff_proves_pyproject_policies_on_both_sides(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      ) -> None:
+    # an SDK-style app declares no policies of its own: the team's pyproject rules are
+    # what a pull request must keep, and diff says when one newly fails
+    from tests.cli.conftest import run_main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "require_approval", tool = "wire_money" }]\n')
+    for name, approval in (("base", True), ("head", False)):
+        (tmp_path / f"{name}.py").write_text(
+            "import stepswitch as ss\n"
+            f"@ss.function_tool(needs_approval={approval})\n"
+            "def wire_money(amount: int) -> str:\n    '''Wire money.'''\n    return 'w'\n"
+            "a = ss.Agent('a', 'a', tools=[wire_money])\napp = ss.Workflow('app', a, [a])\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["diff", "base.py:app", "head.py:app", "--fail-on", "safety"],
+                              capsys)
+    assert code == 1, err
+    assert "policy require_approval('wire_money') newly fails (SW801)" in out
