@@ -323,6 +323,16 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stderr
     assert "SW801" in out.stdout and "SW804" in out.stdout
     assert "pyproject.toml:6:1: SW801" in out.stdout
+    # render --highlight and show read the same rules
+    env = {"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"}
+    drawn = subprocess.run([sys.executable, "-m", "stepswitch", "render", "app.py:app",
+                            "--highlight", "SW801", "-f", "mermaid"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)
+    assert drawn.returncode == 0, drawn.stderr
+    assert "tool: wire_money [SW801]" in drawn.stdout
+    shown = subprocess.run([sys.executable, "-m", "stepswitch", "show", "app.py:app"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert "    require_approval('wire_money'): SW801 (error)" in shown.stdout, shown.stderr
     (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace('n = 1', 'n = "one"'))
     bad = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app"],
                          cwd=tmp_path, capture_output=True, text=True,
