@@ -61,9 +61,10 @@ class Calls:
 
     __slots__ = ("n", "tools", "usd")
 
-    def __init__(self, n: int = 0, tools: dict[str, int] | None = None) -> None:
+    def __init__(self, n: int = 0, tools: dict[str, int] | None = None, usd: float = 0.0,
+                 ) -> None:
         self.n = n
-        self.usd = 0.0
+        self.usd = usd
         """What the reported usage of these calls cost, priced when
         ``RunConfig(max_cost_usd=)`` is set (0.0 otherwise)."""
         self.tools: dict[str, int] = {} if tools is None else dict(tools)
@@ -174,7 +175,8 @@ class Run:
             always=dict(state.always),
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
-            calls=Calls(state.calls_made, state.tool_uses) if calls is None else calls,
+            calls=Calls(state.calls_made, state.tool_uses, state.spent_usd)
+            if calls is None else calls,
         )
         run.known_id = state.run_id
         if state.history is None:
@@ -231,6 +233,7 @@ class Run:
             session=None if self.session is None else self.session.pin(),
             model_calls=self.calls.n,
             tool_uses=dict(self.calls.tools),
+            spent_usd=self.calls.usd,
         )
 
     def _history_prefix(self) -> int:

@@ -156,6 +156,10 @@ class RunState:
     tool_uses: dict[str, int] = field(default_factory=dict)
     """How often each function tool with ``max_uses`` had run in the whole run (nested
     runs and a flow's nodes included) when it was saved; empty when none had."""
+    spent_usd: float = 0.0
+    """What the whole run's reported usage had cost when it was saved, priced under
+    ``RunConfig(max_cost_usd=)`` (0.0 otherwise): a resumed run goes on from it, so a
+    ceiling holds across pauses."""
     resumed: bool = False
     """A run has taken this state (``machine.run(state)``): resuming it again is refused,
     as its approved calls may have run. Kept in its JSON: ``stepswitch run --resume``

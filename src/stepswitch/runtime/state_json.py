@@ -168,6 +168,8 @@ def _body(state: RunState) -> dict[str, Any]:
         body["model_calls"] = state.model_calls
     if state.tool_uses:  # only a run whose budgeted tools ran carries the key
         body["tool_uses"] = dict(sorted(state.tool_uses.items()))
+    if state.spent_usd:  # only a run priced under a cost ceiling carries the key
+        body["spent_usd"] = state.spent_usd
     if state.resumed:  # only a state a run has taken carries the key
         body["resumed"] = True
     return body
@@ -411,6 +413,12 @@ def _state(body: Any, where: str) -> RunState:
                 raise StateError(f"the saved state's {where}.tool_uses[{name!r}] is not a "
                                  "count (an int >= 0)")
             tool_uses[name] = n
+    spent_usd = 0.0
+    if "spent_usd" in body:
+        spent_usd = _get(body, "spent_usd", (int, float), where)
+        if isinstance(spent_usd, bool) or not 0 <= spent_usd < float("inf"):
+            raise StateError(f"the saved state's {where}.spent_usd is not an amount (a "
+                             "number >= 0)")
     resumed = False
     if "resumed" in body:
         resumed = _get(body, "resumed", bool, where)
@@ -438,6 +446,7 @@ def _state(body: Any, where: str) -> RunState:
         flow=flow,
         model_calls=model_calls,
         tool_uses=tool_uses,
+        spent_usd=float(spent_usd),
         resumed=resumed,
     )
 
