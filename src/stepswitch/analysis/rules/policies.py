@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from stepswitch.analysis._context import Ctx, did_you_mean, where
 from stepswitch.analysis._graphalgo import strongly_connected
@@ -287,10 +288,20 @@ def _known(graph: RunGraph) -> tuple[set[str], set[str]]:
     return tools, guardrails
 
 
+_GUARDRAIL_FIELDS = ("tool_input_guardrails", "input_guardrails")
+
+
 def _tool_guardrails(tool: object) -> tuple[str, ...]:
     """The names of a tool's input guardrails (tool guardrails, where the spec has them)."""
-    found = getattr(tool, "tool_input_guardrails", None) or getattr(tool, "input_guardrails",
-                                                                     None) or ()
+    # asked of each tool's class, not the tool: a missing attribute of a pydantic model
+    # costs an exception, and 10,000 agents have tens of thousands of tools
+    fields = getattr(type(tool), "model_fields", None)
+    found: Any = ()
+    for name in _GUARDRAIL_FIELDS:
+        if fields is None or name in fields:
+            found = getattr(tool, name, None) or ()
+            if found:
+                break
     return tuple(g if isinstance(g, str) else str(getattr(g, "name", g)) for g in found)
 
 
@@ -453,6 +464,8 @@ _HELP = {
 # -- max_calls -----------------------------------------------------------------------------
 
 _UNBOUNDED = -1
+_NOTHING = (False, False, False, 0, None)
+"""An agent (or component) that reaches no call of the tool: one shared value."""
 
 
 def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,
@@ -541,14 +554,20 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
             here = len(comp_agg)
             for v in members:
                 a1 = own[v]
-                d, p, g, m, u = d or a1[0], p or a1[1], g or a1[2], max(m, a1[3]), u or a1[4]
+                d, p, g, u = d or a1[0], p or a1[1], g or a1[2], u or a1[4]
+                if a1[3] > m:
+                    m = a1[3]
                 for w in hsucc[v]:
                     c = comp_of[w]
                     if c != here:
                         a2 = comp_agg[c]
-                        d, p, g = d or a2[0], p or a2[1], g or a2[2]
-                        m, u = max(m, a2[3]), u or a2[4]
-            comp_agg.append((d, p, g, m, u))
+                        if a2 is _NOTHING:  # the common case: nothing to add
+                            continue
+                        d, p, g, u = d or a2[0], p or a2[1], g or a2[2], u or a2[4]
+                        if a2[3] > m:
+                            m = a2[3]
+            agg = (d, p, g, m, u)
+            comp_agg.append(_NOTHING if agg == _NOTHING else agg)
         for v in range(len(agents)):
             level[v] = comp_agg[comp_of[v]]
         if below == level and depth + 1 <= shallowest:
@@ -582,12 +601,14 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     # run runs it more often than the largest (a call past it gets an error output and
     # never runs)
     # one count per tool name, so the budgets of several tools add up
-    reach = graph.reachable()
     budgets: dict[str, list[int | None]] = {}
-    for i, a in enumerate(agents):
-        if f"a:{a.name}" in reach:
-            for name, _, decl in _calls(graph, a.name, covers[i]):
-                budgets.setdefault(name, []).append(getattr(decl, "max_uses", None))
+    if any(getattr(d, "max_uses", None) is not None for i, a in enumerate(agents) if covers[i]
+           for _, _, d in _calls(graph, a.name, covers[i])):
+        reach = graph.reachable()
+        for i, a in enumerate(agents):
+            if covers[i] and f"a:{a.name}" in reach:
+                for name, _, decl in _calls(graph, a.name, covers[i]):
+                    budgets.setdefault(name, []).append(getattr(decl, "max_uses", None))
     if budgets and all(None not in b for b in budgets.values()):
         cap = sum(max(b for b in bs if b is not None) for bs in budgets.values())
         if total == _UNBOUNDED or total > cap:
