@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from stepswitch.analysis.report import Report
     from stepswitch.graph.build import BuiltWorkflow
     from stepswitch.graph.spec import PolicySpec, WorkflowSpec
-    from stepswitch.policies import Policy
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.policies import Policy
     from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
 

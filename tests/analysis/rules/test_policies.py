@@ -184,7 +184,7 @@ def test_a_bad_run_budget_is_a_located_user_error() -> None:
             """Never."""
             return ""
     with pytest.raises(UserError, match="max_uses"):
-        ss.function_tool(max_uses=True)(lambda: "")  # type: ignore[arg-type]
+        ss.function_tool(max_uses=True)(lambda: "")
 
 
 def test_diff_a_removed_run_budget_is_safety_and_its_policy_newly_fails() -> None:

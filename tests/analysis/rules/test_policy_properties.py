@@ -257,7 +257,7 @@ def broke(rule: tuple[Any, ...], p: Played) -> bool:
             return any(first_u is None or i < first_u for i, (what, _) in enumerate(p.ran)
                        if what != "u")
         case ("max_calls", n):
-            return len(t_runs) > n
+            return bool(len(t_runs) > n)
     raise AssertionError(rule)
 
 
@@ -294,7 +294,7 @@ def search(machine: ss.StateMachine, shape: Shape, rule: tuple[Any, ...], depth:
     return None
 
 
-_STEP = [
+_STEP: list[tuple[re.Pattern[str], Callable[[re.Match[str]], str]]] = [
     (re.compile(r"hands off to '.+' \((\S+)\)$"), lambda m: m.group(1)),
     (re.compile(r"calls agent tool (\S+) \(a nested run"), lambda m: m.group(1)),
 ]

@@ -320,7 +320,7 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
     for i, policy in enumerate(every):
         loc = _policy_loc(policy, i)
         names = {*tools, *graph.agents, *graph.steps} if policy.rule == "forbid" else tools
-        unknown = []
+        unknown: list[tuple[str, str, set[str]]] = []
         try:
             selector = mcp_selector(policy.target)
         except ValueError as exc:  # a PolicySpec made by hand; ss.* constructors check it
