@@ -194,7 +194,7 @@ def test_a_run_under_a_cost_ceiling_prices_it_without_the_analyzer() -> None:
         "config = ss.RunConfig(max_cost_usd=1.0)\n"
         "assert runner.run_sync('hi', model=model, run_config=config).final_output == 'hi'"
     )
-    assert "stepswitch.pricing" in loaded
+    assert "stepswitch._prices" in loaded
     assert _under(loaded, tuple(p for p in COMPILER if p != "stepswitch.dsl")) == []
 
 

@@ -12,7 +12,7 @@ __all__ = ["charge"]
 
 
 def _prices() -> dict[str, tuple[float, float]]:
-    from stepswitch.pricing import price_table  # the analyzer's table, without the analyzer
+    from stepswitch._prices import price_table
 
     return price_table()[1]
 

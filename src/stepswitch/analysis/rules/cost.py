@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch._prices import price_table
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules.policies import run_graph
 from stepswitch.graph.spec import AgentSpec
-from stepswitch.pricing import price_table
 
 __all__ = ["RULES", "CostBound", "price_table", "worst_case"]
 

@@ -1,6 +1,9 @@
-"""The dated price table the package ships (``stepswitch/prices.json``): what the cost
-bound (SW206/SW207) and ``RunConfig(max_cost_usd=)`` price model calls with. A leaf
-module, so a run under a cost ceiling loads nothing of the analyzer. Not API."""
+"""The model price table the package ships (``stepswitch/prices.json``). Not API.
+
+A leaf: the analyzer bounds a workflow's worst-case spend with it (SW206-SW208) and
+the runtime prices each call against ``RunConfig(max_cost_usd=)``; neither imports
+the other for it.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +27,6 @@ def price_table(extra: Mapping[str, tuple[float, float]] | None = None,
     """The date the shipped prices were read, and model -> (input, output) USD per 1M
     tokens, with ``extra`` (``[tool.stepswitch.prices]``) over the shipped table."""
     read, models = _shipped()
-    if not extra:
-        return read, models
     merged = dict(models)
-    merged.update(extra)
+    merged.update(extra or {})
     return read, merged
