@@ -70,6 +70,9 @@ class RunFunction:
     approval: Approval = "never"
     timeout: float | None = None
     """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
+    max_uses: int | None = None
+    """How many times one run (nested runs and flow nodes included) may run it; once
+    spent it is no longer offered and a call of it gets an error output."""
     kind: Literal["function"] = "function"
 
 

@@ -57,6 +57,7 @@ class FunctionTool:
         failure_error_function: FailureErrorFunction | Any | None,
         site: Site,
         timeout: float | None = None,
+        max_uses: int | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
@@ -74,6 +75,9 @@ class FunctionTool:
         self.site = site
         self.timeout = timeout
         """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
+        self.max_uses = max_uses
+        """How many times one run (its nested runs and flow nodes included) may run the
+        tool; None: no limit."""
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__name__ = getattr(fn, "__name__", name)
@@ -108,6 +112,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | None = ...,
     timeout: float | None = None,
+    max_uses: int | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -124,6 +129,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
     timeout: float | None = None,
+    max_uses: int | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -139,7 +145,11 @@ def function_tool(
     call past it is an error output the model sees ("Tool '<name>' timed out after <s>
     seconds."), or with ``failure_error_function=None`` a ``ToolTimeoutError`` that ends
     the run. A synchronous tool runs in a worker thread, which cannot be stopped: past
-    its timeout it runs on, but its result is dropped.
+    its timeout it runs on, but its result is dropped. ``max_uses``: how many times one
+    run may run the tool, its nested agent-tool runs and a flow's nodes included (as a
+    handoff's ``max_uses``, but for the whole run); once spent the tool is no longer
+    offered, and a call of it anyway gets an error output and never runs. The analyzer
+    uses it to prove ``ss.max_calls``.
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -164,6 +174,7 @@ def function_tool(
             strict=strict,
             failure_error_function=failure_error_function,
             timeout=timeout,
+            max_uses=max_uses,
         )
 
     if fn is not None:
@@ -192,6 +203,7 @@ def _make_tool(
     strict: bool,
     failure_error_function: Any,
     timeout: Any = None,
+    max_uses: Any = None,
 ) -> FunctionTool:
     if isinstance(fn, FunctionTool):
         raise UserError(f"function_tool at {caller_site()}: {fn.name!r} is already a tool")
@@ -214,6 +226,11 @@ def _make_tool(
         raise UserError(
             f"function_tool at {site}: timeout: expected a positive number of seconds or "
             f"None, got {type(timeout).__name__} {timeout!r}"
+        )
+    if max_uses is not None and (type(max_uses) is not int or max_uses < 1):
+        raise UserError(
+            f"function_tool at {site}: max_uses: expected a positive int (how many times one "
+            f"run may run the tool) or None, got {type(max_uses).__name__} {max_uses!r}"
         )
     if failure_error_function is not _DEFAULT and failure_error_function is not None and (
         not callable(failure_error_function)
@@ -240,6 +257,7 @@ def _make_tool(
         failure_error_function=failure_error_function,
         site=site,
         timeout=timeout,
+        max_uses=max_uses,
     )
     tool.unknown_doc_params = _unknown_doc_params(fn, doc)
     return tool

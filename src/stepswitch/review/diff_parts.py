@@ -113,6 +113,8 @@ class _Parts(_Base):
         if b.failure_mode != h.failure_mode:
             self.add("structure", "changed", f"{p}.failure_mode",
                      f"failure mode of {what}: {b.failure_mode} → {h.failure_mode}", bl, hl, me)
+        self.limit(f"{p}.max_uses", f"run budget (max_uses) of {what}", b.max_uses,
+                   h.max_uses, bl, hl, me)
         self.unknown_fields(b, h, _TOOL_FIELDS, p, bl, hl, me)
 
     # -- handoffs ------------------------------------------------------------------------

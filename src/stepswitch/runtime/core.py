@@ -45,8 +45,8 @@ class ToolRow:
     (:meth:`MachineCore.bind`); None until then, and for agent tools and handoffs."""
 
     __slots__ = (
-        "action", "approval", "failure", "fn", "function", "handoff", "is_async", "name",
-        "takes_context", "timeout", "validator",
+        "action", "approval", "failure", "fn", "function", "handoff", "is_async", "max_uses",
+        "name", "takes_context", "timeout", "validator",
     )
 
     def __init__(self, entry: ToolEntry) -> None:
@@ -63,6 +63,8 @@ class ToolRow:
         self.takes_context = fn is not None and fn.takes_context
         self.timeout = None if fn is None else fn.timeout
         self.failure = "default" if fn is None else fn.failure
+        self.max_uses = None if fn is None else fn.max_uses
+        """A function tool's run budget (:mod:`.budgets`); None: none."""
         self.fn: Any = None
         self.validator: Any = None
 
@@ -80,9 +82,11 @@ class StateTable:
         self.tools = core.tool_definitions(state.agent, frozenset())
         """Every tool, as offered while no handoff of the state is spent."""
         self.budgeted = any(
-            type(t.action) is HandoffTo and t.action.max_uses is not None for t in state.tools
+            not isinstance(t.action, RunAgent) and t.action.max_uses is not None
+            for t in state.tools
         )
-        """Some handoff has ``max_uses``: a run may have spent it (then it is hidden)."""
+        """Some handoff or function tool has ``max_uses``: a run may have spent it (then
+        it is hidden)."""
         self.schema = core.schemas[state.agent]
         self.settings = core.settings[state.agent]
         self.settings_vary = self.settings.tool_choice is not None
@@ -189,7 +193,8 @@ class MachineCore:
         return self.states[agent]
 
     def tool_definitions(self, agent: str, hidden: frozenset[str]) -> tuple[ToolDefinition, ...]:
-        """What ``agent`` offers the model, without the ``hidden`` (spent) handoffs."""
+        """What ``agent`` offers the model, without the ``hidden`` (spent) handoffs and
+        function tools."""
         key = (agent, hidden)
         defs = self._defs.get(key)
         if defs is None:
