@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch._dataclass import dataclass
+from stepswitch._policy_text import describe
 from stepswitch._site import Site, caller_site, display_path
 from stepswitch.errors import UserError
 
@@ -73,21 +74,6 @@ class Policy:
         return PolicySpec(rule=self.rule, target=self.target, guardrail=self.guardrail,
                           from_agent=self.from_agent, n=self.n, first=self.first,
                           location=Location(file=self.file, line=self.line))
-
-
-def describe(policy: Policy | PolicySpec) -> str:
-    """A policy as written, ``max_calls('send_email', 1)`` (a :class:`Policy` and its
-    spec read the same)."""
-    args = [repr(policy.target)]
-    if policy.guardrail is not None:
-        args.append(repr(policy.guardrail))
-    if policy.n is not None:
-        args.append(str(policy.n))
-    if policy.first is not None:
-        args.append(repr(policy.first))
-    if policy.from_agent is not None:
-        args.append(f"from_agent={policy.from_agent!r}")
-    return f"{policy.rule}({', '.join(args)})"
 
 
 def as_spec(policy: Policy | PolicySpec) -> PolicySpec:

@@ -14,8 +14,8 @@ from typing import Any, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepswitch._policy_text import describe
 from stepswitch.ir import Approval
-from stepswitch.policies import describe
 
 __all__ = [
     "AGENT_TOOL_INPUT_SCHEMA",
