@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from stepswitch._agents_api import MAX_TOOLS_BYTES, metadata_problems, tools_bytes
 from stepswitch.models._agents_api_http import race_message, sse_frame
+from stepswitch.models._loopback import LoopbackHandler
 from stepswitch.models.agents_api_server import AgentsAPIServer, Fault, _Session
 from stepswitch.models.openai_server import RecordedRequest
 
@@ -41,21 +42,9 @@ class _Reply(Exception):
         self.status, self.message, self.code = status, message, code
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     owner: AgentsAPIServer
     server_version = "stepswitch-AgentsAPIServer"
-    protocol_version = "HTTP/1.1"
-    timeout = 30
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def handle(self) -> None:
-        try:
-            super().handle()
-        except (ConnectionResetError, BrokenPipeError, TimeoutError):
-            self.close_connection = True
 
     def do_GET(self) -> None:
         self._safely()

@@ -32,18 +32,18 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import field
-from http.server import ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch._dataclass import dataclass
 from stepswitch.errors import UserError
+from stepswitch.models._loopback import LoopbackServer
 from stepswitch.models.openai_server import RecordedRequest
 from stepswitch.models.script import ErrorReply, RawReply, Reply, error_reply, normalize_step
 from stepswitch.runtime.model import OutputFunctionCall, OutputMessage
 
 if TYPE_CHECKING:
-    import openai
+    pass
 
 __all__ = ["AgentsAPIServer", "Fault", "session_failed"]
 
@@ -94,8 +94,10 @@ class _Session:
     error: str | None = None
 
 
-class AgentsAPIServer:
+class AgentsAPIServer(LoopbackServer):
     """A scripted Agents API server. Use as a context manager, or ``start()``/``close()``."""
+
+    _name = "AgentsAPIServer"
 
     def __init__(
         self,
@@ -139,84 +141,19 @@ class AgentsAPIServer:
         self._stream_count = 0
         self._create_count = 0
         self._race_left: dict[int, int] = {}
-        self._httpd: ThreadingHTTPServer | None = None
-        self._port: int | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._last_activity = time.monotonic()
+        self._init_loopback()
         self.add(*script)
 
     # ---- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> AgentsAPIServer:
-        if self.running:
-            return self
-        self.close()
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
         from stepswitch.models._agents_api_handler import handler_for
 
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self))
-        self._port = int(httpd.server_address[1])
-        httpd.daemon_threads = True
-        httpd.timeout = 0.05
-        self._httpd = httpd
-        self._stop.clear()
-        self._last_activity = time.monotonic()
-        self._thread = threading.Thread(target=self._serve, name="AgentsAPIServer", daemon=True)
-        self._thread.start()
-        return self
+        return handler_for(self)
 
-    def _serve(self) -> None:
-        httpd = self._httpd
-        assert httpd is not None
-        try:
-            while not self._stop.is_set():
-                httpd.handle_request()
-                if time.monotonic() - self._last_activity > self.idle_timeout:
-                    break
-        finally:
-            httpd.server_close()
-            self._stop.set()
-            with self._lock:
-                self._lock.notify_all()
-
-    def close(self) -> None:
-        """Stop serving (open event streams end) and release the port (idempotent)."""
-        self._stop.set()
-        with self._lock:
+    def _wake(self) -> None:
+        with self._lock:  # open event streams wait on it: they end now
             self._lock.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._thread = None
-        self._httpd = None
-
-    def __enter__(self) -> AgentsAPIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and not self._stop.is_set()
-
-    @property
-    def url(self) -> str:
-        """The base URL to give the client: ``http://127.0.0.1:PORT/v1``."""
-        if self._port is None:
-            raise RuntimeError("AgentsAPIServer is not started; use `with AgentsAPIServer(...)`")
-        return f"http://127.0.0.1:{self._port}/v1"
-
-    def client(self, *, max_retries: int = 2, timeout: float = 30.0) -> openai.AsyncOpenAI:
-        """A real ``AsyncOpenAI`` pointed at this server."""
-        import openai
-
-        return openai.AsyncOpenAI(base_url=self.url, api_key=self.api_key or "test",
-                                  max_retries=max_retries, timeout=timeout)
 
     # ---- the script ----------------------------------------------------------------
 

@@ -29,16 +29,16 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch.models import _wire
+from stepswitch.models._loopback import LoopbackHandler, LoopbackServer
 from stepswitch.models.script import ErrorReply, RawReply, Reply, fill_call_ids, normalize_step
 
 if TYPE_CHECKING:
-    import openai
+    pass
 
 __all__ = ["OpenAIServer", "RecordedRequest"]
 
@@ -71,9 +71,11 @@ class RecordedRequest:
         return isinstance(self.body, dict) and self.body.get("stream") is True
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """A scripted OpenAI-compatible server. Use as a context manager, call
     ``start()``/``close()``, or take the ``openai_server`` pytest fixture."""
+
+    _name = "OpenAIServer"
 
     def __init__(
         self,
@@ -102,89 +104,8 @@ class OpenAIServer:
         self.idle_timeout = idle_timeout
         self.requests: list[RecordedRequest] = []
         self.unexpected: list[str] = []
-        self._httpd: ThreadingHTTPServer | None = None
-        self._port: int | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._last_activity = time.monotonic()
+        self._init_loopback()
         self.add(*script)
-
-    # ---- lifecycle -----------------------------------------------------------------
-
-    def start(self) -> OpenAIServer:
-        """Bind 127.0.0.1 on a free port and serve in a daemon thread (again after a
-        stop: on a new port)."""
-        if self.running:
-            return self
-        self.close()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._port = int(httpd.server_address[1])
-        httpd.daemon_threads = True
-        httpd.timeout = 0.05
-        self._httpd = httpd
-        self._stop.clear()
-        self._last_activity = time.monotonic()
-        self._thread = threading.Thread(target=self._serve, name="OpenAIServer", daemon=True)
-        self._thread.start()
-        return self
-
-    def _serve(self) -> None:
-        httpd = self._httpd
-        assert httpd is not None
-        try:
-            while not self._stop.is_set():
-                httpd.handle_request()
-                if time.monotonic() - self._last_activity > self.idle_timeout:
-                    break
-        finally:
-            httpd.server_close()
-            self._stop.set()
-
-    def close(self) -> None:
-        """Stop serving and release the port (idempotent)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._thread = None
-        self._httpd = None
-
-    def __enter__(self) -> OpenAIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and not self._stop.is_set()
-
-    @property
-    def port(self) -> int:
-        """The port it listens on (or last listened on, once stopped)."""
-        if self._port is None:
-            raise RuntimeError("OpenAIServer is not started; use `with OpenAIServer(...)`")
-        return self._port
-
-    @property
-    def url(self) -> str:
-        """The base URL to give the client: ``http://127.0.0.1:PORT/v1``."""
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def client(self, *, max_retries: int = 2, timeout: float = 30.0) -> openai.AsyncOpenAI:
-        """A real ``AsyncOpenAI`` pointed at this server (with its ``api_key``, if any)."""
-        import openai  # here: the server itself needs no client
-
-        return openai.AsyncOpenAI(
-            base_url=self.url,
-            api_key=self.api_key or "test",
-            max_retries=max_retries,
-            timeout=timeout,
-        )
 
     # ---- the script ----------------------------------------------------------------
 
@@ -215,6 +136,9 @@ class OpenAIServer:
         """The recorded requests to the model endpoints (of one ``api`` if given)."""
         return [r for r in self.requests if r.api != "other" and (api is None or r.api == api)]
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
+
     def _next_step(self, api: str) -> tuple[int, Reply | ErrorReply | RawReply] | None:
         with self._lock:
             if self._served >= len(self._steps):
@@ -239,27 +163,9 @@ def _handler_for(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     owner: OpenAIServer
     server_version = "stepswitch-OpenAIServer"
-    # HTTP/1.1 keeps connections alive between requests, as real servers do, so the
-    # client's connection pool is exercised; a stream is chunked.
-    protocol_version = "HTTP/1.1"
-    timeout = 30  # an idle kept-alive connection is dropped after this many seconds
-    # headers and body are separate small writes; with Nagle's algorithm on, a kept-alive
-    # connection waits for the client's delayed ACK (~40 ms) between them
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-        return
-
-    def handle(self) -> None:
-        # a client that hangs up a kept-alive connection (it abandoned a stream, or its
-        # process ended) is not the server's error: no traceback on the test's stderr
-        try:
-            super().handle()
-        except (ConnectionResetError, BrokenPipeError, TimeoutError):
-            self.close_connection = True
 
     def do_GET(self) -> None:
         self._safely()
