@@ -150,22 +150,14 @@ def _edge(edge: SceneEdge) -> str:
 
 def _grouped_nodes(scene: Scene, lines: list[str]) -> None:
     """The nodes, each group's as a ``cluster`` subgraph where its first node would be."""
-    members: dict[str, list[SceneNode]] = {}
-    for node in scene.nodes:
-        if node.group:
-            members.setdefault(node.group, []).append(node)
-    titles = {group.id: group.title for group in scene.groups}
-    for node in scene.nodes:
-        if not node.group:
-            lines.append(_node(node))
+    for group, nodes in scene.in_groups():
+        if group is None:
+            lines.append(_node(nodes[0]))
             continue
-        inside = members.pop(node.group, None)
-        if inside is None:
-            continue  # written with the group's first node
-        lines.append(f"  subgraph cluster_{node.group} {{")
-        lines.append(f'    graph [label={_quote(titles[node.group])}, style="rounded,dashed", '
+        lines.append(f"  subgraph cluster_{group.id} {{")
+        lines.append(f'    graph [label={_quote(group.title)}, style="rounded,dashed", '
                      'color="#689f38", fontcolor="#33691e"];')
-        lines.extend(f"  {_node(member)}" for member in inside)
+        lines.extend(f"  {_node(member)}" for member in nodes)
         lines.append("  }")
 
 

@@ -143,20 +143,12 @@ _GROUP_STYLE = "fill:#fafafa,stroke:#689f38,stroke-dasharray:4 3"
 
 def _grouped_nodes(scene: Scene, lines: list[str]) -> None:
     """The nodes, each group's as a ``subgraph`` where its first node would be."""
-    members: dict[str, list[SceneNode]] = {}
-    for node in scene.nodes:
-        if node.group:
-            members.setdefault(node.group, []).append(node)
-    titles = {group.id: group.title for group in scene.groups}
-    for node in scene.nodes:
-        if not node.group:
-            lines.append(f"    {_node(node)}")
+    for group, nodes in scene.in_groups():
+        if group is None:
+            lines.append(f"    {_node(nodes[0])}")
             continue
-        inside = members.pop(node.group, None)
-        if inside is None:
-            continue  # written with the group's first node
-        lines.append(f'    subgraph {node.group}["{mermaid_escape(titles[node.group])}"]')
-        lines.extend(f"        {_node(member)}" for member in inside)
+        lines.append(f'    subgraph {group.id}["{mermaid_escape(group.title)}"]')
+        lines.extend(f"        {_node(member)}" for member in nodes)
         lines.append("    end")
 
 

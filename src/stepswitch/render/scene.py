@@ -157,6 +157,22 @@ class Scene:
     groups: tuple[SceneGroup, ...] = ()
     """The boxes some nodes are drawn in (``SceneNode.group``), in drawing order."""
 
+    def in_groups(self) -> list[tuple[SceneGroup | None, list[SceneNode]]]:
+        """The nodes in drawing order, each group's gathered where its first node is:
+        ``(None, [node])`` for a node outside any box, ``(group, members)`` for a box."""
+        members: dict[str, list[SceneNode]] = {}
+        for node in self.nodes:
+            if node.group:
+                members.setdefault(node.group, []).append(node)
+        by_id = {group.id: group for group in self.groups}
+        out: list[tuple[SceneGroup | None, list[SceneNode]]] = []
+        for node in self.nodes:
+            if not node.group:
+                out.append((None, [node]))
+            elif (inside := members.pop(node.group, None)) is not None:
+                out.append((by_id[node.group], inside))
+        return out
+
 
 def _worst(marks: Sequence[Mark]) -> Severity | None:
     if not marks:
