@@ -60,7 +60,8 @@ def module_name(path: Path, src: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+def absolute_module(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The module a ``from … import`` in ``module`` names, relative levels resolved."""
     if not node.level:
         return node.module or ""
     base = module.split(".")
@@ -124,7 +125,7 @@ def _read(src: Path) -> Iterator[Import]:
                     for alias in child.names:
                         yield Import(module, alias.name, path, child.lineno, here)
                 elif isinstance(child, ast.ImportFrom):
-                    origin = _absolute(child, module, is_package)
+                    origin = absolute_module(child, module, is_package)
                     for alias in child.names:
                         sub = f"{origin}.{alias.name}"
                         yield Import(module, sub if sub in modules else origin, path,

@@ -8,23 +8,14 @@ import ast
 from pathlib import Path
 
 from stepswitch.cli.main import _COMMANDS
+from tests.test_room_imports import absolute_module, module_name
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "stepswitch"
 CLI = SRC / "cli"
 
 
 def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    if not node.level:
-        return node.module or ""
-    base = module.split(".")
-    base = base if is_package else base[:-1]
-    base = base[: len(base) - node.level + 1]
-    return ".".join([*base, node.module] if node.module else base)
+    return module_name(path, SRC)
 
 
 def cli_imports(source: str, module: str, is_package: bool = False) -> list[tuple[int, str, str]]:
@@ -37,7 +28,7 @@ def cli_imports(source: str, module: str, is_package: bool = False) -> list[tupl
     aliases: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            origin = _absolute(node, module, is_package)
+            origin = absolute_module(node, module, is_package)
             for alias in node.names:
                 if origin == "stepswitch.cli":  # from stepswitch.cli import run
                     aliases[alias.asname or alias.name] = f"{origin}.{alias.name}"
