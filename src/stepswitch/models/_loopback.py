@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -23,6 +25,10 @@ class LoopbackServer:
     _name: ClassVar[str]
     api_key: str | None
     idle_timeout: float
+    _lock: AbstractContextManager[Any]
+    _steps: Sequence[object]
+    _served: int
+    unexpected: list[str]
 
     def _init_loopback(self) -> None:
         self._httpd: ThreadingHTTPServer | None = None
@@ -109,6 +115,24 @@ class LoopbackServer:
 
         return openai.AsyncOpenAI(base_url=self.url, api_key=self.api_key or "test",
                                   max_retries=max_retries, timeout=timeout)
+
+    # ---- the script ----------------------------------------------------------------
+
+    @property
+    def remaining(self) -> int:
+        """How many steps have not been served yet."""
+        with self._lock:
+            return len(self._steps) - self._served
+
+    def assert_complete(self) -> None:
+        """Raise ``AssertionError`` if a step was not used or a request found no step."""
+        with self._lock:
+            left = len(self._steps) - self._served
+            problems = list(self.unexpected)
+        if left:
+            problems.append(f"{left} scripted step(s) were never requested")
+        if problems:
+            raise AssertionError(f"{self._name}: " + "; ".join(problems))
 
 
 class LoopbackHandler(BaseHTTPRequestHandler):

@@ -98,6 +98,7 @@ class AgentsAPIServer(LoopbackServer):
     """A scripted Agents API server. Use as a context manager, or ``start()``/``close()``."""
 
     _name = "AgentsAPIServer"
+    _lock: threading.Condition
 
     def __init__(
         self,
@@ -168,21 +169,6 @@ class AgentsAPIServer(LoopbackServer):
                     raise UserError(f"{where}: a raw reply has no meaning on the Agents API; "
                                     "use message(...), call(...) or session_failed(...)")
                 self._steps.append(reply)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._steps) - self._served
-
-    def assert_complete(self) -> None:
-        """Raise ``AssertionError`` if a step was not used or a turn found no step."""
-        with self._lock:
-            problems = list(self.unexpected)
-            left = len(self._steps) - self._served
-        if left:
-            problems.append(f"{left} scripted step(s) were never requested")
-        if problems:
-            raise AssertionError("AgentsAPIServer: " + "; ".join(problems))
 
     def items(self, session_id: str | None = None) -> list[dict[str, Any]]:
         """A session's item list (the only session, when none is named), oldest first."""

@@ -76,6 +76,7 @@ class OpenAIServer(LoopbackServer):
     ``start()``/``close()``, or take the ``openai_server`` pytest fixture."""
 
     _name = "OpenAIServer"
+    _lock: threading.Lock
 
     def __init__(
         self,
@@ -115,22 +116,6 @@ class OpenAIServer(LoopbackServer):
             start = len(self._steps)
             for i, step in enumerate(steps):
                 self._steps.append(normalize_step(step, where=f"OpenAIServer step {start + i + 1}"))
-
-    @property
-    def remaining(self) -> int:
-        """How many steps have not been served yet."""
-        with self._lock:
-            return len(self._steps) - self._served
-
-    def assert_complete(self) -> None:
-        """Raise ``AssertionError`` if a step was not used or a request had no step."""
-        with self._lock:
-            left = len(self._steps) - self._served
-            problems = list(self.unexpected)
-        if left:
-            problems.append(f"{left} scripted step(s) were never requested")
-        if problems:
-            raise AssertionError("OpenAIServer: " + "; ".join(problems))
 
     def model_requests(self, api: str | None = None) -> list[RecordedRequest]:
         """The recorded requests to the model endpoints (of one ``api`` if given)."""
