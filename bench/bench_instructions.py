@@ -12,12 +12,14 @@ sets probe, which moves a turn's count by a couple of thousand between seeds.
 * ``sdk floor``: the OpenTelemetry SDK alone making the same span tree (no stepswitch
   code; ``bench_runtime.sdk_floor``), so ``traced - loop - sdk floor`` is stepswitch's
   own tracing work per turn;
-* ``support``: one whole support-flow run (4 model calls, 7 items).
+* ``support``: one whole support-flow run (4 model calls, 7 items);
+* ``fanout``: one round of bench_flows' fan-out cycle (a step, a fan-out over K = 10
+  sync steps, a join), beside its floor: the same calls written by hand.
 
 Needs ``valgrind`` (``apt-get install valgrind``); takes a few minutes. ``--only``
 measures some of the figures (e.g. ``--only loop,support`` while working on the loop).
 
-    .venv/bin/python bench/bench_instructions.py [--only loop,traced,floor,support]
+    .venv/bin/python bench/bench_instructions.py [--only loop,traced,floor,support,fanout]
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ if mode in ("traced", "floor"):
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+if mode in ("fanout", "fanout-floor"):
+    import bench_flows as f
+    run = f.stepswitch_fanout() if mode == "fanout" else f.baseline_fanout()
+    for _ in range(k + 1):
+        run()
+    raise SystemExit(0)
 if mode == "support":
     once = b.ours_runner(b.ours_support_steps())
 elif mode == "floor":
@@ -82,7 +90,7 @@ def per_unit(mode: str, few: int, many: int, units_per_run: int) -> float:
         (many - few) * units_per_run)
 
 
-FIGURES = ("loop", "traced", "floor", "support")
+FIGURES = ("loop", "traced", "floor", "support", "fanout")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,7 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     if "support" in only:
         support = per_unit("support", 10, 110, 1)
         print(f"instructions per support-flow run {support / 1e3:8.1f} k")
+    if "fanout" in only:
+        rounds = 1_000  # bench_flows.FAN_ROUNDS
+        ours = per_unit("fanout", 1, 3, rounds)
+        by_hand = per_unit("fanout-floor", 1, 3, rounds)
+        print(f"instructions per fan-out round (K=10 sync steps) {ours / 1e3:8.1f} k   "
+              f"floor {by_hand / 1e3:.1f} k   ratio {ours / by_hand:.2f}x (target <= 3x)")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
