@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from stepswitch._gc import gc_paused
 from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
-from stepswitch.graph.build import gc_paused
 from stepswitch.graph.facts import flow_facts, machine_facts
 from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
 from stepswitch.ir import (

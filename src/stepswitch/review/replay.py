@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import field
 from importlib import resources
 from typing import Any
@@ -25,6 +25,7 @@ from stepswitch.errors import (
     GuardrailTripwireTriggered,
     MaxTurnsExceeded,
     ModelBehaviorError,
+    ReplayError,
     StateError,
 )
 from stepswitch.runtime.effects import CallJob, NestedJob, RunJobs
@@ -35,6 +36,7 @@ from stepswitch.runtime.model import (
     OutputItem,
     OutputMessage,
 )
+from stepswitch.runtime.record import RECORD_FORMAT, record_doc, run_doc, write_doc
 from stepswitch.runtime.tools import REJECTED
 
 __all__ = [
@@ -51,7 +53,6 @@ __all__ = [
     "replay_run",
 ]
 
-RECORD_FORMAT = "stepswitch.recording"
 _ROLES = ("user", "system", "developer", "assistant")
 
 
@@ -94,10 +95,6 @@ def replay_code_doc(code: str) -> str:
     if code not in REPLAY_CODES:
         raise KeyError(code)
     return (resources.files("stepswitch.review") / "docs" / f"{code}.md").read_text("utf-8")
-
-
-class ReplayError(Exception):
-    """The text is not a recording; the message is one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,29 +351,12 @@ def _as_item(rec: dict[str, Any], where: str) -> Any:
         raise ReplayError(f"item {where}: {rec['type']} item is incomplete ({exc})") from None
 
 
-def record_doc(workflow: str, start_agent: str, given: Sequence[Any],
-               items: Sequence[Any],
-               decisions: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The document ``RunConfig(record=PATH)`` writes: what the run was given (a
-    session's earlier turns included) and the items it made, as records."""
-    from stepswitch.runtime.state_json import _item
-
-    return {"format": RECORD_FORMAT, "version": 1, "workflow": workflow,
-            "start_agent": start_agent, "input": [_item(i) for i in given],
-            "items": [_item(i) for i in items],
-            "decisions": {k: {"approved": d.approved, "message": d.message}
-                          for k, d in sorted((decisions or {}).items())}}
-
-
 def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
                  case: str | None = None) -> None:
     """Write ``result``'s run (input and new items) to ``path``; with ``case`` (the
     workflow's TARGET) and a path named ``*.trail.json``, a recorded case that expects
     what the run did (see :mod:`stepswitch.review.cases`)."""
-    start: str = next((i.agent for i in result.new_items
-                       if isinstance(getattr(i, "agent", None), str)), result.last_agent)
-    doc = record_doc(workflow, start, result.input, result.new_items,
-                     result.to_state().decisions)
+    doc = run_doc(result, workflow)
     if case is not None and os.fspath(path).endswith(".trail.json"):
         from pathlib import Path
 
@@ -384,9 +364,7 @@ def write_record(path: str | os.PathLike[str], result: Any, workflow: str,
 
         target = relative_target(case, Path(os.fspath(path)).parent)
         doc = case_doc(target, doc, result)
-    body = json.dumps(doc, indent=1, ensure_ascii=False)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(body + "\n")
+    write_doc(path, doc)
 
 
 # -- replaying -------------------------------------------------------------------------

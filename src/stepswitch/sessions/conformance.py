@@ -85,14 +85,13 @@ _MACHINE: Any = None
 def _machine() -> Any:
     global _MACHINE
     if _MACHINE is None:
-        import stepswitch as ss
+        from stepswitch.dsl import Agent, Workflow, function_tool
 
-        tool = ss.function_tool(needs_approval=True)(pay)
-        desk = ss.Agent(name="desk", instructions="Pay people.", tools=[tool])
-        front = ss.Agent(name="front", instructions="Greet; send payments to desk.",
-                         handoffs=[desk])
-        _MACHINE = ss.Workflow(name="conformance", entry=front,
-                               agents=[front, desk]).compile()
+        tool = function_tool(needs_approval=True)(pay)
+        desk = Agent(name="desk", instructions="Pay people.", tools=[tool])
+        front = Agent(name="front", instructions="Greet; send payments to desk.",
+                      handoffs=[desk])
+        _MACHINE = Workflow(name="conformance", entry=front, agents=[front, desk]).compile()
     return _MACHINE
 
 
@@ -406,7 +405,7 @@ def session_conformance(
                     assert second[1]["encrypted_content"] == "enc-1"
                     assert second[2]["content"][0]["annotations"][0]["type"] == "url_citation"
                     # a stepswitch run continues the conversation the SDK wrote
-                    from stepswitch.testing import ScriptedModel, assistant_message
+                    from stepswitch.models.scripted import ScriptedModel, assistant_message
 
                     model = ScriptedModel([[assistant_message("Anything else?")]])
                     done = await _machine().run("one more", model=model, session=s)
@@ -624,7 +623,7 @@ def session_conformance(
         # -- runs on the store -------------------------------------------------------------
 
         def test_runs_continue_at_the_current_agent(self, session_factory: Factory) -> None:
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
                 s = session_factory(_fresh())
@@ -703,8 +702,8 @@ def session_conformance(
         def test_resume_twice_is_a_conflict_and_runs_the_tool_once(
             self, session_factory: Factory
         ) -> None:
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
             from stepswitch.runtime.state import RunState
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
                 s = session_factory(_fresh())
@@ -741,8 +740,8 @@ def session_conformance(
             asyncio.run(go())
 
         def test_resume_resends_a_pending_operation(self, session_factory: Factory) -> None:
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
             from stepswitch.runtime.state import RunState
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
                 sid = _fresh()

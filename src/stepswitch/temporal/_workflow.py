@@ -33,9 +33,15 @@ from temporalio.converter import value_to_type
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 from stepswitch._dataclass import dataclass
-from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
-from stepswitch.errors import ModelProviderError, StepswitchError, UserError
+from stepswitch.errors import (
+    ModelProviderError,
+    StepFailure,
+    StepswitchError,
+    ToolFailure,
+    UserError,
+)
+from stepswitch.ir import HandoffTo, RunFunction
 from stepswitch.runtime import conversation
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
@@ -94,23 +100,6 @@ __all__ = [
 def workflow_name(machine: StateMachine) -> str:
     """The Temporal workflow type of ``machine``'s runs."""
     return f"stepswitch.{machine.name}"
-
-
-class ToolFailure(Exception):
-    """A function tool raised on the worker; ``str()`` is its message."""
-
-    def __init__(self, message: str, kind: str | None) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class StepFailure(Exception):
-    """A flow's step raised on the worker: the run fails with the step's exception's
-    type name (``kind``) and message, as in-process it fails with the exception."""
-
-    def __init__(self, message: str, kind: str | None) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 class _Stop(BaseException):
@@ -705,6 +694,8 @@ class _Driver:
                     traceparent=traceparent,
                 )
             )
+        except ToolFailure:
+            raise  # a hook's or a model's own exception: no run outcome, the task fails
         except (StepswitchError, StepFailure) as exc:
             if self.trace is not None:
                 self.segment.end(exc=exc)
