@@ -98,7 +98,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 if node.name in fc.awaits:
                     out = yield from _step(fc, node, value, fr.ctx)
                 else:
-                    out = _calls(fc, node, (value,), fr.ctx)[0]
+                    out = _call(fc, node, value, fr.ctx)
             else:
                 if fr.emit:
                     yield Emit(FlowNodeStreamEvent(node.name, "agent"))
@@ -201,13 +201,25 @@ def _step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
     return out
 
 
+def _call(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]) -> Any:
+    """Call the sync step node ``node`` on ``value`` and check its output: a plain call,
+    as it never awaits. How to call it and check it is the node's row of
+    ``fc.callees``; :func:`_step` and :func:`_calls` read the same row."""
+    fn, takes_context, accepts, check = fc.callees[node.name]
+    out = fn(ctx, value) if takes_context else fn(value)
+    if not isinstance(out, accepts):
+        check(out)
+    return out
+
+
 def _calls(fc: FlowCore, node: FlowNode, values: Sequence[Any], ctx: RunContext[Any],
-           done: dict[int, Any] | None = None) -> list[Any]:
-    """Call the sync step ``node`` on each of ``values`` in order and check each output:
-    the one call of a sync step, for a node (one value) and for a fan-out's branches.
+           done: dict[int, Any]) -> list[Any]:
+    """A fan-out's branches over the sync step ``node``: :func:`_call` on each of
+    ``values`` in order, written out in the loop (a frame per element is a third of
+    what a fan-out costs).
 
     A call that never awaits gains nothing from a task of its own (nor a concurrency
-    limit from a semaphore), so a fan-out's branches are called here, one after another
+    limit from a semaphore), so the branches are called here, one after another
     (bench/README.md, fan-out). Each call's outcome is its own, as with jobs: every
     value is called, and the first failure in order is raised once all were; ``done``
     holds the outputs of values called before (a resumed fan-out) and receives the
@@ -232,8 +244,7 @@ def _calls(fc: FlowCore, node: FlowNode, values: Sequence[Any], ctx: RunContext[
             out = None
         outs.append(out)
     if error is not None:
-        if done is not None:
-            done.update((i, out) for i, out in enumerate(outs) if i not in failed)
+        done.update((i, out) for i, out in enumerate(outs) if i not in failed)
         raise error
     return outs
 
