@@ -5,6 +5,7 @@
     StepswitchError                      every error stepswitch raises on purpose
     ├── UserError                        the caller declared or called something wrong
     │   ├── CompileError                 the analyzer found errors; carries the Report
+    │   ├── LoweringError                a machine's IR holds a word its tables do not know
     │   ├── StateError                   a RunState is tampered, truncated, stale or resumed already
     │   ├── TargetError                  a TARGET (file.py:NAME, module:NAME) does not load
     │   ├── GraphvizNotFound             no Graphviz to draw SVG or PNG with
@@ -66,6 +67,7 @@ __all__ = [
     "GraphvizNotFound",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
+    "LoweringError",
     "MCPServerError",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
@@ -132,6 +134,20 @@ class CompileError(UserError):
         lines = [f"workflow has {len(errors)} error(s); fix them or run `stepswitch check`:"]
         lines.extend(f"  {d.format_line()}" for d in errors)
         super().__init__("\n".join(lines))
+
+
+class LoweringError(UserError):
+    """A machine's IR holds a word of a table's vocabulary that no reader knows: a step
+    switch row's ``when`` or ``then``, or a flow exit's ``kind`` (an IR built by hand,
+    edited, or written by another stepswitch). Raised when the IR is read into tables,
+    before anything runs, the same by the interpreter and by codegen
+    (:mod:`stepswitch.vocabulary`). ``where`` is the row's path in the IR
+    (``states['triage'].switch[2].then``) and ``word`` the word."""
+
+    def __init__(self, message: str, *, where: str, word: object) -> None:
+        super().__init__(message)
+        self.where = where
+        self.word = word
 
 
 class StateError(UserError):

@@ -35,6 +35,7 @@ from stepswitch.ir import (
     StepRule,
     ToolEntry,
 )
+from stepswitch.vocabulary import check_words
 
 __all__ = ["lower", "step_switch"]
 
@@ -67,7 +68,7 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
     for i, state in enumerate(states):
         state = replace(state, facts=facts[state.agent])
         states[i] = replace(state, switch=step_switch(state))
-    return MachineIR(
+    ir = MachineIR(
         name=spec.name,
         entry=spec.entry,
         states=tuple(states),
@@ -76,6 +77,8 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
         flow=flow,
         context_type=_context_class(spec),
     )
+    check_words(ir)  # what lower() writes, every reader of the IR knows
+    return ir
 
 
 def _context_class(spec: WorkflowSpec) -> str | None:
