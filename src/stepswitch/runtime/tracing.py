@@ -119,16 +119,6 @@ def _remote_parent(value: str | None) -> Any:
     return trace.set_span_in_context(trace.NonRecordingSpan(parent))
 
 
-def _model_name(effect: CallModel) -> str:
-    name = effect.request.model or getattr(effect.model, "model", None)
-    return name if isinstance(name, str) and name else "unknown"
-
-
-def _provider(model: Any) -> str:
-    name = getattr(model, "provider_name", None)
-    return name if isinstance(name, str) and name else "unknown"
-
-
 def _json(value: Any) -> str:
     def plain(v: Any) -> Any:
         if is_dataclass(v) and not isinstance(v, type):
@@ -288,7 +278,11 @@ class _Trace:
             self._end_agent()
             self.agent = request.agent
             self._open(self._agent_span(request.agent), "agent")
-        provider, model = _provider(effect.model), _model_name(effect)
+        # the provider and model a call names, read per call (a model object may change)
+        found = getattr(effect.model, "provider_name", None)
+        provider = found if isinstance(found, str) and found else "unknown"
+        found = request.model or getattr(effect.model, "model", None)
+        model = found if isinstance(found, str) and found else "unknown"
         self.provider = provider
         name, attrs = self.chat_head
         if attrs.get(sc.PROVIDER_NAME) != provider or attrs.get(sc.REQUEST_MODEL) != model:
@@ -451,7 +445,10 @@ class _Trace:
                 pass
         if span is not None and self.on:
             try:
-                self.tool_done(span, value, exc)
+                if exc is None and not self.content:  # tool_done's common case
+                    span.end()
+                else:
+                    self.tool_done(span, value, exc)
             except Exception as failure:  # the tracing SDK must never fail a run
                 self.off(failure)
 
