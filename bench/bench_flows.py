@@ -8,6 +8,13 @@ Two workloads:
   ``StateGraph`` with a conditional edge). Reported: time per step of a whole run, and
   per step minus the cost of calling the two functions in a plain Python loop.
   Target (issue 13): ≤ 5 µs per step for stepswitch.
+* **Fan-out.** A cycle whose every round is a step (``split``) whose output fans out
+  over K = 10 elements to a sync step (``work``), joined into a step (``join``) that
+  branches back to ``split`` until 1,000 rounds; the floor is the same calls written by
+  hand (the same functions, a list comprehension for the fan-out, no framework).
+  Interleaved rounds, each contender timed once per round; reported: CPU µs per round
+  (median and spread) and the ratio to the floor (median of the rounds' ratios).
+  Target (issue 30): ≤ 3× the floor. ``--only fanout`` runs just this.
 * **Scale.** A linear flow of N nodes (every tenth an agent, the rest steps): build,
   ``check`` (the analysis of the built graph) and Mermaid (scene and text), for
   N = 1,000 / 10,000 / 100,000. Targets: check ≤ 0.5 s and Mermaid ≤ 0.5 s at 10,000,
@@ -15,7 +22,7 @@ Two workloads:
 
 Run: ``.venv/bin/python bench/bench_flows.py`` (``pip install -e '.[bench]'`` adds
 pydantic-graph and LangGraph; without them only our figures are printed).
-``--quick`` for a short run (no 100,000).
+``--quick`` for a short run (no 100,000); ``--only cycle,fanout,scale`` picks workloads.
 """
 
 from __future__ import annotations
@@ -175,6 +182,93 @@ def per_step(run: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times) / STEPS_PER_RUN * 1e6
 
 
+# -- fan-out ----------------------------------------------------------------------------------
+
+K = 10
+FAN_ROUNDS = 1_000
+
+
+class Batch:
+    """What ``split`` gives: the round and the K elements the fan-out runs over."""
+
+    __slots__ = ("items", "n")
+
+    def __init__(self, n: int, items: list[int]) -> None:
+        self.n = n
+        self.items = items
+
+
+@ss.step
+def split(n: int) -> Batch:
+    return Batch(n, list(range(n, n + K)))
+
+
+@ss.step
+def work(x: int) -> int:
+    return x + 1
+
+
+@ss.step
+def join(xs: list[int]) -> int:
+    return xs[0]
+
+
+def more_rounds(n: int) -> bool:
+    return n < FAN_ROUNDS
+
+
+def stepswitch_fanout() -> Callable[[], Any]:
+    wf = ss.Workflow("fan", split, flow=[
+        ss.fan_out(split, over="items", each=work, then=join, max_items=K),
+        ss.branch(join, when=more_rounds, then=split, otherwise=ss.END,
+                  max_uses=FAN_ROUNDS),
+    ])
+    assert wf.check().ok, [d.format_line() for d in wf.check().diagnostics]
+    machine = wf.compile()
+
+    def run() -> Any:
+        result = machine.run_sync(0)
+        assert result.final_output == FAN_ROUNDS, result.final_output
+        return result
+
+    return run
+
+
+def baseline_fanout() -> Callable[[], Any]:
+    s, w, j = split.fn, work.fn, join.fn
+
+    def run() -> int:
+        n = 0
+        while True:
+            batch = s(n)
+            n = j([w(x) for x in batch.items])
+            if not more_rounds(n):
+                return n
+
+    return run
+
+
+def fanout(repeats: int) -> None:
+    """Interleaved rounds: each round times one run of each contender."""
+    runs = {"plain Python": baseline_fanout(), "stepswitch": stepswitch_fanout()}
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for run in runs.values():
+        run()  # warm up
+    for _ in range(repeats):
+        for name, run in runs.items():
+            gc.collect()
+            t0 = time.process_time()
+            run()
+            times[name].append((time.process_time() - t0) / FAN_ROUNDS * 1e6)
+    print(f"fan-out over K={K} sync steps, {FAN_ROUNDS} rounds per run (split, fan-out, "
+          f"join), CPU µs per round: median [min, max] of {repeats} interleaved runs")
+    for name, ts in times.items():
+        print(f"  {name:<22} {statistics.median(ts):9.3f}   [{min(ts):.3f}, {max(ts):.3f}]")
+    ratios = [o / b for o, b in zip(times["stepswitch"], times["plain Python"], strict=True)]
+    print(f"  ratio to the floor     {statistics.median(ratios):9.2f}x  "
+          f"[{min(ratios):.2f}, {max(ratios):.2f}]   (target <= 3x)")
+
+
 # -- scale ------------------------------------------------------------------------------------
 
 
@@ -217,9 +311,28 @@ def scale(n: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no 100,000")
+    parser.add_argument("--only", default="cycle,fanout,scale",
+                        help="comma-separated workloads of cycle, fanout, scale")
     args = parser.parse_args()
     repeats = 5 if args.quick else 20
+    only = {w.strip() for w in args.only.split(",") if w.strip()}
+    unknown = only - {"cycle", "fanout", "scale"}
+    if unknown or not only:
+        parser.error(f"--only: unknown workload(s) {sorted(unknown)}")
+    if "cycle" in only:
+        cycle(repeats)
+    if "fanout" in only:
+        fanout(repeats)
+    if "scale" in only:
+        sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
+        print("\nlinear flow of N nodes (every tenth an agent): seconds")
+        print(f"  {'N':>8} {'build':>8} {'check':>8} {'mermaid':>8}")
+        for n in sizes:
+            r = scale(n)
+            print(f"  {n:>8} {r['build']:8.3f} {r['check']:8.3f} {r['mermaid']:8.3f}")
 
+
+def cycle(repeats: int) -> None:
     print(f"two-step cycle, {ROUNDS} rounds = {STEPS_PER_RUN} steps per run "
           f"(median of {repeats} runs)")
     base = per_step(baseline_cycle(), repeats)
@@ -235,13 +348,6 @@ def main() -> None:
             continue
         us = per_step(run, repeats)
         print(f"  {name:<22} {us:9.2f} µs/step   overhead {us - base:9.2f} µs/step")
-
-    sizes = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000)
-    print("\nlinear flow of N nodes (every tenth an agent): seconds")
-    print(f"  {'N':>8} {'build':>8} {'check':>8} {'mermaid':>8}")
-    for n in sizes:
-        r = scale(n)
-        print(f"  {n:>8} {r['build']:8.3f} {r['check']:8.3f} {r['mermaid']:8.3f}")
 
 
 if __name__ == "__main__":

@@ -7,17 +7,20 @@ they make (so start-up and imports cancel out), divided by the turns (or runs) b
 The children run with a fixed ``PYTHONHASHSEED``: string hashes decide how dicts and
 sets probe, which moves a turn's count by a couple of thousand between seeds.
 
-* ``loop``: one turn of the N-turn tool loop (bench_runtime's workload, N = 50);
+* ``loop``: one turn of the N-turn tool loop (bench_runtime's workload, N = 50), beside
+  its floor (``bench_runtime.floor_runner``: the same run written by hand);
 * ``traced``: the same turn with tracing on into an in-memory exporter;
 * ``sdk floor``: the OpenTelemetry SDK alone making the same span tree (no stepswitch
   code; ``bench_runtime.sdk_floor``), so ``traced - loop - sdk floor`` is stepswitch's
   own tracing work per turn;
-* ``support``: one whole support-flow run (4 model calls, 7 items).
+* ``support``: one whole support-flow run (4 model calls, 7 items), beside its floor;
+* ``fanout``: one round of bench_flows' fan-out cycle (a step, a fan-out over K = 10
+  sync steps, a join), beside its floor: the same calls written by hand.
 
 Needs ``valgrind`` (``apt-get install valgrind``); takes a few minutes. ``--only``
 measures some of the figures (e.g. ``--only loop,support`` while working on the loop).
 
-    .venv/bin/python bench/bench_instructions.py [--only loop,traced,floor,support]
+    .venv/bin/python bench/bench_instructions.py [--only loop,traced,floor,support,fanout]
 """
 
 from __future__ import annotations
@@ -47,8 +50,18 @@ if mode in ("traced", "floor"):
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+if mode in ("fanout", "fanout-floor"):
+    import bench_flows as f
+    run = f.stepswitch_fanout() if mode == "fanout" else f.baseline_fanout()
+    for _ in range(k + 1):
+        run()
+    raise SystemExit(0)
 if mode == "support":
     once = b.ours_runner(b.ours_support_steps())
+elif mode == "support-floor":
+    once = b.floor_runner(b.ours_support_steps())
+elif mode == "loop-floor":
+    once = b.floor_runner(b.ours_loop_steps(n))
 elif mode == "floor":
     once = b.sdk_floor(provider, exporter, n)
 else:
@@ -82,7 +95,7 @@ def per_unit(mode: str, few: int, many: int, units_per_run: int) -> float:
         (many - few) * units_per_run)
 
 
-FIGURES = ("loop", "traced", "floor", "support")
+FIGURES = ("loop", "traced", "floor", "support", "fanout")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     if loop is not None or floor is not None:
         print(f"instructions per turn (N={N} tool loop)")
     if loop is not None:
-        print(f"  loop                 {loop / 1e3:8.1f} k")
+        by_hand = per_unit("loop-floor", 1, 11, turns)
+        print(f"  loop                 {loop / 1e3:8.1f} k   floor {by_hand / 1e3:.1f} k   "
+              f"ratio {loop / by_hand:.2f}x (target <= 1.8x)")
     if traced is not None and loop is not None and floor is not None:
         print(f"  traced               {traced / 1e3:8.1f} k   (+{(traced - loop) / 1e3:.1f} k)")
     if floor is not None:
@@ -120,8 +135,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  stepswitch's tracing {(traced - loop - floor) / 1e3:8.1f} k")
     if "support" in only:
         support = per_unit("support", 10, 110, 1)
-        print(f"instructions per support-flow run {support / 1e3:8.1f} k")
+        by_hand = per_unit("support-floor", 10, 110, 1)
+        print(f"instructions per support-flow run {support / 1e3:8.1f} k   floor "
+              f"{by_hand / 1e3:.1f} k   ratio {support / by_hand:.2f}x (target <= 3x)")
+    if "fanout" in only:
+        rounds = 1_000  # bench_flows.FAN_ROUNDS
+        ours = per_unit("fanout", 1, 3, rounds)
+        by_hand = per_unit("fanout-floor", 1, 3, rounds)
+        print(f"instructions per fan-out round (K=10 sync steps) {ours / 1e3:8.1f} k   "
+              f"floor {by_hand / 1e3:.1f} k   ratio {ours / by_hand:.2f}x (target <= 3x)")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

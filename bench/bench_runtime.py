@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -81,6 +82,76 @@ def ours_runner(
         result = await machine.run("refund 42", model=ScriptedModel(steps), run_config=config)
         assert result.final_output is not None
         return result
+
+    return once
+
+
+# -- the floor: the same runs written by hand -------------------------------------------
+
+
+def floor_runner(steps: list[Any]) -> Callable[[], Awaitable[Any]]:
+    """The same run as :func:`ours_runner` written by hand, with no framework: the floor
+    any run loop of this workload pays. Per run it builds the script's responses (as
+    ``ScriptedModel`` does); per turn it builds a request, awaits the model, records
+    the response's items, parses each call's JSON arguments and checks them against the
+    tool's one parameter, calls the tool (or takes the handoff) and records its output.
+    What it leaves out is what a framework adds: typed items, budgets, approvals,
+    guardrails, hooks, errors that carry the run."""
+    tools: dict[str, dict[str, Any]] = {
+        "triage": {"lookup_order": lookup_order.fn, "transfer_to_refund": "refund"},
+        "refund": {"process_refund": process_refund.fn},
+    }
+    instructions = {"triage": "Triage.", "refund": "Refunds."}
+
+    async def once() -> Any:
+        script = [{"output": tuple(step), "usage": {"requests": 1}, "id": f"resp_{i}"}
+                  for i, step in enumerate(steps)]
+        requests: list[dict[str, Any]] = []
+
+        async def model(request: dict[str, Any]) -> dict[str, Any]:
+            requests.append(request)
+            return script[len(requests) - 1]
+
+        agent = "triage"
+        history: list[Any] = [{"role": "user", "content": "refund 42"}]
+        items: list[dict[str, Any]] = []
+        turns = 0
+        while True:
+            turns += 1
+            request = {"agent": agent, "instructions": instructions[agent],
+                       "input": (history, len(history)), "tools": tools[agent]}
+            response = await model(request)
+            calls, message = [], None
+            for out in response["output"]:
+                if out.type == "function_call":
+                    item = {"type": "function_call", "agent": agent, "name": out.name,
+                            "call_id": out.call_id, "arguments": out.arguments}
+                    calls.append(out)
+                else:
+                    message = out.content
+                    item = {"type": "message", "agent": agent, "content": message}
+                items.append(item)
+                history.append(item)
+            if not calls:
+                return {"final_output": message, "items": items, "turns": turns}
+            target = None
+            for call in calls:
+                tool = tools[agent][call.name]
+                if isinstance(tool, str):
+                    target = tool
+                    output = json.dumps({"assistant": tool})
+                else:
+                    args = json.loads(call.arguments or "{}")
+                    if type(args.get("order_id")) is not int:
+                        output = "invalid arguments"
+                    else:
+                        output = tool(order_id=args["order_id"])
+                item = {"type": "function_call_output", "agent": agent,
+                        "call_id": call.call_id, "output": output}
+                items.append(item)
+                history.append(item)
+            if target is not None:
+                agent = target
 
     return once
 

@@ -91,6 +91,12 @@ def resolve_target(target: Any, models: Iterable[Any] = ()) -> AgentsAPITarget |
     raise UserError(f"target: expected {TARGET_NAME!r} or an AgentsAPIModel, got {target!r}")
 
 
+def own_target(agents: Iterable[Any], objects: Mapping[str, Any]) -> AgentsAPITarget | None:
+    """The Agents API target a check without one is for: the first of the agents' own
+    models (``agents``: specs with a ``model_ref``) that runs on the Agents API."""
+    return resolve_target(None, (objects.get(a.model_ref.path) for a in agents if a.model_ref))
+
+
 def is_agents_api_model(model: Any) -> bool:
     """Whether ``model`` runs on the Agents API (``AgentsAPIModel`` says so by its ``api``)."""
     return getattr(model, "api", None) == "agents"

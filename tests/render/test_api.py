@@ -102,3 +102,32 @@ def test_real_report_on_a_workflow_without_a_usable_entry() -> None:
     shown = " ".join(decode_label(raw) for raw in parsed.nodes.values())
     shown += " ".join(decode_label(label or "") for *_, label in parsed.edges)
     assert all(code in shown for code in codes)
+
+
+def test_one_graph_drawn_in_both_formats_is_laid_out_once() -> None:
+    """Build once: the frozen graph keeps its scene and its lowered machine, so Mermaid
+    and DOT of one graph (and of one report) share them; other arguments, another
+    report or a report that could change lay out again."""
+    from stepswitch.analysis import analyze
+    from stepswitch.render import scene_for
+
+    graph = support.graph()
+    report = analyze(graph)
+    first = scene_for(graph, report=report)
+    assert scene_for(graph, report=report) is first
+    assert to_mermaid(graph, report=report) == support.to_mermaid(report=report)
+    assert to_dot(graph, report=report) == support.to_dot(report=report)
+    assert scene_for(graph, report=analyze(graph)) is not first  # another report
+    assert scene_for(graph, tools=True, report=report) is not first
+    assert scene_for(graph) == scene_for(support)  # a Workflow is built again: equal
+
+    class Changing:
+        def __init__(self) -> None:
+            self.diagnostics = list(report.diagnostics)
+
+    changing = Changing()
+    drawn = scene_for(graph, report=changing)
+    assert scene_for(graph, report=changing) is not drawn  # a list can change: drawn again
+    machine = scene_for(graph, view="machine")
+    assert scene_for(graph, view="machine") == machine
+    assert to_dot(graph, view="machine") == support.to_dot(view="machine")

@@ -334,3 +334,88 @@ def test_a_loop_back_to_a_paused_node_lists_only_the_new_round_s_approval() -> N
     done = machine.run_sync(state, model=model)
     assert done.final_output == Verdict(score="pass", feedback="ok")
     assert STAMPED == [1, 2]
+
+
+FLAKY: set[str] = set()
+"""Words whose branch fails (once each): the fan-out's sync branches below."""
+
+
+@ss.step
+def shout(ctx: ss.RunContext[dict[str, str]], word: str) -> str:
+    RAN.append(f"shout:{word}")
+    if word in FLAKY:
+        FLAKY.discard(word)
+        raise RuntimeError(f"no {word}")
+    return word.upper() + ctx.context["mark"]
+
+
+def shout_flow() -> ss.StateMachine:
+    return ss.Workflow("shout", split, flow=[
+        ss.fan_out(split, over="items", each=shout, then=joined, max_items=5),
+        ss.then(joined, ss.END)], context_type=dict[str, str]).compile()
+
+
+def test_a_failing_sync_branch_resumes_alone_and_the_join_keeps_input_order() -> None:
+    """Sync branches are called one after another (no task each), yet each branch's
+    outcome is its own: every branch runs, the first failure is raised after them all,
+    and a resume from the error's state calls only the failed ones again."""
+    RAN.clear()
+    FLAKY.update({"b", "d"})
+    machine = shout_flow()
+    with pytest.raises(RuntimeError, match="no b") as info:
+        machine.run_sync("a b c d e", context={"mark": "!"})
+    assert RAN == ["shout:a", "shout:b", "shout:c", "shout:d", "shout:e"]
+    data = info.value.run_data  # type: ignore[attr-defined]
+    state = ss.RunState.from_json(data.to_state().to_json())
+    RAN.clear()
+    done = machine.run_sync(state, context={"mark": "!"})
+    assert RAN == ["shout:b", "shout:d"]
+    assert done.final_output == "A!+B!+C!+D!+E!"
+
+
+@ss.step
+def badly_typed(word: str) -> int:
+    return word  # type: ignore[return-value]
+
+
+def test_a_sync_branch_output_that_misfits_its_annotation_is_a_located_user_error() -> None:
+    machine = ss.Workflow("misfit", split, flow=[
+        ss.fan_out(split, over="items", each=badly_typed, then=ss.END, max_items=3)],
+        ignore=["SW7"]).compile()
+    with pytest.raises(ss.UserError, match=r"step 'badly_typed' at .*\.py:\d+ returned str"):
+        machine.run_sync("x y")
+
+
+@ss.step
+def anything(word: str) -> Any:
+    return {"word": word}
+
+
+def test_a_step_annotated_any_passes_whatever_it_returns() -> None:
+    machine = ss.Workflow("any", split, flow=[
+        ss.fan_out(split, over="items", each=anything, then=ss.END, max_items=3)],
+        ignore=["SW7"]).compile()
+    assert machine.run_sync("x y").final_output == [{"word": "x"}, {"word": "y"}]
+
+
+RUNNING: list[int] = [0, 0]
+"""Async branches running now, and the most at once."""
+
+
+@ss.step
+async def slow_upper(word: str) -> str:
+    RUNNING[0] += 1
+    RUNNING[1] = max(RUNNING)
+    await asyncio.sleep(0.01)
+    RUNNING[0] -= 1
+    return word.upper()
+
+
+def test_async_branches_keep_the_concurrency_limit() -> None:
+    RUNNING[:] = [0, 0]
+    machine = ss.Workflow("limit", split, flow=[
+        ss.fan_out(split, over="items", each=slow_upper, then=joined, max_items=6,
+                   concurrency=2),
+        ss.then(joined, ss.END)]).compile()
+    assert machine.run_sync("a b c d e f").final_output == "A+B+C+D+E+F"
+    assert RUNNING == [0, 2]

@@ -358,6 +358,51 @@ def test_spans_a_tool_opens_nest_under_its_execute_tool_span() -> None:
     assert query.parent is not None and query.parent.span_id == tool.context.span_id
 
 
+def test_two_calls_of_one_turn_each_nest_their_spans_under_their_own_tool_span() -> None:
+    """A lone call's span is made current around the loop's wait; calls that run at once
+    (in tasks or threads of their own) each make theirs current where they run."""
+    exporter, config = traced_config()
+    provider = config.tracer_provider
+
+    @ss.function_tool
+    async def fetch(order_id: int) -> str:
+        """Fetches an order, with a span of its own."""
+        with provider.get_tracer("user").start_as_current_span(f"fetch {order_id}"):
+            await asyncio.sleep(0.01)  # both calls are running now
+            return f"order {order_id}"
+
+    agent = ss.Agent(name="a", instructions="a", tools=[fetch])
+    wf = ss.Workflow(name="w", entry=agent, agents=[agent])
+    model = ScriptedModel([[function_call("fetch", {"order_id": 1}, call_id="c1"),
+                            function_call("fetch", {"order_id": 2}, call_id="c2")],
+                           [assistant_message("ok")]])
+    wf.compile().run_sync("x", model=model, run_config=config)
+    tools = {dict(s.attributes or {})[sc.TOOL_CALL_ID]: s
+             for s in spans_named(exporter, "execute_tool fetch")}
+    for call_id, order in (("c1", 1), ("c2", 2)):
+        inner = spans_named(exporter, f"fetch {order}")[0]
+        assert inner.parent is not None
+        assert inner.parent.span_id == tools[call_id].context.span_id
+
+
+def test_a_timed_out_tool_span_records_the_timeout() -> None:
+    @ss.function_tool(timeout=0.05)
+    async def stuck(order_id: int) -> str:
+        """Never answers in time."""
+        await asyncio.sleep(5)
+        return "late"
+
+    exporter, config = traced_config()
+    agent = ss.Agent(name="a", instructions="a", tools=[stuck])
+    wf = ss.Workflow(name="w", entry=agent, agents=[agent])
+    model = ScriptedModel([[function_call("stuck", {"order_id": 1})],
+                           [assistant_message("gave up")]])
+    assert wf.compile().run_sync("x", model=model, run_config=config).final_output == "gave up"
+    span = spans_named(exporter, "execute_tool stuck")[0]
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})[sc.ERROR_TYPE] == "ToolTimeoutError"
+
+
 def test_a_resumed_flow_continues_its_trace() -> None:
     from tests.runtime.test_flow_runtime import story_flow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from stepswitch._agents_api import AgentsAPITarget
+from stepswitch._agents_api import AgentsAPITarget, own_target
 from stepswitch._gc import gc_paused
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
@@ -38,7 +38,8 @@ def analyze(
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
     ``policies`` are proved besides the workflow's own (``[tool.stepswitch] policies``);
     ``prices`` (model -> input, output USD per 1M tokens) override the shipped table.
-    ``target`` checks what the hosted Agents API cannot express (SW650-SW654).
+    ``target`` checks what the hosted Agents API cannot express (SW650-SW654); without
+    it, an agent whose own model is an ``AgentsAPIModel`` brings that check along.
     """
     if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
         select = [select]
@@ -55,6 +56,8 @@ def analyze(
         ctx.memo["extra_policies"] = tuple(as_spec(p) for p in policies)
     if prices:
         ctx.memo["prices"] = dict(prices)
+    if target is None:  # an agent whose own model runs on the Agents API brings it along
+        target = own_target(spec.agents, graph.bindings.objects)
     if target is not None:
         ctx.memo[TARGET_KEY] = target
     found: list[Diagnostic] = []

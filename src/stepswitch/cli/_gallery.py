@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from stepswitch.analysis import analyze
 from stepswitch.errors import UserError
 from stepswitch.render import to_mermaid
 from stepswitch.targets.load import load_targets
@@ -33,13 +34,14 @@ def gallery(targets: list[str]) -> str:
     parts = [BEGIN, ""]
     for loaded in load_targets(targets):
         wf = loaded.workflow
-        report = wf.check()
+        graph = wf.graph()  # built once: the report and both views share it
+        report = analyze(graph)
         parts += [f"### `{wf.name}` (`{loaded.label}`)", ""]
         found = ", ".join(f"{d.code} {d.severity}" for d in report.diagnostics) or "none"
         parts += [f"`stepswitch render {loaded.label}` — findings: {found}.", ""]
-        parts += _block(to_mermaid(wf, report=report))
+        parts += _block(to_mermaid(graph, report=report))
         try:
-            machine = to_mermaid(wf, view="machine")
+            machine = to_mermaid(graph, view="machine")
         except UserError:
             parts += ["It does not compile, so it has no machine view.", ""]
         else:

@@ -62,16 +62,18 @@ def run(args: argparse.Namespace) -> int:
     fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
+    graph = workflow.graph()  # built once: the analyzer and the drawing share it
     report = None
     if args.report or args.highlight:
+        from stepswitch.analysis import analyze
         from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
 
         # the findings check would print: [tool.stepswitch] policies and prices too
-        report = workflow.check(policies=policies_from_pyproject(),
-                                prices=prices_from_pyproject())
+        report = analyze(graph, policies=policies_from_pyproject(),
+                         prices=prices_from_pyproject())
     if args.highlight and report is not None:
         report = _path_of(report, args.highlight, args.target)
-    content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)
+    content = render(graph, fmt, args.output, tools=args.tools, view=args.view, report=report)
     if args.output is None:
         if isinstance(content, bytes):
             sys.stdout.flush()

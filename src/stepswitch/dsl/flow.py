@@ -99,6 +99,16 @@ class Step:
     def __repr__(self) -> str:
         return f"Step(name={self.name!r})"
 
+    @property
+    def output_class(self) -> type | None:
+        """The class whose instances pass :meth:`output_check` without calling it: the
+        return annotation when it is a plain class (not a generic alias, not ``Any``),
+        else None. The flow loop tests it inline, before any call."""
+        tp = self.output_type
+        if isinstance(tp, type) and typing.get_origin(tp) is None and tp is not Any:
+            return tp
+        return None
+
     def output_check(self) -> Callable[[Any], None]:
         """A function that raises ``UserError`` for a value the step returned that does
         not fit its return annotation (strictly: no coercion, the value flows on as
@@ -200,7 +210,7 @@ def _make_step(fn: Any, name: str | None) -> Step:
 
 def _output_check(s: Step) -> Callable[[Any], None]:
     tp = s.output_type
-    plain = isinstance(tp, type) and typing.get_origin(tp) is None
+    plain = s.output_class is not None
     validate: Callable[[Any], Any] | None = None
     if tp is not Any and tp is not object:
         # a type pydantic cannot validate (a Protocol, a callable) is checked by isinstance

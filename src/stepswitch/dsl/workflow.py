@@ -189,13 +189,10 @@ class Workflow:
         from stepswitch.analysis import analyze
         from stepswitch.graph.workflow_graph import WorkflowGraph
 
-        built = self.build()
-        objects = built.bindings.objects
-        models = (objects.get(a.model_ref.path) for a in built.spec.agents if a.model_ref)
         return analyze(
-            WorkflowGraph.from_built(built), select=select, ignore=ignore,
+            WorkflowGraph.from_built(self.build()), select=select, ignore=ignore,
             max_model_calls=max_model_calls, policies=policies, prices=prices,
-            target=resolve_target(target, models),
+            target=resolve_target(target),
         )
 
     def compile(self) -> StateMachine:

@@ -8,8 +8,8 @@ kept aside as ``dangling`` so nothing is lost and the analyzer can locate them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch._dataclass import dataclass
 from stepswitch._gc import gc_paused
@@ -71,6 +71,11 @@ class WorkflowGraph:
         self._nx: MultiDiGraph[str] | None = None
         self._facts: dict[str, StateFacts] | None = None
         self._flow_facts: dict[str, FlowFacts] | None = None
+        self.derived: dict[Hashable, Any] = {}
+        """What later stages work out from this graph, kept with it so that each is
+        worked out once per graph however many stages ask (the lowered machine, a
+        view's scene): the graph is frozen, so what it gives stays true. The keys are
+        each stage's own; a stage never changes a value it finds here."""
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}

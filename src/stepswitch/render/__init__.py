@@ -79,7 +79,15 @@ def _ir_of(wf: Renderable) -> MachineIR:
     ir = getattr(wf, "ir", None)  # a compiled StateMachine
     if isinstance(ir, MachineIR):
         return ir
-    return lower(_graph_of(wf).spec)
+    graph = _graph_of(wf)
+    lowered = graph.derived.get(_IR)
+    if not isinstance(lowered, MachineIR):  # lowered once per graph, for both formats
+        lowered = graph.derived[_IR] = lower(graph.spec)
+    return lowered
+
+
+_IR = "render: the lowered machine"
+_SCENE = "render: the graph view's scene"
 
 
 def scene_for(
@@ -102,7 +110,19 @@ def scene_for(
         return build_machine_scene(_ir_of(wf), report=report)
     if view != "graph":
         raise UserError(f"unknown view {view!r}: expected 'graph' or 'machine'")
-    return build_scene(_graph_of(wf), tools=tools, report=report)
+    graph = _graph_of(wf)
+    # a graph drawn in several formats is laid out once: its scene is kept with the
+    # (frozen) graph for these arguments, when the report cannot change either (its
+    # findings a tuple, as the analyzer's Report holds them)
+    if report is not None and type(report.diagnostics) is not tuple:
+        return build_scene(graph, tools=tools, report=report)
+    kept = graph.derived.get(_SCENE)
+    if kept is not None and kept[0] == tools and kept[1] is report:
+        scene: Scene = kept[2]
+        return scene
+    scene = build_scene(graph, tools=tools, report=report)
+    graph.derived[_SCENE] = (tools, report, scene)
+    return scene
 
 
 def to_mermaid(

@@ -53,8 +53,10 @@ def apply_decision(
     state: StateIR,
     turn: TurnOutcome,
     decision: StepDecision,
-    pending: PendingTurn,
+    pending: PendingTurn | None,
 ) -> Generator[Any, Any, RunResult | None]:
+    """Carry out a turn's decision; the run's result when it ends or pauses. ``pending``
+    is the turn a pause saves (given for an ``InterruptionStep`` decision)."""
     if type(decision) is AskToolUse:
         fn = core.obj(state.step.function or "")
         verdict = yield from call_hook(fn(run.ctx, list(turn.tool_results)))
@@ -72,6 +74,7 @@ def apply_decision(
             yield Emit(AgentUpdated(decision.target))
         return None
     if type(decision) is InterruptionStep:
+        assert pending is not None, "a pause saves its turn"
         return run.result(None, interrupted=pending)
     if type(decision) is Final:
         # the tool's own value, as docs/codegen.md promises: a dict stays a dict

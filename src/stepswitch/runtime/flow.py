@@ -16,7 +16,8 @@ re-exported here, where the drivers and generated runners import them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator
+import functools
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from stepswitch.context import RunContext
@@ -94,7 +95,10 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                     yield Emit(FlowNodeStreamEvent(node.name, "step"))
                 value = fr.value  # an entry step's input was parsed when the run started
                 fr.fresh = False
-                out = yield from _step(fc, node, value, fr.ctx)
+                if node.name in fc.awaits:
+                    out = yield from _step(fc, node, value, fr.ctx)
+                else:
+                    out = _call(fc, node, value, fr.ctx)
             else:
                 if fr.emit:
                     yield Emit(FlowNodeStreamEvent(node.name, "agent"))
@@ -136,7 +140,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
 def _elements(node: FlowNode, ex: FlowExit, out: Any) -> list[Any]:
     name = ex.field or ""
     value = out.get(name) if isinstance(out, dict) else getattr(out, name, None)
-    if not isinstance(value, list | tuple):
+    if not isinstance(value, (list, tuple)):  # a tuple: ``list | tuple`` is built per call
         raise UserError(
             f"flow node {node.name!r}: fan-out over {name!r} needs a list, got "
             f"{type(value).__name__}"
@@ -188,16 +192,61 @@ def _resumed_child(fc: FlowCore, fr: FlowRun, child: RunState) -> Run:
 
 def _step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
           ) -> Generator[Any, Any, Any]:
-    """Call a step node on ``value`` (awaited when it is async or a driver performs it)
-    and check its output: the one step call, for a node and for each fan-out branch."""
-    fn = fc.fns[node.name]
-    out = fn(ctx, value) if node.takes_context else fn(value)
-    if node.name in fc.awaits:
-        out = yield Await(out)
-    check = fc.checks.get(node.name)
-    if check is not None:
+    """Call an awaited step node on ``value`` (async, or one a driver performs) and
+    check its output, for a node and for each fan-out branch."""
+    fn, takes_context, accepts, check = fc.callees[node.name]
+    out = yield Await(fn(ctx, value) if takes_context else fn(value))
+    if not isinstance(out, accepts):
         check(out)
     return out
+
+
+def _call(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]) -> Any:
+    """Call the sync step node ``node`` on ``value`` and check its output: a plain call,
+    as it never awaits. How to call it and check it is the node's row of
+    ``fc.callees``; :func:`_step` and :func:`_calls` read the same row."""
+    fn, takes_context, accepts, check = fc.callees[node.name]
+    out = fn(ctx, value) if takes_context else fn(value)
+    if not isinstance(out, accepts):
+        check(out)
+    return out
+
+
+def _calls(fc: FlowCore, node: FlowNode, values: Sequence[Any], ctx: RunContext[Any],
+           done: dict[int, Any]) -> list[Any]:
+    """A fan-out's branches over the sync step ``node``: :func:`_call` on each of
+    ``values`` in order, written out in the loop (a frame per element is a third of
+    what a fan-out costs).
+
+    A call that never awaits gains nothing from a task of its own (nor a concurrency
+    limit from a semaphore), so the branches are called here, one after another
+    (bench/README.md, fan-out). Each call's outcome is its own, as with jobs: every
+    value is called, and the first failure in order is raised once all were; ``done``
+    holds the outputs of values called before (a resumed fan-out) and receives the
+    finished ones when one failed, so a resume calls only the failed again."""
+    fn, takes_context, accepts, check = fc.callees[node.name]
+    if takes_context:
+        fn = functools.partial(fn, ctx)
+    outs: list[Any] = []
+    failed: list[int] = []
+    error: Exception | None = None
+    for value in values:
+        if done and len(outs) in done:
+            outs.append(done[len(outs)])
+            continue
+        try:
+            out = fn(value)
+            if not isinstance(out, accepts):
+                check(out)
+        except Exception as exc:
+            error = error or exc
+            failed.append(len(outs))
+            out = None
+        outs.append(out)
+    if error is not None:
+        done.update((i, out) for i, out in enumerate(outs) if i not in failed)
+        raise error
+    return outs
 
 
 def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
@@ -210,6 +259,11 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
     each = fc.nodes[ex.each or ""]
     if fr.emit:
         yield Emit(FlowNodeStreamEvent(each.name, "fan_out", len(fan.elements)))
+    if each.kind == "step" and each.name not in fc.awaits:
+        joined = _calls(fc, each, fan.elements, fr.ctx, fan.results)
+        fr.fan = None
+        fr.node = source.name
+        return joined
     todo = [i for i in range(len(fan.elements)) if i not in fan.results]
     jobs: list[NestedJob] = []
     runs: dict[int, Run] = {}

@@ -37,6 +37,19 @@ FlowStep = Callable[[FlowNode, Any], "str | None"]
 (fan-outs are the loop's own business)."""
 
 
+class _NoOutput:
+    """No value is an instance: a step whose outputs all go through its check."""
+
+
+def _no_check(value: Any) -> None:
+    """A step with no output check (never called: every value is an ``object``)."""
+
+
+Callee = tuple[Callable[..., Any], bool, type, Callable[[Any], None]]
+"""A step as the flow loop calls it: ``(fn, takes_context, accepts, check)``
+(:attr:`FlowCore.callees`)."""
+
+
 def to_text(value: Any) -> str:
     """What an agent node receives: text as is, anything else as compact JSON."""
     if type(value) is str:
@@ -58,9 +71,10 @@ class FlowCore:
         if flow.entry not in self.nodes:
             raise UserError(f"machine {core.ir.name!r}: flow entry {flow.entry!r} is no node")
         self.fns: dict[str, Callable[..., Any]] = {}
-        self.checks: dict[str, Callable[[Any], None]] = {}
-        """Per step, what checks its output against its return annotation (the step's
-        own ``output_check``, built by the DSL with pydantic; none for a plain function)."""
+        self.callees: dict[str, Callee] = {}
+        """Per step node, how the flow loop calls it: its function, whether it takes the
+        run context first, and its output check with the class whose instances pass it
+        (an output of that class is checked by ``isinstance`` alone)."""
         self.cases: dict[str, dict[str, str | None]] = {}
         self.preds: dict[str, Callable[[Any], Any]] = {}
         self.awaits: set[str] = set()
@@ -74,8 +88,15 @@ class FlowCore:
                 if n.is_async or getattr(obj, "performed_by_driver", False):
                     self.awaits.add(n.name)
                 output_check = getattr(obj, "output_check", None)
+                accepts: type = object  # every output passes: no check to call
+                check: Callable[[Any], None] = _no_check
                 if callable(output_check):
-                    self.checks[n.name] = output_check()
+                    # the step's own check of its return annotation, built by the DSL
+                    check = output_check()
+                    # the class whose outputs pass the check without calling it
+                    found = getattr(obj, "output_class", None)
+                    accepts = found if isinstance(found, type) else _NoOutput
+                self.callees[n.name] = (self.fns[n.name], n.takes_context, accepts, check)
             elif n.name not in core.states:
                 raise UserError(
                     f"machine {core.ir.name!r}: flow node {n.name!r} is no agent state"

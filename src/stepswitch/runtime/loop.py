@@ -92,9 +92,10 @@ __all__ = ['run_loop']
 
 Loop = Generator[Any, Any, RunResult]
 
-# what every turn makes, made without a descriptor call per field (see quick_maker)
+# what every turn makes, made without the class's call (see quick_maker)
 _request_of = quick_maker(ModelRequest)
 _call_item = quick_maker(ToolCallItem)
+_handoff_item = quick_maker(HandoffCallItem)
 _output_item = quick_maker(ToolCallOutputItem)
 _message_item = quick_maker(MessageOutputItem)
 
@@ -166,7 +167,9 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
             if turn.interrupted and type(decision) is not InterruptionStep:
                 raise _pause_dropped(state)
             if type(decision) is not RunAgain:
-                here = pending or PendingTurn(state.agent, tuple(output), start)
+                here = pending  # what a pause saves: made only for a pause
+                if here is None and type(decision) is InterruptionStep:
+                    here = PendingTurn(state.agent, tuple(output), start)
                 done = yield from apply_decision(core, run, config, state, turn, decision, here)
                 if done is not None:
                     return done
@@ -311,7 +314,7 @@ def _settle_fresh(
                 unknown = True
             elif row.handoff:
                 handoffs = True
-                made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+                made.append(_handoff_item(agent, out.name, out.call_id, out.arguments))
                 continue
             made.append(_call_item(agent, out.name, out.call_id, out.arguments))
         elif type(out) is OutputMessage:
@@ -340,9 +343,7 @@ def _settle_fresh(
     handoff: str | None = None
     if handoffs and not interrupted:
         handoff = yield from take_handoffs(core, run, config, state, calls, start)
-    return TurnOutcome(
-        interrupted, handoff, tuple(results.values()), had_calls, last_message
-    )
+    return _outcome(run, interrupted, handoff, tuple(results.values()), had_calls, last_message)
 
 
 def _settle_resumed(
@@ -393,9 +394,25 @@ def _settle_resumed(
         handoff = yield from take_handoffs(core, run, config, state, calls, start)
     # calls done before the pause count too, in call order
     results = _with_earlier(calls, results, earlier)
-    return TurnOutcome(
-        interrupted, handoff, tuple(results.values()), had_calls, last_message
-    )
+    return _outcome(run, interrupted, handoff, tuple(results.values()), had_calls, last_message)
+
+
+def _outcome(
+    run: Run, interrupted: bool, handoff: str | None, tool_results: tuple[ToolResult, ...],
+    had_calls: bool, last_message: str | None,
+) -> TurnOutcome:
+    """The turn's outcome, in the run's one ``TurnOutcome`` (refilled every turn)."""
+    outcome = run.outcome
+    if outcome is None:
+        outcome = run.outcome = TurnOutcome(
+            interrupted, handoff, tool_results, had_calls, last_message)
+        return outcome
+    outcome.interrupted = interrupted
+    outcome.handoff = handoff
+    outcome.tool_results = tool_results
+    outcome.had_calls = had_calls
+    outcome.last_message = last_message
+    return outcome
 
 
 def _plan(
@@ -455,7 +472,12 @@ def _carry_out(
     call waits for a decision, and the results of the calls that ran, by call id."""
     outcomes: tuple[Outcome, ...] = ()
     if jobs:
-        outcomes = yield RunJobs(tuple(jobs), config.max_tool_concurrency)
+        effect = run.jobs  # the run's one RunJobs, refilled (as run_loop's CallModel)
+        if effect is None:
+            effect = run.jobs = RunJobs(tuple(jobs), config.max_tool_concurrency)
+        else:
+            effect.jobs, effect.limit = tuple(jobs), config.max_tool_concurrency
+        outcomes = yield effect
     if slots:
         run.used_tools.add(agent)
     interrupted = False

@@ -26,6 +26,7 @@ from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Await,
     Emit,
+    RunJobs,
 )
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -44,6 +45,7 @@ from stepswitch.runtime.model import (
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
 from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
+from stepswitch.runtime.steps import TurnOutcome
 
 __all__ = [
     "Calls", "Run", "call_hook", "check_state", "flush", "input_items", "keep_run", "tool_context",
@@ -114,6 +116,12 @@ class Run:
     resumed run continues the same trace."""
     calls: Calls = field(default_factory=Calls)
     """The whole run's model calls (shared with the runs nested in it)."""
+    jobs: RunJobs | None = None
+    """The run's one ``RunJobs`` effect, refilled for each turn's tools (a driver is done
+    with an effect once it answers it), as the loop refills its one ``CallModel``."""
+    outcome: TurnOutcome | None = None
+    """The run's one ``TurnOutcome``, refilled every turn: it lives for its turn (the
+    step switch and the decision read it then; nothing keeps it)."""
 
     @property
     def run_id(self) -> str:

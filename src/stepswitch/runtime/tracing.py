@@ -37,7 +37,7 @@ from typing import Any
 from stepswitch._json import dumps, escape_surrogates
 from stepswitch.errors import GuardrailTripwireTriggered, MaxTurnsExceeded
 from stepswitch.runtime import semconv as sc
-from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
+from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, Ok, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.model import ModelRequest, ModelResponse
 from stepswitch.runtime.relay import Relay
@@ -119,16 +119,6 @@ def _remote_parent(value: str | None) -> Any:
     return trace.set_span_in_context(trace.NonRecordingSpan(parent))
 
 
-def _model_name(effect: CallModel) -> str:
-    name = effect.request.model or getattr(effect.model, "model", None)
-    return name if isinstance(name, str) and name else "unknown"
-
-
-def _provider(model: Any) -> str:
-    name = getattr(model, "provider_name", None)
-    return name if isinstance(name, str) and name else "unknown"
-
-
 def _json(value: Any) -> str:
     def plain(v: Any) -> Any:
         if is_dataclass(v) and not isinstance(v, type):
@@ -188,6 +178,10 @@ class _Trace:
             self._open(self._agent_span(agent), "agent")
         # the last model call, ended when the loop shows which step its turn took
         self.chat: Any = None
+        self.chat_head: tuple[str, dict[str, Any]] = ("", {})
+        """The last chat span's name and its attributes fixed by the model (reused while
+        the model is the same)."""
+        self.client = trace.SpanKind.CLIENT
         self.chat_end = 0
         self.chat_usage: Any = None
         self.chat_agent = self.agent
@@ -284,24 +278,32 @@ class _Trace:
             self._end_agent()
             self.agent = request.agent
             self._open(self._agent_span(request.agent), "agent")
-        self.provider = _provider(effect.model)
-        model = _model_name(effect)
-        attrs: dict[str, Any] = {
-            sc.OPERATION_NAME: sc.OP_CHAT,
-            sc.PROVIDER_NAME: self.provider,
-            sc.REQUEST_MODEL: model,
-        }
-        if self.conversation_id:
-            attrs[sc.CONVERSATION_ID] = self.conversation_id
+        # the provider and model a call names, read per call (a model object may change)
+        found = getattr(effect.model, "provider_name", None)
+        provider = found if isinstance(found, str) and found else "unknown"
+        found = request.model or getattr(effect.model, "model", None)
+        model = found if isinstance(found, str) and found else "unknown"
+        self.provider = provider
+        name, attrs = self.chat_head
+        if attrs.get(sc.PROVIDER_NAME) != provider or attrs.get(sc.REQUEST_MODEL) != model:
+            # the same for every call of one model: made once, never changed after (a
+            # span copies what it is given; another call may be given the same dict)
+            attrs = {
+                sc.OPERATION_NAME: sc.OP_CHAT,
+                sc.PROVIDER_NAME: provider,
+                sc.REQUEST_MODEL: model,
+            }
+            if self.conversation_id:
+                attrs[sc.CONVERSATION_ID] = self.conversation_id
+            name = f"{sc.OP_CHAT} {model}"
+            self.chat_head = name, attrs
         if self.content:
+            attrs = dict(attrs)
             if request.instructions:
                 attrs[sc.SYSTEM_INSTRUCTIONS] = request.instructions
             attrs[sc.INPUT_MESSAGES] = _json(list(request.input))
         self.chat = self.tracer.start_span(
-            f"{sc.OP_CHAT} {model}",
-            context=self.agent_ctx,
-            kind=self.api.SpanKind.CLIENT,
-            attributes=attrs,
+            name, context=self.agent_ctx, kind=self.client, attributes=attrs,
         )
         self.chat_agent = request.agent
 
@@ -400,14 +402,24 @@ class _Trace:
 
     # -- jobs -----------------------------------------------------------------------------
 
-    def wrap_jobs(self, effect: RunJobs) -> None:
-        for job in effect.jobs:
+    def jobs(self, effect: RunJobs) -> tuple[Any, Any] | None:
+        """Trace a turn's jobs. A lone function call runs in the driver's own context
+        while the loop waits on its outcome, so its span opens and becomes current here
+        and ends when the outcome comes back (:func:`traced`): returned as its span and
+        context token. Several calls may run at once, each in a task or thread of its own
+        where its span must be current: each function is wrapped to open its span where
+        it runs. Returns None then (and for nested runs)."""
+        jobs = effect.jobs
+        if len(jobs) == 1 and type(jobs[0]) is CallJob:
+            return self.enter_tool(jobs[0])
+        for job in jobs:
             if type(job) is CallJob:
                 job.fn = self._wrap_call(job)
             elif type(job) is NestedJob:
                 self._wrap_nested(job)
+        return None
 
-    def _enter_tool(self, job: CallJob) -> tuple[Any, Any]:
+    def enter_tool(self, job: CallJob) -> tuple[Any, Any]:
         """Open the tool's span and make it current (user code's spans nest under it)."""
         if not self.on:
             return None, None
@@ -423,7 +435,7 @@ class _Trace:
             return span, None
         return span, token
 
-    def _exit_tool(
+    def exit_tool(
         self, span: Any, token: Any, value: Any = None, exc: BaseException | None = None
     ) -> None:
         if token is not None:
@@ -433,7 +445,10 @@ class _Trace:
                 pass
         if span is not None and self.on:
             try:
-                self.tool_done(span, value, exc)
+                if exc is None and not self.content:  # tool_done's common case
+                    span.end()
+                else:
+                    self.tool_done(span, value, exc)
             except Exception as failure:  # the tracing SDK must never fail a run
                 self.off(failure)
 
@@ -443,25 +458,25 @@ class _Trace:
 
         if job.is_async:
             async def traced_async(*a: Any, **k: Any) -> Any:
-                span, token = trace._enter_tool(job)
+                span, token = trace.enter_tool(job)
                 try:
                     value = await fn(*a, **k)
                 except BaseException as exc:
-                    trace._exit_tool(span, token, exc=exc)
+                    trace.exit_tool(span, token, exc=exc)
                     raise
-                trace._exit_tool(span, token, value)
+                trace.exit_tool(span, token, value)
                 return value
 
             return traced_async
 
         def traced_sync(*a: Any, **k: Any) -> Any:
-            span, token = trace._enter_tool(job)
+            span, token = trace.enter_tool(job)
             try:
                 value = fn(*a, **k)
             except BaseException as exc:
-                trace._exit_tool(span, token, exc=exc)
+                trace.exit_tool(span, token, exc=exc)
                 raise
-            trace._exit_tool(span, token, value)
+            trace.exit_tool(span, token, value)
             return value
 
         return traced_sync
@@ -544,12 +559,13 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
                 break
             send, error = None, None
             kind = type(effect)
+            lone: tuple[Any, Any] | None = None  # a lone function call's span and token
             if trace.on:
                 try:  # as trace.guard does, without a call through it per effect
                     if kind is CallModel:
                         trace.model_call(effect)
                     elif kind is RunJobs:
-                        trace.wrap_jobs(effect)
+                        lone = trace.jobs(effect)
                     elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
                         event = effect.event
                         trace.flow_node(event.node, event.kind, event.count)
@@ -557,18 +573,28 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
                     trace.off(exc)
             try:
                 send = yield effect
-            except GeneratorExit:
+            except GeneratorExit as stop:
+                if lone is not None:  # abandoned while its one call ran
+                    trace.exit_tool(*lone, exc=stop)
                 relay.close()  # the loop's own cleanup first, then the spans end
                 trace.guard(trace.abandon)
                 if tool_span is not None:
                     trace.guard(tool_span.end)
                 raise
             except BaseException as exc:
-                if kind is CallModel:
+                if lone is not None:
+                    trace.exit_tool(*lone, exc=exc)
+                elif kind is CallModel:
                     trace.guard(trace.model_failed, exc)
                 error = exc
                 continue
-            if kind is CallModel and trace.on:
+            if lone is not None:
+                outcome = send[0]
+                if type(outcome) is Ok:
+                    trace.exit_tool(*lone, outcome.value)
+                else:
+                    trace.exit_tool(*lone, exc=outcome.error)
+            elif kind is CallModel and trace.on:
                 try:
                     trace.model_done(send)
                 except Exception as exc:

@@ -199,12 +199,13 @@ def _svg(scene: Scene) -> str:
 
 
 def _workflow(loaded: Any) -> JSON:
+    from stepswitch.analysis import analyze
     from stepswitch.render import scene_for
 
-    wf = loaded.workflow
-    spec: WorkflowSpec = wf.to_spec()
-    report = wf.check()
-    scene = scene_for(wf, report=report)
+    graph = loaded.workflow.graph()  # built once: the report and both views share it
+    spec: WorkflowSpec = graph.spec
+    report = analyze(graph)
+    scene = scene_for(graph, report=report)
     ids = _agent_ids(scene)
     names = [a.name for a in spec.agents]
     agents: dict[str, JSON] = {a.name: agent_details(a, ids.get(a.name)) for a in spec.agents}
@@ -225,7 +226,7 @@ def _workflow(loaded: Any) -> JSON:
             agents[agent]["findings"].append(i)
     machine = None
     try:
-        machine = _svg(scene_for(wf, report=report, view="machine"))
+        machine = _svg(scene_for(graph, report=report, view="machine"))
     except Exception as exc:  # a workflow with errors has no machine; say why on the page
         machine = f"<p class='none'>no machine view: {_html(str(exc).splitlines()[0])}</p>"
     return {"label": loaded.label, "name": spec.name, "entry": spec.entry,
