@@ -18,7 +18,13 @@ from stepswitch.errors import UserError
 from stepswitch.ir import Approval
 from stepswitch.schema import SchemaProblem, strictify
 
-__all__ = ["FailureErrorFunction", "FunctionTool", "context_param_type", "function_tool"]
+__all__ = [
+    "FailureErrorFunction",
+    "FunctionTool",
+    "context_param_type",
+    "function_tool",
+    "tool_namespace",
+]
 
 FailureErrorFunction = Callable[[Any, BaseException], str]
 """``fn(ctx, error) -> str``: the tool output the model sees when a tool raises."""
@@ -39,6 +45,12 @@ class FunctionTool:
     unknown_doc_params: tuple[str, ...] = ()
     """Parameters the docstring describes (``Args:``) that the function does not have:
     their descriptions reach no schema; the analyzer reports them (SW305)."""
+    namespace: str | None = None
+    """The ``tool_namespace(name=...)`` it is grouped in for the Responses API's tool
+    search; the model calls it as ``namespace.name``."""
+    namespace_description: str | None = None
+    defer_loading: bool = False
+    """Hidden from the model until a tool search (``ss.ToolSearchTool``) loads it."""
 
     def __init__(
         self,
@@ -107,6 +119,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | None = ...,
     timeout: float | None = None,
+    defer_loading: bool = False,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -123,6 +136,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
     timeout: float | None = None,
+    defer_loading: bool = False,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -138,7 +152,9 @@ def function_tool(
     call past it is an error output the model sees ("Tool '<name>' timed out after <s>
     seconds."), or with ``failure_error_function=None`` a ``ToolTimeoutError`` that ends
     the run. A synchronous tool runs in a worker thread, which cannot be stopped: past
-    its timeout it runs on, but its result is dropped.
+    its timeout it runs on, but its result is dropped. ``defer_loading=True`` hides the
+    tool from the model until a tool search (``ss.ToolSearchTool``) loads it, as in the
+    Agents SDK (Responses API only).
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -154,8 +170,12 @@ def function_tool(
             )
         strict = strict_mode
 
+    if type(defer_loading) is not bool:
+        raise UserError(f"function_tool at {caller_site()}: defer_loading: expected True or "
+                        f"False, got {defer_loading!r}")
+
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return _make_tool(
+        tool = _make_tool(
             f,
             name=name,
             description=description,
@@ -164,6 +184,9 @@ def function_tool(
             failure_error_function=failure_error_function,
             timeout=timeout,
         )
+        if defer_loading:
+            tool.defer_loading = True
+        return tool
 
     if fn is not None:
         return wrap(fn)
@@ -406,6 +429,39 @@ def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
     return f"a parameter type has no JSON schema: {first}"
 
 
+
+
+def tool_namespace(*, name: str, description: str, tools: list[FunctionTool]
+                   ) -> list[FunctionTool]:
+    """Copies of ``tools`` grouped in the namespace ``name`` (the Agents SDK's
+    ``tool_namespace``): the Responses API offers them as one group a tool search can
+    load, and the model calls each as ``name.tool``. The originals are left as they are."""
+    import copy
+
+    site = caller_site()
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"tool_namespace at {site}: name: expected a non-empty string, got "
+                        f"{name!r}")
+    if not isinstance(description, str) or not description.strip():
+        raise UserError(f"tool_namespace at {site}: description: expected a non-empty string, "
+                        f"got {description!r}")
+    namespace = name.strip()
+    out: list[FunctionTool] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, FunctionTool):
+            raise UserError(f"tool_namespace({namespace!r}) at {site}: tools[{i}]: expected a "
+                            f"@function_tool, got {type(tool).__name__}")
+        if tool.name == namespace:
+            raise UserError(
+                f"tool_namespace({namespace!r}) at {site}: tools[{i}] {tool.name!r} has the "
+                "namespace's own name, which the Responses API reserves for a deferred tool "
+                "outside any namespace; rename the namespace or the tool"
+            )
+        made = copy.copy(tool)
+        made.namespace = namespace
+        made.namespace_description = description.strip()
+        out.append(made)
+    return out
 
 
 def approval_mode(needs_approval: bool | Callable[..., Any]) -> Approval:

@@ -23,6 +23,7 @@ from stepswitch.dsl._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.flow import FlowEdge, Step, node_name
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.hosted import HostedTool
 from stepswitch.dsl.names import default_handoff_tool_name, function_style
 from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type, resolved_hints
 from stepswitch.dsl.workflow import Workflow
@@ -35,8 +36,10 @@ from stepswitch.graph.spec import (
     FlowEdgeSpec,
     GuardrailSpec,
     HandoffSpec,
+    HostedToolSpec,
     Location,
     MCPServerSpec,
+    NotCarriedSpec,
     OutputTypeSpec,
     Ref,
     SchemaProblemSpec,
@@ -110,6 +113,8 @@ def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
     exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
     if not spec.policies:  # nor does one without policies change its bytes
         exclude.add("policies")
+    if not spec.not_carried:
+        exclude.add("not_carried")
     for name in ("max_cost_usd", "max_total_tokens"):
         if getattr(spec, name) is None:
             exclude.add(name)
@@ -166,6 +171,11 @@ class _Builder:
             policies=tuple(getattr(wf, "policies", ())),
             max_cost_usd=getattr(wf, "max_cost_usd", None),
             max_total_tokens=getattr(wf, "max_total_tokens", None),
+            not_carried=tuple(
+                NotCarriedSpec(attribute=n.attribute, owner=n.owner, detail=n.detail,
+                               path=n.path, location=self._location(n.site))
+                for n in getattr(wf, "not_carried", ())
+            ),
             location=self._location(wf.site),
         )
         return BuiltWorkflow(spec, Bindings(dict(self.objects)),
@@ -257,9 +267,12 @@ class _Builder:
             from stepswitch.mcp.spec import server_specs
 
             mcp, extra = server_specs(agent, self._location)
+        hosted: list[HostedToolSpec] = []
         for tool in [*agent.tools, *extra] if extra else agent.tools:
             if isinstance(tool, FunctionTool):
                 tools.append(self._tool(tool))
+            elif isinstance(tool, HostedTool):
+                hosted.append(self._hosted(tool))
             else:
                 agent_tools.append(self._agent_tool(tool))
         instructions = agent.instructions if isinstance(agent.instructions, str) else None
@@ -295,8 +308,14 @@ class _Builder:
             tool_use_behavior=self._tool_use(agent.tool_use_behavior),
             ignore=tuple(agent.ignore),
             mcp_servers=mcp,
+            hosted_tools=tuple(hosted),
             location=self._location(agent.site),
         )
+
+    def _hosted(self, tool: HostedTool) -> HostedToolSpec:
+        with _changed(f"{type(tool).__name__}", tool.site):
+            return HostedToolSpec(kind=tool.kind, name=tool.name, config=tool.config(),
+                                  include=tool.include(), location=self._location(tool.site))
 
     def _settings(self, settings: ModelSettings | None) -> dict[str, Any]:
         key = id(settings)
@@ -336,6 +355,9 @@ class _Builder:
             timeout=getattr(tool, "timeout", None),
             opaque=tool.opaque,
             unknown_doc_params=tool.unknown_doc_params,
+            namespace=tool.namespace,
+            namespace_description=tool.namespace_description,
+            defer_loading=tool.defer_loading,
             location=self._location(tool.site),
         )
 

@@ -3,9 +3,13 @@
 The reader walks an ``agents.Agent`` and every agent it reaches through handoffs and
 agent tools, and declares the same workflow in our DSL: function tools keep their
 schemas and run the user's own functions; guardrails, instructions, ``on_handoff``
-hooks and ``tool_use_behavior`` functions are the user's too. Declaration sites point
-at the user's SDK code. What stepswitch cannot run (hosted tools, MCP servers, computer
-tools) becomes an opaque named tool, reported by SW601, never dropped.
+hooks and ``tool_use_behavior`` functions are the user's too. Hosted tools become
+stepswitch's hosted tools of the same names, sent to the Responses API as declared.
+Declaration sites point at the user's SDK code. What stepswitch cannot run (computer and
+shell tools, MCP servers with settings it does not carry) becomes an opaque named tool,
+reported by SW601, never dropped; every other SDK attribute is carried or, set to other
+than its default, recorded on the workflow and reported by SW610
+(:mod:`stepswitch.interop.sdk_fields` lists each one).
 
 Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 """
@@ -13,6 +17,7 @@ Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 import typing
 import warnings
@@ -25,17 +30,35 @@ from stepswitch._dataclass import dataclass
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.hosted import (
+    CodeInterpreterTool,
+    FileSearchTool,
+    HostedMCPTool,
+    HostedTool,
+    ImageGenerationTool,
+    ToolSearchTool,
+    WebSearchTool,
+)
 from stepswitch.dsl.names import function_style
+from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, resolved_hints
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.interop import sdk_objects as _sdk_objects
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
+from stepswitch.interop.sdk_fields import lost_settings
 from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
 
-__all__ = ["SDKNotCarriedWarning", "converted", "from_sdk", "is_sdk_agent", "sdk_roots"]
+__all__ = [
+    "SDKNotCarriedWarning",
+    "converted",
+    "from_sdk",
+    "from_sdk_run",
+    "is_sdk_agent",
+    "sdk_roots",
+]
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
@@ -98,6 +121,29 @@ def from_sdk(
         context_type=context_type,
     )
     workflow.site = entry.site  # workflow-level findings point at the entry agent
+    workflow.not_carried = reader.notes
+    return workflow
+
+
+def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
+    """The workflow of the run a function TARGET started (``run`` is the
+    :class:`~stepswitch.targets.call.Reached` it stopped at): ``from_sdk(agent)`` with the
+    run's ``max_turns`` and its context's type, and every other run argument that is
+    set recorded as not carried (SW610, located at the call)."""
+    options = dict(run.options)
+    max_turns = options.get("max_turns", _SDK_MAX_TURNS)
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        max_turns = _SDK_MAX_TURNS
+    context = options.get("context")
+    context_type = None if context is None else type(context)
+    workflow = from_sdk(agent, name=name, max_turns=max_turns, context_type=context_type)
+    file, _, line = run.where.rpartition(":")
+    site = Site(file, int(line)) if file and line.isdigit() else workflow.site
+    values = {k: v for k, v in options.items()
+              if k not in ("context", "max_turns", "session")}
+    for attribute, detail in lost_settings("Runner.run", values):
+        workflow.not_carried.append(
+            _note(attribute, f"the run {run.how}(...)", detail, "", site))
     return workflow
 
 
@@ -200,25 +246,17 @@ class SDKNotCarriedWarning(UserWarning):
     the warning is located at the tool (or the agent) it belongs to."""
 
 
-def _warn_not_carried(sdk_agent: Any, part: Any, site: Site) -> None:
-    """Warn, at ``site``, of what ``part`` (a tool or a handoff of ``sdk_agent``) sets that
-    the converted workflow would drop: a callable ``is_enabled`` (stepswitch offers the
-    part on every turn) and a function tool's tool guardrails (they would not run)."""
-    name = getattr(part, "name", None) or getattr(part, "tool_name", None) or "?"
-    owner = f"{'handoff' if hasattr(part, 'agent_name') else 'tool'} {name!r} of agent " \
-            f"{getattr(sdk_agent, 'name', '?')!r}"
-    dropped: list[str] = []
-    if callable(getattr(part, "is_enabled", None)):
-        dropped.append("its is_enabled is a function, which stepswitch does not call: the "
-                       "model is offered it on every turn")
-    for attr in ("tool_input_guardrails", "tool_output_guardrails"):
-        guards = getattr(part, attr, None) or ()
-        if guards:
-            names = ", ".join(repr(getattr(g, "name", None) or _short(g)) for g in guards)
-            dropped.append(f"its {attr} ({names}) do not run in stepswitch")
-    for problem in dropped:
-        warnings.warn_explicit(f"from_sdk: {owner}: {problem}", SDKNotCarriedWarning,
-                               site.file, site.line)
+def _note(attribute: str, owner: str, detail: str, path: str, site: Site) -> NotCarried:
+    """A setting not carried: recorded for SW610 and warned at once (for a caller of
+    ``from_sdk`` who never runs ``check``)."""
+    warnings.warn_explicit(f"from_sdk: {owner}: {attribute} ({detail}) is not carried out "
+                           "by stepswitch", SDKNotCarriedWarning, site.file, site.line)
+    return NotCarried(attribute, owner, detail, path, site)
+
+
+def _fields(obj: Any) -> dict[str, Any]:
+    """A dataclass object's fields by name (what the SDK class declares)."""
+    return {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
 
 
 def _short(obj: object) -> str:
@@ -247,6 +285,8 @@ class _Reader:
         self.sites: dict[int, Site] = {}
         self.settings: dict[int, tuple[Any, ModelSettings | None]] = {}
         self.template: Agent | None = None
+        self.notes: list[NotCarried] = []
+        self._noted: set[tuple[int, str]] = set()
 
     # walk ------------------------------------------------------------------------------
 
@@ -445,11 +485,36 @@ class _Reader:
                                 f"{str(exc).split(': ', 1)[-1]}") from None
         return self.settings[key][1]
 
+    # settings not carried ------------------------------------------------------------
+
+    def _check(self, table: str, obj: Any, values: Mapping[str, Any], owner: str, path: str,
+               site: Site) -> None:
+        """Record each of ``values`` that ``table`` does not carry (once per object)."""
+        for attribute, detail in lost_settings(table, values):
+            key = (id(obj), attribute)
+            if key not in self._noted:
+                self._noted.add(key)
+                self.notes.append(_note(attribute, owner, detail, path, site))
+
+    def _check_agent(self, sdk: Any, site: Site) -> None:
+        owner, path = f"agent {sdk.name!r}", f"agents.{sdk.name}"
+        values = _fields(sdk)
+        settings = values.pop("model_settings", None)
+        self._check("Agent", sdk, values, owner, path, site)
+        if settings is not None and dataclasses.is_dataclass(settings) and not (
+            private.implicit_settings(sdk.model, settings)
+        ):
+            self._check("ModelSettings", settings, _fields(settings), owner,
+                        f"{path}.model_settings", site)
+
+    # filling ---------------------------------------------------------------------------
+
     def _fill(self, sdk: Any) -> None:
         agent = self.converted[id(sdk)]
         site = agent.site
+        self._check_agent(sdk, site)
         edges = {id(e.sdk): e for e in self.edges[id(sdk)]}
-        tools: list[FunctionTool | AgentTool] = []
+        tools: list[FunctionTool | AgentTool | HostedTool] = []
         for t in sdk.tools:
             if getattr(t, "is_enabled", True) is False:
                 continue  # never offered to the model, as in the SDK
@@ -457,21 +522,36 @@ class _Reader:
             try:
                 if edge is not None:
                     tools.append(self._agent_tool(t, edge.target, site))
+                elif type(t).__name__ in _HOSTED:
+                    tools.append(self._hosted(sdk, t, site))
                 else:
                     tools.append(self._tool(t, site))
             except UserError as exc:
                 raise self._error(sdk, str(exc)) from None
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
-            _warn_not_carried(sdk, t, getattr(tools[-1], "site", None) or site)
+            made = tools[-1]
+            where = getattr(made, "site", None) or site
+            if isinstance(made, AgentTool):
+                self._check("FunctionTool", t, _fields(t), f"agent tool {t.name!r} of agent "
+                            f"{sdk.name!r}", f"agents.{sdk.name}.agent_tools.{t.name}", where)
+                self._check("Agent.as_tool", t, private.agent_tool_settings(t),
+                            f"agent tool {t.name!r} of agent {sdk.name!r}",
+                            f"agents.{sdk.name}.agent_tools.{t.name}", where)
+            elif isinstance(made, FunctionTool) and made.opaque is None:
+                self._check("FunctionTool", t, _fields(t), f"tool {t.name!r} of agent "
+                            f"{sdk.name!r}", f"agents.{sdk.name}.tools.{t.name}", where)
         for server in getattr(sdk, "mcp_servers", ()) or ():
             from stepswitch.mcp._sdk import read_sdk_server
 
+            server_name = getattr(server, "name", None) or type(server).__name__
+            owner = f"MCP server {server_name!r} of agent {sdk.name!r}"
             read = read_sdk_server(server, site)  # None: it sets what stepswitch drops
+            self._check("MCPServer", server, private.mcp_server_settings(server), owner,
+                        f"agents.{sdk.name}.mcp_servers.{server_name}", site)
             if read is not None:
                 agent.mcp_servers.append(read)
                 continue
-            server_name = getattr(server, "name", None) or type(server).__name__
             tools.append(_opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
                                  site))
         handoffs: list[Agent | Handoff | str] = []
@@ -486,8 +566,11 @@ class _Reader:
                 continue
             if getattr(h, "is_enabled", True) is False:
                 continue
-            handoffs.append(self._handoff(h, edges[id(h)].target, site))
-            _warn_not_carried(sdk, h, site)
+            made_handoff = self._handoff(h, edges[id(h)].target, site)
+            handoffs.append(made_handoff)
+            self._check("Handoff", h, _fields(h), f"handoff {h.tool_name!r} of agent "
+                        f"{sdk.name!r}", f"agents.{sdk.name}.handoffs.{h.tool_name}",
+                        made_handoff.site)
         agent.tools = tools
         agent.handoffs = handoffs
         agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]
@@ -505,6 +588,41 @@ class _Reader:
             tool = converted(sdk_tool)
         self.tools[id(sdk_tool)] = tool
         return tool
+
+    def _hosted(self, sdk: Any, sdk_tool: Any, site: Site) -> HostedTool:
+        """An SDK hosted tool as stepswitch's of the same name, located at its agent."""
+        kind = type(sdk_tool).__name__
+        owner = f"hosted tool {getattr(sdk_tool, 'name', kind)!r} of agent {sdk.name!r}"
+        path = f"agents.{sdk.name}.hosted_tools.{getattr(sdk_tool, 'name', kind)}"
+        self._check(kind, sdk_tool, _fields(sdk_tool), owner, path, site)
+        made: HostedTool
+        if kind == "WebSearchTool":
+            made = WebSearchTool(
+                user_location=sdk_tool.user_location, filters=sdk_tool.filters,
+                search_context_size=sdk_tool.search_context_size,
+                external_web_access=sdk_tool.external_web_access,
+                search_content_types=sdk_tool.search_content_types,
+                image_settings=sdk_tool.image_settings,
+            )
+        elif kind == "FileSearchTool":
+            made = FileSearchTool(
+                vector_store_ids=sdk_tool.vector_store_ids,
+                max_num_results=sdk_tool.max_num_results,
+                include_search_results=sdk_tool.include_search_results,
+                ranking_options=sdk_tool.ranking_options, filters=sdk_tool.filters,
+            )
+        elif kind == "CodeInterpreterTool":
+            made = CodeInterpreterTool(dict(sdk_tool.tool_config))
+        elif kind == "ImageGenerationTool":
+            made = ImageGenerationTool(dict(sdk_tool.tool_config))
+        elif kind == "HostedMCPTool":
+            made = HostedMCPTool(dict(sdk_tool.tool_config))
+        else:  # ToolSearchTool; a client-side search is recorded as not carried above
+            execution = sdk_tool.execution if sdk_tool.execution == "server" else None
+            made = ToolSearchTool(description=sdk_tool.description, execution=execution,
+                                  parameters=sdk_tool.parameters)
+        made.site = site
+        return made
 
     def _agent_tool(self, sdk_tool: Any, target: Any, site: Site) -> AgentTool:
         options = private.agent_tool_options(sdk_tool)
@@ -599,7 +717,8 @@ def _function_tool(sdk_tool: Any) -> FunctionTool:
     parameters = dict(sdk_tool.params_json_schema)
     strict = bool(sdk_tool.strict_json_schema)
     uses_default, custom = private.failure_function(sdk_tool)
-    return FunctionTool(
+    timeout = sdk_tool.timeout_seconds
+    made = FunctionTool(
         fn,
         name=sdk_tool.name,
         description=sdk_tool.description or "",
@@ -612,8 +731,18 @@ def _function_tool(sdk_tool: Any) -> FunctionTool:
         takes_context=bool(schema.takes_context),
         failure_error_function=_DEFAULT if uses_default else custom,
         site=function_site(fn),
+        timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
     )
+    made.defer_loading = bool(sdk_tool.defer_loading)
+    namespace = private.tool_namespace(sdk_tool)
+    if namespace is not None:
+        made.namespace, made.namespace_description = namespace
+    return made
 
+
+_HOSTED = frozenset({"WebSearchTool", "FileSearchTool", "CodeInterpreterTool",
+                     "ImageGenerationTool", "HostedMCPTool", "ToolSearchTool"})
+"""The SDK's hosted tools, read as stepswitch's of the same names."""
 
 _EMPTY_SCHEMA: dict[str, Any] = {
     "type": "object", "properties": {}, "required": [], "additionalProperties": False,

@@ -63,6 +63,7 @@ from stepswitch.runtime.items import (
     ToolCallOutputItem,
 )
 from stepswitch.runtime.model import (
+    HOSTED_CALLS,
     ModelRequest,
     OutputFunctionCall,
     OutputItem,
@@ -305,7 +306,7 @@ def _settle(
     calls: list[Call] = []
     made: list[RunItem] = []
     last_message: str | None = None
-    had_calls = handoffs = unknown = False
+    had_calls = handoffs = unknown = hosted = False
     for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
@@ -331,8 +332,13 @@ def _settle(
             last_message = out.content
             if fresh:
                 made.append(_message_item(agent, out.content, out.refusal))
-        elif type(out) is OutputResponsesItem and fresh:  # to be sent back next turn
-            made.append(ResponsesItem(agent, out.item))
+        elif type(out) is OutputResponsesItem:
+            if fresh:  # to be sent back next turn
+                made.append(ResponsesItem(agent, out.item))
+            if out.item.get("type") in HOSTED_CALLS:
+                hosted = True
+    if hosted and last_message is None:
+        had_calls = True  # a hosted tool ran and nothing was said: run again, as the SDK
     if fresh:
         run.items.extend(made)  # calls and messages: every one model-visible
         run.history.extend(made)
