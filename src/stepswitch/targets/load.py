@@ -19,6 +19,7 @@ import keyword
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -564,13 +565,15 @@ def _from_sdk(
     target: str, agent: object, module: ModuleType, attr: str, label: str,
     reached: Reached | None = None, suffix: str = "",
 ) -> LoadedWorkflow:
-    from stepswitch.interop.sdk import from_sdk, from_sdk_run
+    from stepswitch.interop.sdk import SDKNotCarriedWarning, from_sdk, from_sdk_run
 
     try:
-        if reached is None:
-            workflow = from_sdk(agent, name=attr)
-        else:
-            workflow = from_sdk_run(agent, name=attr, run=reached)
+        with warnings.catch_warnings():  # each is a diagnostic (SW610) of the workflow
+            warnings.simplefilter("ignore", SDKNotCarriedWarning)
+            if reached is None:
+                workflow = from_sdk(agent, name=attr)
+            else:
+                workflow = from_sdk_run(agent, name=attr, run=reached)
     except UserError as exc:
         raise TargetError(f"{target}: {exc}") from None
     return LoadedWorkflow(f"{label}:{attr}{suffix}", workflow, module.__name__, attr)
