@@ -78,3 +78,12 @@ def test_a_generated_runner_carries_hosted_and_deferred_tools() -> None:
     module_wf = ss.Workflow("w", entry=ss.Agent("a", tools=[lookup, ss.WebSearchTool()]))
     twin = load_source(codegen(module_wf.compile()), "hosted_twin").MACHINE
     assert twin.ir == module_wf.compile().ir
+
+
+def test_a_policy_on_a_hosted_tool_is_undecided_not_a_missing_name() -> None:
+    wf = ss.Workflow("w", entry=ss.Agent("a", tools=[lookup, ss.WebSearchTool()]),
+                     policies=[ss.max_calls("web_search", 1)])
+    codes = {d.code: d for d in wf.check().diagnostics}
+    assert "SW807" not in codes
+    assert "'web_search' is a hosted tool of agent 'a'" in codes["SW806"].message
+    assert "SW611" in codes
