@@ -170,3 +170,12 @@ def test_the_table_module_is_not_loaded_by_import_stepswitch() -> None:
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
     assert sdk_fields.TABLES  # and it loads on its own
+
+
+def test_docs_migrating_holds_the_table_as_it_is() -> None:
+    from tests._paths import ROOT
+
+    page = (ROOT / "docs" / "migrating.md").read_text(encoding="utf-8")
+    assert sdk_fields.markdown() in page, (
+        "docs/migrating.md is stale: paste stepswitch.interop.sdk_fields.markdown() between "
+        "its sdk_fields markers")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from stepswitch._dataclass import dataclass
 
-__all__ = ["TABLES", "Rule", "lost_settings", "sdk_defaults"]
+__all__ = ["TABLES", "Rule", "lost_settings", "markdown", "sdk_defaults"]
 
 Status = Literal["carried", "warned", "internal"]
 
@@ -390,3 +390,23 @@ def _named(value: Any) -> str | None:
     get = getattr(value, "get_name", None)
     name = get() if callable(get) else getattr(value, "name", None)
     return name if isinstance(name, str) and name else None
+
+
+_BEGIN = "<!-- sdk_fields: begin (stepswitch.interop.sdk_fields.markdown) -->"
+_END = "<!-- sdk_fields: end -->"
+
+
+def markdown() -> str:
+    """Every row as Markdown tables, one per SDK object, between the markers
+    ``docs/migrating.md`` holds them in (a test keeps the page equal to this)."""
+    out = [_BEGIN, ""]
+    for table, (_, rows) in TABLES.items():
+        out += [f"**{table}**", "", "| attribute | | how |", "|---|---|---|"]
+        for name, rule in rows.items():
+            how = rule.how.replace("|", "\\|")
+            if rule.lost is not None:
+                how += " (a value it cannot carry is reported)"
+            out.append(f"| `{name}` | {rule.status} | {how} |")
+        out.append("")
+    out.append(_END)
+    return "\n".join(out)
