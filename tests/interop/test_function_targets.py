@@ -144,27 +144,27 @@ def test_a_file_with_nothing_readable_names_its_builders_and_the_target() -> Non
 
 def test_a_folder_says_which_files_it_skipped_and_why(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "app.py").write_text(textwrap.dedent('''
+    (tmp_path / "helper_app.py").write_text(textwrap.dedent('''
         from agents import Agent
         helper = Agent(name="Helper")
     '''))
-    (tmp_path / "runner.py").write_text(textwrap.dedent('''
+    (tmp_path / "helper_runner.py").write_text(textwrap.dedent('''
         from agents import Agent, Runner
         def main():
             Runner.run_sync(Agent(name="Other"), "hi")
     '''))
-    (tmp_path / "util.py").write_text("X = 1\n")
+    (tmp_path / "helper_util.py").write_text("X = 1\n")
     skipped: list[str] = []
     found = load_targets([str(tmp_path)], skipped=skipped)
     assert [f.workflow.to_spec().entry for f in found] == ["Helper"]
     assert [s.split(": ", 1)[1] for s in skipped] == [
-        f"no Workflow or SDK agent at module level in {tmp_path}/runner.py; agents are built "
-        f"in main() at line 3: name one as the TARGET, e.g. `{tmp_path}/runner.py:main`",
-        f"no Workflow or SDK agent at module level in {tmp_path}/util.py",
+        f"no Workflow or SDK agent at module level in {tmp_path}/helper_runner.py; agents are built "
+        f"in main() at line 3: name one as the TARGET, e.g. `{tmp_path}/helper_runner.py:main`",
+        f"no Workflow or SDK agent at module level in {tmp_path}/helper_util.py",
     ]
     code, _, err = run_main(["check", str(tmp_path)], capsys)
     assert code == 0
-    assert f"stepswitch: note: skipped {tmp_path}/util.py" in err
+    assert f"stepswitch: note: skipped {tmp_path}/helper_util.py" in err
 
 
 def test_check_show_and_render_a_function_target(capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,3 +181,12 @@ def test_in_a_process_stdin_is_closed_and_the_error_is_one_line() -> None:
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "reads standard input" in lines[0], done.stderr
+
+
+def test_agents_built_inside_a_function_are_located_at_their_own_lines() -> None:
+    for name, agent, text in (("build_agent", "Weather", 'return Agent(name="Weather"'),
+                              ("two_agents", "Back", 'back = Agent(name="Back")')):
+        wf = load_targets([f"{APP}:{name}"])[0].workflow
+        spec = wf.to_spec().agent(agent)
+        assert spec is not None and spec.location.file == APP
+        assert spec.location.line == _line(APP, text)

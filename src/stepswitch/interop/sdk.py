@@ -16,8 +16,10 @@ Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import dataclasses
+import os
 import sys
 import typing
 import warnings
@@ -111,6 +113,7 @@ def from_sdk(
         raise UserError(f"from_sdk at {site}: handoff_max_uses: expected a positive int, got "
                         f"{handoff_max_uses!r}")
     reader = _Reader(site, handoff_max_uses)
+    reader.source_files = list(_SOURCE_FILES.get() or ())
     entry = reader.read(agent)
     workflow = Workflow(
         name or agent.name,
@@ -125,6 +128,11 @@ def from_sdk(
     return workflow
 
 
+_SOURCE_FILES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "stepswitch_sdk_source_files", default=None)
+"""Files ``from_sdk`` looks for agent declarations in first (set by ``from_sdk_run``)."""
+
+
 def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
     """The workflow of the run a function TARGET started (``run`` is the
     :class:`~stepswitch.targets.call.Reached` it stopped at): ``from_sdk(agent)`` with the
@@ -136,8 +144,14 @@ def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
         max_turns = _SDK_MAX_TURNS
     context = options.get("context")
     context_type = None if context is None else type(context)
-    workflow = from_sdk(agent, name=name, max_turns=max_turns, context_type=context_type)
     file, _, line = run.where.rpartition(":")
+    sources = [f for f in (getattr(run, "source", ""), os.path.abspath(file) if file else "")
+               if f]
+    token = _SOURCE_FILES.set(sources)
+    try:
+        workflow = from_sdk(agent, name=name, max_turns=max_turns, context_type=context_type)
+    finally:
+        _SOURCE_FILES.reset(token)
     site = Site(file, int(line)) if file and line.isdigit() else workflow.site
     values = {k: v for k, v in options.items()
               if k not in ("context", "max_turns", "session")}
@@ -287,6 +301,9 @@ class _Reader:
         self.template: Agent | None = None
         self.notes: list[NotCarried] = []
         self._noted: set[tuple[int, str]] = set()
+        self.source_files: list[str] = []
+        """Files to find agents' ``Agent(name=...)`` lines in first (a function
+        TARGET's own file: agents built inside it are in no module's namespace)."""
 
     # walk ------------------------------------------------------------------------------
 
@@ -396,7 +413,7 @@ class _Reader:
             found = parsed[file].site_of(variable, agent.name)
             if found is not None and id(agent) not in self.sites:
                 self.sites[id(agent)] = found
-        for tool_fn_file in self._tool_files(order):
+        for tool_fn_file in [*self.source_files, *self._tool_files(order)]:
             if tool_fn_file not in files:
                 files.append(tool_fn_file)
         for agent in order:

@@ -74,6 +74,8 @@ class Reached:
     """The run's input, when a run was reached."""
     options: tuple[tuple[str, Any], ...] = ()
     """The run's keyword arguments as given (``max_turns``, ``context``, ``session``...)."""
+    source: str = ""
+    """The file the function is defined in (its agents' declarations are there)."""
 
 
 class _Stop(BaseException):
@@ -151,11 +153,12 @@ def call_target(fn: Callable[..., Any], shown: str, *, timeout: float | None = N
     finally:
         _end(finished)
     kind, value = outcome[0]
+    source = _def_file(fn)
     if kind == "reached":
-        return _resolved(value, capture, who)
+        return _resolved(value, capture, who, source)
     if kind == "error":
         raise TargetError(_failure(value, who)) from None
-    return Reached(_resolved_machine(value, capture, who), "returned")
+    return Reached(_resolved_machine(value, capture, who), "returned", source=source)
 
 
 async def _awaited(value: Any) -> Any:
@@ -185,9 +188,14 @@ def _refuse_parameters(fn: Callable[..., Any], who: str) -> None:
         )
 
 
-def _resolved(reached: Reached, capture: _Capture, who: str) -> Reached:
+def _def_file(fn: Any) -> str:
+    code = getattr(fn, "__code__", None)
+    return code.co_filename if code is not None else ""
+
+
+def _resolved(reached: Reached, capture: _Capture, who: str, source: str) -> Reached:
     app = _resolved_machine(reached.app, capture, who, reached.how, reached.where)
-    return Reached(app, reached.how, reached.where, reached.input, reached.options)
+    return Reached(app, reached.how, reached.where, reached.input, reached.options, source)
 
 
 def _resolved_machine(app: Any, capture: _Capture, who: str, how: str = "returned",
