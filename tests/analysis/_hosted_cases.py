@@ -47,8 +47,8 @@ def _sdk_opaque(opaque: bool) -> ss.Workflow:
 
     from stepswitch.interop.sdk import from_sdk
 
-    servers = [MCPServerStdio(name="files", params={"command": "true"},
-                              use_structured_content=True)] if opaque else []
+    servers: list[Any] = [MCPServerStdio(name="files", params={"command": "true"},
+                                         use_structured_content=True)] if opaque else []
     return from_sdk(agents.Agent(name="researcher", mcp_servers=servers))
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import stepswitch as ss
 from stepswitch.runtime.model import OutputResponsesItem
-from stepswitch.testing import assistant_message, function_call
+from stepswitch.testing import ScriptStep, assistant_message, function_call
 from tests.conformance.harness import run_all
 from tests.conformance.kit import compile_agents
 
@@ -69,7 +69,7 @@ def test_a_hosted_call_without_a_message_runs_again_and_is_sent_back() -> None:
 
 
 def test_a_loaded_deferred_tool_and_a_namespaced_tool_run() -> None:
-    script = [
+    script: list[ScriptStep] = [
         [*LOADED, function_call("export_report", {"month": "may"}, "c1",
                                 namespace="export_report"),
          function_call("lookup", {"order_id": 7}, "c2", namespace="crm")],

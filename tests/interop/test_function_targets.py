@@ -158,8 +158,9 @@ def test_a_folder_says_which_files_it_skipped_and_why(tmp_path: Path,
     found = load_targets([str(tmp_path)], skipped=skipped)
     assert [f.workflow.to_spec().entry for f in found] == ["Helper"]
     assert [s.split(": ", 1)[1] for s in skipped] == [
-        f"no Workflow or SDK agent at module level in {tmp_path}/helper_runner.py; agents are built "
-        f"in main() at line 3: name one as the TARGET, e.g. `{tmp_path}/helper_runner.py:main`",
+        f"no Workflow or SDK agent at module level in {tmp_path}/helper_runner.py; agents are "
+        f"built in main() at line 3: name one as the TARGET, e.g. "
+        f"`{tmp_path}/helper_runner.py:main`",
         f"no Workflow or SDK agent at module level in {tmp_path}/helper_util.py",
     ]
     code, _, err = run_main(["check", str(tmp_path)], capsys)

@@ -122,8 +122,8 @@ def test_a_namespaced_call_and_a_hosted_item_round_trip_over_http() -> None:
             else:
                 result = machine.run_streamed("where is 7?", model=model)
 
-                async def drain() -> None:
-                    async for _ in result.stream_events():
+                async def drain(streamed: Any = result) -> None:
+                    async for _ in streamed.stream_events():
                         pass
 
                 asyncio.run(drain())
@@ -155,9 +155,11 @@ def test_chat_completions_refuses_hosted_and_deferred_tools() -> None:
         """Export a report."""
         return month
 
-    for tools, what in (([ss.WebSearchTool()], "the hosted tool 'web_search'"),
-                        ([export_report, ss.ToolSearchTool()],
-                         "the deferred tool 'export_report'")):
+    cases: list[tuple[list[Any], str]] = [
+        ([ss.WebSearchTool()], "the hosted tool 'web_search'"),
+        ([export_report, ss.ToolSearchTool()], "the deferred tool 'export_report'"),
+    ]
+    for tools, what in cases:  # each refused before anything is sent
         with OpenAIServer([[message("hi")]]) as server, pytest.raises(ss.UserError) as caught:
             ss.Workflow("w", entry=ss.Agent("a", tools=tools)).compile().run_sync(
                 "hi", model=OpenAIChatCompletionsModel("gpt-4.1", server.client()))

@@ -2,9 +2,10 @@
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
 termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
-will not run as written, or run where the analyzer cannot see), SW7xx flows, SW8xx policies, SW9xx MCP servers. A code never
-changes meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has
-a documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain`` prints.
+will not run as written, or run where the analyzer cannot see), SW7xx flows, SW8xx
+policies, SW9xx MCP servers. A code never changes meaning; a retired code is listed in
+``RETIRED`` and never reused. Every code has a documentation page (``docs/<CODE>.md``
+inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ def sdk_defaults(table: str) -> dict[str, Any]:
             elif f.default_factory is not dataclasses.MISSING:
                 out[f.name] = f.default_factory()
         return out
-    function = target.__init__ if isinstance(target, type) else target
+    function = getattr(target, "__init__") if isinstance(target, type) else target  # noqa: B009
     for p in inspect.signature(function).parameters.values():
         if p.default is not inspect.Parameter.empty:
             out[p.name] = p.default

@@ -166,8 +166,7 @@ async def _awaited(value: Any) -> Any:
 
 
 def _def_site(fn: Any) -> str:
-    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None),
-                                                     "__code__", None)
+    code = getattr(fn, "__code__", None)
     if code is None:
         return ""
     return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
@@ -303,7 +302,7 @@ class _ClosedInput:
 @contextlib.contextmanager
 def _fenced() -> Iterator[None]:
     stdin = sys.stdin
-    sys.stdin = _ClosedInput()  # type: ignore[assignment]
+    sys.stdin = _ClosedInput()  # type: ignore[assignment,unused-ignore]
     try:
         with contextlib.redirect_stdout(sys.stderr):
             yield

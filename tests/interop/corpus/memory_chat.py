@@ -18,7 +18,7 @@ def track(order_id: int) -> str:
 async def main() -> list[object]:
     agent = Agent(name="Assistant", instructions="Reply very concisely.", tools=[track])
     session = SQLiteSession("conversation_123")
-    results = []
+    results: list[object] = []
     for question in QUESTIONS:
         result = await Runner.run(agent, question, session=session)
         print(result.final_output)
