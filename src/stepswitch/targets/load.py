@@ -154,7 +154,7 @@ def _load_one(
                     failures.append(str(exc))
                     continue
                 results.extend(here)
-                if not here:
+                if not here and not _package_marker(file):
                     passed.append(f"skipped {display_path(file)}: {_nothing_in(module)}")
             if failures and collected is None:
                 raise TargetError("\n".join(failures))
@@ -201,11 +201,28 @@ def _load_one(
     raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
 
 
+def _package_marker(file: Path) -> bool:
+    """An ``__init__.py`` that builds no agents: it marks a package, nothing was skipped."""
+    if file.name != "__init__.py":
+        return False
+    from stepswitch.interop._sites import agent_builders
+
+    return not agent_builders(str(file))
+
+
 def _nothing_in(module: ModuleType) -> str:
     """Why a module gave no workflow: nothing at module level, and the functions that
     build agents there (with the TARGET naming one), if it has any."""
     file = getattr(module, "__file__", None) or ""
     label = display_path(file) if file else module.__name__
+    doc = module.__doc__ or ""
+    if doc.startswith("Step-switch runner"):
+        from stepswitch.compiler.codegen import RUNNER_TITLE, SOURCE_MARK
+
+        if doc.startswith(RUNNER_TITLE):
+            source = doc.split(SOURCE_MARK, 1)[1].split(". Do not edit", 1)[0] \
+                if SOURCE_MARK in doc else "a workflow"
+            return f"a generated runner (of {source}), not a workflow"
     head = f"no Workflow or SDK agent at module level in {label}"
     if not file:
         return head
