@@ -508,3 +508,6 @@ CASES.update(MCP_CASES)
 from tests.analysis._hosted_cases import HOSTED_CASES  # noqa: E402 -- SW601, SW610-SW616
 
 CASES.update(HOSTED_CASES)
+from tests.analysis._agents_api_cases import AGENTS_API_CASES  # noqa: E402 -- SW650-SW654
+
+CASES.update(AGENTS_API_CASES)

@@ -165,6 +165,26 @@ def _hosted_and_deferred() -> tuple[ss.StateMachine, list[Any]]:
     ]
 
 
+def _tool_timeouts() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.function_tool(timeout=0.5)
+    async def slow(n: int) -> str:
+        """Sleeps n seconds."""
+        await asyncio.sleep(n)
+        return f"slept {n}"
+
+    @ss.function_tool(timeout=0.5, failure_error_function=None)
+    async def strict_slow(n: int) -> str:
+        """Sleeps n seconds; a timeout ends the run."""
+        await asyncio.sleep(n)
+        return f"slept {n}"
+
+    a = ss.Agent("a", tools=[slow, strict_slow])
+    return compile_agents(a), [
+        [function_call("slow", {"n": 0}), function_call("slow", {"n": 5})],
+        [function_call("strict_slow", {"n": 5})],
+    ]
+
+
 SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
     "hosted_and_deferred_tools": _hosted_and_deferred,
     "support_flow_with_nested_agent_handoff_and_approval": _support,
@@ -176,6 +196,7 @@ SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
     "output_guardrail_tripwire": _tripwire,
     "invalid_structured_output": _bad_model_output,
     "stop_on_first_tool": _stop_on_first_tool,
+    "a_tools_own_timeout": _tool_timeouts,
 }
 
 

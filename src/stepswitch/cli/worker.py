@@ -15,6 +15,7 @@ import asyncio
 import signal
 import sys
 
+from stepswitch.cli._agents_api import API_CHOICES
 from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
 from stepswitch.targets.load import load_one
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="model for agents without their own: a name, scripted:FILE.json, or FILE.py:NAME",
     )
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
-    p.add_argument("--api", choices=("responses", "chat"), default="responses")
+    p.add_argument("--api", choices=API_CHOICES, default="responses")
     p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long one model call may take before it is tried again")
     p.add_argument(
@@ -55,6 +56,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
+    p.add_argument("--mcp-drift", choices=("error", "allow"), default="error",
+                   help="an MCP server whose tools differ from stepswitch.mcp.lock: fail the "
+                   "run (error, the default) or call it anyway (allow)")
     p.set_defaults(func=run)
 
 
@@ -97,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             local_activities={"none": False, "models": "models", "all": True}[
                 args.local_activities
             ],
-            tracer_provider=provider,
+            tracer_provider=provider, mcp_drift=args.mcp_drift,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

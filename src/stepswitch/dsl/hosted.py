@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
 from stepswitch.errors import UserError
 
 __all__ = [

@@ -9,7 +9,7 @@ setting without saying so.
 from __future__ import annotations
 
 from stepswitch._dataclass import dataclass
-from stepswitch.dsl._site import Site
+from stepswitch._site import Site
 
 __all__ = ["NotCarried"]
 

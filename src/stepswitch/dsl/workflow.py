@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
 from stepswitch.dsl._validate import plain_int, require_name, validate_fields
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.flow import FlowEdge, Step
@@ -22,7 +22,7 @@ from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
     from stepswitch.analysis.report import Report
-    from stepswitch.graph.build import BuiltWorkflow
+    from stepswitch.graph.bindings import BuiltWorkflow
     from stepswitch.graph.spec import PolicySpec, WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.render.scene import ReportLike
@@ -128,7 +128,7 @@ class Workflow:
 
     def build(self) -> BuiltWorkflow:
         """The frozen spec and the live objects it refers to."""
-        from stepswitch.graph.build import build
+        from stepswitch.dsl.build import build
 
         return build(self)
 
@@ -160,7 +160,7 @@ class Workflow:
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The spec as deterministic JSON: the same workflow gives the same bytes."""
-        from stepswitch.graph.build import spec_to_json
+        from stepswitch.graph.spec import spec_to_json
 
         return spec_to_json(self.to_spec(), indent=indent)
 
@@ -177,18 +177,28 @@ class Workflow:
         max_model_calls: int | None = None,
         policies: Sequence[PolicySpec] = (),
         prices: dict[str, tuple[float, float]] | None = None,
+        target: Any = None,
     ) -> Report:
         """Every diagnostic of the static analysis, sorted; never raises for a mistake
         in the workflow (``report.ok`` says whether there are errors).
 
         ``select``/``ignore`` take codes or prefixes (``SW2``); ``max_model_calls``
-        overrides the workflow's own limit for this check.
+        overrides the workflow's own limit for this check. ``target`` (``"agents-api"``
+        or the ``AgentsAPIModel`` a run will use) adds what the hosted Agents API cannot
+        express (SW650-SW654); without it, an agent whose own model is an
+        ``AgentsAPIModel`` brings that check along.
         """
+        from stepswitch._agents_api import resolve_target
         from stepswitch.analysis import analyze
+        from stepswitch.graph.workflow_graph import WorkflowGraph
 
+        built = self.build()
+        objects = built.bindings.objects
+        models = (objects.get(a.model_ref.path) for a in built.spec.agents if a.model_ref)
         return analyze(
-            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
-            policies=policies, prices=prices,
+            WorkflowGraph.from_built(built), select=select, ignore=ignore,
+            max_model_calls=max_model_calls, policies=policies, prices=prices,
+            target=resolve_target(target, models),
         )
 
     def compile(self) -> StateMachine:

@@ -4,11 +4,12 @@ The spec is what the DSL builds and every later stage reads. It refers to agents
 name (so a dangling name is a diagnostic, not a ``NameError``) and to user code by
 import path (``module:qualname``), so it can be written to JSON, diffed, and read
 back. Live objects (tool functions, types, guardrails) travel beside it in
-:class:`~stepswitch.graph.build.Bindings`, keyed by the same paths.
+:class:`~stepswitch.graph.bindings.Bindings`, keyed by the same paths.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepswitch.ir import Approval
 
 __all__ = [
+    "AGENT_TOOL_INPUT_SCHEMA",
     "SPEC_VERSION",
     "AgentName",
     "AgentSpec",
@@ -38,9 +40,19 @@ __all__ = [
     "ToolUseBehaviorSpec",
     "WorkflowSpec",
     "spec_json_schema",
+    "spec_to_json",
 ]
 
 SPEC_VERSION = 1
+
+AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "AgentAsToolInput",
+    "properties": {"input": {"type": "string", "title": "Input"}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+"""What an agent tool takes unless it declares ``parameters``: ``{"input": str}``."""
 
 AgentName = NewType("AgentName", str)
 """An agent's name: how every spec object refers to an agent."""
@@ -114,6 +126,9 @@ class ToolSpec(_Frozen):
     namespace_description: str | None = None
     defer_loading: bool = False
     """Offered only once a tool search loads it (``function_tool(defer_loading=True)``)."""
+    mcp_server: str | None = None
+    """The MCP server this tool is one of (its name; the tool was read from its lock);
+    None for a function tool."""
     location: Location
 
     @property
@@ -419,3 +434,18 @@ def spec_json_schema() -> dict[str, Any]:
     schema = WorkflowSpec.model_json_schema(by_alias=True, mode="serialization")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
+    """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
+    # a workflow without a flow serializes as it did before flows existed
+    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
+    if not spec.policies:  # nor does one without policies change its bytes
+        exclude.add("policies")
+    if not spec.not_carried:
+        exclude.add("not_carried")
+    for name in ("max_cost_usd", "max_total_tokens"):
+        if getattr(spec, name) is None:
+            exclude.add(name)
+    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude or None)
+    return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
