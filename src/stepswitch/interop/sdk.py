@@ -22,37 +22,37 @@ import dataclasses
 import os
 import sys
 import typing
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ConfigDict, create_model
-
 from stepswitch._dataclass import dataclass
-from stepswitch._hints import resolved_hints
 from stepswitch._names import function_style
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.hosted import (
-    CodeInterpreterTool,
-    FileSearchTool,
-    HostedMCPTool,
     HostedTool,
-    ImageGenerationTool,
-    ToolSearchTool,
-    WebSearchTool,
 )
 from stepswitch.dsl.notes import NotCarried
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type
+from stepswitch.dsl.tools import FunctionTool
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.interop import sdk_objects as _sdk_objects
 from stepswitch.interop._sdk_callables import sdk_filter, tool_use_function
+from stepswitch.interop._sdk_parts import (
+    HOSTED,
+    SDKNotCarriedWarning,
+    fields_of,
+    function_tool,
+    hosted_tool,
+    instructions_of,
+    note,
+    opaque,
+    settings_of,
+)
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.interop.sdk_fields import lost_settings
-from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
 
 __all__ = [
@@ -66,8 +66,6 @@ __all__ = [
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
-
-_REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 
 def is_sdk_agent(obj: object) -> bool:
@@ -159,7 +157,7 @@ def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
               if k not in ("context", "max_turns", "session")}
     for attribute, detail in lost_settings("Runner.run", values):
         workflow.not_carried.append(
-            _note(attribute, f"the run {run.how}(...)", detail, "", site))
+            note(attribute, f"the run {run.how}(...)", detail, "", site))
     return workflow
 
 
@@ -258,30 +256,12 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
                                                                  False)),
                      site=function_site(fn))
     else:
-        result = _function_tool(sdk_obj)
+        result = function_tool(sdk_obj)
     path = _sdk_objects.path_of(sdk_obj, kind)
     if path is not None:
         result.__module__, result.__qualname__ = path
     _CONVERTED[key] = (sdk_obj, result)
     return result
-
-
-class SDKNotCarriedWarning(UserWarning):
-    """A setting of an SDK app that ``from_sdk`` reads but stepswitch does not carry out;
-    the warning is located at the tool (or the agent) it belongs to."""
-
-
-def _note(attribute: str, owner: str, detail: str, path: str, site: Site) -> NotCarried:
-    """A setting not carried: recorded for SW610 and warned at once (for a caller of
-    ``from_sdk`` who never runs ``check``)."""
-    warnings.warn_explicit(f"from_sdk: {owner}: {attribute} ({detail}) is not carried out "
-                           "by stepswitch", SDKNotCarriedWarning, site.file, site.line)
-    return NotCarried(attribute, owner, detail, path, site)
-
-
-def _fields(obj: Any) -> dict[str, Any]:
-    """A dataclass object's fields by name (what the SDK class declares)."""
-    return {f.name: getattr(obj, f.name, None) for f in dataclasses.fields(obj)}
 
 
 def _short(obj: object) -> str:
@@ -484,7 +464,7 @@ class _Reader:
             raise self._error(sdk, f"name: expected a non-empty string, got {name!r}")
         agent = copy.copy(self.template)
         agent.name = name
-        agent.instructions = _instructions(sdk.instructions)
+        agent.instructions = instructions_of(sdk.instructions)
         agent.output_type = self._output_type(sdk)
         agent.model = sdk.model if isinstance(sdk.model, str) else None
         agent.model_settings = self._settings(sdk.model_settings)
@@ -507,7 +487,7 @@ class _Reader:
         key = id(sdk_settings)
         if key not in self.settings:
             try:
-                self.settings[key] = (sdk_settings, _settings(sdk_settings))
+                self.settings[key] = (sdk_settings, settings_of(sdk_settings))
             except UserError as exc:
                 raise UserError(f"model_settings {_short(sdk_settings)}: "
                                 f"{str(exc).split(': ', 1)[-1]}") from None
@@ -522,17 +502,17 @@ class _Reader:
             key = (id(obj), attribute)
             if key not in self._noted:
                 self._noted.add(key)
-                self.notes.append(_note(attribute, owner, detail, path, site))
+                self.notes.append(note(attribute, owner, detail, path, site))
 
     def _check_agent(self, sdk: Any, site: Site) -> None:
         owner, path = f"agent {sdk.name!r}", f"agents.{sdk.name}"
-        values = _fields(sdk)
+        values = fields_of(sdk)
         settings = values.pop("model_settings", None)
         self._check("Agent", sdk, values, owner, path, site)
         if settings is not None and dataclasses.is_dataclass(settings) and not (
             private.implicit_settings(sdk.model, settings)
         ):
-            self._check("ModelSettings", settings, _fields(settings), owner,
+            self._check("ModelSettings", settings, fields_of(settings), owner,
                         f"{path}.model_settings", site)
 
     # filling ---------------------------------------------------------------------------
@@ -550,7 +530,7 @@ class _Reader:
             try:
                 if edge is not None:
                     tools.append(self._agent_tool(t, edge.target, site))
-                elif type(t).__name__ in _HOSTED:
+                elif type(t).__name__ in HOSTED:
                     tools.append(self._hosted(sdk, t, site))
                 else:
                     tools.append(self._tool(t, site))
@@ -561,13 +541,13 @@ class _Reader:
             made = tools[-1]
             where = getattr(made, "site", None) or site
             if isinstance(made, AgentTool):
-                self._check("FunctionTool", t, _fields(t), f"agent tool {t.name!r} of agent "
+                self._check("FunctionTool", t, fields_of(t), f"agent tool {t.name!r} of agent "
                             f"{sdk.name!r}", f"agents.{sdk.name}.agent_tools.{t.name}", where)
                 self._check("Agent.as_tool", t, private.agent_tool_settings(t),
                             f"agent tool {t.name!r} of agent {sdk.name!r}",
                             f"agents.{sdk.name}.agent_tools.{t.name}", where)
             elif isinstance(made, FunctionTool) and made.opaque is None:
-                self._check("FunctionTool", t, _fields(t), f"tool {t.name!r} of agent "
+                self._check("FunctionTool", t, fields_of(t), f"tool {t.name!r} of agent "
                             f"{sdk.name!r}", f"agents.{sdk.name}.tools.{t.name}", where)
         for server in getattr(sdk, "mcp_servers", ()) or ():
             server_name = getattr(server, "name", None) or type(server).__name__
@@ -578,7 +558,7 @@ class _Reader:
             if read is not None:
                 agent.mcp_servers.append(read)
                 continue
-            tools.append(_opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
+            tools.append(opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
                                  site))
         handoffs: list[Agent | Handoff | str] = []
         for h in sdk.handoffs:
@@ -594,7 +574,7 @@ class _Reader:
                 continue
             made_handoff = self._handoff(h, edges[id(h)].target, site)
             handoffs.append(made_handoff)
-            self._check("Handoff", h, _fields(h), f"handoff {h.tool_name!r} of agent "
+            self._check("Handoff", h, fields_of(h), f"handoff {h.tool_name!r} of agent "
                         f"{sdk.name!r}", f"agents.{sdk.name}.handoffs.{h.tool_name}",
                         made_handoff.site)
         agent.tools = tools
@@ -609,7 +589,7 @@ class _Reader:
         if type(sdk_tool).__name__ != "FunctionTool":
             tool_name = getattr(sdk_tool, "name", None) or function_style(type(sdk_tool).__name__)
             kind = type(sdk_tool).__name__
-            tool: FunctionTool = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
+            tool: FunctionTool = opaque(str(tool_name), f"{kind} {tool_name!r}", site)
         else:
             tool = converted(sdk_tool)
         self.tools[id(sdk_tool)] = tool
@@ -620,33 +600,8 @@ class _Reader:
         kind = type(sdk_tool).__name__
         owner = f"hosted tool {getattr(sdk_tool, 'name', kind)!r} of agent {sdk.name!r}"
         path = f"agents.{sdk.name}.hosted_tools.{getattr(sdk_tool, 'name', kind)}"
-        self._check(kind, sdk_tool, _fields(sdk_tool), owner, path, site)
-        made: HostedTool
-        if kind == "WebSearchTool":
-            made = WebSearchTool(
-                user_location=sdk_tool.user_location, filters=sdk_tool.filters,
-                search_context_size=sdk_tool.search_context_size,
-                external_web_access=sdk_tool.external_web_access,
-                search_content_types=sdk_tool.search_content_types,
-                image_settings=sdk_tool.image_settings,
-            )
-        elif kind == "FileSearchTool":
-            made = FileSearchTool(
-                vector_store_ids=sdk_tool.vector_store_ids,
-                max_num_results=sdk_tool.max_num_results,
-                include_search_results=sdk_tool.include_search_results,
-                ranking_options=sdk_tool.ranking_options, filters=sdk_tool.filters,
-            )
-        elif kind == "CodeInterpreterTool":
-            made = CodeInterpreterTool(dict(sdk_tool.tool_config))
-        elif kind == "ImageGenerationTool":
-            made = ImageGenerationTool(dict(sdk_tool.tool_config))
-        elif kind == "HostedMCPTool":
-            made = HostedMCPTool(dict(sdk_tool.tool_config))
-        else:  # ToolSearchTool; a client-side search is recorded as not carried above
-            execution = sdk_tool.execution if sdk_tool.execution == "server" else None
-            made = ToolSearchTool(description=sdk_tool.description, execution=execution,
-                                  parameters=sdk_tool.parameters)
+        self._check(kind, sdk_tool, fields_of(sdk_tool), owner, path, site)
+        made = hosted_tool(sdk_tool)
         made.site = site
         return made
 
@@ -701,102 +656,3 @@ class _Reader:
             return typing.cast(ToolUseBehavior, converted(behavior, "tool_use"))
         raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
                                "reads")
-
-
-# -- parts ------------------------------------------------------------------------------
-
-
-def _instructions(value: Any) -> Any:
-    return value if value is None or isinstance(value, str) or callable(value) else str(value)
-
-
-def _settings(sdk_settings: Any) -> ModelSettings | None:
-    if sdk_settings is None:
-        return None
-    fields: dict[str, Any] = {}
-    for key in ("temperature", "top_p", "max_tokens", "parallel_tool_calls",
-                "frequency_penalty", "presence_penalty", "extra_body"):
-        value = getattr(sdk_settings, key, None)
-        if value is not None:
-            fields[key] = value
-    choice = getattr(sdk_settings, "tool_choice", None)
-    if isinstance(choice, str):
-        fields["tool_choice"] = choice
-    effort = getattr(getattr(sdk_settings, "reasoning", None), "effort", None)
-    if effort in _REASONING_EFFORTS:
-        fields["reasoning_effort"] = effort
-    return ModelSettings(**fields) if fields else None
-
-
-def _function_tool(sdk_tool: Any) -> FunctionTool:
-    fn, schema = private.tool_function(sdk_tool)
-    context_type: Any = None
-    if schema.takes_context:
-        hints = resolved_hints(fn)
-        code = getattr(fn, "__code__", None)
-        params = list(code.co_varnames[:1]) if code is not None else []
-        annotation = hints.get(params[0]) if params else None
-        args = typing.get_args(annotation)
-        context_type = context_param_type(annotation)
-        if context_type is None:  # RunContextWrapper[T] / ToolContext[T]
-            context_type = args[0] if args else Any
-    parameters = dict(sdk_tool.params_json_schema)
-    strict = bool(sdk_tool.strict_json_schema)
-    uses_default, custom = private.failure_function(sdk_tool)
-    timeout = sdk_tool.timeout_seconds
-    made = FunctionTool(
-        fn,
-        name=sdk_tool.name,
-        description=sdk_tool.description or "",
-        params_model=schema.params_pydantic_model,
-        params_json_schema=parameters,
-        schema_problems=strictify(parameters).problems if strict else (),
-        strict=strict,
-        needs_approval=sdk_tool.needs_approval,
-        context_type=context_type,
-        takes_context=bool(schema.takes_context),
-        failure_error_function=_DEFAULT if uses_default else custom,
-        site=function_site(fn),
-        timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
-    )
-    made.defer_loading = bool(sdk_tool.defer_loading)
-    namespace = private.tool_namespace(sdk_tool)
-    if namespace is not None:
-        made.namespace, made.namespace_description = namespace
-    return made
-
-
-_HOSTED = frozenset({"WebSearchTool", "FileSearchTool", "CodeInterpreterTool",
-                     "ImageGenerationTool", "HostedMCPTool", "ToolSearchTool"})
-"""The SDK's hosted tools, read as stepswitch's of the same names."""
-
-_EMPTY_SCHEMA: dict[str, Any] = {
-    "type": "object", "properties": {}, "required": [], "additionalProperties": False,
-}
-_NoArgs = create_model("OpaqueToolArgs", __config__=ConfigDict(extra="ignore"))
-
-
-def _opaque(tool_name: str, what: str, site: Site) -> FunctionTool:
-    """A tool stepswitch cannot run, kept by name: the model is offered it, and a call
-    gets an error output (SW601 says so before anything runs)."""
-
-    def cannot_run() -> str:
-        raise UserError(f"{what} runs only on OpenAI's side or in the SDK; stepswitch "
-                        "cannot run it (see stepswitch explain SW601)")
-
-    tool = FunctionTool(
-        cannot_run,
-        name=function_style(tool_name),
-        description=f"{what} (not run by stepswitch)",
-        params_model=_NoArgs,
-        params_json_schema=dict(_EMPTY_SCHEMA),
-        schema_problems=(),
-        strict=True,
-        needs_approval=False,
-        context_type=None,
-        takes_context=False,
-        failure_error_function=_DEFAULT,
-        site=site,
-    )
-    tool.opaque = what
-    return tool
