@@ -215,7 +215,7 @@ def test_a_plainly_valid_declaration_builds_no_argument_model() -> None:
         "try:\n"
         "    ss.Agent('a', 'a', tools=[42])\n"
         "except ss.UserError as exc:\n"
-        "    assert 'tools[0]: expected a @function_tool or an agent tool' in str(exc), exc\n"
+        "    assert 'tools[0]: expected a @function_tool, an agent tool' in str(exc), exc\n"
         "    assert '<string>:4' in str(exc), exc  # the declaration's line\n"
         "else:\n"
         "    raise AssertionError('accepted tools=[42]')"

@@ -44,6 +44,15 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         output_guardrail,
     )
     from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
+    from stepswitch.dsl.hosted import (
+        CodeInterpreterTool,
+        FileSearchTool,
+        HostedMCPTool,
+        ImageGenerationTool,
+        ToolSearchTool,
+        WebSearchTool,
+    )
+    from stepswitch.dsl.tools import tool_namespace
     from stepswitch.errors import (
         CompileError,
         CostLimitExceeded,
@@ -90,6 +99,13 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
 # public name -> the module that defines it (not a package that re-exports it: an
 # annotation naming ss.RunResult in a checked module must not load the run loop)
 _WHERE: dict[str, str] = {
+    "tool_namespace": "stepswitch.dsl.tools",
+    "WebSearchTool": "stepswitch.dsl.hosted",
+    "ToolSearchTool": "stepswitch.dsl.hosted",
+    "ImageGenerationTool": "stepswitch.dsl.hosted",
+    "HostedMCPTool": "stepswitch.dsl.hosted",
+    "FileSearchTool": "stepswitch.dsl.hosted",
+    "CodeInterpreterTool": "stepswitch.dsl.hosted",
     "Agent": "stepswitch.dsl",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
@@ -166,14 +182,18 @@ _SUBMODULES = frozenset(
 __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
     "AgentTool",
+    "CodeInterpreterTool",
     "CompileError",
     "CostLimitExceeded",
     "Diagnostic",
     "END",
+    "FileSearchTool",
     "FunctionTool",
     "GuardrailFunctionOutput",
     "Handoff",
     "HandoffInputData",
+    "HostedMCPTool",
+    "ImageGenerationTool",
     "InputGuardrail",
     "InputGuardrailTripwireTriggered",
     "ItemHelpers",
@@ -203,10 +223,12 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Step",
     "StepswitchError",
     "StopAtTools",
+    "ToolSearchTool",
     "ToolTimeoutError",
     "ToolsToFinalOutputResult",
     "Usage",
     "UserError",
+    "WebSearchTool",
     "Workflow",
     "WorkflowGraph",
     "WorkflowSpec",
@@ -230,6 +252,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "route",
     "step",
     "then",
+    "tool_namespace",
 ]
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "Approval",
     "GuardrailIR",
     "HandoffTo",
+    "HostedToolIR",
     "MachineIR",
     "OutputRule",
     "PausePoint",
@@ -112,10 +113,28 @@ class ToolEntry:
     """One row of a state's tool table: a name the model may call and what it does."""
 
     name: str
+    """The name the model's calls carry (``namespace.tool`` for a namespaced tool)."""
     description: str
     parameters: dict[str, Any]
     action: Action
     strict: bool = True
+    namespace: str | None = None
+    """The ``tool_namespace`` it is offered in (Responses API tool search)."""
+    namespace_description: str | None = None
+    defer_loading: bool = False
+    """Offered only once a tool search loads it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostedToolIR:
+    """A tool OpenAI runs (web search, file search, code interpreter, image generation,
+    hosted MCP, tool search): sent as ``config``; nothing on our side runs it."""
+
+    kind: str
+    name: str
+    config: dict[str, Any]
+    include: str | None = None
+    """What the request's ``include`` needs for this tool's results."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +261,8 @@ class StateIR:
     """The agent's ``ModelSettings`` fields that are set."""
     tools: tuple[ToolEntry, ...] = ()
     """Function tools, agent tools and handoffs, in the order offered to the model."""
+    hosted: tuple[HostedToolIR, ...] = ()
+    """Hosted tools, offered after the others (Responses API only)."""
     output: OutputRule = OutputRule()
     step: StepRule = StepRule()
     input_guardrails: tuple[GuardrailIR, ...] = ()

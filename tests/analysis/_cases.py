@@ -350,7 +350,6 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[account_balance]), context_type=Account),
     ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
-    "SW601": (lambda: _sdk_researcher(hosted=True), lambda: _sdk_researcher(hosted=False)),
     "SW603": (lambda: _sdk_filtered(sdk_filter=True), lambda: _sdk_filtered(sdk_filter=False)),
     "SW602": (
         lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
@@ -408,21 +407,6 @@ CASES: dict[str, tuple[Build, Build]] = {
     ),
     "SW711": (_sw711(nested=True), _sw711(nested=False)),
 }
-
-
-def _sdk_researcher(*, hosted: bool) -> ss.Workflow:
-    """An Agents SDK agent read with from_sdk: the only way to an opaque tool."""
-    import agents
-
-    from stepswitch.interop.sdk import from_sdk
-
-    @agents.function_tool
-    def search(query: str) -> str:
-        """Search our own index."""
-        return query
-
-    tools: list[Any] = [agents.WebSearchTool()] if hosted else [search]
-    return from_sdk(agents.Agent(name="researcher", tools=tools))
 
 
 def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
@@ -521,6 +505,9 @@ from tests.analysis._mcp_cases import MCP_CASES  # noqa: E402 -- the SW9xx cases
 
 CASES.update(MCP_CASES)
 
+from tests.analysis._hosted_cases import HOSTED_CASES  # noqa: E402 -- SW601, SW610-SW616
+
+CASES.update(HOSTED_CASES)
 from tests.analysis._agents_api_cases import AGENTS_API_CASES  # noqa: E402 -- SW650-SW654
 
 CASES.update(AGENTS_API_CASES)

@@ -179,7 +179,10 @@ def test_a_folder_with_files_that_do_not_import_does_not_say_passed(tmp_path: Pa
     done = run_process("check", "app/", cwd=tmp_path)
     assert done.returncode == 2
     assert "Checked 1 workflow; 1 file could not be imported" in done.stdout
-    assert "gen_greeter" not in done.stderr
+    assert "error: app/gen_greeter" not in done.stderr
+    # a folder says why it skipped the runner
+    assert ("stepswitch: note: skipped app/gen_greeter.py: a generated runner (of "
+            "greeter:wf), not a workflow") in done.stderr
 
 
 def test_a_misspelt_workflow_or_flow_node_gets_a_did_you_mean(

@@ -167,7 +167,7 @@ def test_no_key_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
         ([TARGET, "--input", "x", "--resume", "s.json"], "drop --input"),
         ([TARGET, "--resume", "/nonexistent/s.json", "--model", "scripted:x.json"], "cannot read"),
         ([TARGET, "--input", "x", "--model", "scripted:/nonexistent.json"], "cannot read"),
-        (["docs", "--input", "x"], "no Workflow found"),
+        (["docs", "--input", "x"], "no Workflow or SDK agent found"),
         ([TARGET, "--input", "x", "--max-turns", "0"], "--max-turns must be at least 1"),
     ],
 )

@@ -104,7 +104,7 @@ def test_folder_without_workflows(tmp_path: Path, capsys: pytest.CaptureFixture[
     write(tmp_path, "empty_mod_x1.py", "X = 1\n")
     code, _, err = run_main(["show", str(tmp_path)], capsys)
     assert code == 2
-    assert "no Workflow found" in err
+    assert "no Workflow or SDK agent found" in err
 
 
 def test_exception_in_user_module_is_shown_as_theirs(

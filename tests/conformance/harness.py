@@ -157,6 +157,8 @@ def trace(items: Sequence[Any]) -> list[tuple[str, ...]]:
             label = i.output
         elif i.type == "message_output_item":
             label = i.content
+        elif i.type == "responses_item":  # a reasoning item, or what a hosted tool did
+            label = str(i.item.get("type"))
         else:
             label = i.name
         out.append((i.type, i.agent, label))

@@ -37,7 +37,7 @@ def test_tools_with_a_non_tool_names_the_index_and_value() -> None:
     text = str(err.value)
     assert f"test_agent.py:{line_of('MARK-tools')}" in text
     assert "Agent('a')" in text
-    assert re.search(r"tools\[1\]: expected a @function_tool .*got int 42", text)
+    assert re.search(r"tools\[1\]: expected a @function_tool.*got int 42", text)
 
 
 def test_tools_must_be_a_list() -> None:

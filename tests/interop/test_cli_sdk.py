@@ -220,5 +220,6 @@ def test_show_counts_a_hosted_tool_and_a_server_apart_from_function_tools(
 ) -> None:
     code, out, _ = run_main(["show", "tests/interop/sdk_apps/hosted.py:researcher"], capsys)
     assert code == 0
-    assert ("1 function tool(s) (0 need approval), 2 hosted or server tool(s) stepswitch "
-            "does not run, max_turns=10") in out
+    assert ("1 function tool(s) (0 need approval), 1 hosted tool(s) OpenAI runs, 1 server or "
+            "computer tool(s) stepswitch does not run, max_turns=10") in out
+    assert "hosted web_search (web_search, run by OpenAI)" in out

@@ -144,6 +144,27 @@ def _stop_on_first_tool() -> tuple[ss.StateMachine, list[Any]]:
     return compile_agents(a), [[function_call("pick", {"n": 9})]]
 
 
+def _hosted_and_deferred() -> tuple[ss.StateMachine, list[Any]]:
+    """Hosted tools and a deferred tool: their definitions cross the activity boundary
+    with the request, and a hosted call's item comes back into the workflow's history."""
+    from stepswitch.runtime.model import OutputResponsesItem
+
+    @ss.function_tool(defer_loading=True)
+    def export_report(month: str) -> str:
+        """Export a monthly report."""
+        return f"report for {month}"
+
+    search = OutputResponsesItem({"type": "web_search_call", "id": "ws_1",
+                                  "status": "completed",
+                                  "action": {"type": "search", "query": "may"}})
+    a = ss.Agent("a", tools=[export_report, ss.ToolSearchTool(), ss.WebSearchTool()])
+    return compile_agents(a), [
+        [search],  # a hosted tool ran and nothing was said: another turn
+        [function_call("export_report", {"month": "may"}, namespace="export_report")],
+        [assistant_message("May is exported.")],
+    ]
+
+
 def _tool_timeouts() -> tuple[ss.StateMachine, list[Any]]:
     @ss.function_tool(timeout=0.5)
     async def slow(n: int) -> str:
@@ -165,6 +186,7 @@ def _tool_timeouts() -> tuple[ss.StateMachine, list[Any]]:
 
 
 SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
+    "hosted_and_deferred_tools": _hosted_and_deferred,
     "support_flow_with_nested_agent_handoff_and_approval": _support,
     "typed_output": _typed_output,
     "tool_errors_invalid_arguments_unknown_tool": _tool_errors,

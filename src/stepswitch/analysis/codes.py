@@ -2,9 +2,10 @@
 
 Codes are ``SW`` plus three digits, grouped by hundreds: SW1xx structure, SW2xx
 termination, SW3xx names, SW4xx types, SW5xx human in the loop, SW6xx reach (parts that
-will not run as written), SW7xx flows, SW8xx policies, SW9xx MCP servers. A code never
-changes meaning; a retired code is listed in ``RETIRED`` and never reused. Every code has
-a documentation page (``docs/<CODE>.md`` inside this package) that ``stepswitch explain`` prints.
+will not run as written, or run where the analyzer cannot see), SW7xx flows, SW8xx
+policies, SW9xx MCP servers. A code never changes meaning; a retired code is listed in
+``RETIRED`` and never reused. Every code has a documentation page (``docs/<CODE>.md``
+inside this package) that ``stepswitch explain`` prints.
 """
 
 from __future__ import annotations
@@ -116,6 +117,21 @@ _ALL: tuple[Code, ...] = (
     Code("SW603", "sdk-input-filter", "warning",
          "a handoff input filter read from an SDK app: it works on the SDK's items and "
          "fails when the handoff is taken"),
+    Code("SW610", "sdk-setting-not-carried", "warning",
+         "a setting of an Agents SDK app that stepswitch reads but does not carry out"),
+    Code("SW611", "hosted-tool-effects", "info",
+         "hosted tools an agent offers: effects on OpenAI's side the analyzer cannot see "
+         "inside"),
+    Code("SW612", "hosted-mcp-unrestricted", "warning",
+         "a hosted MCP server with require_approval='never' and no allowed_tools"),
+    Code("SW613", "hosted-mcp-approval-unanswered", "warning",
+         "a hosted MCP server that asks for approvals, which stepswitch does not answer"),
+    Code("SW614", "deferred-tool-without-search", "error",
+         "a deferred tool (defer_loading) on an agent with no ToolSearchTool to load it"),
+    Code("SW615", "tool-search-without-surface", "error",
+         "a ToolSearchTool on an agent with no deferred or namespaced tool to find"),
+    Code("SW616", "hosted-tool-config-invalid", "error",
+         "a hosted tool or tool namespace configured as the Responses API refuses"),
     Code("SW650", "agents-api-tools-too-large", "error",
          "an agent's tool definitions exceed the Agents API's 3 MiB of compact JSON"),
     Code("SW651", "agents-api-metadata-limits", "error",

@@ -88,7 +88,8 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     checked: list[CheckedWorkflow] = []
     failures: list[str] = []  # modules of a folder that did not import; the rest is checked
-    for loaded in load_targets(args.targets, failures=failures):
+    skipped: list[str] = []  # files of a folder with nothing to check, and why
+    for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
         report = loaded.workflow.check(
             select=select, ignore=ignore, max_model_calls=args.max_model_calls,
             policies=policies, prices=prices, target=args.target,
@@ -99,6 +100,8 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write(text(checked, unimported=len(failures)))
     elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
+    for note in skipped:
+        print(f"stepswitch: note: {note}", file=sys.stderr)
     for failure in failures:
         print(f"stepswitch: error: {failure}", file=sys.stderr)
     if failures:

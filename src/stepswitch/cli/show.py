@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"    {visible(name)}{suffix}")
             for tool in agent.tools:
                 pause = "  [needs approval]" if tool.needs_approval != "never" else ""
-                print(f"      tool {visible(tool.name)}{pause}")
+                print(f"      tool {visible(tool.call_name)}{pause}")
+            for hosted in agent.hosted_tools:
+                print(f"      hosted {visible(hosted.name)} ({hosted.kind}, run by OpenAI)")
         edges = list(graph.edges())
         is_flow = graph.spec.flow is not None
         if edges or graph.dangling or not is_flow:

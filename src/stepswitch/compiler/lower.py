@@ -26,6 +26,7 @@ from stepswitch.ir import (
     Action,
     GuardrailIR,
     HandoffTo,
+    HostedToolIR,
     MachineIR,
     OutputRule,
     RunAgent,
@@ -98,18 +99,20 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
     taken: dict[str, str] = {}
 
     def add(name: str, description: str, params: dict[str, object], action: Action,
-            strict: bool, where: str) -> None:
+            strict: bool, where: str, namespace: str | None = None,
+            namespace_description: str | None = None, defer_loading: bool = False) -> None:
         if name in taken:
             raise UserError(
                 f"agent {agent.name!r}: tool name {name!r} at {where} is already used by "
                 f"{taken[name]}; the model could not tell them apart"
             )
         taken[name] = where
-        rows.append(ToolEntry(name, description, dict(params), action, strict))
+        rows.append(ToolEntry(name, description, dict(params), action, strict, namespace,
+                              namespace_description, defer_loading))
 
     for t in agent.tools:
         add(
-            t.name,
+            t.call_name,
             t.description,
             t.parameters,
             RunFunction(
@@ -123,6 +126,9 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
             ),
             t.strict,
             str(t.location),
+            t.namespace,
+            t.namespace_description,
+            t.defer_loading,
         )
     for at in agent.agent_tools:
         if at.target not in names:
@@ -196,6 +202,8 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
         model_ref=agent.model_ref.path if agent.model_ref else None,
         settings=dict(agent.model_settings),
         tools=tuple(rows),
+        hosted=tuple(HostedToolIR(h.kind, h.name, dict(h.config), h.include)
+                     for h in agent.hosted_tools),
         output=output,
         step=step,
         input_guardrails=tuple(_guardrail(g) for g in agent.input_guardrails),

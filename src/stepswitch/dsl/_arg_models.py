@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, InstanceOf
 
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.hosted import HostedTool
 from stepswitch.dsl.tools import FunctionTool
 from stepswitch.settings import ModelSettings
 
@@ -49,7 +50,7 @@ class AgentToolArgs(BaseModel):
 class AgentArgs(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     instructions: str | Callable[..., Any] | None = None
-    tools: list[FunctionTool | AgentTool] = Field(default_factory=list)
+    tools: list[FunctionTool | AgentTool | InstanceOf[HostedTool]] = Field(default_factory=list)
     handoffs: list[Agent | Handoff | str] = Field(default_factory=list)
     model_settings: InstanceOf[ModelSettings] | None = None  # a dict would not be stored
     handoff_description: str | None = None

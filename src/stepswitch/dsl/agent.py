@@ -25,6 +25,7 @@ from stepswitch.dsl._validate import (
     validate_fields,
 )
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.hosted import HostedTool
 from stepswitch.dsl.tools import FunctionTool
 from stepswitch.errors import UserError
 
@@ -350,7 +351,8 @@ def _agent_tool(
 
 _AGENT_EXPECT = {
     "instructions": "a string or a function (ctx, agent) -> str",
-    "tools": "a @function_tool or an agent tool (agent.as_tool(...))",
+    "tools": "a @function_tool, an agent tool (agent.as_tool(...)) or a hosted tool "
+             "(ss.WebSearchTool(), ...)",
     "handoffs": "an Agent, an agent's name, or handoff(...)",
     "model_settings": "ss.ModelSettings(...)",
     "handoff_description": "a string",
@@ -364,7 +366,8 @@ _AGENT_EXPECT = {
 class Agent:
     """An agent: instructions, tools, handoffs and an optional structured output type.
 
-    ``tools`` holds ``@function_tool`` functions and agent tools; ``handoffs`` holds
+    ``tools`` holds ``@function_tool`` functions, agent tools and hosted tools
+    (``ss.WebSearchTool()``, ... run on OpenAI's side); ``handoffs`` holds
     agents, agent names, or :func:`handoff` edges with budgets. ``model`` names a model
     (or is a model object) for this agent alone; otherwise the run's model is used.
     """
@@ -374,7 +377,7 @@ class Agent:
         name: str,
         instructions: str | Callable[..., Any] | None = None,
         *,
-        tools: Sequence[FunctionTool | AgentTool] = (),
+        tools: Sequence[FunctionTool | AgentTool | HostedTool] = (),
         handoffs: Sequence[Agent | Handoff | str] = (),
         output_type: Any = None,
         model: Any = None,
@@ -409,7 +412,7 @@ class Agent:
             )
         self.name = name
         self.instructions = instructions
-        self.tools: list[FunctionTool | AgentTool] = list(tools)
+        self.tools: list[FunctionTool | AgentTool | HostedTool] = list(tools)
         self.handoffs: list[Agent | Handoff | str] = list(handoffs)
         self.output_type = output_type
         self.model = model
@@ -580,7 +583,8 @@ def _plain_agent_fields(
     to the model, which accepts or explains (a subclass, say, is accepted there)."""
     return (
         (instructions is None or type(instructions) is str or callable(instructions))
-        and all(type(t) is FunctionTool or type(t) is AgentTool for t in tools)
+        and all(type(t) is FunctionTool or type(t) is AgentTool or isinstance(t, HostedTool)
+                for t in tools)
         and all(type(h) in _HANDOFF_KINDS for h in handoffs)
         and (model_settings is None or _is_settings(model_settings))
         and plain_str(handoff_description)

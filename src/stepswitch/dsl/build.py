@@ -27,6 +27,7 @@ from stepswitch._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.flow import FlowEdge, Step, node_name
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
+from stepswitch.dsl.hosted import HostedTool
 from stepswitch.dsl.servers import ToolServer
 from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type
 from stepswitch.dsl.workflow import Workflow
@@ -41,8 +42,10 @@ from stepswitch.graph.spec import (
     FlowEdgeSpec,
     GuardrailSpec,
     HandoffSpec,
+    HostedToolSpec,
     Location,
     MCPServerSpec,
+    NotCarriedSpec,
     OutputTypeSpec,
     Ref,
     SchemaProblemSpec,
@@ -126,6 +129,11 @@ class _Builder:
             policies=tuple(as_spec(p) for p in getattr(wf, "policies", ())),
             max_cost_usd=getattr(wf, "max_cost_usd", None),
             max_total_tokens=getattr(wf, "max_total_tokens", None),
+            not_carried=tuple(
+                NotCarriedSpec(attribute=n.attribute, owner=n.owner, detail=n.detail,
+                               path=n.path, location=self._location(n.site))
+                for n in getattr(wf, "not_carried", ())
+            ),
             location=self._location(wf.site),
         )
         return BuiltWorkflow(spec, Bindings(dict(self.objects)),
@@ -193,9 +201,12 @@ class _Builder:
         extra: list[FunctionTool] = []
         if agent.mcp_servers:  # their locked tools are the agent's tools too
             mcp, extra = _server_specs(agent, self._location)
+        hosted: list[HostedToolSpec] = []
         for tool in [*agent.tools, *extra] if extra else agent.tools:
             if isinstance(tool, FunctionTool):
                 tools.append(self._tool(tool))
+            elif isinstance(tool, HostedTool):
+                hosted.append(self._hosted(tool))
             else:
                 agent_tools.append(self._agent_tool(tool))
         instructions = agent.instructions if isinstance(agent.instructions, str) else None
@@ -231,8 +242,14 @@ class _Builder:
             tool_use_behavior=self._tool_use(agent.tool_use_behavior),
             ignore=tuple(agent.ignore),
             mcp_servers=mcp,
+            hosted_tools=tuple(hosted),
             location=self._location(agent.site),
         )
+
+    def _hosted(self, tool: HostedTool) -> HostedToolSpec:
+        with _changed(f"{type(tool).__name__}", tool.site):
+            return HostedToolSpec(kind=tool.kind, name=tool.name, config=tool.config(),
+                                  include=tool.include(), location=self._location(tool.site))
 
     def _settings(self, settings: ModelSettings | None) -> dict[str, Any]:
         key = id(settings)
@@ -273,6 +290,9 @@ class _Builder:
             max_uses=getattr(tool, "max_uses", None),
             opaque=tool.opaque,
             unknown_doc_params=tool.unknown_doc_params,
+            namespace=tool.namespace,
+            namespace_description=tool.namespace_description,
+            defer_loading=tool.defer_loading,
             mcp_server=_mcp_server_name(tool),
             location=self._location(tool.site),
         )

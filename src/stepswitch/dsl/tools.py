@@ -19,7 +19,13 @@ from stepswitch.errors import UserError
 from stepswitch.ir import Approval
 from stepswitch.schema import SchemaProblem, strictify
 
-__all__ = ["FailureErrorFunction", "FunctionTool", "context_param_type", "function_tool"]
+__all__ = [
+    "FailureErrorFunction",
+    "FunctionTool",
+    "context_param_type",
+    "function_tool",
+    "tool_namespace",
+]
 
 FailureErrorFunction = Callable[[Any, BaseException], str]
 """``fn(ctx, error) -> str``: the tool output the model sees when a tool raises."""
@@ -40,6 +46,12 @@ class FunctionTool:
     unknown_doc_params: tuple[str, ...] = ()
     """Parameters the docstring describes (``Args:``) that the function does not have:
     their descriptions reach no schema; the analyzer reports them (SW305)."""
+    namespace: str | None = None
+    """The ``tool_namespace(name=...)`` it is grouped in for the Responses API's tool
+    search; the model calls it as ``namespace.name``."""
+    namespace_description: str | None = None
+    defer_loading: bool = False
+    """Hidden from the model until a tool search (``ss.ToolSearchTool``) loads it."""
 
     def __init__(
         self,
@@ -113,6 +125,7 @@ def function_tool(
     failure_error_function: FailureErrorFunction | None = ...,
     timeout: float | None = None,
     max_uses: int | None = None,
+    defer_loading: bool = False,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -130,6 +143,7 @@ def function_tool(
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
     timeout: float | None = None,
     max_uses: int | None = None,
+    defer_loading: bool = False,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -149,7 +163,9 @@ def function_tool(
     run may run the tool, its nested agent-tool runs and a flow's nodes included (as a
     handoff's ``max_uses``, but for the whole run); once spent the tool is no longer
     offered, and a call of it anyway gets an error output and never runs. The analyzer
-    uses it to prove ``ss.max_calls``.
+    uses it to prove ``ss.max_calls``. ``defer_loading=True`` hides the tool from the
+    model until a tool search (``ss.ToolSearchTool``) loads it, as in the Agents SDK
+    (Responses API only).
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -165,8 +181,12 @@ def function_tool(
             )
         strict = strict_mode
 
+    if type(defer_loading) is not bool:
+        raise UserError(f"function_tool at {caller_site()}: defer_loading: expected True or "
+                        f"False, got {defer_loading!r}")
+
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return _make_tool(
+        tool = _make_tool(
             f,
             name=name,
             description=description,
@@ -176,6 +196,9 @@ def function_tool(
             timeout=timeout,
             max_uses=max_uses,
         )
+        if defer_loading:
+            tool.defer_loading = True
+        return tool
 
     if fn is not None:
         return wrap(fn)
@@ -386,6 +409,39 @@ def _unschemable(fields: dict[str, tuple[Any, Any]], exc: Exception) -> str:
     return f"a parameter type has no JSON schema: {first}"
 
 
+
+
+def tool_namespace(*, name: str, description: str, tools: list[FunctionTool]
+                   ) -> list[FunctionTool]:
+    """Copies of ``tools`` grouped in the namespace ``name`` (the Agents SDK's
+    ``tool_namespace``): the Responses API offers them as one group a tool search can
+    load, and the model calls each as ``name.tool``. The originals are left as they are."""
+    import copy
+
+    site = caller_site()
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"tool_namespace at {site}: name: expected a non-empty string, got "
+                        f"{name!r}")
+    if not isinstance(description, str) or not description.strip():
+        raise UserError(f"tool_namespace at {site}: description: expected a non-empty string, "
+                        f"got {description!r}")
+    namespace = name.strip()
+    out: list[FunctionTool] = []
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, FunctionTool):
+            raise UserError(f"tool_namespace({namespace!r}) at {site}: tools[{i}]: expected a "
+                            f"@function_tool, got {type(tool).__name__}")
+        if tool.name == namespace:
+            raise UserError(
+                f"tool_namespace({namespace!r}) at {site}: tools[{i}] {tool.name!r} has the "
+                "namespace's own name, which the Responses API reserves for a deferred tool "
+                "outside any namespace; rename the namespace or the tool"
+            )
+        made = copy.copy(tool)
+        made.namespace = namespace
+        made.namespace_description = description.strip()
+        out.append(made)
+    return out
 
 
 def approval_mode(needs_approval: bool | Callable[..., Any]) -> Approval:

@@ -17,6 +17,7 @@ from stepswitch._site import Site, caller_site
 from stepswitch.dsl._validate import plain_int, require_name, validate_fields
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.flow import FlowEdge, Step
+from stepswitch.dsl.notes import NotCarried
 from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
@@ -121,6 +122,9 @@ class Workflow:
         self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
         self.max_total_tokens = max_total_tokens
         self.site = site
+        self.not_carried: list[NotCarried] = []
+        """Settings of the app this workflow was read from that stepswitch does not
+        carry out (``from_sdk`` fills it; each is SW610)."""
         self._nearby_steps = _visible_steps(flow, sys._getframe(1))
 
     def build(self) -> BuiltWorkflow:

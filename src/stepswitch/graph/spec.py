@@ -27,9 +27,11 @@ __all__ = [
     "FlowEdgeSpec",
     "GuardrailSpec",
     "HandoffSpec",
+    "HostedToolSpec",
     "Location",
     "MCPServerSpec",
     "MCPToolSpec",
+    "NotCarriedSpec",
     "OutputTypeSpec",
     "PolicySpec",
     "Ref",
@@ -123,10 +125,26 @@ class ToolSpec(_Frozen):
     unknown_doc_params: tuple[str, ...] = ()
     """Names the docstring's ``Args:`` describes that are no parameter of the function
     (their descriptions are dropped; SW305)."""
+    namespace: str | None = None
+    """Its ``tool_namespace`` (the model calls it ``namespace.name``); None: none."""
+    namespace_description: str | None = None
+    defer_loading: bool = False
+    """Offered only once a tool search loads it (``function_tool(defer_loading=True)``)."""
     mcp_server: str | None = None
     """The MCP server this tool is one of (its name; the tool was read from its lock);
     None for a function tool."""
     location: Location
+
+    @property
+    def call_name(self) -> str:
+        """The name the model's calls of it carry: ``namespace.name`` in a namespace,
+        ``name.name`` when deferred outside one (the Responses API's shape for a loaded
+        deferred tool), else the name."""
+        if self.namespace is not None:
+            return f"{self.namespace}.{self.name}"
+        if self.defer_loading:
+            return f"{self.name}.{self.name}"
+        return self.name
 
 
 class HandoffSpec(_Frozen):
@@ -206,6 +224,24 @@ class ToolUseBehaviorSpec(_Frozen):
     ref: Ref | None = None
 
 
+HostedKind = Literal[
+    "web_search", "file_search", "code_interpreter", "image_generation", "mcp", "tool_search"
+]
+
+
+class HostedToolSpec(_Frozen):
+    """A tool OpenAI runs on its side (``ss.WebSearchTool`` ...), sent as declared."""
+
+    kind: HostedKind
+    name: str
+    """``web_search`` ...; a hosted MCP tool's server label."""
+    config: dict[str, Any]
+    """The Responses API tool parameter, exactly as it is sent."""
+    include: str | None = None
+    """What the request's ``include`` needs for this tool's results."""
+    location: Location
+
+
 class MCPToolSpec(_Frozen):
     """A tool of an MCP server as its lock records it."""
 
@@ -255,6 +291,9 @@ class AgentSpec(_Frozen):
     tool_use_behavior: ToolUseBehaviorSpec = ToolUseBehaviorSpec()
     ignore: tuple[str, ...] = ()
     mcp_servers: tuple[MCPServerSpec, ...] = ()
+    hosted_tools: tuple[HostedToolSpec, ...] = ()
+    """Tools OpenAI runs (web search, file search, code interpreter, image generation,
+    hosted MCP, tool search), in declaration order."""
     location: Location
 
 
@@ -337,6 +376,20 @@ class PolicySpec(_Frozen):
         return describe(self)
 
 
+class NotCarriedSpec(_Frozen):
+    """A setting of the app the workflow was read from (an Agents SDK app) that
+    stepswitch does not carry out (SW610)."""
+
+    attribute: str
+    """The framework's name for it: ``FunctionTool.tool_input_guardrails``."""
+    owner: str
+    """What it is set on: ``tool 'lookup' of agent 'Clerk'``."""
+    detail: str
+    path: str
+    """Where in the spec: ``agents.Clerk.tools.lookup``."""
+    location: Location
+
+
 class WorkflowSpec(_Frozen):
     """A whole workflow. ``agents`` keeps declaration order; names may repeat (a
     diagnostic, not an exception)."""
@@ -360,6 +413,8 @@ class WorkflowSpec(_Frozen):
     max_total_tokens: int | None = None
     """The most tokens (input plus output) one run may use in the worst case (SW206)."""
     """The team's rules (``Workflow(policies=[...])``), proved by the analyzer (SW8xx)."""
+    not_carried: tuple[NotCarriedSpec, ...] = ()
+    """What the app it was read from sets that stepswitch does not carry out (SW610)."""
     location: Location
 
     def step(self, name: str) -> StepSpec | None:
@@ -391,6 +446,8 @@ def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
     exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
     if not spec.policies:  # nor does one without policies change its bytes
         exclude.add("policies")
+    if not spec.not_carried:
+        exclude.add("not_carried")
     for name in ("max_cost_usd", "max_total_tokens"):
         if getattr(spec, name) is None:
             exclude.add(name)

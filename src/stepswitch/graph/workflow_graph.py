@@ -214,9 +214,13 @@ class WorkflowGraph:
         every = [t for a in self._agents.values() for t in a.tools]
         tools = sum(1 for t in every if t.opaque is None)
         approvals = sum(1 for t in every if t.opaque is None and t.needs_approval != "never")
-        # a hosted tool or an MCP server read from an SDK app is no function tool
+        # an MCP server or computer tool read from an SDK app is no function tool, and a
+        # hosted tool runs on OpenAI's side
         opaque = len(every) - tools
-        others = f"{opaque} hosted or server tool(s) stepswitch does not run, " if opaque else ""
+        hosted = sum(len(a.hosted_tools) for a in self._agents.values())
+        others = f"{hosted} hosted tool(s) OpenAI runs, " if hosted else ""
+        if opaque:
+            others += f"{opaque} server or computer tool(s) stepswitch does not run, "
         return (
             f"workflow {self.spec.name!r}: {len(self._agents)} agent(s), entry "
             f"{self.spec.entry!r}, {handoffs} handoff(s), {agent_tools} agent tool(s), "

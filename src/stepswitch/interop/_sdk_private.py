@@ -19,13 +19,17 @@ from stepswitch.errors import UserError
 __all__ = [
     "SUPPORTED",
     "agent_tool_options",
+    "agent_tool_settings",
     "agent_tool_target",
     "check_version",
     "failure_function",
     "handoff_hook",
     "handoff_target",
+    "implicit_settings",
     "installed_version",
+    "mcp_server_settings",
     "tool_function",
+    "tool_namespace",
 ]
 
 SUPPORTED = ((0, 24), (0, 26))
@@ -173,3 +177,69 @@ def handoff_hook(handoff: Any) -> tuple[Any, Any]:
     impl = args[0] if args else invoke
     cells = _closure(impl)
     return cells.get("on_handoff"), cells.get("input_type")
+
+
+_AS_TOOL_CELLS = ("on_stream", "run_config", "hooks", "previous_response_id",
+                  "conversation_id", "session", "input_builder", "on_stream_max_pending_events")
+
+
+def agent_tool_settings(tool: Any) -> dict[str, Any]:
+    """The ``as_tool`` arguments stepswitch does not read elsewhere, by parameter name:
+    closure cells of its ``_run_agent_impl``, ``include_input_schema`` (recorded in
+    ``schema_info``'s JSON schema) and the tool's ``failure_error_function``."""
+    cells = _closure(_invoke_impl(tool))
+    out = {name: cells[name] for name in _AS_TOOL_CELLS if name in cells}
+    info = cells.get("schema_info")
+    out["include_input_schema"] = getattr(info, "json_schema", None) is not None
+    if not getattr(tool, "_use_default_failure_error_function", True):
+        out["failure_error_function"] = getattr(tool, "_failure_error_function", None)
+    return out
+
+
+def tool_namespace(tool: Any) -> tuple[str, str] | None:
+    """``(name, description)`` of a ``tool_namespace(...)`` tool (``_tool_namespace``,
+    ``_tool_namespace_description``), or None."""
+    name = getattr(tool, "_tool_namespace", None)
+    if not isinstance(name, str) or not name:
+        return None
+    description = getattr(tool, "_tool_namespace_description", None)
+    return name, description if isinstance(description, str) else ""
+
+
+def implicit_settings(model: Any, settings: Any) -> bool:
+    """True when an agent's ``model_settings`` are the SDK's implicit defaults for its
+    model (for a GPT-5 default model: reasoning effort and verbosity the user never
+    set), not settings of the app's own."""
+    try:
+        from agents.agent import _model_settings_match_implicit_model_defaults as match
+    except ImportError:
+        return False
+    try:
+        return bool(match(model, settings))
+    except Exception:
+        return False
+
+
+_MCP_ATTRIBUTES = {
+    "require_approval": "_needs_approval_policy",
+    "failure_error_function": "_failure_error_function",
+    "name": "_name",
+}
+
+
+def mcp_server_settings(server: Any) -> dict[str, Any]:
+    """An SDK MCP server's constructor arguments as it keeps them, by parameter name;
+    a ``failure_error_function`` never given reads as unset (None)."""
+    import inspect
+
+    out: dict[str, Any] = {}
+    for name in inspect.signature(type(server).__init__).parameters:
+        if name == "self":
+            continue
+        value = getattr(server, _MCP_ATTRIBUTES.get(name, name), None)
+        if name == "failure_error_function" and type(value).__name__ == "_UnsetType":
+            continue
+        if name == "require_approval" and isinstance(value, bool):
+            value = "always" if value else None  # the constructor's default is None
+        out[name] = value
+    return out

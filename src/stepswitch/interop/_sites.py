@@ -16,7 +16,7 @@ from dataclasses import field
 from stepswitch._dataclass import dataclass
 from stepswitch._site import Site
 
-__all__ = ["SourceSites", "modules_holding", "sites_in"]
+__all__ = ["Builder", "SourceSites", "agent_builders", "modules_holding", "sites_in"]
 
 
 @dataclass(slots=True)
@@ -70,6 +70,51 @@ def _literal_name(node: ast.Call) -> str | None:
     ):
         return node.args[0].value
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Builder:
+    """A module-level function that declares agents (``Agent(...)``, ``Workflow(...)``)
+    or starts a run (``Runner.run*``, ``.run_sync(...)``...): a function TARGET."""
+
+    name: str
+    line: int
+    runs: bool
+    """It starts a run itself (then it is the app's ``main``)."""
+
+
+_RUN_CALLS = frozenset({"run", "run_sync", "run_streamed"})
+
+
+def agent_builders(path: str) -> list[Builder]:
+    """The module-level functions of ``path`` that build agents, those that run them
+    first, each in source order (none for a file that does not parse)."""
+    tree = sites_in(path).tree
+    found: list[Builder] = []
+    for node in tree.body if tree is not None else ():
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or _required(node):
+            continue  # one that takes arguments cannot be called as a TARGET
+        builds = runs = False
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Call):
+                continue
+            func = inner.func
+            if _is_agent_call(inner) or (isinstance(func, ast.Name) and func.id == "Workflow") \
+                    or (isinstance(func, ast.Attribute) and func.attr == "Workflow"):
+                builds = True
+            elif isinstance(func, ast.Attribute) and func.attr in _RUN_CALLS:
+                runs = True
+        if builds or runs:
+            found.append(Builder(node.name, node.lineno, runs))
+    return sorted(found, key=lambda b: (not b.runs, b.line))
+
+
+def _required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many parameters the function needs a value for."""
+    a = node.args
+    positional = len(a.posonlyargs) + len(a.args) - len(a.defaults)
+    keyword = sum(1 for d in a.kw_defaults if d is None)
+    return positional + keyword
 
 
 def sites_in(path: str) -> SourceSites:

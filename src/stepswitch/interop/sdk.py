@@ -3,46 +3,69 @@
 The reader walks an ``agents.Agent`` and every agent it reaches through handoffs and
 agent tools, and declares the same workflow in our DSL: function tools keep their
 schemas and run the user's own functions; guardrails, instructions, ``on_handoff``
-hooks and ``tool_use_behavior`` functions are the user's too. Declaration sites point
-at the user's SDK code. What stepswitch cannot run (hosted tools, MCP servers, computer
-tools) becomes an opaque named tool, reported by SW601, never dropped.
+hooks and ``tool_use_behavior`` functions are the user's too. Hosted tools become
+stepswitch's hosted tools of the same names, sent to the Responses API as declared.
+Declaration sites point at the user's SDK code. What stepswitch cannot run (computer and
+shell tools, MCP servers with settings it does not carry) becomes an opaque named tool,
+reported by SW601, never dropped; every other SDK attribute is carried or, set to other
+than its default, recorded on the workflow and reported by SW610
+(:mod:`stepswitch.interop.sdk_fields` lists each one).
 
 Private SDK attributes are read only in :mod:`stepswitch.interop._sdk_private`.
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
+import dataclasses
+import os
 import sys
 import typing
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ConfigDict, create_model
-
 from stepswitch._dataclass import dataclass
-from stepswitch._hints import resolved_hints
 from stepswitch._names import function_style
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type
+from stepswitch.dsl.hosted import (
+    HostedTool,
+)
+from stepswitch.dsl.notes import NotCarried
+from stepswitch.dsl.tools import FunctionTool
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.interop import sdk_objects as _sdk_objects
 from stepswitch.interop._sdk_callables import sdk_filter, tool_use_function
+from stepswitch.interop._sdk_parts import (
+    HOSTED,
+    SDKNotCarriedWarning,
+    fields_of,
+    function_tool,
+    hosted_tool,
+    instructions_of,
+    note,
+    opaque,
+    settings_of,
+)
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
-from stepswitch.schema import strictify
+from stepswitch.interop.sdk_fields import lost_settings
 from stepswitch.settings import ModelSettings
 
-__all__ = ["SDKNotCarriedWarning", "converted", "from_sdk", "is_sdk_agent", "sdk_roots"]
+__all__ = [
+    "SDKNotCarriedWarning",
+    "converted",
+    "from_sdk",
+    "from_sdk_run",
+    "is_sdk_agent",
+    "sdk_roots",
+]
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
-
-_REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 
 
 def is_sdk_agent(obj: object) -> bool:
@@ -90,6 +113,7 @@ def from_sdk(
         raise UserError(f"from_sdk at {site}: handoff_max_uses: expected a positive int, got "
                         f"{handoff_max_uses!r}")
     reader = _Reader(site, handoff_max_uses)
+    reader.source_files = list(_SOURCE_FILES.get() or ())
     entry = reader.read(agent)
     workflow = Workflow(
         name or agent.name,
@@ -100,6 +124,40 @@ def from_sdk(
         context_type=context_type,
     )
     workflow.site = entry.site  # workflow-level findings point at the entry agent
+    workflow.not_carried = reader.notes
+    return workflow
+
+
+_SOURCE_FILES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "stepswitch_sdk_source_files", default=None)
+"""Files ``from_sdk`` looks for agent declarations in first (set by ``from_sdk_run``)."""
+
+
+def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
+    """The workflow of the run a function TARGET started (``run`` is the
+    :class:`~stepswitch.targets.call.Reached` it stopped at): ``from_sdk(agent)`` with the
+    run's ``max_turns`` and its context's type, and every other run argument that is
+    set recorded as not carried (SW610, located at the call)."""
+    options = dict(run.options)
+    max_turns = options.get("max_turns", _SDK_MAX_TURNS)
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        max_turns = _SDK_MAX_TURNS
+    context = options.get("context")
+    context_type = None if context is None else type(context)
+    file, _, line = run.where.rpartition(":")
+    sources = [f for f in (getattr(run, "source", ""), os.path.abspath(file) if file else "")
+               if f]
+    token = _SOURCE_FILES.set(sources)
+    try:
+        workflow = from_sdk(agent, name=name, max_turns=max_turns, context_type=context_type)
+    finally:
+        _SOURCE_FILES.reset(token)
+    site = Site(file, int(line)) if file and line.isdigit() else workflow.site
+    values = {k: v for k, v in options.items()
+              if k not in ("context", "max_turns", "session")}
+    for attribute, detail in lost_settings("Runner.run", values):
+        workflow.not_carried.append(
+            note(attribute, f"the run {run.how}(...)", detail, "", site))
     return workflow
 
 
@@ -198,38 +256,12 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
                                                                  False)),
                      site=function_site(fn))
     else:
-        result = _function_tool(sdk_obj)
+        result = function_tool(sdk_obj)
     path = _sdk_objects.path_of(sdk_obj, kind)
     if path is not None:
         result.__module__, result.__qualname__ = path
     _CONVERTED[key] = (sdk_obj, result)
     return result
-
-
-class SDKNotCarriedWarning(UserWarning):
-    """A setting of an SDK app that ``from_sdk`` reads but stepswitch does not carry out;
-    the warning is located at the tool (or the agent) it belongs to."""
-
-
-def _warn_not_carried(sdk_agent: Any, part: Any, site: Site) -> None:
-    """Warn, at ``site``, of what ``part`` (a tool or a handoff of ``sdk_agent``) sets that
-    the converted workflow would drop: a callable ``is_enabled`` (stepswitch offers the
-    part on every turn) and a function tool's tool guardrails (they would not run)."""
-    name = getattr(part, "name", None) or getattr(part, "tool_name", None) or "?"
-    owner = f"{'handoff' if hasattr(part, 'agent_name') else 'tool'} {name!r} of agent " \
-            f"{getattr(sdk_agent, 'name', '?')!r}"
-    dropped: list[str] = []
-    if callable(getattr(part, "is_enabled", None)):
-        dropped.append("its is_enabled is a function, which stepswitch does not call: the "
-                       "model is offered it on every turn")
-    for attr in ("tool_input_guardrails", "tool_output_guardrails"):
-        guards = getattr(part, attr, None) or ()
-        if guards:
-            names = ", ".join(repr(getattr(g, "name", None) or _short(g)) for g in guards)
-            dropped.append(f"its {attr} ({names}) do not run in stepswitch")
-    for problem in dropped:
-        warnings.warn_explicit(f"from_sdk: {owner}: {problem}", SDKNotCarriedWarning,
-                               site.file, site.line)
 
 
 def _short(obj: object) -> str:
@@ -258,6 +290,11 @@ class _Reader:
         self.sites: dict[int, Site] = {}
         self.settings: dict[int, tuple[Any, ModelSettings | None]] = {}
         self.template: Agent | None = None
+        self.notes: list[NotCarried] = []
+        self._noted: set[tuple[int, str]] = set()
+        self.source_files: list[str] = []
+        """Files to find agents' ``Agent(name=...)`` lines in first (a function
+        TARGET's own file: agents built inside it are in no module's namespace)."""
 
     # walk ------------------------------------------------------------------------------
 
@@ -367,7 +404,7 @@ class _Reader:
             found = parsed[file].site_of(variable, agent.name)
             if found is not None and id(agent) not in self.sites:
                 self.sites[id(agent)] = found
-        for tool_fn_file in self._tool_files(order):
+        for tool_fn_file in [*self.source_files, *self._tool_files(order)]:
             if tool_fn_file not in files:
                 files.append(tool_fn_file)
         for agent in order:
@@ -427,7 +464,7 @@ class _Reader:
             raise self._error(sdk, f"name: expected a non-empty string, got {name!r}")
         agent = copy.copy(self.template)
         agent.name = name
-        agent.instructions = _instructions(sdk.instructions)
+        agent.instructions = instructions_of(sdk.instructions)
         agent.output_type = self._output_type(sdk)
         agent.model = sdk.model if isinstance(sdk.model, str) else None
         agent.model_settings = self._settings(sdk.model_settings)
@@ -450,17 +487,42 @@ class _Reader:
         key = id(sdk_settings)
         if key not in self.settings:
             try:
-                self.settings[key] = (sdk_settings, _settings(sdk_settings))
+                self.settings[key] = (sdk_settings, settings_of(sdk_settings))
             except UserError as exc:
                 raise UserError(f"model_settings {_short(sdk_settings)}: "
                                 f"{str(exc).split(': ', 1)[-1]}") from None
         return self.settings[key][1]
 
+    # settings not carried ------------------------------------------------------------
+
+    def _check(self, table: str, obj: Any, values: Mapping[str, Any], owner: str, path: str,
+               site: Site) -> None:
+        """Record each of ``values`` that ``table`` does not carry (once per object)."""
+        for attribute, detail in lost_settings(table, values):
+            key = (id(obj), attribute)
+            if key not in self._noted:
+                self._noted.add(key)
+                self.notes.append(note(attribute, owner, detail, path, site))
+
+    def _check_agent(self, sdk: Any, site: Site) -> None:
+        owner, path = f"agent {sdk.name!r}", f"agents.{sdk.name}"
+        values = fields_of(sdk)
+        settings = values.pop("model_settings", None)
+        self._check("Agent", sdk, values, owner, path, site)
+        if settings is not None and dataclasses.is_dataclass(settings) and not (
+            private.implicit_settings(sdk.model, settings)
+        ):
+            self._check("ModelSettings", settings, fields_of(settings), owner,
+                        f"{path}.model_settings", site)
+
+    # filling ---------------------------------------------------------------------------
+
     def _fill(self, sdk: Any) -> None:
         agent = self.converted[id(sdk)]
         site = agent.site
+        self._check_agent(sdk, site)
         edges = {id(e.sdk): e for e in self.edges[id(sdk)]}
-        tools: list[FunctionTool | AgentTool] = []
+        tools: list[FunctionTool | AgentTool | HostedTool] = []
         for t in sdk.tools:
             if getattr(t, "is_enabled", True) is False:
                 continue  # never offered to the model, as in the SDK
@@ -468,20 +530,35 @@ class _Reader:
             try:
                 if edge is not None:
                     tools.append(self._agent_tool(t, edge.target, site))
+                elif type(t).__name__ in HOSTED:
+                    tools.append(self._hosted(sdk, t, site))
                 else:
                     tools.append(self._tool(t, site))
             except UserError as exc:
                 raise self._error(sdk, str(exc)) from None
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
-            _warn_not_carried(sdk, t, getattr(tools[-1], "site", None) or site)
+            made = tools[-1]
+            where = getattr(made, "site", None) or site
+            if isinstance(made, AgentTool):
+                self._check("FunctionTool", t, fields_of(t), f"agent tool {t.name!r} of agent "
+                            f"{sdk.name!r}", f"agents.{sdk.name}.agent_tools.{t.name}", where)
+                self._check("Agent.as_tool", t, private.agent_tool_settings(t),
+                            f"agent tool {t.name!r} of agent {sdk.name!r}",
+                            f"agents.{sdk.name}.agent_tools.{t.name}", where)
+            elif isinstance(made, FunctionTool) and made.opaque is None:
+                self._check("FunctionTool", t, fields_of(t), f"tool {t.name!r} of agent "
+                            f"{sdk.name!r}", f"agents.{sdk.name}.tools.{t.name}", where)
         for server in getattr(sdk, "mcp_servers", ()) or ():
+            server_name = getattr(server, "name", None) or type(server).__name__
+            owner = f"MCP server {server_name!r} of agent {sdk.name!r}"
             read = converted(server, "mcp", site)  # None: it sets what stepswitch drops
+            self._check("MCPServer", server, private.mcp_server_settings(server), owner,
+                        f"agents.{sdk.name}.mcp_servers.{server_name}", site)
             if read is not None:
                 agent.mcp_servers.append(read)
                 continue
-            server_name = getattr(server, "name", None) or type(server).__name__
-            tools.append(_opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
+            tools.append(opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
                                  site))
         handoffs: list[Agent | Handoff | str] = []
         for h in sdk.handoffs:
@@ -495,8 +572,11 @@ class _Reader:
                 continue
             if getattr(h, "is_enabled", True) is False:
                 continue
-            handoffs.append(self._handoff(h, edges[id(h)].target, site))
-            _warn_not_carried(sdk, h, site)
+            made_handoff = self._handoff(h, edges[id(h)].target, site)
+            handoffs.append(made_handoff)
+            self._check("Handoff", h, fields_of(h), f"handoff {h.tool_name!r} of agent "
+                        f"{sdk.name!r}", f"agents.{sdk.name}.handoffs.{h.tool_name}",
+                        made_handoff.site)
         agent.tools = tools
         agent.handoffs = handoffs
         agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]
@@ -509,11 +589,21 @@ class _Reader:
         if type(sdk_tool).__name__ != "FunctionTool":
             tool_name = getattr(sdk_tool, "name", None) or function_style(type(sdk_tool).__name__)
             kind = type(sdk_tool).__name__
-            tool: FunctionTool = _opaque(str(tool_name), f"{kind} {tool_name!r}", site)
+            tool: FunctionTool = opaque(str(tool_name), f"{kind} {tool_name!r}", site)
         else:
             tool = converted(sdk_tool)
         self.tools[id(sdk_tool)] = tool
         return tool
+
+    def _hosted(self, sdk: Any, sdk_tool: Any, site: Site) -> HostedTool:
+        """An SDK hosted tool as stepswitch's of the same name, located at its agent."""
+        kind = type(sdk_tool).__name__
+        owner = f"hosted tool {getattr(sdk_tool, 'name', kind)!r} of agent {sdk.name!r}"
+        path = f"agents.{sdk.name}.hosted_tools.{getattr(sdk_tool, 'name', kind)}"
+        self._check(kind, sdk_tool, fields_of(sdk_tool), owner, path, site)
+        made = hosted_tool(sdk_tool)
+        made.site = site
+        return made
 
     def _agent_tool(self, sdk_tool: Any, target: Any, site: Site) -> AgentTool:
         options = private.agent_tool_options(sdk_tool)
@@ -566,91 +656,3 @@ class _Reader:
             return typing.cast(ToolUseBehavior, converted(behavior, "tool_use"))
         raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
                                "reads")
-
-
-# -- parts ------------------------------------------------------------------------------
-
-
-def _instructions(value: Any) -> Any:
-    return value if value is None or isinstance(value, str) or callable(value) else str(value)
-
-
-def _settings(sdk_settings: Any) -> ModelSettings | None:
-    if sdk_settings is None:
-        return None
-    fields: dict[str, Any] = {}
-    for key in ("temperature", "top_p", "max_tokens", "parallel_tool_calls",
-                "frequency_penalty", "presence_penalty", "extra_body"):
-        value = getattr(sdk_settings, key, None)
-        if value is not None:
-            fields[key] = value
-    choice = getattr(sdk_settings, "tool_choice", None)
-    if isinstance(choice, str):
-        fields["tool_choice"] = choice
-    effort = getattr(getattr(sdk_settings, "reasoning", None), "effort", None)
-    if effort in _REASONING_EFFORTS:
-        fields["reasoning_effort"] = effort
-    return ModelSettings(**fields) if fields else None
-
-
-def _function_tool(sdk_tool: Any) -> FunctionTool:
-    fn, schema = private.tool_function(sdk_tool)
-    context_type: Any = None
-    if schema.takes_context:
-        hints = resolved_hints(fn)
-        code = getattr(fn, "__code__", None)
-        params = list(code.co_varnames[:1]) if code is not None else []
-        annotation = hints.get(params[0]) if params else None
-        args = typing.get_args(annotation)
-        context_type = context_param_type(annotation)
-        if context_type is None:  # RunContextWrapper[T] / ToolContext[T]
-            context_type = args[0] if args else Any
-    parameters = dict(sdk_tool.params_json_schema)
-    strict = bool(sdk_tool.strict_json_schema)
-    uses_default, custom = private.failure_function(sdk_tool)
-    return FunctionTool(
-        fn,
-        name=sdk_tool.name,
-        description=sdk_tool.description or "",
-        params_model=schema.params_pydantic_model,
-        params_json_schema=parameters,
-        schema_problems=strictify(parameters).problems if strict else (),
-        strict=strict,
-        needs_approval=sdk_tool.needs_approval,
-        context_type=context_type,
-        takes_context=bool(schema.takes_context),
-        failure_error_function=_DEFAULT if uses_default else custom,
-        site=function_site(fn),
-    )
-
-
-_EMPTY_SCHEMA: dict[str, Any] = {
-    "type": "object", "properties": {}, "required": [], "additionalProperties": False,
-}
-_NoArgs = create_model("OpaqueToolArgs", __config__=ConfigDict(extra="ignore"))
-
-
-def _opaque(tool_name: str, what: str, site: Site) -> FunctionTool:
-    """A tool stepswitch cannot run, kept by name: the model is offered it, and a call
-    gets an error output (SW601 says so before anything runs)."""
-
-    def cannot_run() -> str:
-        raise UserError(f"{what} runs only on OpenAI's side or in the SDK; stepswitch "
-                        "cannot run it (see stepswitch explain SW601)")
-
-    tool = FunctionTool(
-        cannot_run,
-        name=function_style(tool_name),
-        description=f"{what} (not run by stepswitch)",
-        params_model=_NoArgs,
-        params_json_schema=dict(_EMPTY_SCHEMA),
-        schema_problems=(),
-        strict=True,
-        needs_approval=False,
-        context_type=None,
-        takes_context=False,
-        failure_error_function=_DEFAULT,
-        site=site,
-    )
-    tool.opaque = what
-    return tool

@@ -41,7 +41,7 @@ def _responses_item(item: OutputItem, n: int, status: str) -> dict[str, Any]:
     if isinstance(item, OutputResponsesItem):  # a reasoning item: served as scripted
         return dict(item.item)
     if isinstance(item, OutputFunctionCall):
-        return {
+        out = {
             "type": "function_call",
             "id": f"fc_{n}",
             "call_id": item.call_id,
@@ -49,6 +49,10 @@ def _responses_item(item: OutputItem, n: int, status: str) -> dict[str, Any]:
             "arguments": item.arguments if status == "completed" else "",
             "status": status,
         }
+        namespace, dot, name = item.name.partition(".")
+        if dot:  # "crm.lookup": a namespaced tool, as the API sends its calls
+            out["name"], out["namespace"] = name, namespace
+        return out
     content: list[dict[str, Any]] = []
     if status == "completed":
         if item.refusal is not None:
@@ -163,7 +167,7 @@ def responses_events(
                 item_id=done["id"],
                 output_index=n,
                 arguments=item.arguments,
-                name=item.name,
+                name=done["name"],
             )
         elif isinstance(item, OutputMessage):
             part_done = done["content"][0]

@@ -31,6 +31,7 @@ from stepswitch.runtime.model import (
     OutputItem,
     OutputMessage,
     ResponseCompleted,
+    ToolDefinition,
 )
 
 __all__ = ["OpenAIChatCompletionsModel", "chat_messages", "chat_params"]
@@ -141,11 +142,29 @@ def _chat_parts(parts: tuple[dict[str, Any], ...]) -> list[dict[str, Any]]:
     return out
 
 
+def _refuse_responses_only(agent: str, tool: ToolDefinition) -> None:
+    """Hosted tools, namespaces and deferred loading exist on the Responses API only (the
+    Agents SDK refuses them on Chat Completions too)."""
+    if tool.kind == "hosted":
+        what = f"the hosted tool {tool.name!r}"
+    elif tool.namespace is not None:
+        what = f"tool {tool.name!r}, in tool_namespace {tool.namespace!r},"
+    elif tool.defer_loading:
+        what = f"the deferred tool {tool.wire_name!r} (defer_loading=True)"
+    else:
+        return
+    raise UserError(f"agent {agent!r}: {what} needs the Responses API, and this model uses "
+                    "Chat Completions: run it with OpenAIResponsesModel (stepswitch run --api "
+                    "responses)")
+
+
 def chat_params(request: ModelRequest, model: str) -> dict[str, Any]:
     """The keyword arguments of ``client.chat.completions.create`` for a request."""
     s = request.settings
     params: dict[str, Any] = {"model": model, "messages": chat_messages(request)}
     if request.tools:
+        for t in request.tools:
+            _refuse_responses_only(request.agent, t)
         params["tools"] = [
             {
                 "type": "function",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from stepswitch.errors import ModelBehaviorError, ModelProviderError
@@ -22,6 +22,7 @@ from stepswitch.models._convert import (
 )
 from stepswitch.models._shape import arguments_text, unicode_text
 from stepswitch.runtime.model import (
+    HOSTED_CALLS,
     ModelRequest,
     ModelResponse,
     OutputFunctionCall,
@@ -29,9 +30,10 @@ from stepswitch.runtime.model import (
     OutputMessage,
     OutputResponsesItem,
     ResponseCompleted,
+    ToolDefinition,
 )
 
-__all__ = ["OpenAIResponsesModel", "responses_input", "responses_params"]
+__all__ = ["OpenAIResponsesModel", "responses_input", "responses_params", "responses_tools"]
 
 
 class OpenAIResponsesModel(OpenAIModelBase):
@@ -117,18 +119,52 @@ def responses_input(request: ModelRequest) -> list[dict[str, Any]]:
             if text:
                 out.append({"role": "assistant", "content": text})
             for c in entry.calls:
-                out.append(
-                    {
-                        "type": "function_call",
-                        "call_id": c.call_id,
-                        "name": c.name,
-                        "arguments": c.arguments,
-                    }
-                )
+                call: dict[str, Any] = {
+                    "type": "function_call",
+                    "call_id": c.call_id,
+                    "name": c.name,
+                    "arguments": c.arguments,
+                }
+                namespace, dot, name = c.name.partition(".")
+                if dot:  # a namespaced (or loaded deferred) tool: sent as the API named it
+                    call["name"], call["namespace"] = name, namespace
+                out.append(call)
         elif isinstance(entry, ToolOutputEntry):
             out.append(
                 {"type": "function_call_output", "call_id": entry.call_id, "output": entry.output}
             )
+    return out
+
+
+def responses_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
+    """The ``tools`` parameter: function tools, hosted tools as declared, and the tools of
+    one ``tool_namespace`` as one namespace entry where its first tool stands (the shape
+    the Agents SDK sends)."""
+    out: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for t in tools:
+        if t.kind == "hosted":
+            out.append(dict(t.config or {}))
+            continue
+        entry: dict[str, Any] = {
+            "type": "function",
+            "name": t.wire_name,
+            "description": t.description,
+            "parameters": t.parameters,
+            "strict": t.strict,
+        }
+        if t.defer_loading:
+            entry["defer_loading"] = True
+        if t.namespace is None:
+            out.append(entry)
+            continue
+        group = groups.get(t.namespace)
+        if group is None:
+            group = groups[t.namespace] = {"type": "namespace", "name": t.namespace,
+                                           "description": t.namespace_description or "",
+                                           "tools": []}
+            out.append(group)
+        group["tools"].append(entry)
     return out
 
 
@@ -139,18 +175,12 @@ def responses_params(request: ModelRequest, model: str) -> dict[str, Any]:
     if request.instructions:
         params["instructions"] = request.instructions
     if request.tools:
-        params["tools"] = [
-            {
-                "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
-                "strict": t.strict,
-            }
-            for t in request.tools
-        ]
+        params["tools"] = responses_tools(request.tools)
         if s.parallel_tool_calls is not None:
             params["parallel_tool_calls"] = s.parallel_tool_calls
+        include = sorted({t.include for t in request.tools if t.include is not None})
+        if include:
+            params["include"] = include
     mode, tool = tool_choice_name(s.tool_choice)
     if mode is not None:
         params["tool_choice"] = mode
@@ -206,10 +236,22 @@ def parse_response(data: dict[str, Any], raw: Any = None) -> ModelResponse:
             unicode_text(name, f"output[{n}].name")
             unicode_text(call_id, f"output[{n}].call_id")
             text = arguments_text(args, f"output[{n}].arguments")
+            namespace = item.get("namespace")
+            if isinstance(namespace, str) and namespace:  # a namespaced or deferred tool
+                name = f"{unicode_text(namespace, f'output[{n}].namespace')}.{name}"
             items.append(OutputFunctionCall(name, text, call_id))
-        elif kind == "reasoning":  # sent back verbatim next turn (encrypted_content, id)
+        elif kind == "reasoning" or kind in HOSTED_CALLS:
+            # sent back verbatim next turn: reasoning (encrypted_content, id), and what a
+            # hosted tool did on the provider's side (a search, its loaded tools)
             items.append(OutputResponsesItem(_as_sent(raw, n, item)))
-        # hosted-tool items carry nothing the loop acts on
+        elif kind == "mcp_approval_request":
+            raise ModelBehaviorError(
+                f"the hosted MCP server {item.get('server_label')!r} asks for approval to "
+                f"call {item.get('name')!r} (mcp_approval_request), which stepswitch does not "
+                "answer: give the HostedMCPTool require_approval='never' and allowed_tools, "
+                "or run the server with ss.MCPServerStreamableHttp (see SW613)"
+            )
+        # other items carry nothing the loop acts on
     return ModelResponse(
         tuple(items),
         usage_from(data.get("usage"), "input_tokens", "output_tokens"),

@@ -43,10 +43,16 @@ ScriptStep: TypeAlias = Sequence[OutputItem] | OutputItem | BaseException | Mode
 
 
 def function_call(
-    name: str, arguments: dict[str, Any] | str | None = None, call_id: str | None = None
+    name: str, arguments: dict[str, Any] | str | None = None, call_id: str | None = None,
+    *, namespace: str | None = None,
 ) -> OutputFunctionCall:
     """A call of tool ``name``. ``arguments`` is a dict (sent as JSON) or raw text, which
-    may be invalid JSON on purpose. Without ``call_id`` the model numbers the calls."""
+    may be invalid JSON on purpose. Without ``call_id`` the model numbers the calls.
+    ``namespace`` (as in the SDK's ``agents.testing``) calls a tool of a
+    ``tool_namespace``, or with ``namespace=name`` a deferred tool a tool search loaded:
+    the call's name is then ``namespace.name``."""
+    if namespace is not None:
+        name = f"{namespace}.{name}"
     if arguments is None:
         raw = "{}"
     elif isinstance(arguments, str):

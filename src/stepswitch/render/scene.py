@@ -15,7 +15,7 @@ from dataclasses import field
 from typing import Literal, NamedTuple, Protocol
 
 from stepswitch._dataclass import dataclass
-from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, ToolSpec
+from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, HostedToolSpec, ToolSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
@@ -290,11 +290,20 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
 
 
 def _tool_text(tool: ToolSpec) -> str:
+    name = tool.name if tool.namespace is None else f"{tool.namespace}.{tool.name}"
+    if tool.defer_loading:
+        name += " [deferred]"
     if tool.needs_approval == "always":
-        return f"{tool.name} [approval]"
+        return f"{name} [approval]"
     if tool.needs_approval == "per_call":
-        return f"{tool.name} [approval per call]"
-    return tool.name
+        return f"{name} [approval per call]"
+    return name
+
+
+def _hosted_text(tool: HostedToolSpec) -> str:
+    """A hosted tool as drawn: its name and that OpenAI runs it."""
+    what = "hosted MCP" if tool.kind == "mcp" else "hosted"
+    return f"{tool.name} [{what}]"
 
 
 def code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
@@ -331,6 +340,8 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
             # an MCP tool is listed under its server (they come server by server)
             kind = "tool" if tool.mcp_server is None else f"mcp {tool.mcp_server}"
             lines.append(f"{kind}: {_tool_text(tool)}{codes}")
+        for hosted in agent.hosted_tools:
+            lines.append(f"tool: {_hosted_text(hosted)}")
     return lines
 
 
@@ -459,6 +470,15 @@ def build_scene(
                 found = own_tool_marks.get(i, no_marks)
                 tool_marks[node.id].extend(found)
                 tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
+            for hosted in agent.hosted_tools:  # one node per hosted tool, run by OpenAI
+                key = ("hosted:" + hosted.kind, hosted.name, "never")
+                node = tool_nodes.get(key)
+                if node is None:
+                    node = SceneNode(f"t{len(tool_nodes)}", "tool", _hosted_text(hosted),
+                                     ("runs on OpenAI's side",))
+                    tool_nodes[key] = node
+                    tool_marks[node.id] = []
+                tool_edges.append(SceneEdge(aid, node.id, "tool"))
         if not nested_only:
             answers, stops = fact.answers, fact.stops
             if answers:
@@ -476,7 +496,7 @@ def build_scene(
         found = tool_marks[node.id]
         nodes.append(
             SceneNode(
-                node.id, "tool", node.title, code_lines(found), pause=node.pause,
+                node.id, "tool", node.title, node.lines + code_lines(found), pause=node.pause,
                 marks=tuple(found), group=node.group,
             )
         )

@@ -99,7 +99,7 @@ _OTHER = frozenset({
     "file_search_call", "web_search_call", "image_generation_call", "code_interpreter_call",
     "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
     "item_reference", "compaction", "shell_call", "shell_call_output", "apply_patch_call",
-    "apply_patch_call_output",
+    "apply_patch_call_output", "tool_search_call", "tool_search_output",
 })
 _ROLES = frozenset({"user", "system", "developer", "assistant"})
 
@@ -184,6 +184,9 @@ def _list_item(i: int, raw: Any) -> TrailItem:
         raise TrailError(f"item {where}: type is not a string")
     if kind in _CALLS:
         name = _opt_str(raw, "name") or kind.removesuffix("_call")
+        namespace = _opt_str(raw, "namespace")
+        if namespace:  # a tool of a tool_namespace (or a loaded deferred one), as we name it
+            name = f"{namespace}.{name}"
         return TrailItem(i, where, "call", _str(raw, "call_id", i, kind), name,
                          item_id=item_id)
     if kind in _OUTPUTS:

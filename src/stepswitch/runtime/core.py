@@ -198,6 +198,7 @@ class MachineCore:
         key = (agent, hidden)
         defs = self._defs.get(key)
         if defs is None:
+            state = self.states[agent]
             defs = tuple(
                 ToolDefinition(
                     name=t.name,
@@ -205,9 +206,20 @@ class MachineCore:
                     parameters=t.parameters,
                     strict=t.strict,
                     kind=t.action.kind,
+                    namespace=t.namespace,
+                    namespace_description=t.namespace_description,
+                    defer_loading=t.defer_loading,
                 )
-                for t in self.states[agent].tools
+                for t in state.tools
                 if t.name not in hidden
             )
+            if state.hosted:  # after the agent's own tools, before its handoffs (as the SDK)
+                at = next((i for i, d in enumerate(defs) if d.kind == "handoff"), len(defs))
+                hosted = tuple(
+                    ToolDefinition(name=h.name, description="", parameters={}, kind="hosted",
+                                   config=h.config, include=h.include)
+                    for h in state.hosted
+                )
+                defs = defs[:at] + hosted + defs[at:]
             self._defs[key] = defs
         return defs

@@ -10,6 +10,7 @@ from typing import Any, Literal, TypeAlias
 
 from stepswitch._dataclass import dataclass
 from stepswitch.runtime.items import RunItem
+from stepswitch.runtime.model import HOSTED_CALLS
 
 __all__ = [
     "AgentUpdated",
@@ -78,9 +79,21 @@ _NAMES = {
 }
 
 
+_VERBATIM = {
+    "reasoning": "reasoning_item_created",
+    "tool_search_call": "tool_search_called",
+    "tool_search_output": "tool_search_output_created",
+}
+"""Verbatim Responses items the SDK streams under a name of their own; another hosted
+tool's call (``web_search_call`` ...) is ``tool_called``, as in the SDK."""
+
+
 def item_event_name(item: RunItem) -> str | None:
     """The SDK's event name for an item; None for items that are not streamed."""
     name = _NAMES.get(item.type)
-    if name is None and item.type == "responses_item" and item.item.get("type") == "reasoning":
-        return "reasoning_item_created"
+    if name is None and item.type == "responses_item":
+        kind = item.item.get("type")
+        name = _VERBATIM.get(kind) if isinstance(kind, str) else None
+        if name is None and kind in HOSTED_CALLS:
+            return "tool_called"
     return name

@@ -60,6 +60,7 @@ from stepswitch.runtime.items import (
     ToolCallOutputItem,
 )
 from stepswitch.runtime.model import (
+    HOSTED_CALLS,
     ModelRequest,
     OutputFunctionCall,
     OutputItem,
@@ -298,7 +299,7 @@ def _settle_fresh(
     calls: list[Call] = []
     made: list[RunItem] = []
     last_message: str | None = None
-    had_calls = handoffs = unknown = False
+    had_calls = handoffs = unknown = hosted = False
     for out in output:
         if type(out) is OutputFunctionCall:
             had_calls = True
@@ -322,6 +323,10 @@ def _settle_fresh(
             made.append(_message_item(agent, out.content, out.refusal))
         elif type(out) is OutputResponsesItem:  # to be sent back next turn
             made.append(ResponsesItem(agent, out.item))
+            if out.item.get("type") in HOSTED_CALLS:
+                hosted = True
+    if hosted and last_message is None:
+        had_calls = True  # a hosted tool ran and nothing was said: run again, as the SDK
     run.items.extend(made)  # calls and messages: every one model-visible
     run.history.extend(made)
     for call, _ in calls:

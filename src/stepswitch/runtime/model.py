@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # a pydantic model: the runtime imports it only when it makes
     from stepswitch.settings import ModelSettings
 
 __all__ = [
+    "HOSTED_CALLS",
     "InputItem",
     "Model",
     "ModelRequest",
@@ -39,13 +40,36 @@ InputItem: TypeAlias = UserInputItem | RunItem
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
-    """A tool as offered to the model. ``kind`` says what it does on our side."""
+    """A tool as offered to the model. ``kind`` says what it does on our side: a
+    ``hosted`` tool runs on the provider's side and is sent as ``config``."""
 
     name: str
+    """The name the model's calls carry (``namespace.tool`` in a namespace)."""
     description: str
     parameters: dict[str, Any]
     strict: bool = True
-    kind: Literal["function", "handoff", "agent"] = "function"
+    kind: Literal["function", "handoff", "agent", "hosted"] = "function"
+    namespace: str | None = None
+    namespace_description: str | None = None
+    defer_loading: bool = False
+    config: dict[str, Any] | None = None
+    """A hosted tool's API parameter, as declared."""
+    include: str | None = None
+    """What the request's ``include`` needs for a hosted tool's results."""
+
+    @property
+    def wire_name(self) -> str:
+        """The name as the API spells it: without the namespace (``namespace.tool`` is
+        sent as ``tool`` inside its namespace; a deferred ``tool.tool`` as ``tool``)."""
+        head, dot, tail = self.name.partition(".")
+        return tail if dot else head
+
+
+HOSTED_CALLS = frozenset({
+    "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call",
+    "mcp_call", "mcp_list_tools", "tool_search_call", "tool_search_output",
+})
+"""Output items of hosted tools: done on the provider's side, kept and sent back."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
 """Resolve TARGETs to workflows, for the CLI, the studio page and ``stepswitch test``.
 
-A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow or an
-OpenAI Agents SDK agent (read with ``from_sdk``), or a file or folder (every workflow in
-it, and every SDK agent declared there that no other agent of its module reaches).
+A TARGET is ``path/to/file.py:NAME`` or ``package.module:NAME`` naming a workflow, an
+OpenAI Agents SDK agent (read with ``from_sdk``) or a function that builds and runs or
+returns one (``app.py:main``, called as :mod:`stepswitch.targets.call` says), or a file
+or folder (every workflow in it, and every SDK agent declared there that no other agent
+of its module reaches; a folder's files with none are listed as skipped, with why).
 Every failure is a :class:`~stepswitch.errors.TargetError` with a one-line cause (the
 CLI exits 2); an exception raised by the user's own module is shown as its own short
 traceback, marked as theirs.
@@ -12,10 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import keyword
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -30,6 +34,7 @@ from stepswitch.targets.shadow import shadowed
 
 if TYPE_CHECKING:
     from stepswitch.runtime.machine import StateMachine
+    from stepswitch.targets.call import Reached
 
 __all__ = [
     "LoadedWorkflow",
@@ -72,19 +77,21 @@ def refuse_own_source(output: str | None, loaded: LoadedWorkflow, flag: str = "-
 
 
 def load_targets(
-    targets: list[str], *, failures: list[str] | None = None, runner: str | None = None
+    targets: list[str], *, failures: list[str] | None = None, runner: str | None = None,
+    skipped: list[str] | None = None,
 ) -> list[LoadedWorkflow]:
     """Every workflow the targets name, in order, each once.
 
     With ``failures``, a module of a folder that does not import is listed there and
     the folder's other modules are still returned; without it, that is a
-    :class:`TargetError`. With ``runner`` (the file a generated runner goes to), a
-    file TARGET is imported under the name that runner can import it by (see
-    :func:`_runner_name`)."""
+    :class:`TargetError`. With ``skipped``, each file of a folder in which nothing was
+    found is listed there, with why (one line each). With ``runner`` (the file a
+    generated runner goes to), a file TARGET is imported under the name that runner
+    can import it by (see :func:`_runner_name`)."""
     found: list[LoadedWorkflow] = []
     seen: set[int] = set()
     for target in targets:
-        for loaded in _load_one(target, failures, runner):
+        for loaded in _load_one(target, failures, runner, skipped):
             if id(loaded.workflow) not in seen:
                 seen.add(id(loaded.workflow))
                 found.append(loaded)
@@ -119,7 +126,8 @@ def compile_one(target: str, *, flag: str = "--workflow"
 
 
 def _load_one(
-    target: str, collected: list[str] | None = None, runner: str | None = None
+    target: str, collected: list[str] | None = None, runner: str | None = None,
+    skipped: list[str] | None = None,
 ) -> list[LoadedWorkflow]:
     path_part, _, name = _split(target)
     path = Path(path_part)
@@ -136,13 +144,18 @@ def _load_one(
                 raise TargetError(f"{target}: a folder cannot be combined with :NAME")
             results: list[LoadedWorkflow] = []
             failures: list[str] = []
+            passed: list[str] = []
             for file in python_files(path):
                 # one module that does not import must not hide the others' problems
                 try:
                     module = import_file(file, runner=runner)
-                    results.extend(_workflows_in(module, display_path(file)))
+                    here = _workflows_in(module, display_path(file))
                 except TargetError as exc:
                     failures.append(str(exc))
+                    continue
+                results.extend(here)
+                if not here and not _package_marker(file):
+                    passed.append(f"skipped {display_path(file)}: {_nothing_in(module)}")
             if failures and collected is None:
                 raise TargetError("\n".join(failures))
             if failures and collected is not None:
@@ -150,7 +163,13 @@ def _load_one(
                 if not results:
                     return []
             if not results:
-                raise TargetError(f"{target}: no Workflow found in any .py file under {path_part}")
+                detail = "".join(f"\n  {line}" for line in passed)
+                raise TargetError(
+                    f"{target}: no Workflow or SDK agent found in any .py file under "
+                    f"{path_part}{detail}"
+                )
+            if skipped is not None:
+                skipped.extend(passed)
             return results
         module = import_file(path, runner=runner)
         label = display_path(path)
@@ -162,7 +181,7 @@ def _load_one(
     if not name:
         results = _workflows_in(module, label)
         if not results:
-            raise TargetError(f"{target}: no Workflow found in {label}")
+            raise TargetError(f"{target}: {_nothing_in(module)}")
         return results
     if not hasattr(module, name):
         hint = _workflow_hint(module, name)
@@ -177,7 +196,88 @@ def _load_one(
             f"{target}: {name!r} is an Agent, not a Workflow; declare "
             f"Workflow(name=..., entry={name}) and name that"
         )
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return _from_function(target, obj, module, name, label)
     raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
+
+
+def _package_marker(file: Path) -> bool:
+    """An ``__init__.py`` that builds no agents: it marks a package, nothing was skipped."""
+    if file.name != "__init__.py":
+        return False
+    from stepswitch.interop._sites import agent_builders
+
+    return not agent_builders(str(file))
+
+
+def _nothing_in(module: ModuleType) -> str:
+    """Why a module gave no workflow: nothing at module level, and the functions that
+    build agents there (with the TARGET naming one), if it has any."""
+    file = getattr(module, "__file__", None) or ""
+    label = display_path(file) if file else module.__name__
+    doc = module.__doc__ or ""
+    if doc.startswith("Step-switch runner"):
+        from stepswitch.compiler.codegen import RUNNER_TITLE, SOURCE_MARK
+
+        if doc.startswith(RUNNER_TITLE):
+            source = doc.split(SOURCE_MARK, 1)[1].split(". Do not edit", 1)[0] \
+                if SOURCE_MARK in doc else "a workflow"
+            return f"a generated runner (of {source}), not a workflow"
+    head = f"no Workflow or SDK agent at module level in {label}"
+    if not file:
+        return head
+    from stepswitch.interop._sites import agent_builders
+
+    builders = agent_builders(file)
+    if not builders:
+        return head
+    shown = ", ".join(f"{b.name}() at line {b.line}" for b in builders[:5])
+    more = ", …" if len(builders) > 5 else ""
+    return (f"{head}; agents are built in {shown}{more}: name one as the TARGET, e.g. "
+            f"`{label}:{builders[0].name}`")
+
+
+def _from_function(
+    target: str, fn: object, module: ModuleType, attr: str, label: str
+) -> list[LoadedWorkflow]:
+    """The app a function TARGET builds: what it runs first, or what it returns."""
+    from stepswitch.targets.call import call_target
+
+    reached = call_target(fn, target)  # type: ignore[arg-type]
+    app = reached.app
+    ran = reached.how != "returned"
+    what = f"{attr}() ran {reached.how} at {reached.where} on" if ran else f"{attr}() returned"
+    if isinstance(app, Workflow):
+        return [LoadedWorkflow(f"{label}:{attr}", app, module.__name__, attr)]
+    if _is_sdk_agent(app):
+        return [_from_sdk(target, app, module, attr, label, reached)]
+    if not ran and isinstance(app, list | tuple | dict) and app:
+        values = list(app.values()) if isinstance(app, dict) else list(app)
+        if all(isinstance(v, Workflow) for v in values):
+            return [LoadedWorkflow(f"{label}:{attr}[{i}]", v, module.__name__, attr)
+                    for i, v in enumerate(values)]
+        if all(_is_sdk_agent(v) for v in values):
+            from stepswitch.interop.sdk import sdk_roots
+
+            roots = sdk_roots({f"agent{i}": v for i, v in enumerate(values)})
+            return [_from_sdk(target, agent, module, attr, label, reached,
+                              suffix=f"[{values.index(agent)}]" if len(roots) > 1 else "")
+                    for _, agent in roots]
+    if isinstance(app, Agent):
+        raise TargetError(
+            f"{target}: {what} a stepswitch Agent {app.name!r}, not a Workflow; return "
+            f"(or run) Workflow(name=..., entry=that agent) instead"
+        )
+    if app is None and not ran:
+        raise TargetError(
+            f"{target}: {attr}() returned None without running an agent: it called none "
+            "of Runner.run, Runner.run_sync, Runner.run_streamed or StateMachine.run*; "
+            "return the entry agent (or the Workflow), or name the agent itself "
+            "(FILE.py:NAME)"
+        )
+    raise TargetError(
+        f"{target}: {what} {a_type(app)}, not an SDK agent or a Workflow"
+    )
 
 
 def _workflow_hint(module: ModuleType, name: str) -> str:
@@ -479,15 +579,21 @@ def _is_sdk_agent(obj: object) -> bool:
 
 
 def _from_sdk(
-    target: str, agent: object, module: ModuleType, attr: str, label: str
+    target: str, agent: object, module: ModuleType, attr: str, label: str,
+    reached: Reached | None = None, suffix: str = "",
 ) -> LoadedWorkflow:
-    from stepswitch.interop.sdk import from_sdk
+    from stepswitch.interop.sdk import SDKNotCarriedWarning, from_sdk, from_sdk_run
 
     try:
-        workflow = from_sdk(agent, name=attr)
+        with warnings.catch_warnings():  # each is a diagnostic (SW610) of the workflow
+            warnings.simplefilter("ignore", SDKNotCarriedWarning)
+            if reached is None:
+                workflow = from_sdk(agent, name=attr)
+            else:
+                workflow = from_sdk_run(agent, name=attr, run=reached)
     except UserError as exc:
         raise TargetError(f"{target}: {exc}") from None
-    return LoadedWorkflow(f"{label}:{attr}", workflow, module.__name__, attr)
+    return LoadedWorkflow(f"{label}:{attr}{suffix}", workflow, module.__name__, attr)
 
 
 def _sdk_roots_in(module: ModuleType, label: str) -> list[LoadedWorkflow]:

@@ -160,17 +160,24 @@ def write_request(request: ModelRequest) -> dict[str, Any]:
         "agent": request.agent,
         "instructions": request.instructions,
         "input": write_items(request.input),
-        "tools": [
-            {"name": t.name, "description": t.description, "parameters": t.parameters,
-             "strict": t.strict, "kind": t.kind}
-            for t in request.tools
-        ],
+        "tools": [_tool_definition(t) for t in request.tools],
         "output_schema": None if schema is None else {
             "name": schema.name, "schema": schema.schema, "strict": schema.strict
         },
         "settings": request.settings.model_dump(mode="json", exclude_none=True),
         "model": request.model,
     }
+
+
+def _tool_definition(t: ToolDefinition) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": t.name, "description": t.description,
+                           "parameters": t.parameters, "strict": t.strict, "kind": t.kind}
+    for key in ("namespace", "namespace_description", "config", "include"):
+        if getattr(t, key) is not None:  # a plain tool's payload stays as it was
+            out[key] = getattr(t, key)
+    if t.defer_loading:
+        out["defer_loading"] = True
+    return out
 
 
 def request_of(raw: dict[str, Any]) -> ModelRequest:

@@ -20,7 +20,9 @@ Offered = tuple[str, str, int, str]
 
 
 def _offered(agent: AgentSpec) -> list[Offered]:
-    out: list[Offered] = [(t.name, "tools", i, t.ref.path) for i, t in enumerate(agent.tools)]
+    # a tool in a namespace (or deferred) is called as namespace.tool: that is its key
+    out: list[Offered] = [(t.call_name, "tools", i, t.ref.path)
+                          for i, t in enumerate(agent.tools)]
     out += [(h.tool_name, "handoffs", i, "") for i, h in enumerate(agent.handoffs)]
     out += [(t.tool_name, "agent_tools", i, "") for i, t in enumerate(agent.agent_tools)]
     return out
@@ -56,11 +58,12 @@ def tool_names(ctx: Ctx) -> Iterator[Diagnostic]:
                 ok = valid[name] = valid_tool_name(name)
             if not ok:
                 bad = True
-        clash = len(names) > 1 and len(set(names)) < len(names)
+        keys = [t.call_name for t in agent.tools] + names[len(agent.tools):]
+        clash = len(keys) > 1 and len(set(keys)) < len(keys)
         if not bad and not clash:
             continue
         offered = _offered(agent)
-        for tool_name, field, i, shared in offered:
+        for (_, field, i, shared), tool_name in zip(offered, names, strict=True):
             if valid[tool_name] or (shared and shared in reported):
                 continue
             if shared:

@@ -288,6 +288,14 @@ def _known(graph: RunGraph) -> tuple[set[str], set[str]]:
     return tools, guardrails
 
 
+def _hosted_named(spec: WorkflowSpec, name: str) -> str | None:
+    """The first agent offering a hosted tool named ``name``, or None."""
+    for agent in spec.agents:
+        if any(h.name == name for h in agent.hosted_tools):
+            return agent.name
+    return None
+
+
 _GUARDRAIL_FIELDS = ("tool_input_guardrails", "input_guardrails")
 
 
@@ -345,6 +353,16 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
             # no tool has that guardrail: the policy can still be proved (it fails
             # wherever the tool is called), but a typo should be visible
             pass
+        hosted = _hosted_named(spec, policy.target) if unknown else None
+        if hosted is not None:
+            # a hosted tool runs on OpenAI's side: nothing of stepswitch's sees its calls
+            yield ctx.diag(
+                "SW806", f"policy {policy.describe()} is undecided: {policy.target!r} is a "
+                f"hosted tool of agent {hosted!r}, which runs on OpenAI's side, where no "
+                "approval, guardrail or count of stepswitch's applies (SW611)", loc,
+                help="gate the effect with a @function_tool of yours instead, or drop the "
+                "policy")
+            continue
         if unknown:
             what, name, known = unknown[0]
             yield ctx.diag(

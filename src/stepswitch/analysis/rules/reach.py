@@ -83,4 +83,18 @@ def sdk_input_filters(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters)
+def not_carried(ctx: Ctx) -> Iterator[Diagnostic]:
+    """A setting of the SDK app the workflow was read from that stepswitch does not carry
+    out: named, at the object it is set on, never dropped in silence."""
+    for note in ctx.graph.spec.not_carried:
+        yield ctx.diag(
+            "SW610",
+            f"{note.owner} sets {note.attribute} ({note.detail}), which stepswitch does not "
+            "carry out",
+            where(note.location, note.path),
+            help="see docs/migrating.md for what to write instead, or keep this part on the "
+            "Agents SDK; `stepswitch explain SW610`",
+        )
+
+
+RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters, not_carried)
