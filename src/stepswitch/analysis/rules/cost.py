@@ -21,7 +21,7 @@ from stepswitch._dataclass import dataclass
 from stepswitch._prices import price_table
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
-from stepswitch.analysis.rules.policies import run_graph
+from stepswitch.analysis.rules._run_graph import run_graph
 from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES", "CostBound", "price_table", "worst_case"]
