@@ -87,3 +87,11 @@ def test_a_policy_on_a_hosted_tool_is_undecided_not_a_missing_name() -> None:
     assert "SW807" not in codes
     assert "'web_search' is a hosted tool of agent 'a'" in codes["SW806"].message
     assert "SW611" in codes
+
+
+def test_forbid_is_proved_over_a_hosted_tool_the_entry_offers() -> None:
+    wf = ss.Workflow("w", entry=ss.Agent("a", tools=[lookup, ss.WebSearchTool()]),
+                     policies=[ss.forbid("web_search")])
+    found = [d for d in wf.check().diagnostics if d.code.startswith("SW8")]
+    assert [d.code for d in found] == ["SW803"]
+    assert found[0].trace[-1].message == "calls web_search (hosted: WebSearchTool 'web_search')"

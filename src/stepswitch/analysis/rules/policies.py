@@ -122,6 +122,13 @@ def _hosted_named(spec: WorkflowSpec, name: str) -> str | None:
     return None
 
 
+_HOSTED_CLASS = {
+    "web_search": "WebSearchTool", "file_search": "FileSearchTool",
+    "code_interpreter": "CodeInterpreterTool", "image_generation": "ImageGenerationTool",
+    "mcp": "HostedMCPTool", "tool_search": "ToolSearchTool",
+}
+"""The ``ss.*`` (and Agents SDK) class of each hosted kind, for trace steps."""
+
 _GUARDRAIL_FIELDS = ("tool_input_guardrails", "input_guardrails")
 
 
@@ -151,9 +158,11 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
         return
     graph = run_graph(ctx)
     tools, guardrails = _known(graph)
+    hosted_names = {h.name for a in graph.agents.values() for h in a.hosted_tools}
     for i, policy in enumerate(every):
         loc = _policy_loc(policy, i)
-        names = {*tools, *graph.agents, *graph.steps} if policy.rule == "forbid" else tools
+        names = ({*tools, *hosted_names, *graph.agents, *graph.steps}
+                 if policy.rule == "forbid" else tools)
         unknown: list[tuple[str, str, set[str]]] = []
         try:
             selector = mcp_selector(policy.target)
@@ -179,6 +188,7 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
             # no tool has that guardrail: the policy can still be proved (it fails
             # wherever the tool is called), but a typo should be visible
             pass
+        # forbid sees a hosted tool offered; what happens inside its calls it cannot see
         hosted = _hosted_named(spec, policy.target) if unknown else None
         if hosted is not None:
             # a hosted tool runs on OpenAI's side: nothing of stepswitch's sees its calls
@@ -231,6 +241,14 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
                                                       f"guardrail {policy.guardrail!r}"))
             elif rule in ("forbid", "only_after"):
                 definite.setdefault(f"a:{name}", (step, f"{tool} is called"))
+    if rule in ("forbid", "only_after"):  # offering a hosted tool lets the model call it
+        for name, agent in graph.agents.items():
+            for i, h in enumerate(agent.hosted_tools):
+                if h.name == target:
+                    step = TraceStep(f"calls {h.name} (hosted: {_HOSTED_CLASS[h.kind]} "
+                                     f"{h.name!r})",
+                                     where(h.location, f"agents.{name}.hosted_tools[{i}]"))
+                    definite.setdefault(f"a:{name}", (step, f"{h.name} is called"))
     if rule == "max_calls":
         yield from _max_calls(ctx, graph, policy, loc)
         return
