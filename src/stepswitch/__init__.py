@@ -36,12 +36,16 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         InputGuardrail,
         OutputGuardrail,
         StopAtTools,
+        ToolInputGuardrail,
+        ToolOutputGuardrail,
         Workflow,
         agent_tool,
         function_tool,
         handoff,
         input_guardrail,
         output_guardrail,
+        tool_input_guardrail,
+        tool_output_guardrail,
     )
     from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.errors import (
@@ -58,11 +62,14 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         SessionError,
         StateError,
         StepswitchError,
+        ToolInputGuardrailTripwireTriggered,
+        ToolOutputGuardrailTripwireTriggered,
         ToolTimeoutError,
         UserError,
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
     from stepswitch.interop.sdk import from_sdk
+    from stepswitch.lifecycle import AgentHooks, RunHooks
     from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
     from stepswitch.policies import (
         PolicySpec,
@@ -85,11 +92,18 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     )
     from stepswitch.runtime.item_helpers import ItemHelpers
     from stepswitch.settings import ModelSettings
+    from stepswitch.tool_guardrails import (
+        ToolContext,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrailData,
+        ToolOutputGuardrailData,
+    )
 
 # public name -> the module that defines it (not a package that re-exports it: an
 # annotation naming ss.RunResult in a checked module must not load the run loop)
 _WHERE: dict[str, str] = {
     "Agent": "stepswitch.dsl",
+    "AgentHooks": "stepswitch.lifecycle",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
     "MCPServerStdio": "stepswitch.mcp.servers",
@@ -115,6 +129,7 @@ _WHERE: dict[str, str] = {
     "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
     "RunConfig": "stepswitch.runtime.config",
+    "RunHooks": "stepswitch.lifecycle",
     "RunContext": "stepswitch.context",
     "RunResult": "stepswitch.runtime.result",
     "RunResultStreaming": "stepswitch.runtime.machine",
@@ -127,6 +142,14 @@ _WHERE: dict[str, str] = {
     "Step": "stepswitch.dsl.flow",
     "StepswitchError": "stepswitch.errors",
     "StopAtTools": "stepswitch.dsl",
+    "ToolContext": "stepswitch.tool_guardrails",
+    "ToolGuardrailFunctionOutput": "stepswitch.tool_guardrails",
+    "ToolInputGuardrail": "stepswitch.dsl",
+    "ToolInputGuardrailData": "stepswitch.tool_guardrails",
+    "ToolInputGuardrailTripwireTriggered": "stepswitch.errors",
+    "ToolOutputGuardrail": "stepswitch.dsl",
+    "ToolOutputGuardrailData": "stepswitch.tool_guardrails",
+    "ToolOutputGuardrailTripwireTriggered": "stepswitch.errors",
     "ToolTimeoutError": "stepswitch.errors",
     "ToolsToFinalOutputResult": "stepswitch.runtime.steps",
     "Usage": "stepswitch.context",
@@ -153,6 +176,8 @@ _WHERE: dict[str, str] = {
     "route": "stepswitch.dsl.flow",
     "step": "stepswitch.dsl.flow",
     "then": "stepswitch.dsl.flow",
+    "tool_input_guardrail": "stepswitch.dsl",
+    "tool_output_guardrail": "stepswitch.dsl",
 }
 
 # public submodules reachable as attributes, imported on first use: ss.testing.ScriptedModel,
@@ -163,6 +188,7 @@ _SUBMODULES = frozenset(
 
 __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
+    "AgentHooks",
     "AgentTool",
     "CompileError",
     "CostLimitExceeded",
@@ -189,6 +215,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Report",
     "RunConfig",
     "RunContext",
+    "RunHooks",
     "RunResult",
     "RunResultStreaming",
     "RunState",
@@ -200,6 +227,14 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Step",
     "StepswitchError",
     "StopAtTools",
+    "ToolContext",
+    "ToolGuardrailFunctionOutput",
+    "ToolInputGuardrail",
+    "ToolInputGuardrailData",
+    "ToolInputGuardrailTripwireTriggered",
+    "ToolOutputGuardrail",
+    "ToolOutputGuardrailData",
+    "ToolOutputGuardrailTripwireTriggered",
     "ToolTimeoutError",
     "ToolsToFinalOutputResult",
     "Usage",
@@ -227,6 +262,8 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "route",
     "step",
     "then",
+    "tool_input_guardrail",
+    "tool_output_guardrail",
 ]
 
 

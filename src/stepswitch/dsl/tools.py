@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 import docstring_parser
@@ -18,7 +18,13 @@ from stepswitch.errors import UserError
 from stepswitch.ir import Approval
 from stepswitch.schema import SchemaProblem, strictify
 
-__all__ = ["FailureErrorFunction", "FunctionTool", "context_param_type", "function_tool"]
+__all__ = [
+    "FailureErrorFunction",
+    "FunctionTool",
+    "check_is_enabled",
+    "context_param_type",
+    "function_tool",
+]
 
 FailureErrorFunction = Callable[[Any, BaseException], str]
 """``fn(ctx, error) -> str``: the tool output the model sees when a tool raises."""
@@ -56,6 +62,9 @@ class FunctionTool:
         failure_error_function: FailureErrorFunction | Any | None,
         site: Site,
         timeout: float | None = None,
+        is_enabled: bool | Callable[..., Any] = True,
+        tool_input_guardrails: Sequence[Any] = (),
+        tool_output_guardrails: Sequence[Any] = (),
     ) -> None:
         self.fn = fn
         self.name = name
@@ -73,6 +82,13 @@ class FunctionTool:
         self.site = site
         self.timeout = timeout
         """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
+        self.is_enabled = is_enabled
+        """Whether the model is offered the tool: a bool, or ``fn(ctx, agent) -> bool``
+        (sync or async), asked every turn."""
+        self.tool_input_guardrails: list[Any] = list(tool_input_guardrails)
+        """``@tool_input_guardrail`` s: each call passes them before the tool runs."""
+        self.tool_output_guardrails: list[Any] = list(tool_output_guardrails)
+        """``@tool_output_guardrail`` s: each output passes them before the model sees it."""
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__name__ = getattr(fn, "__name__", name)
@@ -110,6 +126,9 @@ def function_tool(
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
+    is_enabled: bool | Callable[..., Any] = True,
+    tool_input_guardrails: Sequence[Any] | None = None,
+    tool_output_guardrails: Sequence[Any] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -126,6 +145,9 @@ def function_tool(
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
+    is_enabled: bool | Callable[..., Any] = True,
+    tool_input_guardrails: Sequence[Any] | None = None,
+    tool_output_guardrails: Sequence[Any] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function a tool: ``@function_tool`` or ``@function_tool(name=..., ...)``.
 
@@ -139,6 +161,12 @@ def function_tool(
     seconds."), or with ``failure_error_function=None`` a ``ToolTimeoutError`` that ends
     the run. A synchronous tool runs in a worker thread, which cannot be stopped: past
     its timeout it runs on, but its result is dropped.
+
+    ``is_enabled``: a bool, or ``fn(ctx, agent) -> bool`` (sync or async) asked every
+    turn; the model is offered the tool only while it is enabled, and a call of it
+    while disabled is treated as a call of an unknown tool. ``tool_input_guardrails`` /
+    ``tool_output_guardrails``: ``@tool_input_guardrail`` / ``@tool_output_guardrail``
+    functions around every call (see :mod:`stepswitch.dsl.tool_guardrails`).
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -163,6 +191,9 @@ def function_tool(
             strict=strict,
             failure_error_function=failure_error_function,
             timeout=timeout,
+            is_enabled=is_enabled,
+            tool_input_guardrails=tool_input_guardrails,
+            tool_output_guardrails=tool_output_guardrails,
         )
 
     if fn is not None:
@@ -191,6 +222,9 @@ def _make_tool(
     strict: bool,
     failure_error_function: Any,
     timeout: Any = None,
+    is_enabled: Any = True,
+    tool_input_guardrails: Any = None,
+    tool_output_guardrails: Any = None,
 ) -> FunctionTool:
     if isinstance(fn, FunctionTool):
         raise UserError(f"function_tool at {caller_site()}: {fn.name!r} is already a tool")
@@ -220,6 +254,10 @@ def _make_tool(
         raise UserError(
             f"function_tool at {site}: failure_error_function: expected a function or None"
         )
+    check_is_enabled(is_enabled, "function_tool", site)
+    input_guards = check_tool_guardrails(tool_input_guardrails, "tool_input_guardrails", site)
+    output_guards = check_tool_guardrails(tool_output_guardrails, "tool_output_guardrails",
+                                          site)
     tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
     doc = parse_docstring(inspect.getdoc(fn) or "")
     params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
@@ -239,9 +277,56 @@ def _make_tool(
         failure_error_function=failure_error_function,
         site=site,
         timeout=timeout,
+        is_enabled=is_enabled,
+        tool_input_guardrails=input_guards,
+        tool_output_guardrails=output_guards,
     )
     tool.unknown_doc_params = _unknown_doc_params(fn, doc)
     return tool
+
+
+def check_is_enabled(value: Any, what: str, site: Site) -> None:
+    """``is_enabled`` is a bool or a function of ``(ctx, agent)``; else a ``UserError``."""
+    if type(value) is bool:
+        return
+    if not callable(value):
+        raise UserError(
+            f"{what} at {site}: is_enabled: expected True, False or a function (ctx, agent) "
+            f"-> bool, got {type(value).__name__} {value!r}"
+        )
+    try:
+        params = list(inspect.signature(value).parameters.values())
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) > 2 or len(positional) < 2:
+        raise UserError(
+            f"{what} at {site}: is_enabled: the function must take (ctx, agent), it takes "
+            f"{len(required) if len(required) > 2 else len(positional)} parameter(s)"
+        )
+
+
+def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:
+    """A list of tool guardrails (either kind: one in the wrong list is the analyzer's
+    SW409); anything else is a ``UserError`` naming the field."""
+    if value is None:
+        return []
+    from stepswitch.dsl.tool_guardrails import ToolGuardrail
+
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise UserError(f"function_tool at {site}: {field}: expected a list of tool "
+                        f"guardrails, got {type(value).__name__} {value!r}")
+    for i, guard in enumerate(value):
+        if not isinstance(guard, ToolGuardrail):
+            kind = "input" if "input" in field else "output"
+            raise UserError(
+                f"function_tool at {site}: {field}[{i}]: expected a @tool_{kind}_guardrail, "
+                f"got {type(guard).__name__} {guard!r}"
+            )
+    return list(value)
 
 
 def _unknown_doc_params(fn: Any, doc: docstring_parser.Docstring) -> tuple[str, ...]:

@@ -32,9 +32,11 @@ __all__ = [
     "Ref",
     "SchemaProblemSpec",
     "StepSpec",
+    "ToolGuardrailSpec",
     "ToolSpec",
     "ToolUseBehaviorSpec",
     "WorkflowSpec",
+    "is_gated",
     "spec_json_schema",
 ]
 
@@ -84,6 +86,35 @@ class SchemaProblemSpec(_Frozen):
     message: str
 
 
+Enabled = bool | Ref
+"""``is_enabled`` of a tool, agent tool or handoff: always (True), never (False), or the
+function deciding each turn."""
+
+
+def is_gated(part: ToolSpec | HandoffSpec | AgentToolSpec) -> bool:
+    """Whether ``is_enabled`` may hide the tool, agent tool or handoff on some turn."""
+    return part.is_enabled is not True
+
+
+class ToolGuardrailSpec(_Frozen):
+    """A tool input or output guardrail on a function tool."""
+
+    name: str
+    kind: Literal["input", "output"]
+    """The list it is in (``tool_input_guardrails`` or ``tool_output_guardrails``)."""
+    declared_kind: Literal["input", "output"] | None = None
+    """What it was declared as (``@tool_input_guardrail`` ...); None: not known."""
+    ref: Ref
+    is_async: bool = False
+    arity: int | None = 1
+    """How many arguments it takes (one: the data); None: it cannot be told."""
+    declared_type: Ref | None = None
+    """Its parameter's annotation."""
+    returns: Ref | None = None
+    """Its return annotation."""
+    location: Location
+
+
 class ToolSpec(_Frozen):
     """A function tool as the model sees it, and how to find its code."""
 
@@ -107,6 +138,9 @@ class ToolSpec(_Frozen):
     unknown_doc_params: tuple[str, ...] = ()
     """Names the docstring's ``Args:`` describes that are no parameter of the function
     (their descriptions are dropped; SW305)."""
+    is_enabled: Enabled = True
+    input_guardrails: tuple[ToolGuardrailSpec, ...] = ()
+    output_guardrails: tuple[ToolGuardrailSpec, ...] = ()
     location: Location
 
 
@@ -123,6 +157,7 @@ class HandoffSpec(_Frozen):
     on_handoff: Ref | None = None
     on_handoff_context_type: Ref | None = None
     input_filter: Ref | None = None
+    is_enabled: Enabled = True
     location: Location
 
 
@@ -141,6 +176,7 @@ class AgentToolSpec(_Frozen):
     output_extractor: Ref | None = None
     extractor_input_type: Ref | None = None
     """What the extractor declares it takes (its first parameter's annotation)."""
+    is_enabled: Enabled = True
     location: Location
 
 
@@ -228,6 +264,8 @@ class AgentSpec(_Frozen):
     tool_use_behavior: ToolUseBehaviorSpec = ToolUseBehaviorSpec()
     ignore: tuple[str, ...] = ()
     mcp_servers: tuple[MCPServerSpec, ...] = ()
+    hooks: Ref | None = None
+    """The agent's ``AgentHooks`` object."""
     location: Location
 
 

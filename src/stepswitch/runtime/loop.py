@@ -52,6 +52,7 @@ from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
 from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
+from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -73,6 +74,7 @@ from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
 from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
+    HandoffStep,
     InterruptionStep,
     RunAgain,
     ToolResult,
@@ -103,6 +105,20 @@ _output_item = quick_maker(ToolCallOutputItem)
 _message_item = quick_maker(MessageOutputItem)
 
 
+_GUARDS: Any = None
+
+
+def _lazy_guards() -> Any:
+    """:mod:`stepswitch.runtime.tool_guards`, loaded by the first run that has tool
+    guardrails, hooks or gates."""
+    global _GUARDS
+    if _GUARDS is None:
+        from stepswitch.runtime import tool_guards
+
+        _GUARDS = tool_guards
+    return _GUARDS
+
+
 # -- the loop ------------------------------------------------------------------------------
 
 
@@ -121,6 +137,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         pending, run.pending = run.pending, None
         turns = core.turns
         steps = core.steps
+        hooks = config.run_hooks
+        starting = True  # on_agent_start is due (the run's first turn, or a handoff's)
         ask: CallModel | None = None  # the run's model-call effect, refilled every turn
         while True:
             earlier: _Earlier | None = None
@@ -129,10 +147,17 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     return (yield from stop_at_max_turns(core, run, config))
                 table = turns[run.current]
                 state = table.state
+                own = table.hooks
+                if starting and (hooks is not None or own is not None):
+                    yield from _hooks.agent_start(run, hooks, own, state)
+                starting = False
+                disabled = table.off
+                if table.gated:  # is_enabled functions decide what this turn offers
+                    disabled = yield from _lazy_guards().gates(core, run, table)
                 instructions = state.instructions
                 if state.instructions_fn is not None:
                     instructions = yield from _instructions(core, run, state)
-                request = _request(core, run, config, table, instructions)
+                request = _request(core, run, config, table, instructions, disabled)
                 run.turn += 1
                 run.calls.n += 1
                 model = table.model if table.model is not None else run.model
@@ -142,12 +167,17 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     ask = CallModel(model, request, parallel)
                 else:
                     ask.model, ask.request, ask.alongside = model, request, parallel
+                if hooks is not None or own is not None:
+                    yield from _hooks.llm_start(run, hooks, own, state, instructions,
+                                                request.input)
                 if parallel:
                     response, outcomes = yield ask
                     check_input_guardrails(run, state, outcomes)
                     parallel = ()
                 else:
                     response = yield ask
+                if hooks is not None or own is not None:
+                    yield from _hooks.llm_end(run, hooks, own, state, response)
                 run.responses.append(response)
                 usage = run.ctx.usage
                 usage.add(response.usage)
@@ -161,18 +191,21 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 table = turns[pending.agent]
                 state = table.state
                 output, start = pending.output, pending.start
+                disabled = pending.disabled
                 earlier = _read_earlier(run, start)
-            turn = yield from _settle(core, run, config, table, output, start, earlier)
+            turn = yield from _settle(core, run, config, table, output, start, earlier,
+                                      disabled)
             if run.emit and (ev := flush(run)) is not None:
                 yield ev
             decision = steps[state.agent](state, turn)
             if turn.interrupted and type(decision) is not InterruptionStep:
                 raise _pause_dropped(state)
             if type(decision) is not RunAgain:
-                here = pending or PendingTurn(state.agent, tuple(output), start)
+                here = pending or PendingTurn(state.agent, tuple(output), start, disabled)
                 done = yield from apply_decision(core, run, config, state, turn, decision, here)
                 if done is not None:
                     return done
+                starting = type(decision) is HandoffStep
             pending = None
     except StepswitchError as exc:
         # Every error of ours carries the run so far (UserError too, as in the SDK).
@@ -222,7 +255,8 @@ def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any,
 
 
 def _request(
-    core: MachineCore, run: Run, config: RunConfig, table: StateTable, instructions: str | None
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable, instructions: str | None,
+    disabled: frozenset[str],
 ) -> ModelRequest:
     state = table.state
     settings = table.settings
@@ -230,7 +264,9 @@ def _request(
         settings = _settings(run, config, state, settings)
     tools = table.tools
     if table.budgeted:
-        tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state))
+        tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state) | disabled)
+    elif table.gated:
+        tools = core.tool_definitions(state.agent, disabled)
     return _request_of(
         state.agent,
         instructions,
@@ -287,18 +323,23 @@ def _settle(
     output: tuple[OutputItem, ...],
     start: int,
     earlier: _Earlier | None,
+    disabled: frozenset[str],
 ) -> Generator[Any, Any, TurnOutcome]:
     """Carry out one response's calls; with ``earlier``, finish a paused turn instead.
 
     A fresh turn checks the response, records its items and runs its calls. A resumed
     turn's items are already recorded (from ``start`` on): calls with an output there
     stay done (``earlier``), calls that asked for approval run (or get their rejection)
-    by the state's decisions, and paused nested runs resume.
+    by the state's decisions, and paused nested runs resume. A call of a name in
+    ``disabled`` (``is_enabled`` said no this turn) is a call of an unknown tool.
     """
     state = table.state
     agent = state.agent
     rows = table.rows
     fresh = earlier is None
+    hooks = config.run_hooks
+    own = table.hooks
+    hooked = hooks is not None or own is not None
     # read the response against the table; a fresh one is checked whole before any of
     # it is recorded (nothing on the trusted side can act on an unknown tool when the
     # config says raise, nor on a call id used twice in it or reused from earlier)
@@ -310,6 +351,8 @@ def _settle(
         if type(out) is OutputFunctionCall:
             had_calls = True
             row = rows.get(out.name)
+            if disabled and out.name in disabled:
+                row = None  # not offered this turn: as the SDK, an unknown tool
             if fresh:
                 if row is None and config.unknown_tool == "raise":
                     raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
@@ -383,6 +426,12 @@ def _settle(
                 if type(params) is ToolCallOutputItem:
                     slots.append((call, row, -1, params))
                     continue
+            if row.in_guards or hooked:
+                blocked = yield from _lazy_guards().before_call(core, run, state, row, call,
+                                                                hooks, own)
+                if blocked is not None:
+                    slots.append((call, row, -1, blocked))
+                    continue
             slots.append((call, row, len(jobs), None))
             jobs.append(CallJob(
                 row.fn,
@@ -398,6 +447,8 @@ def _settle(
         if isinstance(job, ToolCallOutputItem):
             slots.append((call, row, -1, job))
         else:
+            if hooked:
+                yield from _lazy_guards().before_call(core, run, state, row, call, hooks, own)
             slots.append((call, row, len(jobs), None))
             jobs.append(job)
     outcomes: tuple[Outcome, ...] = ()
@@ -428,6 +479,9 @@ def _settle(
                 )
             else:
                 done = yield from _function_error(core, run, agent, call, row, outcome)
+            if row.out_guards or hooked:
+                done = yield from _lazy_guards().after_call(core, run, state, row, call, done,
+                                                            hooks, own)
         elif done is None:
             interrupted = True
             if fresh:
@@ -442,7 +496,7 @@ def _settle(
         _unknown_outputs(run, agent, calls)
     handoff: str | None = None
     if handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, calls, start)
+        handoff = yield from take_handoffs(core, run, config, state, calls, start, own)
     if earlier is not None:  # calls done before the pause count too, in call order
         results = _with_earlier(calls, results, earlier)
     return TurnOutcome(
