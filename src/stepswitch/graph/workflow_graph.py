@@ -15,7 +15,7 @@ from stepswitch._dataclass import dataclass
 from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
 from stepswitch.graph.facts import flow_facts, machine_facts, reach
-from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec, is_gated
 from stepswitch.ir import StateFacts
 
 if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
@@ -51,6 +51,11 @@ class Edge:
     def max_uses(self) -> int | None:
         return self.spec.max_uses if isinstance(self.spec, HandoffSpec) else None
 
+    @property
+    def gated(self) -> bool:
+        """``is_enabled`` may hide the edge on some turn (drawn dashed)."""
+        return is_gated(self.spec)
+
 
 class WorkflowGraph:
     """The workflow as a graph, with the queries the analyzer and renderers need."""
@@ -70,6 +75,7 @@ class WorkflowGraph:
         self._nx: MultiDiGraph[str] | None = None
         self._facts: dict[str, StateFacts] | None = None
         self._flow_facts: dict[str, FlowFacts] | None = None
+        self._ungated: WorkflowGraph | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -126,6 +132,29 @@ class WorkflowGraph:
         if self._flow_facts is None:
             self._flow_facts = flow_facts(self.spec, self.facts())
         return self._flow_facts
+
+    def has_gates(self) -> bool:
+        """Some tool, agent tool or handoff has an ``is_enabled`` other than True."""
+        return any(is_gated(p) for a in self._agents.values()
+                   for p in (*a.tools, *a.handoffs, *a.agent_tools))
+
+    def ungated(self) -> WorkflowGraph:
+        """The workflow with every gated part (``is_enabled`` not True) left out: the
+        runs in which no gate opens. The analyzer reasons on both graphs (gated edges
+        present, and absent); this one is made on first use."""
+        if self._ungated is None:
+            agents = tuple(
+                a.model_copy(update={
+                    "tools": tuple(t for t in a.tools if not is_gated(t)),
+                    "handoffs": tuple(h for h in a.handoffs if not is_gated(h)),
+                    "agent_tools": tuple(t for t in a.agent_tools if not is_gated(t)),
+                }) if any(is_gated(p) for p in (*a.tools, *a.handoffs, *a.agent_tools))
+                else a
+                for a in self.spec.agents
+            )
+            self._ungated = WorkflowGraph(self.spec.model_copy(update={"agents": agents}),
+                                          self.bindings, self.nearby_steps)
+        return self._ungated
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
