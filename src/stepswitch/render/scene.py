@@ -20,6 +20,7 @@ from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
     "DiagnosticLike",
+    "GATED",
     "LocationLike",
     "Mark",
     "NodeKind",
@@ -130,10 +131,16 @@ class SceneEdge(NamedTuple):
     pause: bool = False
     """An agent-tool call that needs a human's approval."""
     marks: tuple[Mark, ...] = ()
+    gated: bool = False
+    """A handoff or agent tool ``is_enabled`` may hide on some turn: drawn dashed."""
 
     @property
     def severity(self) -> Severity | None:
         return _worst(self.marks)
+
+
+GATED = " [if enabled]"
+"""What a label says of a part ``is_enabled`` may hide (its edge is dashed too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +246,8 @@ def _place(
 
 def _handoff_label(spec: HandoffSpec) -> str:
     label = spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    if spec.is_enabled is not True:
+        label += GATED
     if spec.input_type is None and spec.input_filter is None:
         return label
     if spec.input_type is not None:
@@ -258,15 +267,25 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
         parts.append(f"extract: {spec.output_extractor.display or spec.output_extractor.path}")
     if spec.needs_approval != "never":
         parts.append("[approval]")
+    if spec.is_enabled is not True:
+        parts.append(GATED.strip())
     return " ".join(parts)
 
 
 def _tool_text(tool: ToolSpec) -> str:
+    text = tool.name
     if tool.needs_approval == "always":
-        return f"{tool.name} [approval]"
-    if tool.needs_approval == "per_call":
-        return f"{tool.name} [approval per call]"
-    return tool.name
+        text += " [approval]"
+    elif tool.needs_approval == "per_call":
+        text += " [approval per call]"
+    if tool.is_enabled is not True:
+        text += GATED
+    if tool.input_guardrails or tool.output_guardrails:
+        # drawn on the tool they guard: every call passes them
+        guards = [f"in: {g.name}" for g in tool.input_guardrails]
+        guards += [f"out: {g.name}" for g in tool.output_guardrails]
+        text += f" [guard {', '.join(guards)}]"
+    return text
 
 
 def code_lines(marks: Sequence[Mark]) -> tuple[str, ...]:
@@ -379,9 +398,12 @@ def build_scene(
         for i, h in enumerate(agent.handoffs):
             label = _handoff_label(h)
             target = ids.get(h.target) or _missing_id(h.target, missing)
+            gated = h.is_enabled is not True
             if any_marks and (found := marks.edges.get((name, "handoffs", i))):
                 edges.append(SceneEdge(aid, target, "handoff", _with_codes(label, found), False,
-                                       tuple(found)))
+                                       tuple(found), gated))
+            elif gated:
+                edges.append(SceneEdge(aid, target, "handoff", label, gated=True))
             else:
                 edges.append(SceneEdge(aid, target, "handoff", label))
         for i, t in enumerate(agent.agent_tools):
@@ -394,11 +416,12 @@ def build_scene(
                     _with_codes(_agent_tool_label(t), found),
                     t.needs_approval != "never",
                     tuple(found),
+                    t.is_enabled is not True,
                 )
             )
         if tools:
             for i, tool in enumerate(agent.tools):
-                key = (tool.ref.path, tool.name, tool.needs_approval)
+                key = (tool.ref.path, tool.name, _tool_text(tool))
                 node = tool_nodes.get(key)
                 if node is None:
                     node = SceneNode(
@@ -411,7 +434,8 @@ def build_scene(
                     tool_marks[node.id] = []
                 found = own_tool_marks.get(i, no_marks)
                 tool_marks[node.id].extend(found)
-                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
+                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found),
+                                            gated=tool.is_enabled is not True))
         if not nested_only:
             answers, stops = fact.answers, fact.stops
             if answers:
