@@ -131,9 +131,10 @@ def check_hooks(obj: object, kind: str, what: str) -> None:
         )
     if found != kind:
         other = _NAMES[found]
+        takes = ("run(..., hooks=) takes run hooks" if kind == "run"
+                 else "Agent(hooks=) takes agent hooks")
         raise UserError(
-            f"{what}: hooks: expected {wanted}, got a {other} ({type(obj).__name__}); "
-            f"{'run(..., hooks=) takes run hooks' if kind == 'run' else 'Agent(hooks=) takes agent hooks'}"
+            f"{what}: hooks: expected {wanted}, got a {other} ({type(obj).__name__}); {takes}"
         )
     known = HOOK_METHODS[kind]
     for cls in type(obj).__mro__:

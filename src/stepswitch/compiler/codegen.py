@@ -166,10 +166,10 @@ def _uses(ir: MachineIR) -> dict[str, list[str]]:
                 add(t.enabled, f"{tool} is_enabled")
             if isinstance(a, RunFunction):
                 add(a.ref, tool)
-                for g in a.input_guardrails:
-                    add(g.ref, f"{tool} tool input guardrail {g.name!r}")
-                for g in a.output_guardrails:
-                    add(g.ref, f"{tool} tool output guardrail {g.name!r}")
+                for tg in a.input_guardrails:
+                    add(tg.ref, f"{tool} tool input guardrail {tg.name!r}")
+                for tg in a.output_guardrails:
+                    add(tg.ref, f"{tool} tool output guardrail {tg.name!r}")
             elif isinstance(a, HandoffTo):
                 add(a.input_type, f"{tool} input type")
                 add(a.on_handoff, f"{tool} on_handoff")

@@ -15,7 +15,14 @@ from stepswitch._dataclass import dataclass
 from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
 from stepswitch.graph.facts import flow_facts, machine_facts, reach
-from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec, is_gated
+from stepswitch.graph.spec import (
+    AgentSpec,
+    AgentToolSpec,
+    HandoffSpec,
+    ToolSpec,
+    WorkflowSpec,
+    is_gated,
+)
 from stepswitch.ir import StateFacts
 
 if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
@@ -135,8 +142,7 @@ class WorkflowGraph:
 
     def has_gates(self) -> bool:
         """Some tool, agent tool or handoff has an ``is_enabled`` other than True."""
-        return any(is_gated(p) for a in self._agents.values()
-                   for p in (*a.tools, *a.handoffs, *a.agent_tools))
+        return any(is_gated(p) for a in self._agents.values() for p in _parts(a))
 
     def ungated(self) -> WorkflowGraph:
         """The workflow with every gated part (``is_enabled`` not True) left out: the
@@ -148,7 +154,7 @@ class WorkflowGraph:
                     "tools": tuple(t for t in a.tools if not is_gated(t)),
                     "handoffs": tuple(h for h in a.handoffs if not is_gated(h)),
                     "agent_tools": tuple(t for t in a.agent_tools if not is_gated(t)),
-                }) if any(is_gated(p) for p in (*a.tools, *a.handoffs, *a.agent_tools))
+                }) if any(is_gated(p) for p in _parts(a))
                 else a
                 for a in self.spec.agents
             )
@@ -246,6 +252,12 @@ class WorkflowGraph:
             f"{tools} function tool(s) ({approvals} need approval), {others}"
             f"max_turns={self.spec.max_turns}"
         )
+
+
+def _parts(agent: AgentSpec) -> Iterator[ToolSpec | HandoffSpec | AgentToolSpec]:
+    yield from agent.tools
+    yield from agent.handoffs
+    yield from agent.agent_tools
 
 
 def _edges_of(agent: AgentSpec) -> Iterator[Edge]:

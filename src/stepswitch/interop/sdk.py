@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import sys
 import typing
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -26,6 +25,7 @@ from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.names import function_style
+from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, resolved_hints
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
@@ -179,6 +179,12 @@ def converted(sdk_obj: Any, kind: str = "") -> Any:
         result = _tool_use_function(sdk_obj)
     elif kind == "input_filter":
         result = _sdk_filter(sdk_obj)
+    elif type(sdk_obj).__name__ in ("ToolInputGuardrail", "ToolOutputGuardrail"):
+        tool_cls = (ToolOutputGuardrail if type(sdk_obj).__name__ == "ToolOutputGuardrail"
+                    else ToolInputGuardrail)
+        fn = sdk_obj.guardrail_function
+        result = tool_cls(fn, name=sdk_obj.get_name() if hasattr(sdk_obj, "get_name")
+                          else sdk_obj.name, site=function_site(fn))
     elif hasattr(sdk_obj, "guardrail_function"):
         cls = OutputGuardrail if type(sdk_obj).__name__ == "OutputGuardrail" else InputGuardrail
         fn = sdk_obj.guardrail_function
@@ -198,27 +204,6 @@ def converted(sdk_obj: Any, kind: str = "") -> Any:
 class SDKNotCarriedWarning(UserWarning):
     """A setting of an SDK app that ``from_sdk`` reads but stepswitch does not carry out;
     the warning is located at the tool (or the agent) it belongs to."""
-
-
-def _warn_not_carried(sdk_agent: Any, part: Any, site: Site) -> None:
-    """Warn, at ``site``, of what ``part`` (a tool or a handoff of ``sdk_agent``) sets that
-    the converted workflow would drop: a callable ``is_enabled`` (stepswitch offers the
-    part on every turn) and a function tool's tool guardrails (they would not run)."""
-    name = getattr(part, "name", None) or getattr(part, "tool_name", None) or "?"
-    owner = f"{'handoff' if hasattr(part, 'agent_name') else 'tool'} {name!r} of agent " \
-            f"{getattr(sdk_agent, 'name', '?')!r}"
-    dropped: list[str] = []
-    if callable(getattr(part, "is_enabled", None)):
-        dropped.append("its is_enabled is a function, which stepswitch does not call: the "
-                       "model is offered it on every turn")
-    for attr in ("tool_input_guardrails", "tool_output_guardrails"):
-        guards = getattr(part, attr, None) or ()
-        if guards:
-            names = ", ".join(repr(getattr(g, "name", None) or _short(g)) for g in guards)
-            dropped.append(f"its {attr} ({names}) do not run in stepswitch")
-    for problem in dropped:
-        warnings.warn_explicit(f"from_sdk: {owner}: {problem}", SDKNotCarriedWarning,
-                               site.file, site.line)
 
 
 def _short(obj: object) -> str:
@@ -431,6 +416,7 @@ class _Reader:
         agent.output_guardrails = []
         agent.ignore = []
         agent.mcp_servers = []
+        agent.hooks = sdk.hooks  # the SDK's AgentHooks: called with stepswitch's values
         agent.site = self.sites[id(sdk)]
         return agent
 
@@ -451,8 +437,6 @@ class _Reader:
         edges = {id(e.sdk): e for e in self.edges[id(sdk)]}
         tools: list[FunctionTool | AgentTool] = []
         for t in sdk.tools:
-            if getattr(t, "is_enabled", True) is False:
-                continue  # never offered to the model, as in the SDK
             edge = edges.get(id(t))
             try:
                 if edge is not None:
@@ -463,7 +447,6 @@ class _Reader:
                 raise self._error(sdk, str(exc)) from None
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
-            _warn_not_carried(sdk, t, getattr(tools[-1], "site", None) or site)
         for server in getattr(sdk, "mcp_servers", ()) or ():
             from stepswitch.mcp._sdk import read_sdk_server
 
@@ -484,10 +467,7 @@ class _Reader:
                                         tool_name=None, description=None, input_type=None,
                                         on_handoff=None, input_filter=None, site=site))
                 continue
-            if getattr(h, "is_enabled", True) is False:
-                continue
             handoffs.append(self._handoff(h, edges[id(h)].target, site))
-            _warn_not_carried(sdk, h, site)
         agent.tools = tools
         agent.handoffs = handoffs
         agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]
@@ -518,6 +498,7 @@ class _Reader:
             output_extractor=options["custom_output_extractor"],
             parameters=options["parameters"],
             site=site,
+            is_enabled=getattr(sdk_tool, "is_enabled", True),
         )
 
     def _handoff(self, h: Any, target: Any, site: Site) -> Handoff:
@@ -532,6 +513,7 @@ class _Reader:
             on_handoff=on_handoff,
             input_filter=converted(flt, "input_filter") if flt is not None else None,
             site=function_site(on_handoff) if on_handoff is not None else site,
+            is_enabled=private.handoff_gate(h),
         )
 
     def _guardrail(self, g: Any) -> Any:
@@ -612,6 +594,11 @@ def _function_tool(sdk_tool: Any) -> FunctionTool:
         takes_context=bool(schema.takes_context),
         failure_error_function=_DEFAULT if uses_default else custom,
         site=function_site(fn),
+        is_enabled=getattr(sdk_tool, "is_enabled", True),
+        tool_input_guardrails=[converted(g) for g in
+                               getattr(sdk_tool, "tool_input_guardrails", None) or ()],
+        tool_output_guardrails=[converted(g) for g in
+                                getattr(sdk_tool, "tool_output_guardrails", None) or ()],
     )
 
 

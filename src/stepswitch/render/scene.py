@@ -19,8 +19,8 @@ from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, ToolSpe
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
-    "DiagnosticLike",
     "GATED",
+    "DiagnosticLike",
     "LocationLike",
     "Mark",
     "NodeKind",

@@ -14,8 +14,8 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import StateIR
-from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime import hooks as _hooks
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
     Emit,

@@ -14,8 +14,8 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import HandoffTo, StateIR
-from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime import hooks as _hooks
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore, ToolRow
 from stepswitch.runtime.items import (
     HandoffOutputItem,

@@ -32,6 +32,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import RunAgent, RunFunction, StateIR
+from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
@@ -52,7 +53,6 @@ from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
 from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
-from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,

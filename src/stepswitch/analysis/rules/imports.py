@@ -52,9 +52,9 @@ def imported_refs(ctx: Ctx) -> Iterator[tuple[Ref, str, Location, str]]:
                 yield t.ref, f"tool {t.name!r}", t.location, f"{at}.tools[{i}]"
             if isinstance(t.is_enabled, Ref):
                 yield t.is_enabled, f"tool {t.name!r} is_enabled", t.location, f"{at}.tools[{i}]"
-            for g in (*t.input_guardrails, *t.output_guardrails):
-                yield g.ref, f"tool {t.name!r} tool {g.kind} guardrail {g.name!r}", \
-                    g.location, f"{at}.tools[{i}]"
+            for tg in (*t.input_guardrails, *t.output_guardrails):
+                yield tg.ref, f"tool {t.name!r} tool {tg.kind} guardrail {tg.name!r}", \
+                    tg.location, f"{at}.tools[{i}]"
         for i, h in enumerate(agent.handoffs):
             path = f"{at}.handoffs[{i}]"
             if isinstance(h.is_enabled, Ref):
