@@ -14,18 +14,24 @@ and call its ``echo`` tool with the same arguments:
   the loop runs one response's calls: concurrently, the server answering in turn), per
   call, less the same run calling a local function tool (what MCP adds to a run).
 
-Run: ``.venv/bin/python bench/bench_mcp.py`` (``--quick`` for fewer calls). Medians of
-per-call times over rounds.
+The rounds are interleaved (bare, stepswitch tool call, MCP run, local run, in an order
+that rotates each round) inside one event loop, so a slow spell of a shared machine
+touches every side alike; each line shows the median per call over the rounds and the
+spread (lowest to highest round), and the ratio is the median of the per-round ratios.
+
+Run: ``.venv/bin/python bench/bench_mcp.py`` (``--quick`` for fewer calls).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,22 +45,16 @@ SERVER = Path(__file__).resolve().parents[1] / "tests" / "mcp" / "mcp_server.py"
 ARGS = {"text": "hello", "times": 2}
 
 
-async def bare(calls: int, rounds: int) -> list[float]:
+async def bare_session(stack: contextlib.AsyncExitStack) -> Any:
+    """A bare ``mcp`` client session to its own server process, held open by ``stack``."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
-    out = []
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        for _ in range(10):
-            await session.call_tool("echo", ARGS)
-        for _ in range(rounds):
-            start = time.perf_counter()
-            for _ in range(calls):
-                await session.call_tool("echo", ARGS)
-            out.append((time.perf_counter() - start) / calls)
-    return out
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
 
 
 def declare(folder: Path) -> tuple[Any, ss.Workflow]:
@@ -75,21 +75,30 @@ def declare(folder: Path) -> tuple[Any, ss.Workflow]:
     return server, ss.Workflow(name="bench_mcp", entry=agent)
 
 
-async def tool_path(server: Any, calls: int, rounds: int) -> list[float]:
+Round = Callable[[], Awaitable[None]]
+
+
+def bare_round(session: Any, calls: int) -> Round:
+    async def one() -> None:
+        for _ in range(calls):
+            await session.call_tool("echo", ARGS)
+
+    return one
+
+
+def tool_round(server: Any, calls: int) -> Round:
+    """What the loop does per call: validate the JSON arguments, then call the tool."""
     (echo,) = [t for t in server.function_tools() if t.name == "echo"]
     validator = echo.params_model.__pydantic_validator__
     raw = '{"text": "hello", "times": 2}'
     ctx = RunContext(None, Usage(), idempotency_key="benchrun:call_0")
-    for _ in range(10):
-        await echo.fn(ctx, **validator.validate_json(raw).__dict__)
-    out = []
-    for _ in range(rounds):
-        start = time.perf_counter()
+
+    async def one() -> None:
         for _ in range(calls):
             params = validator.validate_json(raw)
             await echo.fn(ctx, **params.__dict__)
-        out.append((time.perf_counter() - start) / calls)
-    return out
+
+    return one
 
 
 @ss.function_tool
@@ -98,48 +107,68 @@ def echo_local(text: str, times: int) -> str:
     return " ".join([text] * times)
 
 
-def whole_runs(wf: ss.Workflow, calls: int, rounds: int) -> tuple[list[float], list[float]]:
-    machine = wf.compile()
-    local = ss.Workflow(name="bench_local", entry=ss.Agent("a", "Echo.", tools=[echo_local]))
-    local_machine = local.compile()
+def run_round(machine: ss.StateMachine, tool: str, calls: int) -> Round:
+    """One scripted run whose first response makes ``calls`` calls of ``tool``."""
 
-    def script(name: str) -> ScriptedModel:
-        return ScriptedModel([
-            [function_call(name, ARGS, call_id=f"call_{i}") for i in range(calls)],
+    async def one() -> None:
+        model = ScriptedModel([
+            [function_call(tool, ARGS, call_id=f"call_{i}") for i in range(calls)],
             [assistant_message("done")],
         ])
+        await machine.run("go", model=model)
 
-    machine.run_sync("warm", model=script("echo"))
-    local_machine.run_sync("warm", model=script("echo_local"))
-    mcp_times, local_times = [], []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        machine.run_sync("go", model=script("echo"))
-        mcp_times.append((time.perf_counter() - start) / calls)
-        start = time.perf_counter()
-        local_machine.run_sync("go", model=script("echo_local"))
-        local_times.append((time.perf_counter() - start) / calls)
-    return mcp_times, local_times
+    return one
+
+
+async def measure(wf: ss.Workflow, server: Any, calls: int, rounds: int
+                  ) -> dict[str, list[float]]:
+    """Per-call seconds of each side, one list entry per round, rounds interleaved."""
+    local = ss.Workflow(name="bench_local", entry=ss.Agent("a", "Echo.", tools=[echo_local]))
+    async with contextlib.AsyncExitStack() as stack:
+        sides: dict[str, Round] = {
+            "bare": bare_round(await bare_session(stack), calls),
+            "tool": tool_round(server, calls),
+            "run": run_round(wf.compile(), "echo", calls),
+            "local": run_round(local.compile(), "echo_local", calls),
+        }
+        for side in sides.values():  # warm: connections, caches, the first listing
+            await side()
+        times: dict[str, list[float]] = {name: [] for name in sides}
+        names = list(sides)
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                start = time.perf_counter()
+                await sides[name]()
+                times[name].append((time.perf_counter() - start) / calls)
+    return times
+
+
+def _line(label: str, values: list[float], base: list[float] | None) -> str:
+    med = statistics.median(values)
+    text = (f"  {label:<38} {med * 1e6:7.0f} µs  "
+            f"[{min(values) * 1e6:.0f}–{max(values) * 1e6:.0f}]")
+    if base is not None:
+        ratios = [v / b for v, b in zip(values, base, strict=True)]
+        text += (f"   {statistics.median(ratios):.2f}x bare "
+                 f"[{min(ratios):.2f}–{max(ratios):.2f}]")
+    return text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    calls, rounds = (50, 5) if args.quick else (200, 9)
-    bare_t = statistics.median(asyncio.run(bare(calls, rounds)))
+    calls, rounds = (50, 5) if args.quick else (200, 11)
     with tempfile.TemporaryDirectory() as folder:
         server, wf = declare(Path(folder))
-        path_t = statistics.median(asyncio.run(tool_path(server, calls, rounds)))
-        mcp_runs, local_runs = whole_runs(wf, calls, rounds)
+        times = asyncio.run(measure(wf, server, calls, rounds))
         _client.wait(_client.close_all(), 10)
-    run_t = statistics.median(mcp_runs) - statistics.median(local_runs)
-    print(f"MCP tool call over stdio, {calls} calls x {rounds} rounds (median per call):")
-    print(f"  bare mcp ClientSession.call_tool      {bare_t * 1e6:8.0f} µs")
-    print(f"  stepswitch tool call (validate+call)  {path_t * 1e6:8.0f} µs   "
-          f"{path_t / bare_t:.2f}x bare")
-    print(f"  in a run, beyond a local tool's call  {run_t * 1e6:8.0f} µs   "
-          f"{run_t / bare_t:.2f}x bare")
+    extra = [m - loc for m, loc in zip(times["run"], times["local"], strict=True)]
+    print(f"MCP tool call over stdio, {calls} calls x {rounds} interleaved rounds "
+          "(median per call [lowest–highest round]):")
+    print(_line("bare mcp ClientSession.call_tool", times["bare"], None))
+    print(_line("stepswitch tool call (validate+call)", times["tool"], times["bare"]))
+    print(_line("in a run, beyond a local tool's call", extra, times["bare"]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A real MCP server for the tests, written with the ``mcp`` package.
 
-``python mcp_server.py [stdio|http PORT]``. Its behaviour follows the environment:
+``python mcp_server.py [stdio|http PORT|sse PORT]``. Its behaviour follows the environment:
 ``SW_MCP_MODE`` ``normal`` | ``drift`` (another description for ``add``) | ``crash``
 (``add`` kills the process) | ``hang`` (``add`` never answers) | ``slowstart``;
 ``SW_MCP_CALLS``: a file each ``delete_file`` call appends a line to.
@@ -52,5 +52,7 @@ def echo(text: str, times: int = 1) -> str:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("stdio")

@@ -20,7 +20,7 @@ from stepswitch.cli.main import main
 from stepswitch.mcp import _client
 from stepswitch.mcp.lock import LOCK_NAME, lock_text, read_lock
 from stepswitch.targets.load import load_targets
-from stepswitch.testing import ScriptedModel, assistant_message, function_call
+from stepswitch.testing import ScriptedModel, ScriptStep, assistant_message, function_call
 from tests._items import output_of
 
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -237,6 +237,30 @@ def test_an_approval_pause_runs_the_tool_once_after_resume(
     assert calls.read_text("utf-8") == "/tmp/x\n"
 
 
+def test_along_a_chain_of_resumes_each_approved_call_runs_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    calls = tmp_path / "calls.txt"
+    app = _app(tmp_path, _stdio(require_approval="{'delete_file': True}",
+                                env=f"{{'SW_MCP_CALLS': {str(calls)!r}}}"))
+    machine = _workflow(app).compile()
+    script: list[ScriptStep] = [
+        [function_call("delete_file", {"path": "/a"}, call_id="c1")],
+        [function_call("delete_file", {"path": "/b"}, call_id="c2")],
+        [assistant_message("done")],
+    ]
+    state = machine.run_sync("clean up", model=ScriptedModel(script)).to_state()
+    for step, path in enumerate(("/a", "/b"), start=1):
+        state = ss.RunState.from_json(state.to_json())
+        state.approve(state.interruptions[0])
+        out = machine.run_sync(state, model=ScriptedModel(script[step:]))
+        assert calls.read_text("utf-8").splitlines() == ["/a", "/b"][:step], path
+        state = out.to_state()
+    assert out.final_output == "done"
+    assert _outputs(out)[-2:] == ["deleted /a", "deleted /b"]
+
+
 def test_a_server_dying_mid_call_is_a_located_error_with_the_run_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -259,6 +283,20 @@ def test_a_server_that_cannot_start_is_a_located_error(
         _workflow(app).compile().run_sync("go", model=_call("add", {"a": 1, "b": 2}))
     assert f"{app.name}:5" in str(caught.value)
     assert caught.value.run_data is not None
+
+
+def test_a_server_that_hangs_at_start_is_a_located_error_within_its_startup_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lock(_app(tmp_path, _stdio()), capsys)
+    app = _app(tmp_path, _stdio("slowstart", startup_timeout="1"))
+    start = time.monotonic()
+    with pytest.raises(ss.MCPServerError) as caught:
+        _workflow(app).compile().run_sync("go", model=_call("add", {"a": 1, "b": 2}))
+    assert time.monotonic() - start < 8
+    assert f"{app.name}:5) did not start within 1 s (startup_timeout=)" in str(caught.value)
+    assert caught.value.run_data is not None
+    assert [i.name for i in caught.value.run_data.new_items if hasattr(i, "name")] == ["add"]
 
 
 def test_an_approved_mcp_tool_is_a_pause_point_of_check(
@@ -294,10 +332,9 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
+def _served(transport: str, path: str) -> Iterator[str]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)],
+    proc = subprocess.Popen([sys.executable, str(SERVER), transport, str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 15
@@ -307,13 +344,23 @@ def http_url() -> Iterator[str]:
                 break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("the streamable HTTP test server did not start")
+                    pytest.fail(f"the {transport} test server did not start")
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
     finally:
         _client.wait(_client.close_all(), 10)  # end our sessions while the server is up
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    yield from _served("http", "/mcp")
+
+
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    yield from _served("sse", "/sse")
 
 
 def test_lock_check_and_run_over_streamable_http(
@@ -328,6 +375,27 @@ def test_lock_check_and_run_over_streamable_http(
     assert main(["mcp", "lock", "--check", str(app)]) == 0
     machine = _workflow(app).compile()
     assert _outputs(machine.run_sync("go", model=_call("add", {"a": 20, "b": 22}))) == ["42"]
+
+
+def test_from_sdk_reads_an_sdk_sse_server_locks_and_runs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sse_url: str
+) -> None:
+    path = tmp_path / f"mcp_sse_app_{os.getpid()}.py"
+    path.write_text(
+        "from agents import Agent\nfrom agents.mcp import MCPServerSse\n"
+        f"remote = MCPServerSse(name='remote', params={{'url': {sse_url!r}}})\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[remote])\n",
+        encoding="utf-8",
+    )
+    target = f"{path}:helper"
+    assert main(["mcp", "lock", target]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    servers = json.loads((tmp_path / LOCK_NAME).read_text("utf-8"))["servers"]
+    assert servers["remote"]["transport"] == "sse"
+    wf = load_targets([target])[0].workflow
+    assert "SW601" not in wf.check().codes()
+    out = wf.compile().run_sync("go", model=_call("echo", {"text": "sse", "times": 2}))
+    assert _outputs(out) == ["sse sse"]
 
 
 # -- from_sdk ---------------------------------------------------------------------------

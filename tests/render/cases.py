@@ -7,6 +7,7 @@ from collections.abc import Callable
 from graphs.support import support
 from stepswitch.render import to_dot, to_mermaid
 from tests.render.hostile import hostile, hostile_closed
+from tests.render.mcp_case import mcp_workflow
 from tests.render.reports import report
 
 SUPPORT_REPORT = report(
@@ -33,6 +34,8 @@ CASES: dict[str, Callable[[Callable[..., str]], str]] = {
     "support-machine": lambda fn: fn(support, view="machine"),
     "support-machine-report": lambda fn: fn(support, view="machine", report=SUPPORT_MACHINE_REPORT),
     "hostile-machine": lambda fn: fn(hostile_closed, view="machine"),
+    "mcp": lambda fn: fn(mcp_workflow),
+    "mcp-tools": lambda fn: fn(mcp_workflow, tools=True),
 }
 
 WRITERS: dict[str, Callable[..., str]] = {"mmd": to_mermaid, "dot": to_dot}

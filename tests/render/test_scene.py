@@ -324,3 +324,41 @@ def test_handoff_input_type_and_filter_and_extractor_are_labelled() -> None:
     assert handoff.label == "transfer_to_b input: Reason filter: keep_last"
     (call,) = _edges(scene, "agent_tool")
     assert call.label == "ask extract: first_line"
+
+
+def test_mcp_tools_are_drawn_in_a_box_of_their_server() -> None:
+    from tests.render.mcp_case import mcp_workflow
+
+    scene = _scene(mcp_workflow, tools=True)
+    titles = {g.id: g.title for g in scene.groups}
+    assert list(titles.values()) == ["MCP server files (stdio)",
+                                     "MCP server tickets (streamable http)"]
+    boxed = {n.title: titles.get(n.group) for n in scene.nodes if n.kind == "tool"}
+    assert boxed == {
+        "lookup_order": None,  # a function tool is in no box
+        "delete_file [approval]": "MCP server files (stdio)",
+        "read_file": "MCP server files (stdio)",
+        "create_ticket": "MCP server tickets (streamable http)",
+    }
+    # both agents list files: its tools are drawn once, with an edge from each agent
+    by_id = {n.id: n.title for n in scene.nodes}
+    users = sorted(by_id[e.source] for e in scene.edges
+                   if e.kind == "tool" and by_id[e.target] == "read_file")
+    assert users == ["clerk", "triage"]
+    # listed inside the agent, each MCP tool names its server
+    (clerk,) = [n for n in _scene(mcp_workflow).nodes if n.title == "clerk"]
+    assert clerk.lines == ("mcp files: delete_file [approval]", "mcp files: read_file",
+                           "mcp tickets: create_ticket")
+    assert not _scene(mcp_workflow).groups
+
+
+def test_the_mermaid_subgraphs_hold_the_servers_tools() -> None:
+    from stepswitch.render import to_mermaid
+    from tests.render.mcp_case import mcp_workflow
+    from tests.render.mermaid_check import check, decode_label
+
+    parsed = check(to_mermaid(mcp_workflow, tools=True))
+    groups = {decode_label(title): [decode_label(parsed.nodes[i]) for i in ids]
+              for title, ids in parsed.groups.values()}
+    assert groups == {"MCP server files (stdio)": ["delete_file [approval]", "read_file"],
+                      "MCP server tickets (streamable http)": ["create_ticket"]}

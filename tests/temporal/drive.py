@@ -140,5 +140,6 @@ async def on_temporal(
                 state = ss.RunState.from_json(cause.details[0])
                 seen.items = write_items(state.items)
         history = await handle.fetch_history()
-    await Replayer(workflows=[workflow_for(machine, **options)]).replay_workflow(history)
+    replay = {k: v for k, v in options.items() if k != "mcp_drift"}  # the worker's alone
+    await Replayer(workflows=[workflow_for(machine, **replay)]).replay_workflow(history)
     return seen, history

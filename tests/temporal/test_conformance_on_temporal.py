@@ -144,6 +144,26 @@ def _stop_on_first_tool() -> tuple[ss.StateMachine, list[Any]]:
     return compile_agents(a), [[function_call("pick", {"n": 9})]]
 
 
+def _tool_timeouts() -> tuple[ss.StateMachine, list[Any]]:
+    @ss.function_tool(timeout=0.5)
+    async def slow(n: int) -> str:
+        """Sleeps n seconds."""
+        await asyncio.sleep(n)
+        return f"slept {n}"
+
+    @ss.function_tool(timeout=0.5, failure_error_function=None)
+    async def strict_slow(n: int) -> str:
+        """Sleeps n seconds; a timeout ends the run."""
+        await asyncio.sleep(n)
+        return f"slept {n}"
+
+    a = ss.Agent("a", tools=[slow, strict_slow])
+    return compile_agents(a), [
+        [function_call("slow", {"n": 0}), function_call("slow", {"n": 5})],
+        [function_call("strict_slow", {"n": 5})],
+    ]
+
+
 SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
     "support_flow_with_nested_agent_handoff_and_approval": _support,
     "typed_output": _typed_output,
@@ -154,6 +174,7 @@ SCENARIOS: dict[str, Callable[[], tuple[ss.StateMachine, list[Any]]]] = {
     "output_guardrail_tripwire": _tripwire,
     "invalid_structured_output": _bad_model_output,
     "stop_on_first_tool": _stop_on_first_tool,
+    "a_tools_own_timeout": _tool_timeouts,
 }
 
 

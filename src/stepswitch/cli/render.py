@@ -33,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="output format (default: from the -o file's suffix, else mermaid)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     p.add_argument("--tools", action="store_true",
-                   help="draw function tools as nodes instead of listing them in their agent")
+                   help="draw function tools as nodes instead of listing them in their agent "
+                        "(an MCP server's tools in a box of that server)")
     p.add_argument("--view", choices=("graph", "machine"), default="graph",
                    help="graph: agents and edges (default); machine: the compiled state machine")
     p.add_argument("--highlight", metavar="CODE",

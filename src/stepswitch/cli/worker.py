@@ -55,6 +55,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
+    p.add_argument("--mcp-drift", choices=("error", "allow"), default="error",
+                   help="an MCP server whose tools differ from stepswitch.mcp.lock: fail the "
+                   "run (error, the default) or call it anyway (allow)")
     p.set_defaults(func=run)
 
 
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             local_activities={"none": False, "models": "models", "all": True}[
                 args.local_activities
             ],
-            tracer_provider=provider,
+            tracer_provider=provider, mcp_drift=args.mcp_drift,
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -119,6 +119,12 @@ def _why_not_importable(path: str, obj: object) -> str | None:
             "it has no import path (a generic alias such as list[int], or an object "
             "without __module__/__qualname__); declare a named type or function in a module"
         )
+    if qualname.startswith("<mcp "):
+        return (
+            "it is a tool of an MCP server that no module-level name holds; assign the "
+            "server to one (files = ss.MCPServerStdio(...)): the runner imports its tools "
+            "as module:files.tools.NAME"
+        )
     if "#" in qualname:
         return (
             f"another object of the workflow already has the path {path.split('#')[0]!r}; "

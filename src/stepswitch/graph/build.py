@@ -367,6 +367,7 @@ class _Builder:
             output_guardrails=tuple(
                 self._tool_guardrail(g, "output") for g in tool.tool_output_guardrails
             ) if tool.tool_output_guardrails else (),
+            mcp_server=_mcp_server_name(tool),
             location=self._location(tool.site),
         )
 
@@ -615,6 +616,12 @@ def _first_param_annotation(fn: Callable[..., Any]) -> Any:
     if not params:
         return None
     return resolved_hints(fn).get(params[0])
+
+
+def _mcp_server_name(tool: FunctionTool) -> str | None:
+    server = getattr(tool, "mcp_server", None)  # set on the tools stepswitch.mcp makes
+    name = getattr(server, "name", None)
+    return name if isinstance(name, str) else None
 
 
 def _is_alias(obj: object) -> bool:

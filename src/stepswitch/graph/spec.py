@@ -141,6 +141,9 @@ class ToolSpec(_Frozen):
     is_enabled: Enabled = True
     input_guardrails: tuple[ToolGuardrailSpec, ...] = ()
     output_guardrails: tuple[ToolGuardrailSpec, ...] = ()
+    mcp_server: str | None = None
+    """The MCP server this tool is one of (its name; the tool was read from its lock);
+    None for a function tool."""
     location: Location
 
 

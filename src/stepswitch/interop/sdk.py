@@ -166,15 +166,24 @@ _CONVERTED: dict[tuple[int, str], tuple[Any, Any]] = {}
 """(id of the SDK object, kind) -> (the SDK object, kept alive; what it became)."""
 
 
-def converted(sdk_obj: Any, kind: str = "") -> Any:
+def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
     """What an SDK tool, guardrail (``kind=""``), ``tool_use_behavior`` function
-    (``"tool_use"``) or handoff input filter (``"input_filter"``) becomes: made once per
+    (``"tool_use"``), handoff input filter (``"input_filter"``) or MCP server (``"mcp"``,
+    located at ``site``; None when stepswitch cannot carry it) becomes: made once per
     object, so a generated runner importing it by path gets the object the machine runs."""
     key = (id(sdk_obj), kind)
     hit = _CONVERTED.get(key)
     if hit is not None:
         return hit[1]
     result: Any
+    if kind == "mcp":
+        from stepswitch.mcp._sdk import read_sdk_server
+
+        result = read_sdk_server(sdk_obj, site or _sdk_objects.site_of(sdk_obj))
+        if result is not None:  # its tools import through the SDK server's name
+            result.import_path = lambda: _sdk_objects.path_of(sdk_obj, "mcp")
+        _CONVERTED[key] = (sdk_obj, result)
+        return result
     if kind == "tool_use":
         result = _tool_use_function(sdk_obj)
     elif kind == "input_filter":
@@ -448,9 +457,7 @@ class _Reader:
             except Exception as exc:
                 raise self._tool_error(sdk, t, exc) from None
         for server in getattr(sdk, "mcp_servers", ()) or ():
-            from stepswitch.mcp._sdk import read_sdk_server
-
-            read = read_sdk_server(server, site)  # None: it sets what stepswitch drops
+            read = converted(server, "mcp", site)  # None: it sets what stepswitch drops
             if read is not None:
                 agent.mcp_servers.append(read)
                 continue

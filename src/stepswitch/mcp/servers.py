@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -38,8 +38,6 @@ __all__ = [
 RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 """``"always"``, ``"never"``, a tool → bool map, or the SDK's
 ``{"always": {"tool_names": [...]}, "never": {"tool_names": [...]}}``."""
-
-_MISSING: Any = object()
 
 
 class MCPServer:
@@ -77,6 +75,10 @@ class MCPServer:
         self.approval_default, self.approval_map = _approval(what, site, require_approval)
         self.require_approval = require_approval
         self._tools: dict[str, FunctionTool] = {}
+        self._where: tuple[str, str] | None = None
+        self.import_path: Callable[[], tuple[str, str] | None] | None = None
+        """How to find :meth:`import_name` when the module-level name holds another object
+        this server was read from (``from_sdk``: the SDK's server)."""
 
     # -- the lock -----------------------------------------------------------------------
 
@@ -107,6 +109,7 @@ class MCPServer:
         entry = self.locked()
         if entry is None:
             return []
+        where = self.import_name()
         out = []
         for name, locked in sorted(entry["tools"].items()):
             if not self.offered(name):
@@ -114,8 +117,35 @@ class MCPServer:
             tool = self._tools.get(name)
             if tool is None or tool.mcp_entry != locked:  # type: ignore[attr-defined]
                 tool = self._tools[name] = _function_tool(self, name, locked)
+            if where is not None:  # what a generated runner imports: module:server.tools.x
+                tool.__module__, tool.__qualname__ = where[0], f"{where[1]}.tools.{name}"
             out.append(tool)
         return out
+
+    @property
+    def tools(self) -> _Tools:
+        """The offered tools by name (``server.tools.add``): a generated runner imports
+        an MCP tool as ``module:server.tools.add``, so it reaches the server the module
+        declares, with the tools of the lock beside that module."""
+        return _Tools(self)
+
+    def import_name(self) -> tuple[str, str] | None:
+        """``(module, name)`` of the module-level name that holds this server, looked up
+        in the module of the declaring file; None when no such name holds it (declared
+        inline in a list, or in a module not imported)."""
+        if self._where is None and self.import_path is not None:
+            self._where = self.import_path()
+        elif self._where is None:
+            import sys
+
+            for module in list(sys.modules.values()):
+                if getattr(module, "__file__", None) != self.site.file:
+                    continue
+                for key, value in list(vars(module).items()):
+                    if value is self and key.isidentifier():
+                        self._where = (module.__name__, key)
+                        break
+        return self._where
 
     # -- running ------------------------------------------------------------------------
 
@@ -147,6 +177,30 @@ class MCPServer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+class _Tools:
+    """``server.tools``: the server's offered tools as attributes (made from its lock)."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+
+    def __getattr__(self, name: str) -> FunctionTool:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        server = self._server
+        for tool in server.function_tools():
+            if tool.name == name:
+                return tool
+        lock = server.lock_path
+        where = f"the lock {lock}" if lock is not None else "no lock (none found)"
+        raise UserError(
+            f"MCP server {server.name!r} (declared at {server.site}) offers no tool {name!r}: "
+            f"{where} does not list it, or tool_filter leaves it out; run `stepswitch mcp "
+            "lock`, then regenerate the runner (`stepswitch compile`)"
+        )
 
 
 class MCPServerStdio(MCPServer):
@@ -331,8 +385,12 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     keys = list(props) if isinstance(props, dict) else []
+    # an optional parameter not given is None, which the call leaves out when the schema
+    # takes no null (a null it takes is sent: strict mode has the model send every key,
+    # so there it was the model's); None, not a sentinel, so the keywords stay JSON for a
+    # Temporal activity
     fields: dict[str, Any] = {
-        f"p{i}": (Any, Field(... if key in required else _MISSING, alias=key))
+        f"p{i}": (Any, Field(... if key in required else None, alias=key))
         for i, key in enumerate(keys)
     }
     validator: list[Any] = []  # made on the first call: check() need not load jsonschema
@@ -360,9 +418,12 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
         **fields,
     )
     names = dict(zip((f"p{i}" for i in range(len(keys))), keys, strict=True))
+    unset_if_none = frozenset(f"p{i}" for i, key in enumerate(keys)
+                              if key not in required and not _takes_null(props.get(key)))
 
     async def call(ctx: Any, **params: Any) -> Any:
-        arguments = {names[k]: v for k, v in params.items() if v is not _MISSING}
+        arguments = {names[k]: v for k, v in params.items()
+                     if v is not None or k not in unset_if_none}
         return await _call(server, name, arguments, ctx)
 
     call.__qualname__ = f"<mcp {server.name}>.{name}"
@@ -463,7 +524,8 @@ async def _compare(server: MCPServer, drift: str) -> None:
     if found and drift != "allow":
         raise server.error(
             "no longer matches its lock (" + "; ".join(found) + "); review the change and run "
-            "`stepswitch mcp lock` again, or RunConfig(mcp_drift='allow')"
+            "`stepswitch mcp lock` again, or allow it: RunConfig(mcp_drift='allow') "
+            "(on Temporal, worker_for(..., mcp_drift='allow'))"
         )
 
 

@@ -157,6 +157,27 @@ def _edge(edge: SceneEdge) -> str:
     return f"  {edge.source} -> {edge.target}{suffix};"
 
 
+def _grouped_nodes(scene: Scene, lines: list[str]) -> None:
+    """The nodes, each group's as a ``cluster`` subgraph where its first node would be."""
+    members: dict[str, list[SceneNode]] = {}
+    for node in scene.nodes:
+        if node.group:
+            members.setdefault(node.group, []).append(node)
+    titles = {group.id: group.title for group in scene.groups}
+    for node in scene.nodes:
+        if not node.group:
+            lines.append(_node(node))
+            continue
+        inside = members.pop(node.group, None)
+        if inside is None:
+            continue  # written with the group's first node
+        lines.append(f"  subgraph cluster_{node.group} {{")
+        lines.append(f'    graph [label={_quote(titles[node.group])}, style="rounded,dashed", '
+                     'color="#689f38", fontcolor="#33691e"];')
+        lines.extend(f"  {_node(member)}" for member in inside)
+        lines.append("  }")
+
+
 def scene_to_dot(scene: Scene, *, rankdir: str = "TB") -> str:
     """The scene as a DOT ``digraph``; ends with a newline."""
     title = scene.title if scene.view == "graph" else f"{scene.title}: state machine"
@@ -167,7 +188,10 @@ def scene_to_dot(scene: Scene, *, rankdir: str = "TB") -> str:
         f'  node [shape=box, fontname="{_FONT}", fontsize=11, fillcolor="#ffffff"];',
         f'  edge [fontname="{_FONT}", fontsize=10];',
     ]
-    lines.extend(_node(node) for node in scene.nodes)
+    if scene.groups:
+        _grouped_nodes(scene, lines)
+    else:
+        lines.extend(_node(node) for node in scene.nodes)
     lines.extend(_edge(edge) for edge in scene.edges)
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -142,10 +142,35 @@ def _classes(node: SceneNode) -> Iterable[str]:
         yield node.severity
 
 
+_GROUP_STYLE = "fill:#fafafa,stroke:#689f38,stroke-dasharray:4 3"
+
+
+def _grouped_nodes(scene: Scene, lines: list[str]) -> None:
+    """The nodes, each group's as a ``subgraph`` where its first node would be."""
+    members: dict[str, list[SceneNode]] = {}
+    for node in scene.nodes:
+        if node.group:
+            members.setdefault(node.group, []).append(node)
+    titles = {group.id: group.title for group in scene.groups}
+    for node in scene.nodes:
+        if not node.group:
+            lines.append(f"    {_node(node)}")
+            continue
+        inside = members.pop(node.group, None)
+        if inside is None:
+            continue  # written with the group's first node
+        lines.append(f'    subgraph {node.group}["{mermaid_escape(titles[node.group])}"]')
+        lines.extend(f"        {_node(member)}" for member in inside)
+        lines.append("    end")
+
+
 def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
     """The scene as a Mermaid ``flowchart``; ends with a newline."""
     lines = [f"flowchart {direction}"]
-    lines.extend(f"    {_node(node)}" for node in scene.nodes)
+    if scene.groups:
+        _grouped_nodes(scene, lines)
+    else:
+        lines.extend(f"    {_node(node)}" for node in scene.nodes)
     lines.extend(f"    {_edge(edge)}" for edge in scene.edges)
 
     by_class: dict[str, list[str]] = {}
@@ -160,6 +185,8 @@ def scene_to_mermaid(scene: Scene, *, direction: str = "TD") -> str:
     for cls in _CLASS_DEFS:
         if cls in by_class:
             lines.append(f"    class {','.join(by_class[cls])} {cls}")
+
+    lines.extend(f"    style {group.id} {_GROUP_STYLE}" for group in scene.groups)
 
     by_severity: dict[Severity, list[str]] = {}
     pauses: list[str] = []

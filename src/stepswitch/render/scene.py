@@ -29,6 +29,7 @@ __all__ = [
     "Scene",
     "SceneEdge",
     "SceneEdgeKind",
+    "SceneGroup",
     "SceneNode",
     "Severity",
     "build_scene",
@@ -115,10 +116,19 @@ class SceneNode(NamedTuple):
     nested_only: bool = False
     """An agent that only ever runs nested, inside an agent-tool call."""
     marks: tuple[Mark, ...] = ()
+    group: str = ""
+    """The id of the :class:`SceneGroup` drawn around this node ("": none)."""
 
     @property
     def severity(self) -> Severity | None:
         return _worst(self.marks)
+
+
+class SceneGroup(NamedTuple):
+    """A box drawn around nodes: the tools of one MCP server."""
+
+    id: str
+    title: str
 
 
 class SceneEdge(NamedTuple):
@@ -151,6 +161,8 @@ class Scene:
     nodes: tuple[SceneNode, ...]
     edges: tuple[SceneEdge, ...]
     view: Literal["graph", "machine"] = "graph"
+    groups: tuple[SceneGroup, ...] = ()
+    """The boxes some nodes are drawn in (``SceneNode.group``), in drawing order."""
 
 
 def _worst(marks: Sequence[Mark]) -> Severity | None:
@@ -319,8 +331,17 @@ def _agent_lines(agent: AgentSpec, *, list_tools: bool, tool_marks: dict[int, li
         for i, tool in enumerate(agent.tools):
             found = tool_marks.get(i)
             codes = "".join(f" [{m.code}]" for m in found) if found else ""
-            lines.append(f"tool: {_tool_text(tool)}{codes}")
+            # an MCP tool is listed under its server (they come server by server)
+            kind = "tool" if tool.mcp_server is None else f"mcp {tool.mcp_server}"
+            lines.append(f"{kind}: {_tool_text(tool)}{codes}")
     return lines
+
+
+def _group_title(agent: AgentSpec, server: str) -> str:
+    for spec in agent.mcp_servers:
+        if spec.name == server:
+            return f"MCP server {server} ({spec.transport.replace('_', ' ')})"
+    return f"MCP server {server}"
 
 
 def build_scene(
@@ -329,7 +350,8 @@ def build_scene(
     """The graph view of a workflow: start, agents, end, and every edge between them.
 
     ``tools=True`` draws function tools as nodes of their own (one per tool, shared
-    by the agents that list it) instead of listing them inside their agent.
+    by the agents that list it) instead of listing them inside their agent; an MCP
+    server's tools are drawn in a box of that server (one per server name).
     ``report`` highlights each diagnostic on the element its path names. A workflow
     with a flow is drawn as its flow (:mod:`~stepswitch.render.flow_scene`).
     """
@@ -361,6 +383,7 @@ def build_scene(
 
     missing: dict[str, str] = {}
     tool_nodes: dict[tuple[str, str, str], SceneNode] = {}
+    groups: dict[str, SceneGroup] = {}
     tool_marks: dict[str, list[Mark]] = {}
     tool_edges: list[SceneEdge] = []
     end_edges: list[SceneEdge] = []
@@ -424,11 +447,19 @@ def build_scene(
                 key = (tool.ref.path, tool.name, _tool_text(tool))
                 node = tool_nodes.get(key)
                 if node is None:
+                    group = ""
+                    if tool.mcp_server is not None:
+                        found_group = groups.get(tool.mcp_server)
+                        if found_group is None:
+                            found_group = groups[tool.mcp_server] = SceneGroup(
+                                f"g{len(groups)}", _group_title(agent, tool.mcp_server))
+                        group = found_group.id
                     node = SceneNode(
                         f"t{len(tool_nodes)}",
                         "tool",
                         _tool_text(tool),
                         pause=tool.needs_approval != "never",
+                        group=group,
                     )
                     tool_nodes[key] = node
                     tool_marks[node.id] = []
@@ -454,13 +485,13 @@ def build_scene(
         nodes.append(
             SceneNode(
                 node.id, "tool", node.title, code_lines(found), pause=node.pause,
-                marks=tuple(found),
+                marks=tuple(found), group=node.group,
             )
         )
     nodes.append(SceneNode(END_ID, "end", "end"))
     edges.extend(tool_edges)
     edges.extend(end_edges)
-    return Scene(graph.spec.name, tuple(nodes), tuple(edges))
+    return Scene(graph.spec.name, tuple(nodes), tuple(edges), groups=tuple(groups.values()))
 
 
 def _with_codes(label: str, found: Sequence[Mark]) -> str:

@@ -99,6 +99,10 @@ class _Parts(_Base):
             self.add("cosmetic", "changed", f"{p}.ref",
                      f"{what}: display name or importability of its function changed",
                      bl, hl, me)
+        if b.mcp_server != h.mcp_server:
+            self.add("structure", "changed", f"{p}.mcp_server",
+                     f"{what} is {_served(b.mcp_server)} → {_served(h.mcp_server)}",
+                     bl, hl, me)
         if b.is_async != h.is_async:
             self.add("structure", "changed", f"{p}.is_async",
                      f"{what} is {'async' if h.is_async else 'sync'} now", bl, hl, me)
@@ -309,3 +313,7 @@ class _Parts(_Base):
             self.add("structure", "changed", f"{p}.declared_type",
                      f"declared types of {what} changed", bl, hl, me)
         self.unknown_fields(b, h, _GUARDRAIL_FIELDS, p, bl, hl, me)
+
+
+def _served(server: str | None) -> str:
+    return "a function tool" if server is None else f"a tool of MCP server {server!r}"

@@ -2,7 +2,10 @@
 deterministic workflow.
 
 - ``<workflow>.model``: one model call (retried by Temporal when the provider fails);
-- one activity per function tool, named by the tool's import path;
+- one activity per function tool, named by the tool's import path; an MCP server's tools
+  are function tools too (``app:files.tools.read_file``), so each call of one is an
+  activity of the worker, which keeps the connection to the server and holds it to its
+  lock (``mcp_drift=``);
 - one activity per ``@ss.step`` of a flow, named by the step's import path (its input
   and output cross as JSON; a step that takes the run context gets it typed, and sends
   back what it left there);
@@ -24,14 +27,14 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
-from stepswitch.errors import ModelProviderError, StepswitchError
+from stepswitch.errors import ModelProviderError, StepswitchError, ToolTimeoutError, UserError
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model
@@ -167,14 +170,19 @@ def activities_for(
     *,
     sessions: Sessions | None = None,
     tracer_provider: Any = None,
+    mcp_drift: Literal["error", "allow"] = "error",
 ) -> list[Callable[..., Any]]:
     """The activities a worker needs for ``machine``'s runs.
 
     ``model`` answers the model calls of agents without a model of their own;
     ``sessions`` keeps the conversations of runs started with ``RunInput(session_id=…)``;
     ``tracer_provider`` (else the global one, if set) gets the ``chat`` and
-    ``execute_tool`` spans of the calls.
+    ``execute_tool`` spans of the calls; ``mcp_drift="allow"`` lets this worker's runs
+    call MCP servers whose tools differ from their lock (``RunConfig(mcp_drift=)``
+    in-process; by default such a run fails with ``MCPServerError``).
     """
+    if mcp_drift not in ("error", "allow"):
+        raise UserError(f'mcp_drift={mcp_drift!r}: expected "error" or "allow"')
     core = machine._core
     names = activity_names(machine)
     digest = machine_digest(machine)
@@ -230,19 +238,41 @@ def activities_for(
 
     def tool_activity(ref: str, action: RunFunction) -> Callable[..., Any]:
         bound = core.function(ref)
+        # the workflow sends the keyword arguments (the model's fields by name); the
+        # model reads them by alias (an MCP tool's fields are aliases of its parameters)
+        aliases = {n: f.alias or n for n, f in bound.tool.params_model.model_fields.items()}
+        is_mcp = getattr(bound.tool, "mcp_server", None) is not None
 
         @activity.defn(name=ref)
         async def run_tool(raw: dict[str, Any]) -> dict[str, Any]:
             call = read_call(ToolCall, raw)
-            params = bound.validator.validate_json(json.dumps(call.arguments))
+            given = {aliases.get(k, k): v for k, v in call.arguments.items()}
+            params = bound.validator.validate_json(json.dumps(given))
             kwargs = bound.keywords(params)
-            args = (RunContext(call.context, Usage()),) if action.takes_context else ()
+            # stable across retries of the call, as in-process across resumes; an MCP
+            # tool's run (its one listing of the server) is the workflow id's
+            key = f"{call.workflow_id}:{call.call_id}" if call.workflow_id else None
+            if is_mcp and mcp_drift != "error" and call.workflow_id:
+                from stepswitch.mcp.servers import begin_run
+
+                begin_run(call.workflow_id, mcp_drift)
+            args = ((RunContext(call.context, Usage(), idempotency_key=key),)
+                    if action.takes_context else ())
             name = call.name or ref
             span = _Span(tracer_provider, call.traceparent, f"{sc.OP_EXECUTE_TOOL} {name}",
                          False, {sc.OPERATION_NAME: sc.OP_EXECUTE_TOOL, sc.TOOL_NAME: name,
                                  sc.TOOL_CALL_ID: call.call_id, sc.TOOL_TYPE: "function"})
             # a tool that raised is the model's error output, never run again
-            value = await _call_user(span, bound.fn, action.is_async, args, kwargs)
+            running = _call_user(span, bound.fn, action.is_async, args, kwargs)
+            if action.timeout is None:
+                value = await running
+            else:  # the tool's own timeout=, as the loop applies it in-process
+                try:
+                    value = await asyncio.wait_for(running, action.timeout)
+                except TimeoutError:
+                    exc = ToolTimeoutError(call.name or ref, action.timeout)
+                    span.done(exc=exc)
+                    raise _failure(exc, retryable=False) from None
             if isinstance(value, _JSON_NATIVE):
                 try:
                     json.dumps(value)

@@ -8,6 +8,7 @@ values or, when a tool returns something richer, as the text the model sees.
 
 from __future__ import annotations
 
+import re
 from dataclasses import field
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ from stepswitch.context import Usage
 from stepswitch.errors import (
     InputGuardrailTripwireTriggered,
     MaxTurnsExceeded,
+    MCPServerError,
     ModelBehaviorError,
     ModelProviderError,
     OutputGuardrailTripwireTriggered,
@@ -25,6 +27,7 @@ from stepswitch.errors import (
     SessionError,
     StateError,
     StepswitchError,
+    ToolTimeoutError,
     UserError,
 )
 from stepswitch.runtime.model import (
@@ -199,6 +202,21 @@ def read_response(raw: dict[str, Any]) -> ModelResponse:
     return ModelResponse(output, Usage(*raw["usage"]), response_id=raw["response_id"])
 
 
+class _RemoteToolTimeout(ToolTimeoutError):
+    """A ``ToolTimeoutError`` rebuilt from a tool activity's failure, which carries only
+    its message (``Tool 'name' timed out after N seconds.``, the one the loop shows)."""
+
+    def __init__(self, message: str) -> None:
+        found = re.fullmatch(r"Tool '(.*)' timed out after (\S+) seconds\.", message, re.S)
+        name, seconds = (found[1], float(found[2])) if found else ("?", 0.0)
+        super().__init__(name, seconds)
+        self.args = (message,)
+
+
+# the run's failure names the error by its class: the one the loop raised, not this copy
+_RemoteToolTimeout.__name__ = _RemoteToolTimeout.__qualname__ = "ToolTimeoutError"
+
+
 _ERRORS: dict[str, type[StepswitchError]] = {
     cls.__name__: cls
     for cls in (
@@ -211,8 +229,10 @@ _ERRORS: dict[str, type[StepswitchError]] = {
         OutputGuardrailTripwireTriggered,
         SessionError,
         SessionConflict,
+        MCPServerError,
     )
 }
+_ERRORS["ToolTimeoutError"] = _RemoteToolTimeout
 
 
 def error_class(name: str | None) -> type[StepswitchError] | None:

@@ -14,7 +14,7 @@ globalThis.Element = dom.window.Element;
 const { default: mermaid } = await import('mermaid');
 mermaid.initialize({ startOnLoad: false });
 
-const NODE = /^    (n_start|n_end|n_paused|[amt]\d+)[[({]/gm;
+const NODE = /^ +(n_start|n_end|n_paused|[amt]\d+)[[({]/gm;
 const EDGE = /^    \S+ (-->|<-\.->|---|==>|-\.->)/gm;
 let failed = 0;
 for (const file of process.argv.slice(2)) {

@@ -110,7 +110,7 @@ def _why(ref: Ref) -> str:
     if module.startswith("<"):
         return "has no import path (a generic alias, or an object without a module-level name)"
     if qualname.startswith("<mcp "):
-        return "is a tool of an MCP server (a generated runner does not call MCP servers)"
+        return "is a tool of an MCP server that no module-level name holds"
     if "#" in qualname:
         return "shares its import path with another object of the workflow"
     if module == "__main__":
@@ -122,7 +122,8 @@ def _why(ref: Ref) -> str:
 
 def _help(ref: Ref) -> str:
     if ref.path.partition(":")[2].startswith("<mcp "):
-        return "run the workflow with stepswitch run or machine.run(...), which call it"
+        return ("assign the server to a module-level name (files = ss.MCPServerStdio(...)); "
+                "a generated runner imports its tools as module:files.tools.NAME")
     if ref.path.startswith("<"):
         return "declare a named type or function at module level and use it instead"
     if ref.path.startswith("__main__:"):
