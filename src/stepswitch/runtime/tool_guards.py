@@ -132,7 +132,8 @@ def _checked(core: MachineCore, g: ToolGuardrailIR, kind: str, call: OutputFunct
     found = behavior_of(verdict)
     if found is not None:
         return found
-    shown = "None" if verdict is None else type(verdict).__name__
+    shown = getattr(verdict, "shown_type", None) or (  # shown_type: a verdict from afar
+        "None" if verdict is None else type(verdict).__name__)
     raise UserError(
         f"tool {kind} guardrail {g.name!r}{_at(core.obj(g.ref))} of tool {call.name!r} "
         f"(agent {agent!r}) returned {shown}; a tool guardrail must return "

@@ -48,6 +48,7 @@ from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.tracing import tracer_for
+from stepswitch.temporal import _hooks
 from stepswitch.temporal._activities import activity_names, machine_digest
 from stepswitch.temporal._codec import (
     HookCall,
@@ -146,7 +147,7 @@ class _Hook:
     def __call__(self, ctx: RunContext[Any], *args: Any) -> _HookCall:
         agent = ""
         rest: list[Any] = []
-        if self.kind in ("instructions", "input_guardrail", "output_guardrail"):
+        if self.kind in ("instructions", "input_guardrail", "output_guardrail", "is_enabled"):
             agent = args[0].agent
             rest = [jsonable(a) for a in args[1:]]
         else:  # on_handoff(ctx[, value])
@@ -257,6 +258,7 @@ class _RemoteModel:
 def _workflow_core(machine: StateMachine) -> MachineCore:
     original = machine._core
     resolver: dict[str, object] = dict(original.resolver)
+    _hooks.stand_ins(original, resolver)  # tool guardrails, gates, agent hooks
     for s in machine.ir.states:
         if s.model_ref is not None:
             resolver[s.model_ref] = _RemoteModel(s.model_ref)
@@ -336,6 +338,8 @@ class _Options:
     local_models: bool = False
     local_tools: bool = False
     tracer_provider: Any = None
+    run_hooks: Any = None
+    """The stand-in of the worker's run hooks (``worker_for(..., hooks=)``), or None."""
 
     def execute(
         self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy, *, local: bool
@@ -361,6 +365,7 @@ def workflow_for(
     continue_as_new_after: int | None = 100,
     local_activities: bool | Literal["models"] = False,
     tracer_provider: Any = None,
+    hooks: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
     ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
@@ -377,7 +382,9 @@ def workflow_for(
     (docs/durable.md, "Local activities"). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
-    set) gets the run's workflow and agent spans.
+    set) gets the run's workflow and agent spans. ``hooks``: the ``ss.RunHooks`` the
+    worker's activities call (give the same object to ``activities_for``; ``worker_for``
+    does): the workflow calls, as local activities, the methods it overrides.
 
     A flow runs too: its decisions in the workflow, each ``@ss.step`` as an activity
     (``tool_timeout`` and ``tool_retry``; a local one when tools are, with
@@ -404,6 +411,7 @@ def workflow_for(
         local_activities is not False,
         local_activities is True,
         tracer_provider,
+        _run_hooks(hooks),
     )
     core = _workflow_core(machine)
     flow = _workflow_flow(machine, core)
@@ -434,6 +442,15 @@ def workflow_for(
     cls.__doc__ = f"A durable run of workflow {machine.name!r}."
     defined: type = workflow.defn(name=workflow_name(machine), sandboxed=False)(cls)
     return defined
+
+
+def _run_hooks(hooks: Any) -> Any:
+    if hooks is None:
+        return None
+    from stepswitch.lifecycle import check_hooks
+
+    check_hooks(hooks, "run", "workflow_for(hooks=...)")
+    return _hooks.remote_run_hooks(hooks)
 
 
 def read_input(raw: Any) -> RunInput:
@@ -705,7 +722,9 @@ class _Driver:
                     traceparent=traceparent,
                 )
             )
-        except (StepswitchError, StepFailure) as exc:
+        except (StepswitchError, StepFailure, ToolFailure) as exc:
+            # ToolFailure here: a hook of the user's raised on the worker (a tool's own
+            # failure is its error output); the run ends with its type, keeping the run
             if self.trace is not None:
                 self.segment.end(exc=exc)
                 self.trace.end(None, exc)
@@ -725,7 +744,7 @@ class _Driver:
             runs=input.runs,
         )
 
-    def _run_failed(self, exc: StepswitchError | StepFailure) -> ApplicationError:
+    def _run_failed(self, exc: StepswitchError | StepFailure | ToolFailure) -> ApplicationError:
         """The run's error as the workflow's failure, carrying the run so far (a step's
         failure has the type name of the step's exception)."""
         details: list[Any] = []
@@ -735,13 +754,15 @@ class _Driver:
                 details = [data.to_state().to_json()]
             except StepswitchError:
                 details = [write_items(data.new_items)]
-        kind = exc.kind if type(exc) is StepFailure else type(exc).__name__
+        kind = (exc.kind if isinstance(exc, StepFailure | ToolFailure)
+                else type(exc).__name__)
         return ApplicationError(str(exc), *details, type=kind, non_retryable=True)
 
     async def _run(self, input: RunInput) -> RunResult:
         ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
         self.ctx = ctx
-        config = RunConfig()
+        hooks = self.options.run_hooks
+        config = RunConfig() if hooks is None else RunConfig(hooks=hooks)
         if self.flow is not None:
             return await self._run_flow(self.flow, input, ctx, config)
         ir = self.core.ir
@@ -1099,8 +1120,14 @@ class _Driver:
             )
         except ActivityError as exc:
             raise _activity_error(exc, f"hook {call.ref}") from None
+        except ApplicationError as exc:  # a local activity's failure arrives unwrapped
+            cls = error_class(exc.type)
+            raise (cls(exc.message) if cls is not None
+                   else ToolFailure(exc.message, exc.type)) from None
         if call.kind in ("input_guardrail", "output_guardrail"):
             return _Verdict(value["output_info"], value["tripwire_triggered"])
+        if call.kind in ("tool_input_guardrail", "tool_output_guardrail"):
+            return _hooks.verdict(value)
         return value
 
 
