@@ -24,7 +24,7 @@ import tracemalloc
 
 import stepswitch as ss
 from stepswitch.analysis import analyze
-from stepswitch.graph.build import build
+from stepswitch.dsl.build import build
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 

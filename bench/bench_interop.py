@@ -21,7 +21,7 @@ import time
 
 import stepswitch as ss
 from stepswitch.analysis import analyze
-from stepswitch.graph.build import build
+from stepswitch.dsl.build import build
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 TARGET_S = 0.5

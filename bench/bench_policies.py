@@ -20,9 +20,10 @@ import sys
 import time
 
 import stepswitch as ss
+from stepswitch._gc import gc_paused
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.rules.policies import policies
-from stepswitch.graph.build import build, gc_paused
+from stepswitch.dsl.build import build
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 

@@ -5,15 +5,24 @@
     StepswitchError                      every error stepswitch raises on purpose
     ├── UserError                        the caller declared or called something wrong
     │   ├── CompileError                 the analyzer found errors; carries the Report
+    │   ├── LoweringError                a machine's IR holds a word its tables do not know
     │   ├── StateError                   a RunState is tampered, truncated, stale or resumed already
-    │   └── TargetError                  a TARGET (file.py:NAME, module:NAME) does not load
+    │   ├── TargetError                  a TARGET (file.py:NAME, module:NAME) does not load
+    │   ├── GraphvizNotFound             no Graphviz to draw SVG or PNG with
+    │   ├── TrailError                   a recorded run is not a trail (``stepswitch trail``)
+    │   ├── ReplayError                  a recording cannot be replayed (``stepswitch replay``)
+    │   ├── CaseError                    a recorded case cannot be run (``stepswitch test``)
+    │   └── BuildError                   the studio page's data could not be built
     ├── SessionError                     a conversation store refused or failed an operation
     │   └── SessionConflict              another writer changed the session first
     ├── ModelBehaviorError               the model produced something nothing can act on
+    │   └── ArgumentError                a call's arguments cannot be used (the model is told)
     ├── ModelProviderError               the model's server failed: unreachable, rate
     │                                    limited or erroring after the client's retries
     ├── MCPServerError                   an MCP server did not start, died, or drifted
     │                                    from its lock; carries .run_data
+    ├── ToolFailure                      a tool or hook raised on a Temporal worker
+    ├── StepFailure                      a flow's step raised on a Temporal worker
     └── RunLimitError                    a run stopped at a declared limit; carries .run_data
         ├── MaxTurnsExceeded             more model calls than max_turns
         │   └── FlowBudgetExceeded       a flow edge taken more often than its max_uses
@@ -28,7 +37,22 @@
 
 Caller mistakes are apart from the model's and from run limits, so a caller can
 catch exactly what it can act on. Every message says what happened, where, and
-what to do about it.
+what to do about it. Each class is defined here; the module it belongs to
+re-exports it (``stepswitch.review.TrailError``, ``stepswitch.temporal.ToolFailure``).
+
+Apart from the tree, on purpose: the test doubles fail a test the way pytest expects,
+with an ``AssertionError`` (and a run treats them like any exception that is not
+stepswitch's, so a broken script never reads as a model's mistake); and a warning is
+issued, not raised::
+
+    AssertionError
+    ├── ScriptExhausted                  a ScriptedModel called past its script (stepswitch.testing)
+    └── TrailCaseFailed                  a recorded case's expectations fail (the pytest plugin)
+    UserWarning
+    └── SDKNotCarriedWarning             from_sdk read a setting stepswitch does not carry out
+
+Exceptions private to a module (``_Stop``, the leaves' ``FileRefused`` and
+``JSONLimitError``) are caught where they are raised and turned into one of the above.
 """
 
 from __future__ import annotations
@@ -36,26 +60,35 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __all__ = [
+    "ArgumentError",
+    "BuildError",
+    "CaseError",
     "CompileError",
     "CostLimitExceeded",
     "FlowBudgetExceeded",
+    "GraphvizNotFound",
     "GuardrailTripwireTriggered",
     "InputGuardrailTripwireTriggered",
+    "LoweringError",
     "MCPServerError",
     "MaxTurnsExceeded",
     "ModelBehaviorError",
     "ModelProviderError",
     "OutputGuardrailTripwireTriggered",
+    "ReplayError",
     "RunLimitError",
     "RunTimeoutError",
     "SessionConflict",
     "SessionError",
     "StateError",
+    "StepFailure",
     "StepswitchError",
     "TargetError",
+    "ToolFailure",
     "ToolInputGuardrailTripwireTriggered",
     "ToolOutputGuardrailTripwireTriggered",
     "ToolTimeoutError",
+    "TrailError",
     "UserError",
 ]
 
@@ -107,6 +140,20 @@ class CompileError(UserError):
         super().__init__("\n".join(lines))
 
 
+class LoweringError(UserError):
+    """A machine's IR holds a word of a table's vocabulary that no reader knows: a step
+    switch row's ``when`` or ``then``, or a flow exit's ``kind`` (an IR built by hand,
+    edited, or written by another stepswitch). Raised when the IR is read into tables,
+    before anything runs, the same by the interpreter and by codegen
+    (:mod:`stepswitch.vocabulary`). ``where`` is the row's path in the IR
+    (``states['triage'].switch[2].then``) and ``word`` the word."""
+
+    def __init__(self, message: str, *, where: str, word: object) -> None:
+        super().__init__(message)
+        self.where = where
+        self.word = word
+
+
 class StateError(UserError):
     """A run state cannot be trusted: unknown version, tampered, truncated or stale; or one
     state object is resumed a second time."""
@@ -120,6 +167,30 @@ class TargetError(UserError):
     """A TARGET (``file.py:NAME``, ``package.module:NAME``, a file or folder) could not
     be resolved to a workflow; the message is one line meant for the terminal as is
     (``stepswitch.targets.load``)."""
+
+
+class GraphvizNotFound(UserError):
+    """No Graphviz executable to render SVG or PNG with (``stepswitch.render``)."""
+
+
+class TrailError(UserError):
+    """The text is not a trail (not JSON, not a run state, not a list of items); the
+    message is one line, meant for the terminal as is (``stepswitch.review.trail``)."""
+
+
+class ReplayError(UserError):
+    """The text is not a recording, or cannot be replayed on this workflow; the message
+    is one line (``stepswitch.review.replay``)."""
+
+
+class CaseError(UserError):
+    """The file is not a recorded case (or its workflow does not load); one line
+    (``stepswitch.review.cases``)."""
+
+
+class BuildError(UserError):
+    """The studio page's data could not be built (a TARGET does not load); one line
+    (``stepswitch.studio.server``)."""
 
 
 class SessionError(StepswitchError):
@@ -145,6 +216,12 @@ class ModelBehaviorError(StepswitchError):
     def __init__(self, message: str, *, run_data: Any = None) -> None:
         super().__init__(message)
         self.run_data = run_data
+
+
+class ArgumentError(ModelBehaviorError):
+    """The model's arguments for a call cannot be used; the message says why. The run
+    answers the call with it as an error output, so the model can try again
+    (``stepswitch.runtime.tools``)."""
 
 
 class ModelProviderError(StepswitchError):
@@ -230,6 +307,26 @@ class MCPServerError(StepswitchError):
     def __init__(self, message: str, *, run_data: Any = None) -> None:
         super().__init__(message)
         self.run_data = run_data
+
+
+class ToolFailure(StepswitchError):
+    """A function tool (or a hook) raised on a Temporal worker; ``str()`` is its
+    message and ``kind`` its exception's type name. A tool's ``failure_error_function``
+    sees it in place of the original exception (``stepswitch.temporal``)."""
+
+    def __init__(self, message: str, kind: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class StepFailure(StepswitchError):
+    """A flow's step raised on a Temporal worker: the run fails with the step's
+    exception's type name (``kind``) and message, as in-process it fails with the
+    exception."""
+
+    def __init__(self, message: str, kind: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class ToolTimeoutError(RunLimitError):

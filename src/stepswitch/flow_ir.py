@@ -10,11 +10,16 @@ of every value is a Python literal that rebuilds it.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeAlias, get_args
 
 from stepswitch._dataclass import dataclass
 
-__all__ = ["FlowExit", "FlowFacts", "FlowIR", "FlowNode", "edge_key"]
+__all__ = ["EXIT_KINDS", "ExitKind", "FlowExit", "FlowFacts", "FlowIR", "FlowNode", "edge_key"]
+
+ExitKind: TypeAlias = Literal["then", "branch", "route", "fan_out"]
+"""What a node's exit does with its output (see :class:`FlowExit`)."""
+EXIT_KINDS: tuple[ExitKind, ...] = get_args(ExitKind)
+"""Every word of :data:`ExitKind`, in order (:mod:`stepswitch.vocabulary` reads them)."""
 
 
 def edge_key(source: str, target: str | None) -> str:
@@ -33,7 +38,7 @@ class FlowExit:
     ``target`` gets the list of results in element order.
     """
 
-    kind: Literal["then", "branch", "route", "fan_out"]
+    kind: ExitKind
     target: str | None = None
     otherwise: str | None = None
     predicate: str | None = None

@@ -17,8 +17,8 @@ embed it that way). User code is never held here: it is named by import path
 This module imports nothing from stepswitch but its flow part (:mod:`stepswitch.flow_ir`,
 another leaf): codegen, the runtime and the diagram
 code all read it. It sits at the top of the package, not in ``compiler/``, so a
-deployed runner reads it without loading the compiler (``stepswitch.compiler.ir``
-re-exports it).
+deployed runner reads it without loading the compiler (``stepswitch.compiler``
+re-exports its names).
 """
 
 from __future__ import annotations

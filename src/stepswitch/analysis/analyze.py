@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from stepswitch._gc import gc_paused
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.report import Report
 from stepswitch.analysis.rules import RULES
 from stepswitch.errors import UserError
-from stepswitch.graph.build import gc_paused
 from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 

@@ -45,11 +45,11 @@ def _usage(args: argparse.Namespace) -> int:
 def servers_of(targets: list[str]) -> list[Any]:
     """Every MCP server the targets' workflows declare, each once, in order; two
     different servers with one name are a ``UserError``."""
-    from stepswitch.graph.build import _Builder
+    from stepswitch.dsl.build import agents_of
 
     found: dict[str, Any] = {}
     for loaded in load_targets(targets):
-        for agent in _Builder()._collect(loaded.workflow):
+        for agent in agents_of(loaded.workflow):
             for server in agent.mcp_servers:
                 other = found.setdefault(server.name, server)
                 if other is not server:

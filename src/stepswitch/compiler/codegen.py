@@ -26,16 +26,17 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, assert_never
 
 from stepswitch._dataclass import dataclass
 from stepswitch._site import display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_width
 from stepswitch.errors import UserError
-from stepswitch.ir import HandoffTo, MachineIR, RunFunction, StateIR, StepCase
+from stepswitch.ir import HandoffTo, MachineIR, RunFunction, StateIR, StepCase, StepWhen
 from stepswitch.runtime import generated as _generated
 from stepswitch.runtime.machine import StateMachine
+from stepswitch.vocabulary import check_words
 
 __all__ = [
     "ModulePlan",
@@ -247,7 +248,9 @@ _EXPORTS = ("IR", "MACHINE", "STEPS", "run", "run_streamed", "run_sync")
 def plan_module(
     ir: MachineIR, *, module_name: str | None = None, source: str | None = None
 ) -> ModulePlan:
-    """The plan of the runner module of ``ir`` (pure: no I/O, no imports)."""
+    """The plan of the runner module of ``ir`` (pure: no I/O, no imports). A table
+    word no reader knows is a ``LoweringError``, as when the interpreter takes ``ir``."""
+    check_words(ir)
     names = _function_names(ir)
     steps = tuple(_step_plan(ir, state, names[state.agent]) for state in ir.states)
     used = set(_FIXED_IMPORTS)
@@ -304,38 +307,45 @@ def _flow_plan(ir: MachineIR) -> tuple[tuple[str, ...], tuple[StepPlan, ...], tu
 
     for node in flow.nodes:
         ex = node.exit
-        if ex is None or ex.kind == "fan_out":
+        if ex is None:
             continue
+        uses: set[str] = set()
+        kind = ex.kind
+        match kind:
+            case "fan_out":
+                continue  # its join is the flow loop's
+            case "then":
+                body = [target(ex.target)]
+                doc = f"Then {ex.target!r}." if ex.target else "Then END."
+            case "branch":
+                path = ex.predicate or ""
+                if path not in preds:
+                    pstem = re.sub(r"[^0-9a-zA-Z]+", "_", path.rsplit(":", 1)[-1])[:40].upper()
+                    pname, k = f"PRED_{pstem.strip('_') or 'BRANCH'}", 2
+                    while pname in preds.values():
+                        pname, k = f"PRED_{pstem}_{k}", k + 1
+                    preds[path] = pname
+                body = [f"if {preds[path]}(out):", f"    {target(ex.target)}",
+                        target(ex.otherwise)]
+                doc = "Branch on the predicate: its target when true, else the other."
+                uses.add("predicate_of")
+            case "route":
+                field = ex.field or ""
+                body = [f"match route_key(out, {field!r}):"]
+                for value, to in ex.cases:
+                    body.extend(literal_lines(value, indent=1, prefix="case ", suffix=":",
+                                              width=WIDTH - 4))
+                    body.append(f"        {target(to)}")
+                body += ["    case other:", f"        raise no_route(node, {field!r}, other)"]
+                doc = f"Route on the output's field {field!r}: one case per value."
+                uses.update(("route_key", "no_route"))
+            case _:
+                assert_never(kind)
         stem = re.sub(r"[^0-9a-zA-Z]+", "_", node.name)[:40].strip("_").lower() or "node"
         function, n = f"exit_{stem}", 2
         while function in taken:
             function, n = f"exit_{stem}_{n}", n + 1
         taken.add(function)
-        uses: set[str] = set()
-        if ex.kind == "then":
-            body = [target(ex.target)]
-            doc = f"Then {ex.target!r}." if ex.target else "Then END."
-        elif ex.kind == "branch":
-            path = ex.predicate or ""
-            if path not in preds:
-                pstem = re.sub(r"[^0-9a-zA-Z]+", "_", path.rsplit(":", 1)[-1])[:40].upper()
-                pname, k = f"PRED_{pstem.strip('_') or 'BRANCH'}", 2
-                while pname in preds.values():
-                    pname, k = f"PRED_{pstem}_{k}", k + 1
-                preds[path] = pname
-            body = [f"if {preds[path]}(out):", f"    {target(ex.target)}", target(ex.otherwise)]
-            doc = "Branch on the predicate: its target when true, else the other."
-            uses.add("predicate_of")
-        else:
-            field = ex.field or ""
-            body = [f"match route_key(out, {field!r}):"]
-            for value, to in ex.cases:
-                body.extend(literal_lines(value, indent=1, prefix="case ", suffix=":",
-                                          width=WIDTH - 4))
-                body.append(f"        {target(to)}")
-            body += ["    case other:", f"        raise no_route(node, {field!r}, other)"]
-            doc = f"Route on the output's field {field!r}: one case per value."
-            uses.update(("route_key", "no_route"))
         exits.append(StepPlan(
             function=function,
             comment=f"# flow node {_short_repr(node.name)} ({node.kind})",
@@ -414,12 +424,25 @@ def _function_names(ir: MachineIR) -> dict[str, str]:
     return names
 
 
-_CONDITIONS = {
-    "interrupted": "turn.interrupted",
-    "handoff": "turn.handoff is not None",
-    "tools_ran": "turn.tool_results",
-    "called": "turn.had_calls",
-}
+def _condition(when: StepWhen) -> str | None:
+    """What a row's ``when`` tests, as an expression; None: the row always holds."""
+    match when:
+        case "interrupted":
+            return "turn.interrupted"
+        case "handoff":
+            return "turn.handoff is not None"
+        case "tools_ran":
+            return "turn.tool_results"
+        case "called":
+            return "turn.had_calls"
+        case "no_message":
+            return "turn.last_message is None"
+        case "otherwise":
+            return None
+        case _:
+            assert_never(when)
+
+
 _COMMENTS = {
     ("interrupted",): "a call waits for approval",
     ("handoff",): "a handoff took effect",
@@ -427,14 +450,33 @@ _COMMENTS = {
     ("tools_ran",): "tools ran: ask again",
     ("called",): "calls that ran nothing: ask again",
 }
-_RETURNS: dict[str, tuple[str, str]] = {
-    # then -> (the runtime name it needs, the statement)
-    "interruption": ("InterruptionStep", "return InterruptionStep()"),
-    "handoff": ("HandoffStep", "return HandoffStep(turn.handoff)"),
-    "run_again": ("RunAgain", "return RunAgain()"),
-    "final_first_tool": ("Final", "return Final(turn.tool_results[0].value)"),
-    "ask_tool_use": ("AskToolUse", "return AskToolUse()"),
-}
+
+
+def _decision(case: StepCase, test: str | None) -> tuple[str, list[str], str]:
+    """What a row's ``then`` decides: the runtime name it needs, its statements, and the
+    comment its ``if`` carries when nothing more particular says what the row is."""
+    then = case.then
+    match then:
+        case "interruption":
+            return "InterruptionStep", ["return InterruptionStep()"], ""
+        case "handoff":
+            # the row that tests for a handoff has narrowed it to a name
+            target = "turn.handoff" if test == "turn.handoff is not None" else (
+                'turn.handoff or ""')
+            return "HandoffStep", [f"return HandoffStep({target})"], ""
+        case "run_again":
+            return "RunAgain", ["return RunAgain()"], ""
+        case "final_first_tool":
+            return ("Final", ["return Final(turn.tool_results[0].value)"],
+                    "stop on the first tool")
+        case "final_listed_tool":
+            return "Final", _listed_tools(case.tools), "stop at the listed tools"
+        case "ask_tool_use":
+            return "AskToolUse", ["return AskToolUse()"], "tool_use_behavior decides"
+        case "final_message":
+            return "FinalMessage", ['return FinalMessage(turn.last_message or "")'], ""
+        case _:
+            assert_never(then)
 
 
 def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
@@ -442,34 +484,42 @@ def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
     (the interpreter reads the same rows). Flags are plain ``if``s, cheaper than class
     patterns in a turn; adjacent rows that both run the model again share one ``if``;
     what the turn holds is dispatched with ``match``: the tool names that stop a run
-    and the final message."""
+    and, for the last rows ``lower()`` writes, the final message."""
     body: list[str] = []
     uses: set[str] = {"FinalMessage", "RunAgain"}
     cases = list(state.switch)
     i = 0
+    decided = False
     while i < len(cases):
         case = cases[i]
-        if case.when in ("no_message", "otherwise"):
-            body += _message_match(cases[i:])
+        tail = _message_match(cases[i:])
+        if tail is not None:
+            body += tail
+            decided = True
             break
         whens = [case.when]
-        while (case.then == "run_again" and i + 1 < len(cases)
-               and cases[i + 1].then == "run_again" and cases[i + 1].when in _CONDITIONS):
+        test = _condition(case.when)
+        while (test is not None and case.then == "run_again" and i + 1 < len(cases)
+               and cases[i + 1].then == "run_again"
+               and cases[i + 1].when not in ("no_message", "otherwise")  # the tail's
+               and (also := _condition(cases[i + 1].when)) is not None):
             i += 1
             whens.append(cases[i].when)
+            test = f"{test} or {also}"
         i += 1
-        test = " or ".join(_CONDITIONS[w] for w in whens)
-        if case.then == "final_listed_tool":
-            body += _listed_tools(test, case.tools)
-            uses.add("Final")
-            continue
-        name, statement = _RETURNS[case.then]
+        name, statements, said = _decision(case, test)
         uses.add(name)
-        comment = _COMMENTS.get(tuple(whens)) or {
-            "final_first_tool": "stop on the first tool",
-            "ask_tool_use": "tool_use_behavior decides",
-        }.get(case.then, "")
-        body += [f"if {test}:  # {comment}" if comment else f"if {test}:", f"    {statement}"]
+        if test is None:  # the row always holds: it decides, and no later row is read
+            body += statements
+            decided = True
+            break
+        comment = said or _COMMENTS.get(tuple(whens), "")
+        body += [f"if {test}:  # {comment}" if comment else f"if {test}:"]
+        body += [f"    {line}" for line in statements]
+    if not decided:  # as the interpreter, which reads every row and finds none holds
+        said = f"state {state.agent!r}: its step switch decided nothing"
+        body += literal_lines(said, prefix="raise AssertionError(", suffix=")",
+                              width=WIDTH - 4)
     entry = " (entry)" if state.agent == ir.entry else ""
     runs = any(c.when == "tools_ran" for c in cases)
     return StepPlan(
@@ -481,33 +531,34 @@ def _step_plan(ir: MachineIR, state: StateIR, function: str) -> StepPlan:
     )
 
 
-def _message_match(cases: list[StepCase]) -> list[str]:
-    """The last rows: a turn without a message runs again (a typed output needs one)
-    or is an empty text; otherwise the message is the output."""
-    again = cases[0].when == "no_message" and cases[0].then == "run_again"
-    if again:
+def _message_match(cases: list[StepCase]) -> list[str] | None:
+    """The last rows as ``lower()`` writes them, as one ``match`` on the message: a turn
+    without a message runs again (a typed output needs one) or is an empty text;
+    otherwise the message is the output. None for any other rows."""
+    shapes = [(c.when, c.then) for c in cases]
+    if shapes == [("no_message", "run_again"), ("otherwise", "final_message")]:
         none = ["    case None:  # a typed output needs a message", "        return RunAgain()"]
         text = ["    case text:  # parsed as the typed output"]
-    else:
+    elif shapes == [("otherwise", "final_message")]:
         none = ["    case None:  # no message: empty text", '        return FinalMessage("")']
         text = ["    case text:  # the text is the output"]
+    else:
+        return None
     return ["match turn.last_message:", *none, *text, "        return FinalMessage(text)"]
 
 
-def _listed_tools(test: str, stops: tuple[str, ...]) -> list[str]:
+def _listed_tools(stops: tuple[str, ...]) -> list[str]:
     one_line = " | ".join(repr(n) for n in stops)
-    body = [f"if {test}:  # stop at the listed tools",
-            "    for result in turn.tool_results:",
-            "        match result.name:"]
+    body = ["for result in turn.tool_results:", "    match result.name:"]
     if str_width(f"{' ' * 16}case {one_line}:") <= WIDTH:
-        body.append(f"            case {one_line}:")
+        body.append(f"        case {one_line}:")
     else:
-        body.append("            case (")
+        body.append("        case (")
         for i, name in enumerate(stops):
             lead = "" if i == 0 else "| "
-            body.extend(literal_lines(name, indent=4, prefix=lead, width=WIDTH - 4))
-        body.append("            ):")
-    body += ["                return Final(result.value)", "    return RunAgain()"]
+            body.extend(literal_lines(name, indent=3, prefix=lead, width=WIDTH - 4))
+        body.append("        ):")
+    body += ["            return Final(result.value)", "return RunAgain()"]
     return body
 
 

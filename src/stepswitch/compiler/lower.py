@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from stepswitch._gc import gc_paused
 from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
-from stepswitch.graph.build import gc_paused
 from stepswitch.graph.facts import flow_facts, machine_facts
 from stepswitch.graph.spec import AgentSpec, GuardrailSpec, Ref, WorkflowSpec
 from stepswitch.ir import (
@@ -36,6 +36,7 @@ from stepswitch.ir import (
     ToolEntry,
     ToolGuardrailIR,
 )
+from stepswitch.vocabulary import check_words
 
 __all__ = ["lower", "step_switch"]
 
@@ -68,7 +69,7 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
     for i, state in enumerate(states):
         state = replace(state, facts=facts[state.agent])
         states[i] = replace(state, switch=step_switch(state))
-    return MachineIR(
+    ir = MachineIR(
         name=spec.name,
         entry=spec.entry,
         states=tuple(states),
@@ -77,6 +78,8 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
         flow=flow,
         context_type=_context_class(spec),
     )
+    check_words(ir)  # what lower() writes, every reader of the IR knows
+    return ir
 
 
 def _context_class(spec: WorkflowSpec) -> str | None:

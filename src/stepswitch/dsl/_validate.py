@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from stepswitch.dsl._site import Site
+from stepswitch._site import Site
 from stepswitch.errors import UserError
 
 

@@ -16,7 +16,7 @@ from dataclasses import KW_ONLY
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from stepswitch._dataclass import dataclass
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
 from stepswitch.dsl._validate import (
     plain_fn,
     plain_int,
@@ -580,10 +580,10 @@ _CLONE_FIELDS = (
 def _mcp_servers(name: str, site: Site, servers: Any) -> list[Any]:
     if not servers:
         return []
-    from stepswitch.mcp.servers import MCPServer
+    from stepswitch.dsl.servers import ToolServer
 
     if isinstance(servers, str | bytes) or not isinstance(servers, Sequence) or not all(
-        isinstance(s, MCPServer) for s in servers
+        isinstance(s, ToolServer) for s in servers
     ):
         raise UserError(
             f"Agent({name!r}) at {site}: mcp_servers: expected a list of ss.MCPServerStdio "

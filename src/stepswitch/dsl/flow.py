@@ -17,9 +17,10 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, overload
 
-from stepswitch.dsl._site import Site, caller_site, function_site
+from stepswitch._hints import resolved_hints
+from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent
-from stepswitch.dsl.tools import context_param_type, resolved_hints
+from stepswitch.dsl.tools import context_param_type
 from stepswitch.errors import UserError
 
 __all__ = [

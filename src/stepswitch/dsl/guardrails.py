@@ -13,8 +13,9 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from stepswitch._dataclass import dataclass
-from stepswitch.dsl._site import Site, caller_site, function_site
-from stepswitch.dsl.tools import context_param_type, resolved_hints
+from stepswitch._hints import resolved_hints
+from stepswitch._site import Site, caller_site, function_site
+from stepswitch.dsl.tools import context_param_type
 from stepswitch.errors import UserError
 
 __all__ = [

@@ -21,8 +21,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal, overload
 
-from stepswitch.dsl._site import Site, caller_site, function_site
-from stepswitch.dsl.tools import resolved_hints
+from stepswitch._hints import resolved_hints
+from stepswitch._site import Site, caller_site, function_site
 from stepswitch.errors import UserError
 
 __all__ = [

@@ -11,9 +11,10 @@ from typing import Any, overload
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from stepswitch._hints import resolved_hints
+from stepswitch._names import function_style
+from stepswitch._site import Site, caller_site, function_site
 from stepswitch.context import RunContext
-from stepswitch.dsl._site import Site, caller_site, function_site
-from stepswitch.dsl.names import function_style
 from stepswitch.errors import UserError
 from stepswitch.ir import Approval
 from stepswitch.schema import SchemaProblem, strictify
@@ -386,45 +387,6 @@ def context_param_type(annotation: Any) -> Any:
         args = typing.get_args(annotation)
         return args[0] if args else Any
     return None
-
-
-def resolved_hints(fn: Any) -> dict[str, Any]:
-    """Type hints of a callable, resolving string annotations when they resolve."""
-    plain = inspect.isfunction(fn) or inspect.ismethod(fn) or isinstance(fn, type)
-    target = fn if plain else type(fn).__call__
-    try:
-        return typing.get_type_hints(target, include_extras=True)
-    except Exception:
-        pass
-    # A string annotation naming something get_type_hints cannot see (a class local to
-    # the declaring function, under `from __future__ import annotations`): evaluate
-    # each one alone, reading unknown names as Any, so the rest stays precise.
-    raw = dict(getattr(target, "__annotations__", {}) or {})
-    namespace = _LenientNamespace(getattr(target, "__globals__", {}))
-    hints: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, str):
-            try:
-                value = eval(value, {}, namespace)  # the user's own annotation text
-            except Exception:
-                value = Any
-        hints[key] = value
-    return hints
-
-
-class _LenientNamespace(dict[str, Any]):
-    """Globals, then builtins, then ``Any`` for any other name."""
-
-    def __init__(self, globals_: dict[str, Any]) -> None:
-        super().__init__()
-        self._globals = globals_
-
-    def __missing__(self, key: str) -> Any:
-        if key in self._globals:
-            return self._globals[key]
-        import builtins
-
-        return getattr(builtins, key, Any)
 
 
 def _params_model(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
 from stepswitch.dsl._validate import plain_int, require_name, validate_fields
 from stepswitch.dsl.agent import Agent
 from stepswitch.dsl.flow import FlowEdge, Step
@@ -21,7 +21,7 @@ from stepswitch.errors import UserError
 
 if TYPE_CHECKING:
     from stepswitch.analysis.report import Report
-    from stepswitch.graph.build import BuiltWorkflow
+    from stepswitch.graph.bindings import BuiltWorkflow
     from stepswitch.graph.spec import PolicySpec, WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.render.scene import ReportLike
@@ -124,7 +124,7 @@ class Workflow:
 
     def build(self) -> BuiltWorkflow:
         """The frozen spec and the live objects it refers to."""
-        from stepswitch.graph.build import build
+        from stepswitch.dsl.build import build
 
         return build(self)
 
@@ -156,7 +156,7 @@ class Workflow:
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The spec as deterministic JSON: the same workflow gives the same bytes."""
-        from stepswitch.graph.build import spec_to_json
+        from stepswitch.graph.spec import spec_to_json
 
         return spec_to_json(self.to_spec(), indent=indent)
 

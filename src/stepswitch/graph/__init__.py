@@ -1,7 +1,10 @@
-"""The workflow spec (frozen, JSON round-trip) and the typed graph built from it."""
+"""The workflow spec (frozen, JSON round-trip), the live objects beside it, and the typed
+graph built from it. Plain data the later stages read; the DSL makes it
+(``stepswitch.dsl.build``)."""
 
-from stepswitch.graph.build import AGENT_TOOL_INPUT_SCHEMA, Bindings, BuiltWorkflow, build
+from stepswitch.graph.bindings import Bindings, BuiltWorkflow
 from stepswitch.graph.spec import (
+    AGENT_TOOL_INPUT_SCHEMA,
     AgentSpec,
     AgentToolSpec,
     GuardrailSpec,
@@ -29,5 +32,4 @@ __all__ = [
     "ToolSpec",
     "WorkflowGraph",
     "WorkflowSpec",
-    "build",
 ]

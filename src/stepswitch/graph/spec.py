@@ -4,11 +4,12 @@ The spec is what the DSL builds and every later stage reads. It refers to agents
 name (so a dangling name is a diagnostic, not a ``NameError``) and to user code by
 import path (``module:qualname``), so it can be written to JSON, diffed, and read
 back. Live objects (tool functions, types, guardrails) travel beside it in
-:class:`~stepswitch.graph.build.Bindings`, keyed by the same paths.
+:class:`~stepswitch.graph.bindings.Bindings`, keyed by the same paths.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepswitch.ir import Approval
 
 __all__ = [
+    "AGENT_TOOL_INPUT_SCHEMA",
     "SPEC_VERSION",
     "AgentName",
     "AgentSpec",
@@ -38,9 +40,19 @@ __all__ = [
     "WorkflowSpec",
     "is_gated",
     "spec_json_schema",
+    "spec_to_json",
 ]
 
 SPEC_VERSION = 1
+
+AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "AgentAsToolInput",
+    "properties": {"input": {"type": "string", "title": "Input"}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+"""What an agent tool takes unless it declares ``parameters``: ``{"input": str}``."""
 
 AgentName = NewType("AgentName", str)
 """An agent's name: how every spec object refers to an agent."""
@@ -405,3 +417,38 @@ def spec_json_schema() -> dict[str, Any]:
     schema = WorkflowSpec.model_json_schema(by_alias=True, mode="serialization")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
+
+
+def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
+    """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
+    # a workflow without a flow serializes as it did before flows existed
+    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
+    if not spec.policies:  # nor does one without policies change its bytes
+        exclude.add("policies")
+    for name in ("max_cost_usd", "max_total_tokens"):
+        if getattr(spec, name) is None:
+            exclude.add(name)
+    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude or None)
+    _drop_unset(data)
+    return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_LATER_FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
+    "tools": (("is_enabled", True), ("input_guardrails", []), ("output_guardrails", [])),
+    "handoffs": (("is_enabled", True),),
+    "agent_tools": (("is_enabled", True),),
+}
+"""Fields added after the spec's JSON was first published, left out at their defaults
+so a workflow that does not use them keeps its bytes (its check cache and diffs too)."""
+
+
+def _drop_unset(data: dict[str, Any]) -> None:
+    for agent in data.get("agents", ()):
+        if agent.get("hooks", 0) is None:
+            del agent["hooks"]
+        for part, fields in _LATER_FIELDS.items():
+            for entry in agent.get(part, ()):
+                for name, default in fields:
+                    if name in entry and entry[name] == default:
+                        del entry[name]
+

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal
 
 from stepswitch._dataclass import dataclass
+from stepswitch._gc import gc_paused
 from stepswitch.flow_ir import FlowFacts
-from stepswitch.graph.build import Bindings, BuiltWorkflow, gc_paused
+from stepswitch.graph.bindings import Bindings, BuiltWorkflow
 from stepswitch.graph.facts import flow_facts, machine_facts, reach
 from stepswitch.graph.spec import (
     AgentSpec,

@@ -15,22 +15,24 @@ from __future__ import annotations
 import copy
 import sys
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import ConfigDict, create_model
 
 from stepswitch._dataclass import dataclass
+from stepswitch._hints import resolved_hints
+from stepswitch._names import function_style
 from stepswitch._site import Site, caller_site, function_site
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools, ToolUseBehavior
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
-from stepswitch.dsl.names import function_style
 from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, resolved_hints
+from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.interop import sdk_objects as _sdk_objects
+from stepswitch.interop._sdk_callables import sdk_filter, tool_use_function
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.schema import strictify
 from stepswitch.settings import ModelSettings
@@ -185,9 +187,9 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
         _CONVERTED[key] = (sdk_obj, result)
         return result
     if kind == "tool_use":
-        result = _tool_use_function(sdk_obj)
+        result = tool_use_function(sdk_obj)
     elif kind == "input_filter":
-        result = _sdk_filter(sdk_obj)
+        result = sdk_filter(sdk_obj)
     elif type(sdk_obj).__name__ in ("ToolInputGuardrail", "ToolOutputGuardrail"):
         tool_cls = (ToolOutputGuardrail if type(sdk_obj).__name__ == "ToolOutputGuardrail"
                     else ToolInputGuardrail)
@@ -639,59 +641,3 @@ def _opaque(tool_name: str, what: str, site: Site) -> FunctionTool:
     )
     tool.opaque = what
     return tool
-
-
-class _SDKToolResult(BaseModel):
-    """What an SDK ``tool_use_behavior`` function reads of each result."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    tool: Any
-    output: Any
-    run_item: Any = None
-
-
-class _ToolRef(BaseModel):
-    name: str
-
-
-def _tool_use_function(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """An SDK ``(ctx, list[FunctionToolResult]) -> ToolsToFinalOutputResult`` function
-    on our results (``.tool.name``, ``.output`` the value), its verdict turned into ours."""
-    from stepswitch.runtime.steps import ToolsToFinalOutputResult
-
-    def convert(verdict: Any) -> ToolsToFinalOutputResult:
-        return ToolsToFinalOutputResult(
-            is_final_output=bool(getattr(verdict, "is_final_output", False)),
-            final_output=getattr(verdict, "final_output", None),
-        )
-
-    def adapter(ctx: Any, results: list[Any]) -> Any:
-        sdk_results = [_SDKToolResult(tool=_ToolRef(name=r.name), output=r.value)
-                       for r in results]
-        verdict = fn(ctx, sdk_results)
-        if hasattr(verdict, "__await__"):
-            async def later() -> ToolsToFinalOutputResult:
-                return convert(await verdict)
-
-            return later()
-        return convert(verdict)
-
-    adapter.__name__ = getattr(fn, "__name__", "tool_use_behavior")
-    adapter.__qualname__ = getattr(fn, "__qualname__", adapter.__name__) + ".<sdk>"
-    adapter.__module__ = getattr(fn, "__module__", __name__)
-    return adapter
-
-
-def _sdk_filter(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """SDK input filters work on the SDK's items; running one on ours is a clear error."""
-
-    def refuse(data: Any) -> Any:
-        raise UserError(
-            f"the handoff input filter {getattr(fn, '__qualname__', fn)!r} is "
-            "written for the Agents SDK's items; write it for stepswitch's HandoffInputData "
-            "(docs/migrating.md)"
-        )
-
-    refuse.__qualname__ = getattr(fn, "__qualname__", "input_filter") + ".<sdk>"
-    refuse.__module__ = getattr(fn, "__module__", __name__)
-    return refuse

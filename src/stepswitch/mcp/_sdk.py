@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepswitch.dsl._site import Site
+from stepswitch._site import Site
 from stepswitch.errors import UserError
 from stepswitch.mcp.servers import (
     MCPServer,

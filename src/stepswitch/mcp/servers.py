@@ -15,15 +15,19 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from stepswitch.dsl._site import Site, caller_site
+from stepswitch._site import Site, caller_site
+from stepswitch.dsl.servers import ToolServer
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool
 from stepswitch.errors import MCPServerError, UserError
 from stepswitch.mcp import lock as _lock
 from stepswitch.schema import strictify
+
+if TYPE_CHECKING:
+    from stepswitch.graph.spec import Location, MCPServerSpec
 
 __all__ = [
     "MCPServer",
@@ -40,7 +44,7 @@ RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 ``{"always": {"tool_names": [...]}, "never": {"tool_names": [...]}}``."""
 
 
-class MCPServer:
+class MCPServer(ToolServer):
     """What both kinds of server declare. Build one with :class:`MCPServerStdio` or
     :class:`MCPServerStreamableHttp`."""
 
@@ -121,6 +125,13 @@ class MCPServer:
                 tool.__module__, tool.__qualname__ = where[0], f"{where[1]}.tools.{name}"
             out.append(tool)
         return out
+
+    def to_spec(
+        self, location: Callable[[Site], Location]
+    ) -> tuple[MCPServerSpec, list[FunctionTool]]:
+        from stepswitch.mcp.spec import server_spec
+
+        return server_spec(self, location), self.function_tools()
 
     @property
     def tools(self) -> _Tools:

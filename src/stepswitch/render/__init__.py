@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, overload
 
 from stepswitch.compiler.lower import lower
 from stepswitch.errors import UserError
-from stepswitch.graph.build import BuiltWorkflow
+from stepswitch.graph.bindings import BuiltWorkflow
 from stepswitch.graph.spec import WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.ir import MachineIR

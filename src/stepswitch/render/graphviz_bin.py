@@ -14,16 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stepswitch.errors import UserError
+from stepswitch.errors import GraphvizNotFound, UserError
 
 __all__ = ["GraphvizNotFound", "find_graphviz", "run_graphviz"]
 
 _CANDIDATES = ("dot", "graphviz-pure")
 _TIMEOUT_S = 120
-
-
-class GraphvizNotFound(UserError):
-    """No Graphviz executable to render SVG or PNG with."""
 
 
 def _beside_python(name: str) -> str | None:

@@ -19,15 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch.errors import CaseError
 from stepswitch.review.replay import Divergence, ReplayError, read_recording, replay_run
 
 __all__ = ["CaseError", "CaseResult", "case_doc", "find_cases", "load_case", "run_case"]
 
 _EXPECT = frozenset({"last_agent", "tools_called", "output_type", "final_output", "findings"})
-
-
-class CaseError(Exception):
-    """The file is not a case (or its workflow does not load); one line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ guardrails, each matched by name (renames by function or target). Not API.
 
 from __future__ import annotations
 
-from stepswitch.dsl.names import default_handoff_tool_name
+from stepswitch._names import default_handoff_tool_name
 from stepswitch.graph.spec import (
     AgentSpec,
     AgentToolSpec,

@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 
 from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
-from stepswitch.errors import StateError
+from stepswitch.errors import StateError, TrailError
 
 __all__ = [
     "ItemKind",
@@ -31,11 +31,6 @@ __all__ = [
 ]
 
 ItemKind = Literal["input", "message", "call", "output", "approval", "reasoning", "other"]
-
-
-class TrailError(Exception):
-    """The text is not a trail (not JSON, not a run state, not a list of items); the
-    message is one line, meant for the terminal as is."""
 
 
 class TrailItem(NamedTuple):

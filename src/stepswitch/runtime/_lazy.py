@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     import asyncio as asyncio
 
     from stepswitch.mcp import servers as servers
-    from stepswitch.review import replay as replay
     from stepswitch.runtime import conversation as conversation
     from stepswitch.runtime import flow as flow
     from stepswitch.runtime import pump as pump
+    from stepswitch.runtime import record as record
     from stepswitch.runtime import state_check as state_check
     from stepswitch.runtime import tracing as tracing
 
@@ -32,7 +32,7 @@ _WHERE = {
     "conversation": "stepswitch.runtime.conversation",
     "flow": "stepswitch.runtime.flow",
     "pump": "stepswitch.runtime.pump",
-    "replay": "stepswitch.review.replay",
+    "record": "stepswitch.runtime.record",
     "servers": "stepswitch.mcp.servers",
     "state_check": "stepswitch.runtime.state_check",
     "tracing": "stepswitch.runtime.tracing",

@@ -33,6 +33,7 @@ from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import Await, CallModel
 from stepswitch.runtime.model import InputItem, ModelResponse
+from stepswitch.runtime.relay import Relay
 from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Run, visible
 from stepswitch.runtime.state import PendingAppend, PendingTurn, RunState, SessionPin
@@ -155,46 +156,41 @@ def _resumed(
 
 
 def _synced(inner: Loop, run: Run, link: SessionLink, config: RunConfig) -> Loop:
-    """Pump ``inner``, appending the settled items at each turn boundary."""
-    try:
-        return (yield from _pump(inner, run, link, config))
-    finally:
-        inner.close()  # however this ends, the loop's own cleanup runs now
-
-
-def _pump(inner: Loop, run: Run, link: SessionLink, config: RunConfig) -> Loop:
-    send: Any = None
-    error: BaseException | None = None
-    turn_start = len(run.items)
-    last: ModelResponse | None = None
-    agent = run.current
-    while True:
-        try:
-            effect = inner.throw(error) if error is not None else inner.send(send)
-        except StopIteration as stop:
-            result: RunResult = stop.value
-            if not result.interruptions:
-                final = None
-                if last is not None:
-                    final = PendingTurn(agent, tuple(last.output), turn_start)
-                yield from _sync(run, link, config, f"{run.run_id}:t{run.turn}", final)
-            return result
-        except MaxTurnsExceeded:
-            yield from _sync(run, link, config, f"{run.run_id}:t{run.turn}", None)
-            raise
-        send, error = None, None
-        is_call = type(effect) is CallModel
-        if is_call:
-            yield from _sync(run, link, config, f"{run.run_id}:t{run.turn - 1}", None,
-                             at_call=True)
-            turn_start, agent = len(run.items), run.current
-        try:
-            send = yield effect
-        except Exception as exc:
-            error = exc
-            continue
-        if is_call:
-            last = send[0] if type(send) is tuple else send
+    """Pump ``inner``, appending the settled items at each turn boundary; however this
+    ends, the loop is closed (its own cleanup runs now)."""
+    with Relay(inner) as relay:
+        send: Any = None
+        error: BaseException | None = None
+        turn_start = len(run.items)
+        last: ModelResponse | None = None
+        agent = run.current
+        while True:
+            try:
+                effect = relay.step(send, error)
+            except MaxTurnsExceeded:
+                yield from _sync(run, link, config, f"{run.run_id}:t{run.turn}", None)
+                raise
+            if effect is None:
+                result: RunResult = relay.result
+                if not result.interruptions:
+                    final = None
+                    if last is not None:
+                        final = PendingTurn(agent, tuple(last.output), turn_start)
+                    yield from _sync(run, link, config, f"{run.run_id}:t{run.turn}", final)
+                return result
+            send, error = None, None
+            is_call = type(effect) is CallModel
+            if is_call:
+                yield from _sync(run, link, config, f"{run.run_id}:t{run.turn - 1}", None,
+                                 at_call=True)
+                turn_start, agent = len(run.items), run.current
+            try:
+                send = yield effect
+            except Exception as exc:
+                error = exc
+                continue
+            if is_call:
+                last = send[0] if type(send) is tuple else send
 
 
 def _sync(

@@ -16,6 +16,7 @@ from stepswitch.errors import UserError
 from stepswitch.ir import Action, HandoffTo, MachineIR, RunAgent, RunFunction, StateIR, ToolEntry
 from stepswitch.runtime.model import OutputSchema, ToolDefinition
 from stepswitch.runtime.steps import StepFunction, interpret_step
+from stepswitch.vocabulary import check_words
 
 __all__ = ["BoundFunction", "MachineCore", "StateTable", "ToolRow"]
 
@@ -133,6 +134,7 @@ class MachineCore:
                 f"machine {ir.name!r}: state(s) {', '.join(map(repr, unswitched))} have no "
                 "step switch; build machine IR with stepswitch.compiler.lower()"
             )
+        check_words(ir)  # a word no reader knows fails here, as it does in codegen
         unknown_steps = set(steps or {}) - set(self.states)
         if unknown_steps:
             raise UserError(f"step functions for unknown agents: {sorted(unknown_steps)}")

@@ -12,7 +12,7 @@ __all__ = ["charge"]
 
 
 def _prices() -> dict[str, tuple[float, float]]:
-    from stepswitch.analysis.rules.cost import price_table
+    from stepswitch._prices import price_table
 
     return price_table()[1]
 

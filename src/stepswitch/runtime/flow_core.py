@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from stepswitch.errors import UserError
 from stepswitch.flow_ir import FlowIR, FlowNode
@@ -167,17 +167,22 @@ def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
     ex = node.exit
     assert ex is not None
     kind = ex.kind
-    if kind == "then":
-        return ex.target
-    if kind == "branch":
-        return ex.target if fc.preds[node.name](out) else ex.otherwise
-    assert kind == "route"
-    field_name = ex.field or ""
-    key = route_key(out, field_name)
-    cases = fc.cases[node.name]
-    if key not in cases:
-        raise no_route(node, field_name, key)
-    return cases[key]
+    match kind:
+        case "then":
+            return ex.target
+        case "branch":
+            return ex.target if fc.preds[node.name](out) else ex.otherwise
+        case "route":
+            field_name = ex.field or ""
+            key = route_key(out, field_name)
+            cases = fc.cases[node.name]
+            if key not in cases:
+                raise no_route(node, field_name, key)
+            return cases[key]
+        case "fan_out":
+            raise AssertionError(f"flow node {node.name!r}: a fan-out's join is the loop's")
+        case _:
+            assert_never(kind)
 
 
 def type_name(tp: Any) -> str:

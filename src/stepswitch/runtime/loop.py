@@ -25,16 +25,13 @@ from typing import TYPE_CHECKING, Any
 from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import (
-    MCPServerError,
     ModelBehaviorError,
     StepswitchError,
-    ToolTimeoutError,
     UserError,
 )
 from stepswitch.ir import RunAgent, RunFunction, StateIR
 from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime._quick import quick_maker
-from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
 from stepswitch.runtime.cost import charge
@@ -42,7 +39,6 @@ from stepswitch.runtime.effects import (
     CallJob,
     CallModel,
     Emit,
-    Err,
     Job,
     NestedJob,
     Ok,
@@ -70,6 +66,7 @@ from stepswitch.runtime.model import (
     OutputMessage,
     OutputResponsesItem,
 )
+from stepswitch.runtime.outcomes import agent_outcome, function_error, unknown_outputs
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
 from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
@@ -83,8 +80,6 @@ from stepswitch.runtime.steps import (
 from stepswitch.runtime.tools import (
     REJECTED,
     ArgumentError,
-    error_output,
-    error_text,
     output_text,
     parse_arguments,
     parse_typed,
@@ -126,7 +121,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
     """Drive ``run`` to a result, yielding effects. Errors carry ``run_data``.
 
     One generator for the whole run: each turn's effects are yielded from here or from
-    the turn's one :func:`_settle` generator, never through more levels."""
+    the turn's settling (:func:`_settle_fresh`, or :func:`_settle_resumed` for a turn
+    that paused)."""
     try:
         if run.emit:
             yield Emit(AgentUpdated(run.current))
@@ -141,7 +137,6 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         starting = True  # on_agent_start is due (the run's first turn, or a handoff's)
         ask: CallModel | None = None  # the run's model-call effect, refilled every turn
         while True:
-            earlier: _Earlier | None = None
             if pending is None:
                 if run.max_turns is not None and run.turn >= run.max_turns:
                     return (yield from stop_at_max_turns(core, run, config))
@@ -187,14 +182,16 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 if config.max_cost_usd is not None:
                     charge(run.calls, config.max_cost_usd, model, response.usage)
                 output, start = response.output, len(run.items)
+                turn = yield from _settle_fresh(core, run, config, table, output, start,
+                                                disabled)
             else:
                 table = turns[pending.agent]
                 state = table.state
                 output, start = pending.output, pending.start
                 disabled = pending.disabled
-                earlier = _read_earlier(run, start)
-            turn = yield from _settle(core, run, config, table, output, start, earlier,
-                                      disabled)
+                turn = yield from _settle_resumed(
+                    core, run, config, table, output, start, _read_earlier(run, start),
+                    disabled)
             if run.emit and (ev := flush(run)) is not None:
                 yield ev
             decision = steps[state.agent](state, turn)
@@ -315,34 +312,25 @@ class _Earlier:
     """Call ids that asked for approval."""
 
 
-def _settle(
+def _settle_fresh(
     core: MachineCore,
     run: Run,
     config: RunConfig,
     table: StateTable,
     output: tuple[OutputItem, ...],
     start: int,
-    earlier: _Earlier | None,
     disabled: frozenset[str],
 ) -> Generator[Any, Any, TurnOutcome]:
-    """Carry out one response's calls; with ``earlier``, finish a paused turn instead.
+    """Carry out a new response's calls: check it, record its items, run its calls.
 
-    A fresh turn checks the response, records its items and runs its calls. A resumed
-    turn's items are already recorded (from ``start`` on): calls with an output there
-    stay done (``earlier``), calls that asked for approval run (or get their rejection)
-    by the state's decisions, and paused nested runs resume. A call of a name in
-    ``disabled`` (``is_enabled`` said no this turn) is a call of an unknown tool.
-    """
+    The response is read against the table and checked whole before any of it is
+    recorded: nothing on the trusted side can act on an unknown tool when the config
+    says raise, nor on a call id used twice in it or reused from earlier. A call of a
+    name in ``disabled`` (``is_enabled`` said no this turn) is a call of an unknown tool."""
     state = table.state
     agent = state.agent
     rows = table.rows
-    fresh = earlier is None
-    hooks = config.run_hooks
-    own = table.hooks
-    hooked = hooks is not None or own is not None
-    # read the response against the table; a fresh one is checked whole before any of
-    # it is recorded (nothing on the trusted side can act on an unknown tool when the
-    # config says raise, nor on a call id used twice in it or reused from earlier)
+    hooked = config.run_hooks is not None or table.hooks is not None
     calls: list[Call] = []
     made: list[RunItem] = []
     last_message: str | None = None
@@ -353,43 +341,88 @@ def _settle(
             row = rows.get(out.name)
             if disabled and out.name in disabled:
                 row = None  # not offered this turn: as the SDK, an unknown tool
-            if fresh:
-                if row is None and config.unknown_tool == "raise":
-                    raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
-                if calls and any(c.call_id == out.call_id for c, _ in calls):
-                    raise _id_twice(out, agent)
-                if out.call_id in run.call_ids:
-                    raise _id_reused(out, agent)
+            if row is None and config.unknown_tool == "raise":
+                raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
+            if calls and any(c.call_id == out.call_id for c, _ in calls):
+                raise _id_twice(out, agent)
+            if out.call_id in run.call_ids:
+                raise _id_reused(out, agent)
             calls.append((out, row))
             if row is None:
                 unknown = True
             elif row.handoff:
                 handoffs = True
-                if fresh:
-                    made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
+                made.append(HandoffCallItem(agent, out.name, out.call_id, out.arguments))
                 continue
-            if fresh:
-                made.append(_call_item(agent, out.name, out.call_id, out.arguments))
+            made.append(_call_item(agent, out.name, out.call_id, out.arguments))
         elif type(out) is OutputMessage:
             last_message = out.content
-            if fresh:
-                made.append(_message_item(agent, out.content, out.refusal))
-        elif type(out) is OutputResponsesItem and fresh:  # to be sent back next turn
+            made.append(_message_item(agent, out.content, out.refusal))
+        elif type(out) is OutputResponsesItem:  # to be sent back next turn
             made.append(ResponsesItem(agent, out.item))
-    if fresh:
-        run.items.extend(made)  # calls and messages: every one model-visible
-        run.history.extend(made)
-        for call, _ in calls:
-            run.call_ids.add(call.call_id)
-        if run.emit and (ev := flush(run)) is not None:
-            yield ev
-    # plan: a slot per function or agent tool call still to settle, and the jobs to run
+    run.items.extend(made)  # calls and messages: every one model-visible
+    run.history.extend(made)
+    for call, _ in calls:
+        run.call_ids.add(call.call_id)
+    if run.emit and (ev := flush(run)) is not None:
+        yield ev
+    # a call's id is new (checked above), so no paused nested run is filed under it
     slots: list[Slot] = []
     jobs: list[Job] = []
     for call, row in calls:
         if row is None or row.handoff:
             continue
-        if earlier is not None and call.call_id in earlier.outputs:
+        gated = row.approval != "never" and (
+            yield from _needs_approval(core, run, row.action, call))
+        _plan(core, run, config, agent, call, row, gated, slots, jobs)
+        if row.in_guards or hooked:
+            yield from _before(core, run, config, table, call, row, slots, jobs)
+    interrupted, results = yield from _carry_out(core, run, config, table, slots, jobs, True)
+    if unknown:
+        unknown_outputs(run, agent, calls)
+    handoff: str | None = None
+    if handoffs and not interrupted:
+        handoff = yield from take_handoffs(core, run, config, state, calls, start, table.hooks)
+    return TurnOutcome(
+        interrupted, handoff, tuple(results.values()), had_calls, last_message
+    )
+
+
+def _settle_resumed(
+    core: MachineCore,
+    run: Run,
+    config: RunConfig,
+    table: StateTable,
+    output: tuple[OutputItem, ...],
+    start: int,
+    earlier: _Earlier,
+    disabled: frozenset[str],
+) -> Generator[Any, Any, TurnOutcome]:
+    """Finish a paused turn. Its items are already recorded (from ``start`` on): calls
+    with an output there stay done (``earlier``), calls that asked for approval run (or
+    get their rejection) by the state's decisions, and paused nested runs resume."""
+    state = table.state
+    agent = state.agent
+    rows = table.rows
+    hooked = config.run_hooks is not None or table.hooks is not None
+    calls: list[Call] = []
+    last_message: str | None = None
+    had_calls = handoffs = False
+    for out in output:
+        if type(out) is OutputFunctionCall:
+            had_calls = True
+            row = rows.get(out.name)
+            if disabled and out.name in disabled:
+                row = None  # it was not offered that turn: it stays an unknown tool
+            calls.append((out, row))
+            if row is not None and row.handoff:
+                handoffs = True
+        elif type(out) is OutputMessage:
+            last_message = out.content
+    slots: list[Slot] = []
+    jobs: list[Job] = []
+    for call, row in calls:
+        if row is None or row.handoff or call.call_id in earlier.outputs:
             continue
         if call.call_id in run.nested:
             child = run.nested.pop(call.call_id)  # its decisions are in its own state
@@ -399,64 +432,96 @@ def _settle(
                 child.current_agent,
             ))
             continue
-        if earlier is not None:
-            gated = call.call_id in earlier.approvals
-        elif row.approval == "never":
-            gated = False
-        else:
-            gated = yield from _needs_approval(core, run, row.action, call)
-        if gated:
-            decision = _decision(run, agent, call)
-            if decision is None:
-                slots.append((call, row, -1, None))  # it waits for a human's decision
-                continue
-            if not decision.approved:
-                slots.append((call, row, -1, ToolCallOutputItem(
-                    agent, call.call_id, decision.message or REJECTED, call.name
-                )))
-                continue
-        if row.function:
-            if row.fn is None:
-                core.bind(row)
-            raw = call.arguments
-            try:  # the common case in one pass; a failure is re-diagnosed for the model
-                params = row.validator.validate_json(raw if raw else "{}")
-            except ValueError:
-                params = _parse_again(core, row, call, agent)
-                if type(params) is ToolCallOutputItem:
-                    slots.append((call, row, -1, params))
-                    continue
-            if row.in_guards or hooked:
-                blocked = yield from _lazy_guards().before_call(core, run, state, row, call,
-                                                                hooks, own)
-                if blocked is not None:
-                    slots.append((call, row, -1, blocked))
-                    continue
-            slots.append((call, row, len(jobs), None))
-            jobs.append(CallJob(
-                row.fn,
-                (tool_context(run, call.call_id),) if row.takes_context else (),
-                BoundFunction.keywords(params),
-                row.is_async,
-                call.name,
-                call.call_id,
-                row.timeout,
-            ))
-            continue
-        job = _agent_job(core, run, config, row, call, agent)
-        if isinstance(job, ToolCallOutputItem):
-            slots.append((call, row, -1, job))
-        else:
-            if hooked:
-                yield from _lazy_guards().before_call(core, run, state, row, call, hooks, own)
-            slots.append((call, row, len(jobs), None))
-            jobs.append(job)
+        gated = call.call_id in earlier.approvals
+        _plan(core, run, config, agent, call, row, gated, slots, jobs)
+        if row.in_guards or hooked:
+            yield from _before(core, run, config, table, call, row, slots, jobs)
+    interrupted, results = yield from _carry_out(core, run, config, table, slots, jobs, False)
+    handoff: str | None = None
+    if handoffs and not interrupted:
+        handoff = yield from take_handoffs(core, run, config, state, calls, start, table.hooks)
+    # calls done before the pause count too, in call order
+    results = _with_earlier(calls, results, earlier)
+    return TurnOutcome(
+        interrupted, handoff, tuple(results.values()), had_calls, last_message
+    )
+
+
+def _plan(
+    core: MachineCore, run: Run, config: RunConfig, agent: str, call: OutputFunctionCall,
+    row: ToolRow, gated: bool, slots: list[Slot], jobs: list[Job],
+) -> None:
+    """Plan one function or agent tool call: its slot, and its job when it runs.
+    ``gated``: it waits for a human's decision (taken already, or not)."""
+    if gated:
+        decision = _decision(run, agent, call)
+        if decision is None:
+            slots.append((call, row, -1, None))  # it waits for a human's decision
+            return
+        if not decision.approved:
+            slots.append((call, row, -1, ToolCallOutputItem(
+                agent, call.call_id, decision.message or REJECTED, call.name
+            )))
+            return
+    if row.function:
+        if row.fn is None:
+            core.bind(row)
+        raw = call.arguments
+        try:  # the common case in one pass; a failure is re-diagnosed for the model
+            params = row.validator.validate_json(raw if raw else "{}")
+        except ValueError:
+            params = _parse_again(core, row, call, agent)
+            if type(params) is ToolCallOutputItem:
+                slots.append((call, row, -1, params))
+                return
+        slots.append((call, row, len(jobs), None))
+        jobs.append(CallJob(
+            row.fn,
+            (tool_context(run, call.call_id),) if row.takes_context else (),
+            BoundFunction.keywords(params),
+            row.is_async,
+            call.name,
+            call.call_id,
+            row.timeout,
+        ))
+        return
+    job = _agent_job(core, run, config, row, call, agent)
+    if isinstance(job, ToolCallOutputItem):
+        slots.append((call, row, -1, job))
+    else:
+        slots.append((call, row, len(jobs), None))
+        jobs.append(job)
+
+
+def _before(
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable,
+    call: OutputFunctionCall, row: ToolRow, slots: list[Slot], jobs: list[Job],
+) -> Generator[Any, Any, None]:
+    """A call just planned to run (the last slot and job) passes its tool input
+    guardrails and ``on_tool_start``; a rejection becomes its output, and it does not run."""
+    if slots[-1][0] is not call or slots[-1][2] < 0:
+        return  # it does not run (a rejection, invalid arguments, a wait for a human)
+    blocked = yield from _lazy_guards().before_call(core, run, table.state, row, call,
+                                                    config.run_hooks, table.hooks)
+    if blocked is not None:
+        jobs.pop()
+        slots[-1] = (call, row, -1, blocked)
+
+
+def _carry_out(
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable, slots: list[Slot],
+    jobs: list[Job], fresh: bool,
+) -> Generator[Any, Any, tuple[bool, dict[str, ToolResult]]]:
+    """Run the planned jobs, then record each slot's output in call order; whether some
+    call waits for a decision, and the results of the calls that ran, by call id."""
+    agent = table.state.agent
+    hooks, own = config.run_hooks, table.hooks
+    hooked = hooks is not None or own is not None
     outcomes: tuple[Outcome, ...] = ()
     if jobs:
         outcomes = yield RunJobs(tuple(jobs), config.max_tool_concurrency)
     if slots:
         run.used_tools.add(agent)
-    # collect: each slot's output in call order
     interrupted = False
     results: dict[str, ToolResult] = {}
     items, history = run.items, run.history
@@ -464,7 +529,7 @@ def _settle(
         if index >= 0:
             outcome = outcomes[index]
             if not row.function:
-                done = yield from _agent_outcome(core, run, agent, call, row, outcome)
+                done = yield from agent_outcome(core, run, agent, call, row, outcome)
                 if done is None:  # the nested run paused
                     interrupted = True
                     continue
@@ -478,13 +543,13 @@ def _settle(
                     agent, call.call_id, text, call.name, failed, None if failed else value
                 )
             else:
-                done = yield from _function_error(core, run, agent, call, row, outcome)
+                done = yield from function_error(core, run, agent, call, row, outcome)
             if row.out_guards or hooked:
-                done = yield from _lazy_guards().after_call(core, run, state, row, call, done,
-                                                            hooks, own)
+                done = yield from _lazy_guards().after_call(core, run, table.state, row, call,
+                                                            done, hooks, own)
         elif done is None:
             interrupted = True
-            if fresh:
+            if fresh:  # a resumed turn recorded its approval items when it paused
                 items.append(ToolApprovalItem(agent, call.name, call.call_id, call.arguments))
             continue
         items.append(done)
@@ -492,16 +557,7 @@ def _settle(
         # an error or a rejection is its text, as the SDK's tool result
         value = done.value if index >= 0 and not done.is_error else done.output
         results[call.call_id] = ToolResult(call.name, value, done.output)
-    if unknown and fresh:
-        _unknown_outputs(run, agent, calls)
-    handoff: str | None = None
-    if handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, calls, start, own)
-    if earlier is not None:  # calls done before the pause count too, in call order
-        results = _with_earlier(calls, results, earlier)
-    return TurnOutcome(
-        interrupted, handoff, tuple(results.values()), had_calls, last_message
-    )
+    return interrupted, results
 
 
 def _id_twice(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
@@ -535,16 +591,6 @@ def _decision(run: Run, agent: str, call: OutputFunctionCall) -> ApprovalDecisio
     if decision is None and (agent, call.name) in run.always:
         decision = ApprovalDecision(run.always[(agent, call.name)])
     return decision
-
-
-def _unknown_outputs(run: Run, agent: str, calls: list[Call]) -> None:
-    for call, row in calls:
-        if row is None:
-            run.append(
-                ToolCallOutputItem(
-                    agent, call.call_id, f"Tool '{call.name}' not found.", call.name, True
-                )
-            )
 
 
 def _with_earlier(
@@ -655,76 +701,3 @@ def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunSta
                            calls=run.calls)
     child_run.model = run.model
     return run_loop(core, child_run, config)
-
-
-def _function_error(
-    core: MachineCore, run: Run, agent: str, call: OutputFunctionCall, row: ToolRow,
-    outcome: Outcome,
-) -> Generator[Any, Any, ToolCallOutputItem]:
-    """The output of a function call that raised (or ``UserError`` when the tool says
-    raise)."""
-    assert type(outcome) is Err
-    err = outcome.error
-    if isinstance(err, MCPServerError):
-        raise err  # a server that did not start, died or drifted: located, run kept
-    if row.failure == "raise":
-        if isinstance(err, ToolTimeoutError):
-            raise err  # its own clear error; the run so far goes with it
-        raise UserError(f"Error running tool {call.name}: {error_text(err)}") from err
-    if row.failure == "custom":
-        action = row.action
-        assert type(action) is RunFunction
-        handler = core.obj(action.ref).failure_error_function
-        text = yield from call_hook(handler(run.ctx, err))
-        message = str(text)
-    else:
-        message = error_output(err)
-    return ToolCallOutputItem(agent, call.call_id, message, call.name, True)
-
-
-def _agent_outcome(
-    core: MachineCore, run: Run, agent: str, call: OutputFunctionCall, row: ToolRow,
-    outcome: Outcome,
-) -> Generator[Any, Any, ToolCallOutputItem | None]:
-    """The caller's tool output for a nested run; None when the nested run paused."""
-    action = row.action
-    assert type(action) is RunAgent
-    if type(outcome) is Err:
-        if isinstance(outcome.error, AssertionError):
-            raise outcome.error  # a broken test (e.g. a script run dry) is never model output
-        return ToolCallOutputItem(
-            agent, call.call_id, error_output(outcome.error), call.name, True
-        )
-    assert type(outcome) is Ok
-    result: RunResult = outcome.value
-    if result.interruptions:
-        run.nested[call.call_id] = result.to_state()
-        known = {(i.run_path, i.call_id) for i in run.items if type(i) is ToolApprovalItem}
-        for item in result.interruptions:
-            lifted = lift(item, call.call_id)
-            if (lifted.run_path, lifted.call_id) not in known:
-                run.append(lifted)
-        return None
-    if action.output_extractor is not None:
-        value = yield from call_hook(core.obj(action.output_extractor)(result))
-        text, failed = result_text(call.name, value)
-        if failed:
-            return ToolCallOutputItem(agent, call.call_id, text, call.name, True)
-    else:
-        value, text = _nested_output(result)
-    return ToolCallOutputItem(agent, call.call_id, text, call.name, False, value)
-
-
-def _nested_output(result: RunResult) -> tuple[Any, str]:
-    final = result.final_output
-    if final is not None and final != "":
-        return final, output_text(final)
-    if result.output_guardrail_results:
-        # the guardrails passed the (empty) final output, not the run's earlier items
-        return final, "" if final is None else output_text(final)
-    for item in reversed(result.new_items):
-        if type(item) is MessageOutputItem and item.content:
-            return item.content, item.content
-        if type(item) is ToolCallOutputItem and item.output:
-            return item.output, item.output
-    return "", ""

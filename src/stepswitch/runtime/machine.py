@@ -265,8 +265,7 @@ class StateMachine:
         # the pump (and asyncio, loaded already: we run on it) on the first run
         result: RunResult = await _lazy.pump.drive(loop, timeout=timeout)
         if run_config is not None and run_config.record is not None:  # replay's recording
-            _lazy.replay.write_record(run_config.record, result,
-                                                             self.ir.name)
+            _lazy.record.write_record(run_config.record, result, self.ir.name)
         return result
 
     def run_sync(
@@ -396,8 +395,7 @@ class RunResultStreaming:
         self._result = pump.result
         self.is_complete = True
         if self._record is not None:
-            _lazy.replay.write_record(self._record, self._result,
-                                                             self._workflow)
+            _lazy.record.write_record(self._record, self._result, self._workflow)
 
     def _done(self) -> RunResult:
         if self._result is None:

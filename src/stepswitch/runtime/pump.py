@@ -40,6 +40,7 @@ from stepswitch.runtime.events import (
     item_event_name,
 )
 from stepswitch.runtime.model import ModelResponse, ResponseCompleted
+from stepswitch.runtime.relay import Relay
 
 __all__ = ["Pump", "discard", "drive", "perform", "settle", "start_alongside"]
 
@@ -85,7 +86,8 @@ class Pump:
         )
 
     async def events(self) -> AsyncIterator[StreamEvent]:
-        loop = self.loop
+        relay = Relay(self.loop)
+        step = relay.step
         stream = self.stream
         send: Any = None
         error: BaseException | None = None
@@ -97,10 +99,9 @@ class Pump:
         _LIVE[here] = _LIVE.get(here, 0) + 1
         try:
             while True:
-                try:
-                    effect = loop.throw(error) if error is not None else loop.send(send)
-                except StopIteration as stop:
-                    self.result = stop.value
+                effect = step(send, error)
+                if effect is None:
+                    self.result = relay.result
                     self.done = True
                     return
                 error = None
@@ -181,7 +182,7 @@ class Pump:
             left = _LIVE.pop(here) - 1
             if left:
                 _LIVE[here] = left
-            loop.close()
+            relay.close()
 
 
 def _stream_events(effect: Emit) -> Iterator[StreamEvent]:

@@ -16,7 +16,7 @@ Treat them as read-only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, assert_never
 
 from stepswitch._dataclass import dataclass
 from stepswitch.ir import StateIR
@@ -120,40 +120,52 @@ _ASK = AskToolUse()
 
 def interpret_step(state: StateIR, turn: TurnOutcome) -> StepDecision:
     """The generic step function: the first row of ``state.switch`` whose condition
-    holds decides (codegen prints the same rows as code)."""
+    holds decides (codegen prints the same rows as code). Each vocabulary is matched
+    whole; a machine's rows were read through :func:`stepswitch.vocabulary.check_words`
+    when it was made, so no other word reaches here."""
     for case in state.switch:
         when = case.when
-        if when == "tools_ran":
-            if not turn.tool_results:
-                continue
-        elif when == "called":
-            if not turn.had_calls:
-                continue
-        elif when == "interrupted":
-            if not turn.interrupted:
-                continue
-        elif when == "handoff":
-            if turn.handoff is None:
-                continue
-        elif when == "no_message" and turn.last_message is not None:
-            continue
+        match when:
+            case "interrupted":
+                if not turn.interrupted:
+                    continue
+            case "handoff":
+                if turn.handoff is None:
+                    continue
+            case "tools_ran":
+                if not turn.tool_results:
+                    continue
+            case "called":
+                if not turn.had_calls:
+                    continue
+            case "no_message":
+                if turn.last_message is not None:
+                    continue
+            case "otherwise":
+                pass
+            case _:
+                assert_never(when)
         then = case.then
-        if then == "run_again":
-            return _RUN_AGAIN
-        if then == "final_message":
-            return FinalMessage(turn.last_message or "")
-        if then == "interruption":
-            return _INTERRUPTION
-        if then == "handoff":
-            return HandoffStep(turn.handoff or "")
-        if then == "final_first_tool":
-            return Final(turn.tool_results[0].value)
-        if then == "final_listed_tool":
-            for result in turn.tool_results:
-                if result.name in case.tools:
-                    return Final(result.value)
-            return _RUN_AGAIN
-        return _ASK
+        match then:
+            case "run_again":
+                return _RUN_AGAIN
+            case "final_message":
+                return FinalMessage(turn.last_message or "")
+            case "interruption":
+                return _INTERRUPTION
+            case "handoff":
+                return HandoffStep(turn.handoff or "")
+            case "final_first_tool":
+                return Final(turn.tool_results[0].value)
+            case "final_listed_tool":
+                for result in turn.tool_results:
+                    if result.name in case.tools:
+                        return Final(result.value)
+                return _RUN_AGAIN
+            case "ask_tool_use":
+                return _ASK
+            case _:
+                assert_never(then)
     raise AssertionError(f"state {state.agent!r}: its step switch decided nothing")
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from stepswitch._json import loads
+from stepswitch.errors import ArgumentError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -59,10 +60,6 @@ class BoundTool(Protocol):
 _JSON_KINDS: dict[type, str] = {
     list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean"
 }
-
-
-class ArgumentError(Exception):
-    """The model's arguments for a call cannot be used; the message says why."""
 
 
 def _loads(what: str, raw: str) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.effects import CallJob, CallModel, Emit, NestedJob, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.model import ModelRequest, ModelResponse
+from stepswitch.runtime.relay import Relay
 
 __all__ = ["traced", "traceparent", "tracer_for"]
 
@@ -528,54 +529,54 @@ def start(
 
 def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
     """Pump ``loop``, passing its effects through and tracing them."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = loop.throw(error) if error is not None else loop.send(send)
-        except StopIteration as stop:
-            result = stop.value
-            break  # the spans end outside this handler: see below
-        except BaseException as exc:
-            trace.guard(trace.fail, exc)
-            if tool_span is not None:
-                trace.guard(trace.tool_done, tool_span, exc=exc)
-            raise
-        send, error = None, None
-        kind = type(effect)
-        if trace.on:
-            try:  # as trace.guard does, without a call through it per effect
-                if kind is CallModel:
-                    trace.model_call(effect)
-                elif kind is RunJobs:
-                    trace.wrap_jobs(effect)
-                elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
-                    event = effect.event
-                    trace.flow_node(event.node, event.kind, event.count)
-            except Exception as exc:  # the tracing SDK must never fail a run
-                trace.off(exc)
-        try:
-            send = yield effect
-        except GeneratorExit:
-            loop.close()
-            trace.guard(trace.abandon)
-            if tool_span is not None:
-                trace.guard(tool_span.end)
-            raise
-        except BaseException as exc:
-            if kind is CallModel:
-                trace.guard(trace.model_failed, exc)
-            error = exc
-            continue
-        if kind is CallModel and trace.on:
+    with Relay(loop) as relay:
+        send: Any = None
+        error: BaseException | None = None
+        while True:
             try:
-                trace.model_done(send)
-            except Exception as exc:
-                trace.off(exc)
-    # Ended here, not in the ``except StopIteration`` clause: an exporter that raises (and
-    # a span processor that logs it, as the SDK's do) would otherwise chain the
-    # StopIteration, whose value is the whole RunResult, into the logged traceback.
-    trace.guard(trace.finish, result)
+                effect = relay.step(send, error)
+            except BaseException as exc:
+                trace.guard(trace.fail, exc)
+                if tool_span is not None:
+                    trace.guard(trace.tool_done, tool_span, exc=exc)
+                raise
+            if effect is None:
+                break
+            send, error = None, None
+            kind = type(effect)
+            if trace.on:
+                try:  # as trace.guard does, without a call through it per effect
+                    if kind is CallModel:
+                        trace.model_call(effect)
+                    elif kind is RunJobs:
+                        trace.wrap_jobs(effect)
+                    elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
+                        event = effect.event
+                        trace.flow_node(event.node, event.kind, event.count)
+                except Exception as exc:  # the tracing SDK must never fail a run
+                    trace.off(exc)
+            try:
+                send = yield effect
+            except GeneratorExit:
+                relay.close()  # the loop's own cleanup first, then the spans end
+                trace.guard(trace.abandon)
+                if tool_span is not None:
+                    trace.guard(tool_span.end)
+                raise
+            except BaseException as exc:
+                if kind is CallModel:
+                    trace.guard(trace.model_failed, exc)
+                error = exc
+                continue
+            if kind is CallModel and trace.on:
+                try:
+                    trace.model_done(send)
+                except Exception as exc:
+                    trace.off(exc)
+    # the relay hands the result over outside its ``except StopIteration`` clause: an
+    # exporter that raises here (and a span processor that logs it, as the SDK's do)
+    # chains nothing of the run into the logged traceback
+    trace.guard(trace.finish, relay.result)
     if tool_span is not None:
         trace.guard(tool_span.end)
-    return result
+    return relay.result

@@ -38,217 +38,29 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-from stepswitch.context import RunContext, Usage
 from stepswitch.errors import SessionConflict, SessionError, StateError
 from stepswitch.runtime.items import MessageOutputItem, ResponsesItem, UserInputItem
-from stepswitch.runtime.model import ModelRequest, ModelResponse, OutputMessage
 from stepswitch.sessions._base import Session
-from stepswitch.sessions._corpus import PNG, responses_corpus
+from stepswitch.sessions._conformance_kit import (
+    Factory,
+    LostAck,
+    Together,
+    append_all,
+    close_all,
+    conformance_machine,
+    fresh_id,
+    other_process,
+    sdk_conversation,
+    texts_of,
+    user_says,
+)
+from stepswitch.sessions._corpus import responses_corpus
 from stepswitch.sessions.sdk import to_sdk_session
 
 __all__ = ["session_conformance"]
-
-Factory = Callable[[str], Any]
-
-
-def _say(text: str) -> UserInputItem:
-    return UserInputItem(text)
-
-
-def _texts(items: Any) -> list[str]:
-    return [getattr(i, "content", "") for i in items]
-
-
-async def _close(*sessions: Any) -> None:
-    for s in sessions:
-        close = getattr(s, "close", None)
-        if close is not None:
-            await close()
-
-
-# -- a small workflow for the run cases -------------------------------------------------------
-
-
-def pay(ctx: RunContext[dict[str, Any]], amount: int) -> str:
-    """Pay out an amount (gated: a human approves each call)."""
-    ctx.context.setdefault("paid", []).append((amount, ctx.idempotency_key))
-    return f"paid {amount}"
-
-
-_MACHINE: Any = None
-
-
-def _machine() -> Any:
-    global _MACHINE
-    if _MACHINE is None:
-        import stepswitch as ss
-
-        tool = ss.function_tool(needs_approval=True)(pay)
-        desk = ss.Agent(name="desk", instructions="Pay people.", tools=[tool])
-        front = ss.Agent(name="front", instructions="Greet; send payments to desk.",
-                         handoffs=[desk])
-        _MACHINE = ss.Workflow(name="conformance", entry=front,
-                               agents=[front, desk]).compile()
-    return _MACHINE
-
-
-class _Together:
-    """A model whose calls all wait until ``parties`` calls arrived, so overlapping
-    runs have all read the session before any of them appends."""
-
-    def __init__(self, parties: int) -> None:
-        self.parties = parties
-        self.arrived = 0
-        self.event = asyncio.Event()
-        self.agents: list[str] = []
-
-    async def get_response(self, request: ModelRequest) -> ModelResponse:
-        self.arrived += 1
-        self.agents.append(request.agent)
-        if self.arrived >= self.parties:
-            self.event.set()
-        await asyncio.wait_for(self.event.wait(), 30)
-        return ModelResponse((OutputMessage(f"answer {self.arrived}"),), Usage())
-
-
-class _LostAck:
-    """A session whose next append commits and then raises (the acknowledgement is
-    lost on the way back)."""
-
-    def __init__(self, inner: Any, *, fail_after: int = 0) -> None:
-        self.inner = inner
-        self.session_id = inner.session_id
-        self.skip = fail_after
-        self.failed = 0
-
-    async def load(self, *, limit: int | None = None) -> Any:
-        return await self.inner.load(limit=limit)
-
-    async def append(self, items: Any, **kw: Any) -> int:
-        version: int = await self.inner.append(items, **kw)
-        if items and self.failed == 0:
-            if self.skip:
-                self.skip -= 1
-            else:
-                self.failed += 1
-                raise ConnectionResetError("connection reset after the commit")
-        return version
-
-
-def _append_all(factory: Factory, session_id: str, tag: str, n: int) -> int:
-    """Append ``n`` items with compare-and-append, retrying conflicts; the conflicts."""
-
-    async def go() -> int:
-        session = factory(session_id)
-        conflicts = 0
-        for k in range(n):
-            while True:
-                snap = await session.load(limit=0)
-                try:
-                    await session.append([_say(f"{tag}-{k}")], operation_id=f"{tag}-{k}",
-                                         expected_version=snap.version, current_agent=tag)
-                    break
-                except SessionConflict:
-                    conflicts += 1
-        await _close(session)
-        return conflicts
-
-    return asyncio.run(go())
-
-
-def _other_process(factory: Factory, session_id: str, tag: str, n: int, ready: Any,
-                   start: Any, done: Any) -> None:
-    ready.set()
-    start.wait(60)
-    done.put(_append_all(factory, session_id, tag, n))
-
-
-# -- an SDK Runner conversation with a scripted model ------------------------------------------
-
-
-def _sdk_script() -> list[list[Any]]:
-    """What the scripted SDK model answers, call by call: reasoning before each answer,
-    citations with logprobs, a tool call."""
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-        ResponseReasoningItem,
-    )
-    from openai.types.responses.response_output_text import (
-        AnnotationFileCitation,
-        AnnotationURLCitation,
-        Logprob,
-    )
-    from openai.types.responses.response_reasoning_item import Summary
-
-    def think(n: int) -> ResponseReasoningItem:
-        return ResponseReasoningItem(
-            id=f"rs_{n}", type="reasoning", encrypted_content=f"enc-{n}",
-            summary=[Summary(type="summary_text", text=f"step {n}")])
-
-    def say(n: int, text: str, annotations: list[Any]) -> ResponseOutputMessage:
-        return ResponseOutputMessage(
-            id=f"msg_{n}", type="message", role="assistant", status="completed",
-            content=[ResponseOutputText(
-                type="output_text", text=text, annotations=annotations,
-                logprobs=[Logprob(token=text[:1], bytes=[ord(text[0])], logprob=-0.25,
-                                  top_logprobs=[])])])
-
-    url = AnnotationURLCitation(type="url_citation", start_index=0, end_index=5,
-                                url="https://example.com/px", title="Pixels")
-    cite = AnnotationFileCitation(type="file_citation", file_id="file-1",
-                                  filename="a.pdf", index=2)
-    return [
-        [think(1), say(1, "A pixel, per [1].", [url])],
-        [think(2), ResponseFunctionToolCall(
-            id="fc_2", type="function_call", call_id="call_2", name="lookup",
-            arguments='{"q": "pixel"}', status="completed")],
-        [think(3), say(3, "Found it in a.pdf.", [cite])],
-        [think(4), say(4, "You're welcome.", [])],
-    ]
-
-
-async def _sdk_conversation(session: Any) -> tuple[list[Any], list[Any]]:
-    """Three turns of an SDK ``Runner`` over ``session`` (a user image, reasoning,
-    citations, a tool call): the items stored, and what the model was sent each call."""
-    from agents import Agent, RunConfig, Runner, function_tool
-    from agents.items import ModelResponse as SDKResponse
-    from agents.models.interface import Model as SDKModel
-    from agents.usage import Usage as SDKUsage
-
-    script = _sdk_script()
-    inputs: list[Any] = []
-
-    class Scripted(SDKModel):
-        async def get_response(self, system_instructions: Any, input: Any, *args: Any,
-                               **kwargs: Any) -> SDKResponse:
-            inputs.append(json.loads(json.dumps(input)))
-            return SDKResponse(output=script.pop(0), usage=SDKUsage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
-
-    @function_tool
-    def lookup(q: str) -> str:
-        """Look a word up."""
-        return f"{q}: see a.pdf"
-
-    agent = Agent(name="front", instructions="Describe images.", model=Scripted(),
-                  tools=[lookup])
-    config = RunConfig(tracing_disabled=True)
-    picture: Any = [{"role": "user", "content": [
-        {"type": "input_text", "text": "What is in this picture?"},
-        {"type": "input_image", "image_url": PNG, "detail": "high"}]}]
-    turns: list[Any] = [picture, "Look it up.", "Thanks!"]
-    for turn in turns:
-        await Runner.run(agent, turn, session=session, run_config=config)
-    assert not script, "the scripted model was not asked as often as scripted"
-    return list(await session.get_items()), inputs
 
 
 def session_conformance(
@@ -281,58 +93,58 @@ def session_conformance(
         # -- the store -------------------------------------------------------------------
 
         def test_is_a_session(self, session_factory: Factory) -> None:
-            s = session_factory(_fresh())
+            s = session_factory(fresh_id())
             try:
                 assert isinstance(s, Session)
             finally:
-                asyncio.run(_close(s))
+                asyncio.run(close_all(s))
 
         def test_order_and_limit(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
                     empty = await s.load()
                     assert (empty.items, empty.version, empty.current_agent) == ((), 0, None)
-                    v1 = await s.append([_say("a"), _say("b")], operation_id="o1",
+                    v1 = await s.append([user_says("a"), user_says("b")], operation_id="o1",
                                         expected_version=0, current_agent="front")
                     v2 = await s.append([MessageOutputItem("front", "c")], operation_id="o2",
                                         expected_version=v1, current_agent="desk")
                     assert 0 < v1 < v2
                     snap = await s.load()
-                    assert _texts(snap.items) == ["a", "b", "c"]
+                    assert texts_of(snap.items) == ["a", "b", "c"]
                     assert (snap.version, snap.current_agent) == (v2, "desk")
                     assert snap.items[2] == MessageOutputItem("front", "c")
-                    assert _texts((await s.load(limit=2)).items) == ["b", "c"]
+                    assert texts_of((await s.load(limit=2)).items) == ["b", "c"]
                     assert (await s.load(limit=2)).version == v2
-                    assert _texts(await s.get_items(limit=1)) == ["c"]
-                    assert _texts(await s.get_items()) == ["a", "b", "c"]
+                    assert texts_of(await s.get_items(limit=1)) == ["c"]
+                    assert texts_of(await s.get_items()) == ["a", "b", "c"]
                     assert await s.get_items(limit=0) == []
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_limit_larger_than_the_history(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
                     assert (await s.load(limit=5)).items == ()
-                    await s.append([_say("a"), _say("b")], operation_id="o1",
+                    await s.append([user_says("a"), user_says("b")], operation_id="o1",
                                    expected_version=0, current_agent=None)
-                    await s.add_items([_say("c")])
+                    await s.add_items([user_says("c")])
                     for limit in (3, 4, 7, 1000):
-                        assert _texts((await s.load(limit=limit)).items) == ["a", "b", "c"]
-                        assert _texts(await s.get_items(limit=limit)) == ["a", "b", "c"]
+                        assert texts_of((await s.load(limit=limit)).items) == ["a", "b", "c"]
+                        assert texts_of(await s.get_items(limit=limit)) == ["a", "b", "c"]
                     sdk = to_sdk_session(s)
                     assert [i["content"] for i in await sdk.get_items(limit=7)] == ["a", "b", "c"]
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_every_responses_item_round_trips(self, session_factory: Factory) -> None:
             async def go() -> None:
-                sid = _fresh()
+                sid = fresh_id()
                 s, other = session_factory(sid), session_factory(sid)
                 sdk = to_sdk_session(s, agent_name="front")
                 corpus = responses_corpus()
@@ -366,7 +178,7 @@ def session_conformance(
                             assert view[n] == ResponsesItem("front", raw)
                     # a stepswitch append after the SDK's items, read back both ways
                     v = (await s.load()).version
-                    await s.append([_say("more")], operation_id="after-sdk",
+                    await s.append([user_says("more")], operation_id="after-sdk",
                                    expected_version=v, current_agent="front")
                     mixed = await sdk.get_items()
                     assert mixed == [*corpus, {"role": "user", "content": "more"}]
@@ -378,7 +190,7 @@ def session_conformance(
                     assert await s.pop_item() == ResponsesItem("front", corpus[-3])
                     assert await sdk.get_items() == corpus[:-3]
                 finally:
-                    await _close(s, other)
+                    await close_all(s, other)
 
             asyncio.run(go())
 
@@ -390,12 +202,12 @@ def session_conformance(
             async def go() -> None:
                 from agents import SQLiteSession as SDKSQLiteSession
 
-                sid = _fresh()
+                sid = fresh_id()
                 s = session_factory(sid)
                 theirs = SDKSQLiteSession(sid, ":memory:")
                 try:
-                    ours, our_inputs = await _sdk_conversation(to_sdk_session(s))
-                    want, their_inputs = await _sdk_conversation(theirs)
+                    ours, our_inputs = await sdk_conversation(to_sdk_session(s))
+                    want, their_inputs = await sdk_conversation(theirs)
                     assert ours == want  # stored as the SDK's own session stores them
                     assert our_inputs == their_inputs  # the model was sent the same
                     kinds = [i.get("type") for i in ours]
@@ -406,10 +218,10 @@ def session_conformance(
                     assert second[1]["encrypted_content"] == "enc-1"
                     assert second[2]["content"][0]["annotations"][0]["type"] == "url_citation"
                     # a stepswitch run continues the conversation the SDK wrote
-                    from stepswitch.testing import ScriptedModel, assistant_message
+                    from stepswitch.models.scripted import ScriptedModel, assistant_message
 
                     model = ScriptedModel([[assistant_message("Anything else?")]])
-                    done = await _machine().run("one more", model=model, session=s)
+                    done = await conformance_machine().run("one more", model=model, session=s)
                     assert done.final_output == "Anything else?"
                     seen = [getattr(i, "content", None) for i in model.calls[0].input]
                     assert seen[0] == "What is in this picture?" and seen[-1] == "one more"
@@ -421,103 +233,103 @@ def session_conformance(
                     ]
                 finally:
                     theirs.close()
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_isolation_between_ids(self, session_factory: Factory) -> None:
             async def go() -> None:
-                a, b = session_factory(_fresh()), session_factory(_fresh())
+                a, b = session_factory(fresh_id()), session_factory(fresh_id())
                 try:
-                    await a.append([_say("for a")], operation_id="same", expected_version=0,
+                    await a.append([user_says("for a")], operation_id="same", expected_version=0,
                                    current_agent="desk")
                     # the same operation id in another session is another operation
-                    await b.append([_say("for b")], operation_id="same", expected_version=0,
+                    await b.append([user_says("for b")], operation_id="same", expected_version=0,
                                    current_agent=None)
-                    assert _texts(await a.get_items()) == ["for a"]
+                    assert texts_of(await a.get_items()) == ["for a"]
                     snap = await b.load()
-                    assert _texts(snap.items) == ["for b"] and snap.current_agent is None
+                    assert texts_of(snap.items) == ["for b"] and snap.current_agent is None
                     await b.clear_session()
-                    assert _texts(await a.get_items()) == ["for a"]
+                    assert texts_of(await a.get_items()) == ["for a"]
                 finally:
-                    await _close(a, b)
+                    await close_all(a, b)
 
             asyncio.run(go())
 
         def test_idempotent_replay(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
-                    items = [_say("hello"), MessageOutputItem("front", "hi")]
+                    items = [user_says("hello"), MessageOutputItem("front", "hi")]
                     v = await s.append(items, operation_id="run1:t1", expected_version=0,
                                        current_agent="front")
                     again = await s.append(items, operation_id="run1:t1", expected_version=0,
                                            current_agent="front")
                     assert again == v
                     snap = await s.load()
-                    assert _texts(snap.items) == ["hello", "hi"] and snap.version == v
+                    assert texts_of(snap.items) == ["hello", "hi"] and snap.version == v
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_reused_operation_id_changes_nothing(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
-                    v = await s.append([_say("one")], operation_id="op", expected_version=0,
+                    v = await s.append([user_says("one")], operation_id="op", expected_version=0,
                                        current_agent="front")
                     with pytest.raises(SessionError) as info:
-                        await s.append([_say("two")], operation_id="op", expected_version=v,
+                        await s.append([user_says("two")], operation_id="op", expected_version=v,
                                        current_agent="front")
                     assert not isinstance(info.value, SessionConflict)
                     assert "op" in str(info.value)
                     with pytest.raises(SessionError):  # same items, another agent
-                        await s.append([_say("one")], operation_id="op", expected_version=0,
+                        await s.append([user_says("one")], operation_id="op", expected_version=0,
                                        current_agent="desk")
                     snap = await s.load()
-                    assert (_texts(snap.items), snap.version) == (["one"], v)
+                    assert (texts_of(snap.items), snap.version) == (["one"], v)
                     assert snap.current_agent == "front"
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_stale_version_is_a_conflict(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
-                    v = await s.append([_say("first")], operation_id="a", expected_version=0,
+                    v = await s.append([user_says("first")], operation_id="a", expected_version=0,
                                        current_agent="front")
                     with pytest.raises(SessionConflict):
-                        await s.append([_say("late")], operation_id="b", expected_version=0,
+                        await s.append([user_says("late")], operation_id="b", expected_version=0,
                                        current_agent="desk")
                     snap = await s.load()
-                    assert (_texts(snap.items), snap.version) == (["first"], v)
+                    assert (texts_of(snap.items), snap.version) == (["first"], v)
                     assert snap.current_agent == "front"
                     # the refused operation id is free: it was never applied
-                    await s.append([_say("late")], operation_id="b", expected_version=v,
+                    await s.append([user_says("late")], operation_id="b", expected_version=v,
                                    current_agent="desk")
-                    assert _texts(await s.get_items()) == ["first", "late"]
+                    assert texts_of(await s.get_items()) == ["first", "late"]
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_sdk_methods(self, session_factory: Factory) -> None:
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
                     assert await s.pop_item() is None
-                    await s.add_items([_say("x"), {"role": "user", "content": "y"}])
+                    await s.add_items([user_says("x"), {"role": "user", "content": "y"}])
                     v = (await s.load()).version
                     popped = await s.pop_item()
-                    assert popped == _say("y")
+                    assert popped == user_says("y")
                     after = await s.load()
-                    assert _texts(after.items) == ["x"] and after.version > v
+                    assert texts_of(after.items) == ["x"] and after.version > v
                     # a writer that loaded before the pop is stale now
                     with pytest.raises(SessionConflict):
-                        await s.append([_say("z")], operation_id="z", expected_version=v,
+                        await s.append([user_says("z")], operation_id="z", expected_version=v,
                                        current_agent=None)
                     await s.append([], operation_id="agent", expected_version=after.version,
                                    current_agent="desk")
@@ -526,7 +338,7 @@ def session_conformance(
                     assert cleared.items == () and cleared.current_agent is None
                     assert cleared.version > after.version
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
@@ -534,19 +346,19 @@ def session_conformance(
             self, session_factory: Factory
         ) -> None:
             async def go() -> None:
-                real = session_factory(_fresh())
-                flaky = _LostAck(real)
+                real = session_factory(fresh_id())
+                flaky = LostAck(real)
                 try:
-                    items = [_say("pay 5"), MessageOutputItem("desk", "ok")]
+                    items = [user_says("pay 5"), MessageOutputItem("desk", "ok")]
                     with pytest.raises(ConnectionResetError):
                         await flaky.append(items, operation_id="r:t1", expected_version=0,
                                            current_agent="desk")
                     v = await flaky.append(items, operation_id="r:t1", expected_version=0,
                                            current_agent="desk")
                     snap = await real.load()
-                    assert _texts(snap.items) == ["pay 5", "ok"] and snap.version == v
+                    assert texts_of(snap.items) == ["pay 5", "ok"] and snap.version == v
                 finally:
-                    await _close(real)
+                    await close_all(real)
 
             asyncio.run(go())
 
@@ -555,16 +367,16 @@ def session_conformance(
         ) -> None:
             if process_factory is None:
                 pytest.skip("this store lives in one process (no process_factory)")
-            session_id, n = _fresh(), 40
+            session_id, n = fresh_id(), 40
             ctx = multiprocessing.get_context("spawn")
             ready, start, done = ctx.Event(), ctx.Event(), ctx.Queue()
-            other = ctx.Process(target=_other_process, args=(
+            other = ctx.Process(target=other_process, args=(
                 process_factory, session_id, "q", n, ready, start, done))
             other.start()
             try:
                 assert ready.wait(120), "the other process did not start"
                 start.set()  # both write at once: this process and the other
-                _append_all(process_factory, session_id, "p", n)
+                append_all(process_factory, session_id, "p", n)
                 done.get(timeout=120)
             finally:
                 other.join(30)
@@ -576,14 +388,14 @@ def session_conformance(
                 s = process_factory(session_id)
                 try:
                     snap = await s.load()
-                    texts = _texts(snap.items)
+                    texts = texts_of(snap.items)
                     assert sorted(texts) == sorted(f"{t}-{k}" for t in "pq" for k in range(n))
                     for tag in "pq":  # each process's items in its own order
                         mine = [t for t in texts if t.startswith(tag + "-")]
                         assert mine == [f"{tag}-{k}" for k in range(n)]
                     assert snap.version == 2 * n
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(check())
 
@@ -594,9 +406,9 @@ def session_conformance(
                 pytest.skip("no corrupt_item hook for this store")
 
             async def go() -> None:
-                s = session_factory(_fresh())
+                s = session_factory(fresh_id())
                 try:
-                    await s.append([_say("a"), _say("b")], operation_id="o",
+                    await s.append([user_says("a"), user_says("b")], operation_id="o",
                                    expected_version=0, current_agent=None)
                     result = corrupt_item(s, 1, '{"type": "user_input_item", "cont')
                     if asyncio.iscoroutine(result):
@@ -617,18 +429,18 @@ def session_conformance(
                     with pytest.raises(StateError):
                         await s.load()
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         # -- runs on the store -------------------------------------------------------------
 
         def test_runs_continue_at_the_current_agent(self, session_factory: Factory) -> None:
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
-                s = session_factory(_fresh())
-                m = _machine()
+                s = session_factory(fresh_id())
+                m = conformance_machine()
                 model = ScriptedModel([
                     [function_call("transfer_to_desk", {})],
                     [assistant_message("How much?")],
@@ -644,22 +456,22 @@ def session_conformance(
                     assert seen[0] == "I need a payment" and seen[-1] == "5 please"
                     snap = await s.load()
                     assert snap.current_agent == "desk"
-                    assert _texts(snap.items)[-2:] == ["5 please", "Noted."]
+                    assert texts_of(snap.items)[-2:] == ["5 please", "Noted."]
                     third = await m.run("hi", model=ScriptedModel([[assistant_message("Hi")]]),
                                         session=s, starting_agent="front")
                     assert third.last_agent == "front"
                     assert (await s.load()).current_agent == "front"
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_concurrent_runs_one_conflict(self, session_factory: Factory) -> None:
             async def go() -> None:
-                sid = _fresh()
+                sid = fresh_id()
                 a, b = session_factory(sid), session_factory(sid)
-                m = _machine()
-                model = _Together(2)
+                m = conformance_machine()
+                model = Together(2)
                 try:
                     outcomes = await asyncio.gather(
                         m.run("from a", model=model, session=a),
@@ -670,10 +482,10 @@ def session_conformance(
                     assert len(errors) == 1 and isinstance(errors[0], SessionConflict), outcomes
                     assert errors[0].run_data is not None
                     won = next(o for o in outcomes if not isinstance(o, BaseException))
-                    texts = _texts((await a.load()).items)
+                    texts = texts_of((await a.load()).items)
                     assert texts == [won.input[0].content, won.final_output]  # never interleaved
                 finally:
-                    await _close(a, b)
+                    await close_all(a, b)
 
             asyncio.run(go())
 
@@ -681,34 +493,34 @@ def session_conformance(
             from stepswitch.runtime.config import RunConfig
 
             async def go() -> None:
-                sid = _fresh()
+                sid = fresh_id()
                 a, b = session_factory(sid), session_factory(sid)
-                m = _machine()
-                model = _Together(2)
+                m = conformance_machine()
+                model = Together(2)
                 config = RunConfig(on_conflict="reload")
                 try:
                     done = await asyncio.gather(
                         m.run("from a", model=model, session=a, run_config=config),
                         m.run("from b", model=model, session=b, run_config=config),
                     )
-                    texts = _texts((await a.load()).items)
+                    texts = texts_of((await a.load()).items)
                     assert len(texts) == 4
                     pairs = {(texts[0], texts[1]), (texts[2], texts[3])}
                     assert pairs == {(r.input[0].content, r.final_output) for r in done}
                 finally:
-                    await _close(a, b)
+                    await close_all(a, b)
 
             asyncio.run(go())
 
         def test_resume_twice_is_a_conflict_and_runs_the_tool_once(
             self, session_factory: Factory
         ) -> None:
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
             from stepswitch.runtime.state import RunState
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
-                s = session_factory(_fresh())
-                m = _machine()
+                s = session_factory(fresh_id())
+                m = conformance_machine()
                 ledger: dict[str, Any] = {}
                 model = ScriptedModel([
                     [function_call("transfer_to_desk", {})],
@@ -733,28 +545,28 @@ def session_conformance(
                         await m.run(RunState.from_json(saved), model=model, session=s,
                                     context=ledger)
                     assert [a for a, _ in ledger["paid"]] == [5]  # the tool did not run again
-                    texts = _texts((await s.load()).items)
+                    texts = texts_of((await s.load()).items)
                     assert texts[0] == "pay 5" and texts[-1] == "Paid."
                 finally:
-                    await _close(s)
+                    await close_all(s)
 
             asyncio.run(go())
 
         def test_resume_resends_a_pending_operation(self, session_factory: Factory) -> None:
+            from stepswitch.models.scripted import ScriptedModel, assistant_message, function_call
             from stepswitch.runtime.state import RunState
-            from stepswitch.testing import ScriptedModel, assistant_message, function_call
 
             async def go() -> None:
-                sid = _fresh()
+                sid = fresh_id()
                 real = session_factory(sid)
-                m = _machine()
+                m = conformance_machine()
                 model = ScriptedModel([
                     [function_call("transfer_to_desk", {})],
                     [assistant_message("How much?")],
                 ])
                 try:
                     with pytest.raises(SessionError) as info:
-                        await m.run("hello", model=model, session=_LostAck(real))
+                        await m.run("hello", model=model, session=LostAck(real))
                     state = info.value.run_data.to_state()
                     assert state.session is not None and state.session.pending is not None
                     state = RunState.from_json(state.to_json())  # it crosses processes
@@ -763,15 +575,11 @@ def session_conformance(
                     assert done.final_output == "How much?"
                     assert len(model.calls) == 2  # the model was not asked again
                     snap = await real.load()
-                    assert _texts(snap.items) == ["hello", "", "", "How much?"]
+                    assert texts_of(snap.items) == ["hello", "", "", "How much?"]
                     assert snap.current_agent == "desk"
                 finally:
-                    await _close(real)
+                    await close_all(real)
 
             asyncio.run(go())
 
     return SessionConformance
-
-
-def _fresh() -> str:
-    return f"conformance-{uuid.uuid4().hex[:12]}"

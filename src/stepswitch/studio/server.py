@@ -17,15 +17,13 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from stepswitch.errors import BuildError
+
 __all__ = ["BuildError", "Studio", "build_document"]
 
 STATIC = Path(__file__).with_name("static")
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8"}
-
-
-class BuildError(Exception):
-    """The page's data could not be built (a TARGET does not load); one line."""
 
 
 def build_document(args: Sequence[str]) -> bytes:

@@ -36,6 +36,7 @@ except ImportError as exc:  # the extra is missing, or a temporalio.py shadows i
         or "stepswitch.temporal needs the temporalio package: pip install 'stepswitch[temporal]'"
     ) from exc
 
+from stepswitch.errors import ToolFailure
 from stepswitch.runtime.model import Model
 from stepswitch.temporal._activities import Sessions, activities_for, machine_digest
 from stepswitch.temporal._client import connect, wait_for_worker
@@ -44,7 +45,6 @@ from stepswitch.temporal._workflow import (
     Interruption,
     RunInput,
     RunOutput,
-    ToolFailure,
     workflow_for,
     workflow_name,
 )

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from stepswitch.compiler.ir import HandoffTo, RunFunction
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, ToolTimeoutError, UserError
+from stepswitch.ir import HandoffTo, RunFunction
 from stepswitch.runtime import semconv as sc
 from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model

@@ -30,6 +30,7 @@ from stepswitch.temporal._codec import (
     write_items,
     write_response,
 )
+from stepswitch.temporal._standins import Hook, HookRun
 
 __all__ = ["KINDS", "perform", "remote_run_hooks", "stand_ins", "verdict"]
 
@@ -39,9 +40,7 @@ KINDS = frozenset({"tool_input_guardrail", "tool_output_guardrail", "is_enabled"
 
 
 def _call(call: HookCall) -> Any:
-    from stepswitch.temporal._workflow import _HookCall  # the driver's awaitable
-
-    return _HookCall(call)
+    return HookRun(call)
 
 
 class _ToolGuard:
@@ -127,14 +126,12 @@ def remote_run_hooks(hooks: Any) -> Any:
 def stand_ins(core: MachineCore, resolver: dict[str, object]) -> None:
     """Put the stand-ins for ``core``'s tool guardrails, gates and agent hooks in the
     workflow's ``resolver``."""
-    from stepswitch.temporal._workflow import _Hook
-
     for s in core.ir.states:
         if s.hooks is not None:
             resolver[s.hooks] = _remote(core.obj(s.hooks), "agent_hook", s.hooks)
         for t in s.tools:
             if type(t.enabled) is str:
-                resolver[t.enabled] = _Hook("is_enabled", t.enabled)
+                resolver[t.enabled] = Hook("is_enabled", t.enabled)
             a = t.action
             if type(a) is RunFunction:
                 for g in a.input_guardrails:

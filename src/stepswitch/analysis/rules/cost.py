@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterator, Mapping
-from functools import cache
-from importlib import resources
+from collections.abc import Iterator
 from typing import Any
 
+from stepswitch._prices import price_table
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules.policies import run_graph
@@ -29,23 +28,6 @@ __all__ = ["RULES", "price_table"]
 
 DEFAULT_MODEL = "gpt-4.1"
 """The model an agent without ``model=`` is priced at (``stepswitch run``'s default)."""
-
-
-@cache
-def _shipped() -> tuple[str, dict[str, tuple[float, float]]]:
-    raw = json.loads((resources.files("stepswitch") / "prices.json").read_text("utf-8"))
-    models = {name: (float(p["input"]), float(p["output"])) for name, p in raw["models"].items()}
-    return str(raw["read"]), models
-
-
-def price_table(extra: Mapping[str, tuple[float, float]] | None = None,
-                ) -> tuple[str, dict[str, tuple[float, float]]]:
-    """The date the shipped prices were read, and model -> (input, output) USD per 1M
-    tokens, with ``extra`` (``[tool.stepswitch.prices]``) over the shipped table."""
-    read, models = _shipped()
-    merged = dict(models)
-    merged.update(extra or {})
-    return read, merged
 
 
 def _input_bytes(agent: AgentSpec) -> int:

@@ -301,7 +301,7 @@ def _predicate(ctx: Ctx, loc: DiagnosticLocation, edge: FlowEdgeSpec, out: Any
     pred = _live(ctx, edge.predicate)
     if pred is _NO_TYPE or edge.predicate is None:
         return
-    from stepswitch.dsl.tools import resolved_hints  # the DSL's own annotation reader
+    from stepswitch._hints import resolved_hints  # the DSL's own annotation reader
 
     try:
         import inspect

@@ -8,9 +8,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from stepswitch._names import valid_tool_name
 from stepswitch.analysis._context import Ctx, where
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation
-from stepswitch.dsl.names import valid_tool_name
 from stepswitch.graph.spec import AgentSpec
 
 __all__ = ["RULES"]

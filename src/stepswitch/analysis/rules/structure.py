@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from stepswitch._names import default_handoff_tool_name
 from stepswitch.analysis._context import Ctx, did_you_mean
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
-from stepswitch.dsl.names import default_handoff_tool_name
 from stepswitch.graph.facts import forced_tool, reach
 from stepswitch.graph.spec import AgentSpec
 

@@ -1,4 +1,10 @@
-"""Tool-name rules shared by the DSL and the analyzer."""
+"""Tool-name rules, read by both sides: the DSL names tools and handoffs with them, the
+analyzer, the spec diff and the SDK reader check and compare names with them. Not API.
+
+A leaf, like ``_site.py``: it sits beside the package's stages rather than in
+``graph/`` because the DSL reads it while a tool is declared, and a generated runner's
+user module declares tools; a leaf loads none of the graph stage for that.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Build: DSL objects → frozen ``WorkflowSpec`` plus the live objects it names.
 
+The DSL's last stage, in the DSL's room: it reads the declaration objects, and what it
+returns (:class:`~stepswitch.graph.bindings.BuiltWorkflow`) is plain data that the
+graph, the analyzer, the renderers and lowering read without the DSL.
+
 One pass over the declared agents. Tool specs are built once per tool object and
 shared by every agent that lists it, so a 10,000-agent workflow that reuses a few
 tools costs a few schema derivations, not 10,000.
@@ -7,27 +11,29 @@ tools costs a few schema derivations, not 10,000.
 
 from __future__ import annotations
 
-import gc
 import inspect
-import json
 import typing
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from stepswitch._dataclass import dataclass
-from stepswitch.dsl._site import Site, display_path
+from stepswitch._gc import gc_paused
+from stepswitch._hints import resolved_hints
+from stepswitch._names import default_handoff_tool_name, function_style
+from stepswitch._site import Site, display_path
 from stepswitch.dsl.agent import Agent, AgentTool, Handoff, StopAtTools
 from stepswitch.dsl.flow import FlowEdge, Step, node_name
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
-from stepswitch.dsl.names import default_handoff_tool_name, function_style
-from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type, resolved_hints
+from stepswitch.dsl.servers import ToolServer
+from stepswitch.dsl.tools import FunctionTool, approval_mode, context_param_type
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
+from stepswitch.graph.bindings import Bindings, BuiltWorkflow
 from stepswitch.graph.spec import (
+    AGENT_TOOL_INPUT_SCHEMA,
     AgentName,
     AgentSpec,
     AgentToolSpec,
@@ -58,86 +64,7 @@ from stepswitch.settings import ModelSettings
 
 _RUN_LLM_AGAIN = ToolUseBehaviorSpec()
 
-__all__ = [
-    "AGENT_TOOL_INPUT_SCHEMA",
-    "Bindings",
-    "BuiltWorkflow",
-    "build",
-    "gc_paused",
-    "spec_to_json",
-]
-
-AGENT_TOOL_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "title": "AgentAsToolInput",
-    "properties": {"input": {"type": "string", "title": "Input"}},
-    "required": ["input"],
-    "additionalProperties": False,
-}
-"""What an agent tool takes unless it declares ``parameters``: ``{"input": str}``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Bindings:
-    """The live objects a spec refers to, keyed by ``Ref.path``."""
-
-    objects: Mapping[str, object]
-
-    def resolve(self, ref: Ref) -> Any:
-        """The object behind ``ref``; ``UserError`` when it is not bound."""
-        try:
-            return self.objects[ref.path]
-        except KeyError:
-            raise UserError(f"no object bound for {ref.path!r}") from None
-
-    def get(self, ref: Ref | None) -> Any:
-        """The object behind ``ref``, or None."""
-        return None if ref is None else self.objects.get(ref.path)
-
-
-@dataclass(frozen=True, slots=True)
-class BuiltWorkflow:
-    """A workflow's spec and the live objects it names."""
-
-    spec: WorkflowSpec
-    bindings: Bindings
-    nearby_steps: tuple[str, ...] = ()
-    """Steps visible where the workflow was declared, in its flow or not (for hints)."""
-
-
-def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
-    """Deterministic JSON: keys sorted, the same spec gives the same bytes."""
-    # a workflow without a flow serializes as it did before flows existed
-    exclude = {"steps", "flow"} if spec.flow is None and not spec.steps else set()
-    if not spec.policies:  # nor does one without policies change its bytes
-        exclude.add("policies")
-    for name in ("max_cost_usd", "max_total_tokens"):
-        if getattr(spec, name) is None:
-            exclude.add(name)
-    data = spec.model_dump(mode="json", by_alias=True, exclude=exclude or None)
-    _drop_unset(data)
-    return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-_LATER_FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
-    "tools": (("is_enabled", True), ("input_guardrails", []), ("output_guardrails", [])),
-    "handoffs": (("is_enabled", True),),
-    "agent_tools": (("is_enabled", True),),
-}
-"""Fields added after the spec's JSON was first published, left out at their defaults
-so a workflow that does not use them keeps its bytes (its check cache and diffs too)."""
-
-
-def _drop_unset(data: dict[str, Any]) -> None:
-    for agent in data.get("agents", ()):
-        if agent.get("hooks", 0) is None:
-            del agent["hooks"]
-        for part, fields in _LATER_FIELDS.items():
-            for entry in agent.get(part, ()):
-                for name, default in fields:
-                    if name in entry and entry[name] == default:
-                        del entry[name]
-
+__all__ = ["agents_of", "build"]
 
 def build(wf: Workflow) -> BuiltWorkflow:
     """Snapshot a ``Workflow`` and every agent it reaches into a frozen spec."""
@@ -145,18 +72,29 @@ def build(wf: Workflow) -> BuiltWorkflow:
         return _Builder().build(wf)
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic collector off for a pass that allocates many small acyclic objects
-    (building, indexing, the facts, lowering, analysis): letting it scan the growing
-    heap over and over made large workflows superlinear. The one helper for it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+def agents_of(wf: Workflow) -> Iterator[Agent]:
+    """The agents ``wf`` takes part with, each once, in the order ``build`` reads them:
+    the listed ones, then every agent reached through object references (each
+    checked again as it is now: a builder is mutable)."""
+    seen: set[int] = set()
+    queue: deque[Agent] = deque()
+    start = list(wf.agents)
+    if isinstance(wf.entry, Agent):
+        start.append(wf.entry)
+    for edge in wf.flow or ():
+        start.extend(n for n in edge.nodes() if isinstance(n, Agent))
+    for agent in start:
+        if id(agent) not in seen:
+            seen.add(id(agent))
+            queue.append(agent)
+    while queue:
+        agent = queue.popleft()
+        agent._recheck()
+        yield agent
+        for target in _object_targets(agent):
+            if id(target) not in seen:
+                seen.add(id(target))
+                queue.append(target)
 
 
 class _Builder:
@@ -170,7 +108,7 @@ class _Builder:
 
     def build(self, wf: Workflow) -> BuiltWorkflow:
         wf._recheck()  # builders are mutable: what changed since the declaration is checked
-        agents = list(self._collect(wf))
+        agents = list(agents_of(wf))
         for agent in agents:
             self.by_name.setdefault(agent.name, agent)
         entry = wf.entry.name if isinstance(wf.entry, Agent | Step) else wf.entry
@@ -244,28 +182,6 @@ class _Builder:
 
     # -- agents -------------------------------------------------------------------------
 
-    def _collect(self, wf: Workflow) -> Iterator[Agent]:
-        """Listed agents in order, then every agent reached through object references."""
-        seen: set[int] = set()
-        queue: deque[Agent] = deque()
-        start = list(wf.agents)
-        if isinstance(wf.entry, Agent):
-            start.append(wf.entry)
-        for edge in wf.flow or ():
-            start.extend(n for n in edge.nodes() if isinstance(n, Agent))
-        for agent in start:
-            if id(agent) not in seen:
-                seen.add(id(agent))
-                queue.append(agent)
-        while queue:
-            agent = queue.popleft()
-            agent._recheck()
-            yield agent
-            for target in _object_targets(agent):
-                if id(target) not in seen:
-                    seen.add(id(target))
-                    queue.append(target)
-
     def _checked_agent(self, agent: Agent) -> AgentSpec:
         with _changed(f"Agent({agent.name!r})", agent.site):
             return self._agent(agent)
@@ -276,9 +192,7 @@ class _Builder:
         mcp: tuple[MCPServerSpec, ...] = ()
         extra: list[FunctionTool] = []
         if agent.mcp_servers:  # their locked tools are the agent's tools too
-            from stepswitch.mcp.spec import server_specs
-
-            mcp, extra = server_specs(agent, self._location)
+            mcp, extra = _server_specs(agent, self._location)
         for tool in [*agent.tools, *extra] if extra else agent.tools:
             if isinstance(tool, FunctionTool):
                 tools.append(self._tool(tool))
@@ -595,6 +509,25 @@ def _object_targets(agent: Agent) -> Iterator[Agent]:
     for t in agent.tools:
         if isinstance(t, AgentTool) and isinstance(t.target, Agent):
             yield t.target
+
+
+def _server_specs(
+    agent: Agent, location: Callable[[Site], Location]
+) -> tuple[tuple[MCPServerSpec, ...], list[FunctionTool]]:
+    """Each server's spec, and the function tools its filter offers, in server order."""
+    specs: list[MCPServerSpec] = []
+    tools: list[FunctionTool] = []
+    for server in agent.mcp_servers:
+        if not isinstance(server, ToolServer):  # appended after the declaration
+            raise UserError(
+                f"Agent({agent.name!r}) at {agent.site} (changed after its declaration): "
+                f"mcp_servers: expected ss.MCPServerStdio or ss.MCPServerStreamableHttp, "
+                f"got {type(server).__name__} {server!r}"
+            )
+        spec, offered = server.to_spec(location)
+        specs.append(spec)
+        tools.extend(offered)
+    return tuple(specs), tools
 
 
 def _problems(problems: tuple[SchemaProblem, ...]) -> tuple[SchemaProblemSpec, ...]:
