@@ -30,6 +30,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import RunAgent, RunFunction, StateIR
+from stepswitch.runtime import _lazy
 from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.config import RunConfig
@@ -100,20 +101,6 @@ _output_item = quick_maker(ToolCallOutputItem)
 _message_item = quick_maker(MessageOutputItem)
 
 
-_GUARDS: Any = None
-
-
-def _lazy_guards() -> Any:
-    """:mod:`stepswitch.runtime.tool_guards`, loaded by the first run that has tool
-    guardrails, hooks or gates."""
-    global _GUARDS
-    if _GUARDS is None:
-        from stepswitch.runtime import tool_guards
-
-        _GUARDS = tool_guards
-    return _GUARDS
-
-
 # -- the loop ------------------------------------------------------------------------------
 
 
@@ -148,7 +135,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 starting = False
                 disabled = table.off
                 if table.gated:  # is_enabled functions decide what this turn offers
-                    disabled = yield from _lazy_guards().gates(core, run, table)
+                    disabled = yield from _lazy.tool_guards.gates(core, run, table)
                 instructions = state.instructions
                 if state.instructions_fn is not None:
                     instructions = yield from _instructions(core, run, state)
@@ -501,7 +488,7 @@ def _before(
     guardrails and ``on_tool_start``; a rejection becomes its output, and it does not run."""
     if slots[-1][0] is not call or slots[-1][2] < 0:
         return  # it does not run (a rejection, invalid arguments, a wait for a human)
-    blocked = yield from _lazy_guards().before_call(core, run, table.state, row, call,
+    blocked = yield from _lazy.tool_guards.before_call(core, run, table.state, row, call,
                                                     config.run_hooks, table.hooks)
     if blocked is not None:
         jobs.pop()
@@ -545,7 +532,7 @@ def _carry_out(
             else:
                 done = yield from function_error(core, run, agent, call, row, outcome)
             if row.out_guards or hooked:
-                done = yield from _lazy_guards().after_call(core, run, table.state, row, call,
+                done = yield from _lazy.tool_guards.after_call(core, run, table.state, row, call,
                                                             done, hooks, own)
         elif done is None:
             interrupted = True
