@@ -64,6 +64,8 @@ demo: venv chromium
 	printf 'I want a refund\norder 42, it arrived damaged\n' | $(BIN)/stepswitch chat graphs/support.py:support --model scripted:examples/support_chat.json --approve all --session sqlite:///$(OUT)/chat.db --session-id demo
 	@echo "== 8. the studio page in headless chromium: screenshots of an agent, a recorded run and a diff"
 	$(BIN)/python examples/studio_screens.py $(OUT)
+	@echo "== 9. the hosted Agents API: the support workflow as one session, against the bundled scripted server"
+	$(BIN)/python examples/support_agents_api.py
 
 bench: venv
 	$(BIN)/python bench/bench_build.py

@@ -13,7 +13,10 @@ of its script; ``assert_complete()`` checks that every step was used::
     model.assert_complete()
 
 ``OpenAIServer`` (from :mod:`stepswitch.models.openai_server`) is the same idea over
-real HTTP: a scripted OpenAI-compatible server on 127.0.0.1 for the real client.
+real HTTP: a scripted OpenAI-compatible server on 127.0.0.1 for the real client;
+``AgentsAPIServer`` (from :mod:`stepswitch.models.agents_api_server`) serves the hosted
+Agents API's sessions the same way, with ``Fault`` and ``session_failed`` to inject
+what a real network and a real model do.
 
 This module gathers the doubles; each is defined in the room it belongs to
 (``ScriptedModel`` is a model: :mod:`stepswitch.models.scripted`), so the session
@@ -34,9 +37,12 @@ from stepswitch.models.scripted import (
 )
 
 if TYPE_CHECKING:
+    from stepswitch.models.agents_api_server import AgentsAPIServer, Fault, session_failed
     from stepswitch.models.openai_server import OpenAIServer
 
 __all__ = [
+    "AgentsAPIServer",
+    "Fault",
     "OpenAIServer",
     "RecordedCall",
     "ScriptExhausted",
@@ -46,6 +52,7 @@ __all__ = [
     "function_call",
     "replay",
     "session_conformance",
+    "session_failed",
 ]
 
 
@@ -56,6 +63,10 @@ def __getattr__(name: str) -> Any:
         from stepswitch.models.openai_server import OpenAIServer
 
         return OpenAIServer
+    if name in ("AgentsAPIServer", "Fault", "session_failed"):
+        from stepswitch.models import agents_api_server
+
+        return getattr(agents_api_server, name)
     if name == "Step":
         # One script step was called Step until 2026-11-30, the name the flows' @ss.step
         # node (ss.Step) now has.

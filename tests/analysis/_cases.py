@@ -571,3 +571,7 @@ CASES.update({
 from tests.analysis._mcp_cases import MCP_CASES  # noqa: E402 -- the SW9xx cases, apart
 
 CASES.update(MCP_CASES)
+
+from tests.analysis._agents_api_cases import AGENTS_API_CASES  # noqa: E402 -- SW650-SW654
+
+CASES.update(AGENTS_API_CASES)

@@ -357,7 +357,10 @@ def test_every_trail_code_has_a_page_and_explain_prints_it(
         assert page.startswith(f"# {code} {entry.name}\n")
         for section in ("## What it does", "## Why it matters", "## Example", "## Fix"):
             assert section in page
+    from tests.agents_api.test_trail_on_agents_api import EXERCISED as SESSION_ONLY
+
     exercised = set(CORRUPTED) | set(STATE_CORRUPTED) | {"TR110", "TR203", "TR204"}
+    exercised |= SESSION_ONLY  # an Agents API session's own pins, broken there
     assert exercised == set(TRAIL_CODES)
     assert main(["explain", "TR105"]) == 0
     assert capsys.readouterr().out.startswith("# TR105 reused-call-id")

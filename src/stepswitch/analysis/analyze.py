@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from stepswitch._agents_api import AgentsAPITarget
 from stepswitch._gc import gc_paused
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.codes import invalid_prefixes, matches_any
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.report import Report
 from stepswitch.analysis.rules import RULES
+from stepswitch.analysis.rules.agents_api import TARGET_KEY
 from stepswitch.errors import UserError
 from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
@@ -25,6 +27,7 @@ def analyze(
     max_model_calls: int | None = None,
     policies: Sequence[PolicySpec] = (),
     prices: Mapping[str, tuple[float, float]] | None = None,
+    target: AgentsAPITarget | None = None,
 ) -> Report:
     """Every finding about ``graph``, sorted. Never raises for a mistake in the workflow.
 
@@ -34,6 +37,7 @@ def analyze(
     ``max_model_calls`` overrides ``Workflow(max_model_calls=...)`` for SW204.
     ``policies`` are proved besides the workflow's own (``[tool.stepswitch] policies``);
     ``prices`` (model -> input, output USD per 1M tokens) override the shipped table.
+    ``target`` checks what the hosted Agents API cannot express (SW650-SW654).
     """
     if isinstance(select, str):  # one code given bare: "SW2", not list("SW2")
         select = [select]
@@ -50,6 +54,8 @@ def analyze(
         ctx.memo["extra_policies"] = tuple(policies)
     if prices:
         ctx.memo["prices"] = dict(prices)
+    if target is not None:
+        ctx.memo[TARGET_KEY] = target
     found: list[Diagnostic] = []
     # The passes allocate many small, short-lived objects and no reference cycles; a
     # full collection triggered midway would walk the whole (large) spec for nothing.

@@ -68,8 +68,14 @@ def model_for(args: argparse.Namespace) -> Model:
             "no OpenAI API key: set OPENAI_API_KEY, or pass --base-url to a server that "
             "needs none, or --model scripted:FILE.json"
         )
-    provider = OpenAIProvider(api=args.api, base_url=base_url, api_key=key or "unused")
-    model: Model = provider.get_model(name)
+    model: Model
+    if args.api == "agents":
+        from stepswitch.cli._agents_api import agents_model
+
+        model = agents_model(name, base_url, key or "unused")
+    else:
+        provider = OpenAIProvider(api=args.api, base_url=base_url, api_key=key or "unused")
+        model = provider.get_model(name)
     return model if args.stream else _Unstreamed(model)
 
 

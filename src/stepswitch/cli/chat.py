@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._visible import visible
+from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
 from stepswitch.cli._console import TEXT, Progress, decide
 from stepswitch.cli._failures import user_code_error
 from stepswitch.cli._models import is_transcript, model_for
@@ -60,8 +61,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="model name, scripted:FILE.json to replay a scripted transcript, "
                    "or FILE.py:NAME, a model object in your code")
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
-    p.add_argument("--api", choices=("responses", "chat"), default="responses",
-                   help="wire API: responses (OpenAI) or chat (most compatible servers)")
+    p.add_argument("--api", choices=API_CHOICES, default="responses",
+                   help="wire API: responses (OpenAI), chat (most compatible servers) or "
+                   "agents (the hosted Agents API)")
     p.add_argument("--approve", choices=("ask", "all"), default="ask",
                    help="calls that need approval: ask (default) or approve all")
     p.add_argument("--context", metavar="MODULE:FACTORY", help="build the run context")
@@ -78,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
                 f"`stepswitch run {args.target} --input TEXT`)")
     context = build_context(args.context, loaded.workflow)
     model = model_for(args)
+    refused = refuse_inexpressible(loaded.workflow, model, "chat")
+    if refused is not None:
+        return refused
     # the store is opened (and its folder made) only once the target and model are
     # known good: a command that fails on them leaves nothing behind
     url = args.session

@@ -34,6 +34,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="exit 0 even when there are errors")
     p.add_argument("--max-model-calls", type=_positive, default=None, metavar="N",
                    help="error (SW204) when a run's worst-case model calls exceed N")
+    p.add_argument("--target", choices=("agents-api",), default=None,
+                   help="also check what this backend cannot express (agents-api: the "
+                   "hosted Agents API, SW650-SW654); inferred from agents whose own model "
+                   "is an AgentsAPIModel")
     p.add_argument("--no-cache", action="store_true",
                    help=f"check everything anew: neither read nor write {CACHE_DIR}/")
     p.set_defaults(func=run)
@@ -57,7 +61,7 @@ def _codes(values: list[str] | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     shape = [args.format, repr(args.select), repr(args.ignore), str(args.exit_zero),
-             str(args.max_model_calls), *args.targets]
+             str(args.max_model_calls), str(args.target), *args.targets]
     return cached_check(shape, args.targets, lambda: _check(args), use=not args.no_cache)
 
 
@@ -87,7 +91,7 @@ def _check(args: argparse.Namespace) -> int:
     for loaded in load_targets(args.targets, failures=failures):
         report = loaded.workflow.check(
             select=select, ignore=ignore, max_model_calls=args.max_model_calls,
-            policies=policies, prices=prices,
+            policies=policies, prices=prices, target=args.target,
         )
         checked.append((loaded.label, report))
     if args.format == "text" and failures:

@@ -25,6 +25,7 @@ import sys
 from typing import Any
 
 from stepswitch._visible import visible
+from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
 from stepswitch.cli._console import TEXT, Progress, call_text, decide, print_output
 from stepswitch.cli._failures import (
     failed,
@@ -85,9 +86,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--api",
-        choices=("responses", "chat"),
+        choices=API_CHOICES,
         default="responses",
-        help="wire API: responses (OpenAI) or chat (most compatible servers)",
+        help="wire API: responses (OpenAI), chat (most compatible servers) or agents "
+        "(the hosted Agents API: sessions)",
     )
     p.add_argument(
         "--state",
@@ -180,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     args.context_object = build_context(args.context, loaded.workflow)
     # a flow of steps only never calls a model: it needs no key, no --model
     model: Model | None = model_for(args) if calls_models(machine) else None
+    if model is not None:  # on the Agents API: what a session cannot hold, before a run
+        refused = refuse_inexpressible(loaded.workflow, model, "run")
+        if refused is not None:
+            return refused
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
     start: str | RunState = args.input
     if args.resume:

@@ -1,7 +1,8 @@
 """``stepswitch trail FILE``: check a recorded run's pins, and with ``--workflow`` that
 every step is a move the machine allows.
 
-FILE is a saved ``RunState`` or a JSON list of items in the Responses API input format.
+FILE is a saved ``RunState``, a JSON list of items in the Responses API input format, or a
+hosted Agents API session's item list (see :mod:`stepswitch.review.trail_agents`).
 Exit 0 clean, 1 findings, 2 when FILE is not a trail or the workflow does not load.
 """
 
@@ -12,6 +13,7 @@ import os
 import sys
 
 from stepswitch._files import MAX_FILE_BYTES, FileRefused, read_regular
+from stepswitch._visible import visible
 from stepswitch.errors import TargetError
 from stepswitch.review.trail import TrailError, check_trail, read_trail
 from stepswitch.review.trail_formats import TRAIL_FORMATS
@@ -29,8 +31,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "call_id, no output without a call, no reused id, pending calls kept apart; with "
         "--workflow, every step is one the machine allows.",
     )
-    p.add_argument("file", metavar="FILE", help="a saved RunState (JSON) or a JSON list of "
-                   "Responses API input items ('-' reads stdin)")
+    p.add_argument("file", metavar="FILE", help="a saved RunState (JSON), a JSON list of "
+                   "Responses API input items, or an Agents API session's item list "
+                   "('-' reads stdin)")
     p.add_argument("--workflow", metavar="TARGET", default=None,
                    help="check the steps against this workflow (path/file.py:NAME)")
     p.add_argument("--agent", metavar="NAME", default=None,
@@ -78,12 +81,56 @@ def run(args: argparse.Namespace) -> int:
         label, machine = loaded.label, compiled.ir
         if args.agent is not None and machine.state(args.agent) is None:
             raise TargetError(f"--agent {args.agent}: {label} has no agent of that name")
+    data = _read(args.file)
+    session = _agents_session(data, args, machine is not None)
+    if session is not None:
+        return session
     try:
-        trail = read_trail(_read(args.file), key=key)
+        trail = read_trail(data, key=key)
     except TrailError as exc:
         raise TargetError(f"{args.file}: {exc}") from None
     report = check_trail(trail, machine, start=args.agent, unknown_tool=args.unknown_tool,
                          max_turns="machine" if args.max_turns is None else args.max_turns,
                          on_max_turns=args.on_max_turns)
     sys.stdout.write(TRAIL_FORMATS[args.format](args.file, trail, report, label))
+    return 0 if report.ok else 1
+
+
+def _agents_session(data: bytes, args: argparse.Namespace, with_workflow: bool) -> int | None:
+    """Check a hosted Agents API session's item list (None: the file is another trail)."""
+    import json
+
+    from stepswitch._json import loads
+    from stepswitch.review.trail_agents import (
+        check_agents_trail,
+        is_agents_trail,
+        read_agents_trail,
+    )
+
+    try:
+        doc = loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None  # read_trail says what is wrong with it
+    if not is_agents_trail(doc):
+        return None
+    if with_workflow:
+        raise TargetError(f"{args.file}: an Agents API session's items name no agents, so "
+                          "its steps cannot be checked against a workflow; drop --workflow "
+                          "(its pins are checked)")
+    try:
+        read = read_agents_trail(doc)
+    except TrailError as exc:
+        raise TargetError(f"{args.file}: {exc}") from None
+    report = check_agents_trail(read)
+    out = TRAIL_FORMATS[args.format](args.file, read.trail, report, None)
+    actors = read.actors()
+    if args.format == "json":
+        body = json.loads(out)
+        body["source"] = "agents_api"
+        body["actors"] = actors
+        out = json.dumps(body, indent=2, ensure_ascii=False) + "\n"
+    elif actors:
+        out += "".join(f"{args.file}: actor {visible(a)}: {n} item(s)\n"
+                       for a, n in actors.items())
+    sys.stdout.write(out)
     return 0 if report.ok else 1

@@ -15,6 +15,7 @@ import asyncio
 import signal
 import sys
 
+from stepswitch.cli._agents_api import API_CHOICES
 from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
 from stepswitch.targets.load import load_one
@@ -38,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="model for agents without their own: a name, scripted:FILE.json, or FILE.py:NAME",
     )
     p.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server")
-    p.add_argument("--api", choices=("responses", "chat"), default="responses")
+    p.add_argument("--api", choices=API_CHOICES, default="responses")
     p.add_argument("--model-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="how long one model call may take before it is tried again")
     p.add_argument(

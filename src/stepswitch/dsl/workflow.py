@@ -173,18 +173,28 @@ class Workflow:
         max_model_calls: int | None = None,
         policies: Sequence[PolicySpec] = (),
         prices: dict[str, tuple[float, float]] | None = None,
+        target: Any = None,
     ) -> Report:
         """Every diagnostic of the static analysis, sorted; never raises for a mistake
         in the workflow (``report.ok`` says whether there are errors).
 
         ``select``/``ignore`` take codes or prefixes (``SW2``); ``max_model_calls``
-        overrides the workflow's own limit for this check.
+        overrides the workflow's own limit for this check. ``target`` (``"agents-api"``
+        or the ``AgentsAPIModel`` a run will use) adds what the hosted Agents API cannot
+        express (SW650-SW654); without it, an agent whose own model is an
+        ``AgentsAPIModel`` brings that check along.
         """
+        from stepswitch._agents_api import resolve_target
         from stepswitch.analysis import analyze
+        from stepswitch.graph.workflow_graph import WorkflowGraph
 
+        built = self.build()
+        objects = built.bindings.objects
+        models = (objects.get(a.model_ref.path) for a in built.spec.agents if a.model_ref)
         return analyze(
-            self.graph(), select=select, ignore=ignore, max_model_calls=max_model_calls,
-            policies=policies, prices=prices,
+            WorkflowGraph.from_built(built), select=select, ignore=ignore,
+            max_model_calls=max_model_calls, policies=policies, prices=prices,
+            target=resolve_target(target, models),
         )
 
     def compile(self) -> StateMachine:

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 
 import openai
 
+from stepswitch._agents_api import PIN_TYPE
 from stepswitch._dataclass import dataclass
 from stepswitch.context import Usage
 from stepswitch.errors import ModelBehaviorError, ModelProviderError, StepswitchError, UserError
@@ -145,6 +146,8 @@ def plan_history(items: Sequence[InputItem]) -> list[Entry]:
         elif isinstance(item, ToolApprovalItem):
             continue
         elif type(item) is ResponsesItem:  # before what follows it, as the model gave it
+            if item.item.get("type") == PIN_TYPE:
+                continue  # an Agents API session's bookkeeping: no other API takes it
             flush()
             plan.append(Opaque(item.item))
     flush()

@@ -20,6 +20,7 @@ import json
 import typing
 from typing import Any
 
+from stepswitch._agents_api import PIN_TYPE
 from stepswitch.errors import StateError
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -148,6 +149,8 @@ def _view(raw: dict[str, Any], agent: str, where: str) -> InputItem | None:
     if not isinstance(kind, str):
         raise StateError(f"{where}: an item with neither a type nor a role")
     if kind in responses_item_types():  # one the API takes back: kept to be sent
+        return ResponsesItem(agent, raw)
+    if kind == PIN_TYPE:  # where an Agents API session stands: the next run reads it
         return ResponsesItem(agent, raw)
     return None
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules import (
+    agents_api,
     cost,
     flow,
     hitl,
@@ -40,4 +41,5 @@ RULES: tuple[Rule, ...] = (
     *policies.RULES,
     *cost.RULES,
     *mcp.RULES,
+    *agents_api.RULES,
 )
