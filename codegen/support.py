@@ -130,7 +130,11 @@ IR = MachineIR(
                         'type': 'object',
                         'additionalProperties': False,
                     },
-                    action=RunFunction(ref='graphs.support:process_refund', approval='always'),
+                    action=RunFunction(
+                        ref='graphs.support:process_refund',
+                        approval='always',
+                        max_uses=1,
+                    ),
                 ),
                 ToolEntry(
                     name='transfer_to_triage',

@@ -18,7 +18,7 @@ def lookup_order(order_id: int) -> str:
     return f"order {order_id}: shipped, 1 item, paid 30.00"
 
 
-@ss.function_tool(needs_approval=True)
+@ss.function_tool(needs_approval=True, max_uses=1)
 def process_refund(order_id: int, reason: str = "customer request") -> str:
     """Refund an order in full.
 
@@ -62,4 +62,7 @@ support = ss.Workflow(
     entry=triage,
     agents=[triage, refund, researcher],
     max_turns=10,
+    # the rules it lives by, proved by `stepswitch check`: every refund waits for a human's
+    # yes, and a run refunds at most once (process_refund's own run budget, max_uses=1)
+    policies=[ss.require_approval(process_refund), ss.max_calls(process_refund, 1)],
 )

@@ -183,6 +183,21 @@ def test_a_runner_loads_asyncio_with_its_first_run_not_on_import() -> None:
     assert _under(loaded, ON_USE) == []
 
 
+def test_a_run_under_a_cost_ceiling_prices_it_without_the_analyzer() -> None:
+    """``RunConfig(max_cost_usd=)`` reads the shipped price table the cost bound reads,
+    from a leaf module: a deployed runner still loads no compiler stage."""
+    loaded = _loaded(
+        "import codegen.support as runner\n"
+        "import stepswitch as ss\n"
+        "from stepswitch.testing import ScriptedModel, assistant_message\n"
+        "model = ScriptedModel([assistant_message('hi')], name='gpt-4.1')\n"
+        "config = ss.RunConfig(max_cost_usd=1.0)\n"
+        "assert runner.run_sync('hi', model=model, run_config=config).final_output == 'hi'"
+    )
+    assert "stepswitch._prices" in loaded
+    assert _under(loaded, tuple(p for p in COMPILER if p != "stepswitch.dsl")) == []
+
+
 def test_a_plainly_valid_declaration_builds_no_argument_model() -> None:
     """The DSL's pydantic models of its own arguments are built only to explain a
     declaration that may be wrong; a wrong one still gets its located message."""

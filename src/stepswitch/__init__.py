@@ -68,11 +68,12 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         UserError,
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
+    from stepswitch.graph.spec import PolicySpec
     from stepswitch.interop.sdk import from_sdk
     from stepswitch.lifecycle import AgentHooks, RunHooks
     from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
     from stepswitch.policies import (
-        PolicySpec,
+        Policy,
         forbid,
         max_calls,
         only_after,
@@ -125,6 +126,7 @@ _WHERE: dict[str, str] = {
     "ModelSettings": "stepswitch.settings",
     "OutputGuardrail": "stepswitch.dsl",
     "OutputGuardrailTripwireTriggered": "stepswitch.errors",
+    "Policy": "stepswitch.policies",
     "PolicySpec": "stepswitch.graph.spec",
     "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
@@ -210,6 +212,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "ModelSettings",
     "OutputGuardrail",
     "OutputGuardrailTripwireTriggered",
+    "Policy",
     "PolicySpec",
     "RECOMMENDED_PROMPT_PREFIX",
     "Report",

@@ -84,6 +84,9 @@ class RunFunction:
     rejects or raises decides."""
     output_guardrails: tuple[ToolGuardrailIR, ...] = ()
     """Run in order on the tool's value before its output is recorded."""
+    max_uses: int | None = None
+    """How many times one run (nested runs and flow nodes included) may run it; once
+    spent it is no longer offered and a call of it gets an error output."""
     kind: Literal["function"] = "function"
 
 

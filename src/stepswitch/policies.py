@@ -2,25 +2,36 @@
 
 ``Workflow(policies=[ss.require_approval("process_refund"), ss.max_calls("send_email", 1)])``
 or, in ``pyproject.toml``, ``[tool.stepswitch] policies = [{ rule = "max_calls", tool =
-"send_email", n = 1 }]``. Each constructor returns a frozen :class:`PolicySpec`; the
+"send_email", n = 1 }]``. Each constructor returns a frozen :class:`Policy`, a plain value
+a runner's user module can declare without loading the compiler (its spec form,
+:class:`~stepswitch.graph.spec.PolicySpec`, is made when the workflow is built); the
 analyzer (SW8xx) proves it over every path a run can take, or prints the shortest run
-that breaks it. Tools, agents and steps may be given as objects or by name.
+that breaks it. Tools, agents and steps may be given as objects or by name; where a rule
+takes a tool, an MCP selector names several by their server and locked annotations:
+``"mcp:*"`` (every MCP tool a run can call), ``"mcp:files"`` (server ``files``'s),
+``"mcp:*:destructive"`` (those the lock says may destroy), ``":writes"``, ``":read_only"``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from stepswitch._dataclass import dataclass
+from stepswitch._policy_text import describe
 from stepswitch._site import Site, caller_site, display_path
 from stepswitch.errors import UserError
-from stepswitch.graph.spec import Location, PolicySpec
+
+if TYPE_CHECKING:
+    from stepswitch.graph.spec import PolicySpec
 
 __all__ = [
-    "PolicySpec",
+    "MCP_KINDS",
+    "Policy",
     "forbid",
     "max_calls",
+    "mcp_selector",
     "only_after",
     "policies_from_pyproject",
     "policy_from_table",
@@ -29,7 +40,78 @@ __all__ = [
     "require_guardrail",
 ]
 
+Rule = Literal["require_approval", "require_guardrail", "forbid", "max_calls", "only_after"]
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """One of the team's rules, as declared: what ``ss.require_approval(...)`` and the
+    other constructors return, and what ``Workflow(policies=[...])`` takes.
+
+    ``target`` is the tool (or, for ``forbid``, the tool or agent) the rule is about;
+    ``guardrail`` the input guardrail ``require_guardrail`` asks for; ``from_agent``
+    where ``forbid`` starts to apply; ``n`` the most calls ``max_calls`` allows;
+    ``first`` what ``only_after`` wants run before; ``file`` and ``line`` where it was
+    declared."""
+
+    rule: Rule
+    target: str
+    file: str
+    line: int
+    guardrail: str | None = None
+    from_agent: str | None = None
+    n: int | None = None
+    first: str | None = None
+
+    def describe(self) -> str:
+        """The rule as written: ``max_calls('send_email', 1)``."""
+        return describe(self)
+
+    def to_spec(self) -> PolicySpec:
+        """The spec form the analyzer reads."""
+        from stepswitch.graph.spec import Location, PolicySpec
+
+        return PolicySpec(rule=self.rule, target=self.target, guardrail=self.guardrail,
+                          from_agent=self.from_agent, n=self.n, first=self.first,
+                          location=Location(file=self.file, line=self.line))
+
+
+def as_spec(policy: Policy | PolicySpec) -> PolicySpec:
+    """The spec form of a declared policy (a spec is returned as it is)."""
+    return policy.to_spec() if isinstance(policy, Policy) else policy
+
+
 _RULES = ("require_approval", "require_guardrail", "forbid", "max_calls", "only_after")
+
+
+MCP_KINDS = ("destructive", "writes", "read_only")
+"""What an MCP selector's third part may say, read from each tool's locked annotations
+(MCP's defaults: a tool may destroy unless ``destructiveHint`` is false or
+``readOnlyHint`` true; it writes unless ``readOnlyHint`` is true)."""
+
+
+def mcp_selector(text: str) -> tuple[str, str | None] | None:
+    """``mcp:SERVER`` or ``mcp:SERVER:KIND`` (``*`` for every server) as (server, kind);
+    None for a plain tool name. A malformed selector raises ``ValueError`` saying why."""
+    if not text.startswith("mcp:"):
+        return None
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[1]:
+        raise ValueError(f"{text!r}: an MCP selector is mcp:SERVER or mcp:SERVER:KIND "
+                         f"(SERVER a server's name or *, KIND one of {', '.join(MCP_KINDS)})")
+    if len(parts) == 3 and parts[2] not in MCP_KINDS:
+        raise ValueError(f"{text!r}: the kind {parts[2]!r} is none of {', '.join(MCP_KINDS)}")
+    return parts[1], parts[2] if len(parts) == 3 else None
+
+
+def _tool(value: object, what: str, rule: str, site: Site | str) -> str:
+    """A tool's name, or an MCP selector (``mcp:*:destructive``), checked."""
+    name = _name(value, what, rule, site)
+    try:
+        mcp_selector(name)
+    except ValueError as exc:
+        raise UserError(f"{rule}(...) at {site}: {what}: {exc}") from None
+    return name
 
 
 def _name(value: object, what: str, rule: str, site: Site | str) -> str:
@@ -49,58 +131,47 @@ def _name(value: object, what: str, rule: str, site: Site | str) -> str:
                     f"name, got {type(value).__name__} {value!r}")
 
 
-def _location(site: Site) -> Location:
-    return Location(file=display_path(site.file), line=site.line)
-
-
-def require_approval(tool: object) -> PolicySpec:
+def require_approval(tool: object) -> Policy:
     """Every call of ``tool``, by any agent at any depth, waits for a human's yes."""
     site = caller_site()
-    return PolicySpec(rule="require_approval", target=_name(tool, "tool", "require_approval",
-                                                            site), location=_location(site))
+    return Policy("require_approval", _tool(tool, "tool", "require_approval", site),
+                  display_path(site.file), site.line)
 
 
-def require_guardrail(tool: object, guardrail: object) -> PolicySpec:
+def require_guardrail(tool: object, guardrail: object) -> Policy:
     """Every call of ``tool`` passes the tool input guardrail ``guardrail`` first."""
     site = caller_site()
-    return PolicySpec(
-        rule="require_guardrail",
-        target=_name(tool, "tool", "require_guardrail", site),
-        guardrail=_name(guardrail, "guardrail", "require_guardrail", site),
-        location=_location(site),
-    )
+    return Policy("require_guardrail", _tool(tool, "tool", "require_guardrail", site),
+                  display_path(site.file), site.line,
+                  guardrail=_name(guardrail, "guardrail", "require_guardrail", site))
 
 
-def forbid(tool_or_agent: object, from_agent: object = None) -> PolicySpec:
+def forbid(tool_or_agent: object, from_agent: object = None) -> Policy:
     """No run reaches ``tool_or_agent`` (from ``from_agent``'s turns on, when given)."""
     site = caller_site()
-    return PolicySpec(
-        rule="forbid",
-        target=_name(tool_or_agent, "tool_or_agent", "forbid", site),
+    return Policy(
+        "forbid", _tool(tool_or_agent, "tool_or_agent", "forbid", site),
+        display_path(site.file), site.line,
         from_agent=None if from_agent is None else _name(from_agent, "from_agent", "forbid",
                                                          site),
-        location=_location(site),
     )
 
 
-def max_calls(tool: object, n: int) -> PolicySpec:
-    """No run calls ``tool`` more than ``n`` times (nested runs included)."""
+def max_calls(tool: object, n: int) -> Policy:
+    """No run runs ``tool`` more than ``n`` times (nested runs included)."""
     site = caller_site()
     if type(n) is not int or n < 0:
         raise UserError(f"max_calls(...) at {site}: n: expected an int >= 0, got {n!r}")
-    return PolicySpec(rule="max_calls", target=_name(tool, "tool", "max_calls", site), n=n,
-                      location=_location(site))
+    return Policy("max_calls", _tool(tool, "tool", "max_calls", site),
+                  display_path(site.file), site.line, n=n)
 
 
-def only_after(tool: object, first: object) -> PolicySpec:
+def only_after(tool: object, first: object) -> Policy:
     """No call of ``tool`` before ``first`` (a tool, an agent or a step) has run."""
     site = caller_site()
-    return PolicySpec(
-        rule="only_after",
-        target=_name(tool, "tool", "only_after", site),
-        first=_name(first, "first", "only_after", site),
-        location=_location(site),
-    )
+    return Policy("only_after", _tool(tool, "tool", "only_after", site),
+                  display_path(site.file), site.line,
+                  first=_name(first, "first", "only_after", site))
 
 
 _ARGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -113,9 +184,10 @@ _ARGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def policy_from_table(table: object, where: str, location: Location) -> PolicySpec:
+def policy_from_table(table: object, where: str, file: str, line: int) -> Policy:
     """One ``[tool.stepswitch] policies`` entry (``{ rule = "max_calls", tool = "x", n =
-    1 }``) as a policy; a wrong entry is a ``UserError`` starting with ``where``."""
+    1 }``) as a policy declared at ``file:line``; a wrong entry is a ``UserError``
+    starting with ``where``."""
     if not isinstance(table, Mapping):
         raise UserError(f"{where}: expected a table like {{ rule = \"require_approval\", "
                         f"tool = \"...\" }}, got {type(table).__name__}")
@@ -141,13 +213,18 @@ def policy_from_table(table: object, where: str, location: Location) -> PolicySp
         if not ok:
             want = "an int >= 0" if key == "n" else "a name"
             raise UserError(f"{where}: {rule}: {key}: expected {want}, got {value!r}")
+        if key in ("tool", "tool_or_agent"):
+            try:
+                mcp_selector(value)
+            except ValueError as exc:
+                raise UserError(f"{where}: {rule}: {key}: {exc}") from None
     target = table.get("tool", table.get("tool_or_agent"))
-    return PolicySpec(rule=rule, target=target, guardrail=table.get("guardrail"),
-                      from_agent=table.get("from_agent"), n=table.get("n"),
-                      first=table.get("first"), location=location)
+    return Policy(rule, target, file, line, guardrail=table.get("guardrail"),
+                  from_agent=table.get("from_agent"), n=table.get("n"),
+                  first=table.get("first"))
 
 
-def policies_from_pyproject(start: Path | None = None) -> tuple[PolicySpec, ...]:
+def policies_from_pyproject(start: Path | None = None) -> tuple[Policy, ...]:
     """The policies of the nearest ``pyproject.toml`` (from ``start``, default the working
     directory, upwards) under ``[tool.stepswitch] policies``; () when there are none."""
     import tomllib
@@ -171,12 +248,12 @@ def policies_from_pyproject(start: Path | None = None) -> tuple[PolicySpec, ...]
         return ()
     line = 1 + next((i for i, ln in enumerate(text.splitlines())
                      if ln.strip().startswith("policies")), 0)
-    location = Location(file=shown, line=line)
+    location = f"{shown}:{line}"
     if not isinstance(entries, list):
         raise UserError(f"{location}: [tool.stepswitch] policies: expected a list of tables, "
                         f"got {type(entries).__name__}")
     return tuple(policy_from_table(entry, f"{location}: [tool.stepswitch] policies[{i}]",
-                                   location) for i, entry in enumerate(entries))
+                                   shown, line) for i, entry in enumerate(entries))
 
 
 def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:

@@ -407,7 +407,8 @@ def test_a_run_paused_here_resumes_in_a_subprocess_against_the_server(
         state = tmp_path / "state.json"
         code, _, err = run(http_args(server, "--api", "chat", "--state", str(state)), capsys)
         assert code == 0 and "paused: 1 call(s)" in err
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # these sources, not whatever stepswitch the interpreter would find installed
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
         env.pop("OPENAI_BASE_URL", None)
         second = subprocess.run(
             [

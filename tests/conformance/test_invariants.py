@@ -188,6 +188,76 @@ def test_7_a_spent_handoff_is_not_offered_and_a_call_to_it_is_an_error_output() 
     assert out.result.last_agent == "a"  # the agent stays
 
 
+def test_7_a_tools_run_budget_counts_what_ran_once_per_run() -> None:
+    # two calls in one response: the first runs, the second gets an error output; the
+    # spent tool is no longer offered, and a call of it anyway never runs either. A
+    # call with invalid arguments runs nothing and spends nothing.
+    ledger = Ledger()
+    a = ss.Agent("a", tools=[refund_tool(ledger, max_uses=1), lookup_tool(ledger)])
+    machine = compile_agents(a)
+    out = run_all(
+        machine,
+        "refund",
+        [[function_call("process_refund", {"order_id": "x"})],
+         [function_call("process_refund", {"order_id": 1}),
+          function_call("process_refund", {"order_id": 2})],
+         [function_call("process_refund", {"order_id": 3})],
+         [assistant_message("done")]],
+        ledger=ledger,
+    )
+    assert ledger.ran == [("process_refund", 1)]
+    calls = out.model.calls
+    assert calls[0].tools == calls[1].tools == ("process_refund", "lookup_order")
+    assert calls[2].tools == calls[3].tools == ("lookup_order",)
+    outputs = [i for i in out.result.new_items if i.type == "tool_call_output_item"]
+    assert [o.is_error for o in outputs] == [True, False, True, True]
+    assert "no longer available" in outputs[2].output and "max_uses" in outputs[3].output
+    assert out.result.to_state().tool_uses == {"process_refund": 1}
+
+
+def test_7_a_tools_run_budget_is_shared_with_nested_runs() -> None:
+    ledger = Ledger()
+    refund = refund_tool(ledger, max_uses=1)
+    inner = ss.Agent("inner", tools=[refund])
+    outer = ss.Agent("outer", tools=[refund, inner.as_tool("ask", "Ask inner")])
+    machine = compile_agents(outer, inner)
+    out = run_all(
+        machine,
+        "hi",
+        [[function_call("ask", {"input": "refund 1"})],
+         [function_call("process_refund", {"order_id": 1})],  # inner: runs
+         [assistant_message("inner done")],
+         [function_call("process_refund", {"order_id": 2})],  # outer: spent
+         [assistant_message("done")]],
+        ledger=ledger,
+    )
+    assert ledger.ran == [("process_refund", 1)]
+    assert out.model.calls[3].tools == ("ask",)
+    assert out.result.new_items[-2].is_error
+
+
+def test_7_a_tools_run_budget_survives_a_pause_and_approves_no_second_run() -> None:
+    # two gated calls in one response, both approved: the budget lets one run; the count
+    # is saved in the state's JSON, so a resumed run keeps it
+    ledger = Ledger()
+    a = ss.Agent("a", tools=[refund_tool(ledger, needs_approval=True, max_uses=1)])
+    machine = compile_agents(a)
+    first = machine.run_sync("refund", model=ScriptedModel([
+        [function_call("process_refund", {"order_id": 1}),
+         function_call("process_refund", {"order_id": 2})]]))
+    state = first.to_state()
+    assert state.tool_uses == {}
+    for item in first.interruptions:
+        state.approve(item)
+    out = run_all(machine, ss.RunState.from_json(state.to_json()),
+                  [[function_call("process_refund", {"order_id": 3})],
+                   [assistant_message("done")]], ledger=ledger)
+    assert ledger.ran == [("process_refund", 1)]
+    assert out.model.calls[0].tools == ()
+    saved = out.result.to_state()
+    assert ss.RunState.from_json(saved.to_json()).tool_uses == {"process_refund": 1}
+
+
 def test_7_first_handoff_with_budget_wins() -> None:
     b = ss.Agent("b")
     c = ss.Agent("c")

@@ -114,6 +114,20 @@ def test_diagnostics_are_located_in_the_sdk_file() -> None:
     assert not [d for d in report.diagnostics if d.code == "SW711"]
 
 
+def test_policies_reach_an_sdk_apps_hosted_tool() -> None:
+    # an SDK TARGET has no Workflow(policies=...): [tool.stepswitch] policies and
+    # check(policies=...) prove theirs over it; the hosted tool is named by its name
+    wf = ss.from_sdk(hosted.researcher)
+    report = wf.check(select=["SW8"], policies=[ss.forbid("web_search"),
+                                                ss.require_approval("summarize")])
+    forbid, approval = sorted(report.diagnostics, key=lambda d: d.code, reverse=True)
+    assert forbid.code == "SW803"
+    assert [s.message for s in forbid.trace] == [
+        "agent 'Researcher'", "calls web_search (hosted: WebSearchTool 'web_search')"]
+    assert approval.code == "SW801" and "summarize runs without a human's approval" in (
+        approval.message)
+
+
 def test_compile_says_why_an_opaque_tool_cannot_go_in_a_runner() -> None:
     from stepswitch.compiler.codegen import codegen
 

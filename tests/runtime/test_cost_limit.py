@@ -97,3 +97,32 @@ def test_cli_run_max_cost_stops_the_run(tmp_path: Path) -> None:
                           "go", "--max-cost", "-1"], cwd=tmp_path, capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and "--max-cost must be a positive" in bad.stderr
+
+
+@ss.function_tool(needs_approval=True)
+def gated(n: int) -> str:
+    """Work, once a human says yes."""
+    SPENT.append(n)
+    return "done"
+
+
+def test_the_spend_is_kept_across_a_pause_so_the_ceiling_holds_over_the_whole_run() -> None:
+    SPENT.clear()
+    agent = ss.Agent("a", "Work.", tools=[gated])
+    machine = ss.Workflow("w", agent, [agent]).compile()
+    config = ss.RunConfig(max_cost_usd=0.005)
+    # $0.0028 before the pause; the state's JSON keeps it
+    first = machine.run_sync("go", model=ScriptedModel(
+        [_reply(function_call("gated", {"n": 1}), 1000, 100)], name="gpt-4.1"),
+        run_config=config)
+    state = first.to_state()
+    assert state.spent_usd == pytest.approx(0.0028)
+    state.approve(first.interruptions[0])
+    loaded = ss.RunState.from_json(state.to_json())
+    assert loaded.spent_usd == pytest.approx(0.0028)
+    # another $0.0028 after the resume passes the ceiling: the run stops
+    with pytest.raises(ss.CostLimitExceeded) as caught:
+        machine.run_sync(loaded, model=ScriptedModel(
+            [_reply(assistant_message("ok"), 1000, 100)], name="gpt-4.1"), run_config=config)
+    assert caught.value.spent == pytest.approx(0.0056)
+    assert SPENT == [1]

@@ -15,6 +15,7 @@ from stepswitch.analysis.rules.agents_api import TARGET_KEY
 from stepswitch.errors import UserError
 from stepswitch.graph.spec import PolicySpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
+from stepswitch.policies import Policy, as_spec
 
 __all__ = ["analyze"]
 
@@ -25,7 +26,7 @@ def analyze(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] | None = None,
     max_model_calls: int | None = None,
-    policies: Sequence[PolicySpec] = (),
+    policies: Sequence[Policy | PolicySpec] = (),
     prices: Mapping[str, tuple[float, float]] | None = None,
     target: AgentsAPITarget | None = None,
 ) -> Report:
@@ -51,7 +52,7 @@ def analyze(
     limit = max_model_calls if max_model_calls is not None else spec.max_model_calls
     ctx = Ctx(graph, limit)
     if policies:
-        ctx.memo["extra_policies"] = tuple(policies)
+        ctx.memo["extra_policies"] = tuple(as_spec(p) for p in policies)
     if prices:
         ctx.memo["prices"] = dict(prices)
     if target is not None:

@@ -62,7 +62,13 @@ def run(args: argparse.Namespace) -> int:
     fmt: str = args.format or _format_for(args.output)
     if args.output is None and fmt == "png" and sys.stdout.isatty():
         raise TargetError("PNG is binary and stdout is a terminal; write it with -o FILE")
-    report = workflow.check() if args.report or args.highlight else None
+    report = None
+    if args.report or args.highlight:
+        from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
+
+        # the findings check would print: [tool.stepswitch] policies and prices too
+        report = workflow.check(policies=policies_from_pyproject(),
+                                prices=prices_from_pyproject())
     if args.highlight and report is not None:
         report = _path_of(report, args.highlight, args.target)
     content = render(workflow, fmt, args.output, tools=args.tools, view=args.view, report=report)

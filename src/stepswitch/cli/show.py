@@ -60,17 +60,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show_policies_and_cost(graph: WorkflowGraph) -> None:
-    """The policies and their verdicts, and the worst-case cost (SW207), for a workflow
-    that declares policies or a cost ceiling; nothing (and no analysis) otherwise."""
+    """The policies (its own and ``[tool.stepswitch] policies``) and their verdicts, and
+    the worst-case cost (SW207), for a workflow with policies or a cost ceiling; nothing
+    (and no analysis) otherwise."""
+    from stepswitch.policies import as_spec, policies_from_pyproject, prices_from_pyproject
+
     spec = graph.spec
-    if not spec.policies and spec.max_cost_usd is None and spec.max_total_tokens is None:
+    extra = [as_spec(p) for p in policies_from_pyproject()]  # [tool.stepswitch] policies
+    every = [*spec.policies, *extra]
+    if not every and spec.max_cost_usd is None and spec.max_total_tokens is None:
         return
     from stepswitch.analysis import analyze
 
-    report = analyze(graph, select=["SW8", "SW206", "SW207", "SW208"])
-    if spec.policies:
+    report = analyze(graph, select=["SW8", "SW206", "SW207", "SW208"], policies=extra,
+                     prices=prices_from_pyproject())
+    if every:
         print("  policies:")
-        for i, policy in enumerate(spec.policies):
+        for i, policy in enumerate(every):
             found = [d for d in report if d.location.path == f"policies[{i}]"]
             verdict = "holds" if not found else f"{found[0].code} ({found[0].severity})"
             print(f"    {visible(policy.describe())}: {verdict}")

@@ -125,6 +125,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
                                        for g in t.input_guardrails),
                 output_guardrails=tuple(ToolGuardrailIR(g.name, g.ref.path)
                                         for g in t.output_guardrails),
+                max_uses=t.max_uses,
             ),
             t.strict,
             str(t.location),
@@ -163,11 +164,10 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
                 f"handoff {h.tool_name!r} at {h.location}: target {h.target!r} names no agent "
                 "of the workflow"
             )
-        params = h.input_schema if h.input_schema is not None else _EMPTY_OBJECT
         add(
             h.tool_name,
             h.description,
-            params,
+            h.parameters,
             HandoffTo(
                 target=h.target,
                 max_uses=h.max_uses,
@@ -240,14 +240,6 @@ def step_switch(state: StateIR) -> tuple[StepCase, ...]:
         cases.append(StepCase("no_message", "run_again"))
     cases.append(StepCase("otherwise", "final_message"))
     return tuple(cases)
-
-
-_EMPTY_OBJECT: dict[str, object] = {
-    "type": "object",
-    "properties": {},
-    "required": [],
-    "additionalProperties": False,
-}
 
 
 def _guardrail(g: GuardrailSpec) -> GuardrailIR:

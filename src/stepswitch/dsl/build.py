@@ -52,6 +52,7 @@ from stepswitch.graph.spec import (
     ToolUseBehaviorSpec,
     WorkflowSpec,
 )
+from stepswitch.policies import as_spec
 from stepswitch.schema import (
     SchemaProblem,
     StrictSchema,
@@ -123,7 +124,7 @@ class _Builder:
             ignore=tuple(wf.ignore),
             steps=self._steps(wf),
             flow=None if wf.flow is None else tuple(self._edge(e) for e in wf.flow),
-            policies=tuple(getattr(wf, "policies", ())),
+            policies=tuple(as_spec(p) for p in getattr(wf, "policies", ())),
             max_cost_usd=getattr(wf, "max_cost_usd", None),
             max_total_tokens=getattr(wf, "max_total_tokens", None),
             location=self._location(wf.site),
@@ -272,6 +273,7 @@ class _Builder:
             context_type=self._type_ref(tool.context_type) if tool.takes_context else None,
             failure_mode=failure,
             timeout=getattr(tool, "timeout", None),
+            max_uses=getattr(tool, "max_uses", None),
             opaque=tool.opaque,
             unknown_doc_params=tool.unknown_doc_params,
             is_enabled=self._enabled(getattr(tool, "is_enabled", True)),

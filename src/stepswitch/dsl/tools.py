@@ -66,6 +66,7 @@ class FunctionTool:
         is_enabled: bool | Callable[..., Any] = True,
         tool_input_guardrails: Sequence[Any] = (),
         tool_output_guardrails: Sequence[Any] = (),
+        max_uses: int | None = None,
     ) -> None:
         self.fn = fn
         self.name = name
@@ -90,6 +91,9 @@ class FunctionTool:
         """``@tool_input_guardrail`` s: each call passes them before the tool runs."""
         self.tool_output_guardrails: list[Any] = list(tool_output_guardrails)
         """``@tool_output_guardrail`` s: each output passes them before the model sees it."""
+        self.max_uses = max_uses
+        """How many times one run (its nested runs and flow nodes included) may run the
+        tool; None: no limit."""
         self.__module__ = getattr(fn, "__module__", __name__)
         self.__qualname__ = getattr(fn, "__qualname__", name)
         self.__name__ = getattr(fn, "__name__", name)
@@ -124,6 +128,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | None = ...,
     timeout: float | None = None,
+    max_uses: int | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -143,6 +148,7 @@ def function_tool(
     strict: bool = True,
     failure_error_function: FailureErrorFunction | Any | None = _DEFAULT,
     timeout: float | None = None,
+    max_uses: int | None = None,
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
@@ -161,7 +167,11 @@ def function_tool(
     call past it is an error output the model sees ("Tool '<name>' timed out after <s>
     seconds."), or with ``failure_error_function=None`` a ``ToolTimeoutError`` that ends
     the run. A synchronous tool runs in a worker thread, which cannot be stopped: past
-    its timeout it runs on, but its result is dropped.
+    its timeout it runs on, but its result is dropped. ``max_uses``: how many times one
+    run may run the tool, its nested agent-tool runs and a flow's nodes included (as a
+    handoff's ``max_uses``, but for the whole run); once spent the tool is no longer
+    offered, and a call of it anyway gets an error output and never runs. The analyzer
+    uses it to prove ``ss.max_calls``.
 
     ``is_enabled``: a bool, or ``fn(ctx, agent) -> bool`` (sync or async) asked every
     turn; the model is offered the tool only while it is enabled, and a call of it
@@ -195,6 +205,7 @@ def function_tool(
             is_enabled=is_enabled,
             tool_input_guardrails=tool_input_guardrails,
             tool_output_guardrails=tool_output_guardrails,
+            max_uses=max_uses,
         )
 
     if fn is not None:
@@ -226,6 +237,7 @@ def _make_tool(
     is_enabled: Any = True,
     tool_input_guardrails: Any = None,
     tool_output_guardrails: Any = None,
+    max_uses: Any = None,
 ) -> FunctionTool:
     if isinstance(fn, FunctionTool):
         raise UserError(f"function_tool at {caller_site()}: {fn.name!r} is already a tool")
@@ -248,6 +260,11 @@ def _make_tool(
         raise UserError(
             f"function_tool at {site}: timeout: expected a positive number of seconds or "
             f"None, got {type(timeout).__name__} {timeout!r}"
+        )
+    if max_uses is not None and (type(max_uses) is not int or max_uses < 1):
+        raise UserError(
+            f"function_tool at {site}: max_uses: expected a positive int (how many times one "
+            f"run may run the tool) or None, got {type(max_uses).__name__} {max_uses!r}"
         )
     if failure_error_function is not _DEFAULT and failure_error_function is not None and (
         not callable(failure_error_function)
@@ -281,6 +298,7 @@ def _make_tool(
         is_enabled=is_enabled,
         tool_input_guardrails=input_guards,
         tool_output_guardrails=output_guards,
+        max_uses=max_uses,
     )
     tool.unknown_doc_params = _unknown_doc_params(fn, doc)
     return tool

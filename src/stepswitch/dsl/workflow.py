@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from stepswitch.graph.bindings import BuiltWorkflow
     from stepswitch.graph.spec import PolicySpec, WorkflowSpec
     from stepswitch.graph.workflow_graph import WorkflowGraph
+    from stepswitch.policies import Policy
     from stepswitch.render.scene import ReportLike
     from stepswitch.runtime.machine import StateMachine
 
@@ -74,7 +75,7 @@ class Workflow:
         max_model_calls: int | None = None,
         context_type: Any = None,
         ignore: Sequence[str] = (),
-        policies: Sequence[PolicySpec] = (),
+        policies: Sequence[Policy | PolicySpec] = (),
         max_cost_usd: float | None = None,
         max_total_tokens: int | None = None,
     ) -> None:
@@ -116,7 +117,7 @@ class Workflow:
         self.max_model_calls = max_model_calls
         self.context_type = context_type
         self.ignore: list[str] = list(ignore)
-        self.policies: list[PolicySpec] = list(policies)
+        self.policies: list[Policy | PolicySpec] = list(policies)
         self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
         self.max_total_tokens = max_total_tokens
         self.site = site
@@ -171,7 +172,7 @@ class Workflow:
         select: Sequence[str] | None = None,
         ignore: Sequence[str] | None = None,
         max_model_calls: int | None = None,
-        policies: Sequence[PolicySpec] = (),
+        policies: Sequence[Policy | PolicySpec] = (),
         prices: dict[str, tuple[float, float]] | None = None,
         target: Any = None,
     ) -> Report:
@@ -253,10 +254,17 @@ def _check_policies(name: str, site: Site, policies: Any) -> None:
         raise UserError(f"Workflow({name!r}) at {site}: policies: expected a list of policies "
                         f"(ss.require_approval, ss.forbid, ...), got {type(policies).__name__}")
     if not policies:
-        return  # a runner's workflow declares none: it does not load the graph stage
-    from stepswitch.graph.spec import PolicySpec
+        return
+    # a Policy is a plain value: a runner's workflow that declares some still loads
+    # nothing of the graph stage (a PolicySpec given instead is checked by the spec's
+    # own class, which loads it)
+    from stepswitch.policies import Policy
 
     for i, policy in enumerate(policies):
+        if isinstance(policy, Policy):
+            continue
+        from stepswitch.graph.spec import PolicySpec
+
         if not isinstance(policy, PolicySpec):
             raise UserError(f"Workflow({name!r}) at {site}: policies[{i}]: expected a policy "
                             f"(ss.require_approval, ss.require_guardrail, ss.forbid, "

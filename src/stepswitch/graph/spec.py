@@ -14,6 +14,7 @@ from typing import Any, Literal, NewType
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepswitch._policy_text import describe
 from stepswitch.ir import Approval
 
 __all__ = [
@@ -144,6 +145,9 @@ class ToolSpec(_Frozen):
     failure_mode: Literal["default", "raise", "custom"] = "default"
     timeout: float | None = None
     """Seconds one call may take (``function_tool(timeout=)``); None: no limit."""
+    max_uses: int | None = None
+    """How many times one run (nested runs and flow nodes included) may run the tool
+    (``function_tool(max_uses=)``); None: no limit."""
     opaque: str | None = None
     """What a tool stepswitch cannot run stands for (a hosted tool, an MCP server, read
     from an SDK app); None for every tool it runs."""
@@ -174,6 +178,14 @@ class HandoffSpec(_Frozen):
     input_filter: Ref | None = None
     is_enabled: Enabled = True
     location: Location
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The arguments' JSON schema the model is sent: the input type's, or an object
+        with no properties (lowering and the cost bound read this one fact)."""
+        if self.input_schema is not None:
+            return self.input_schema
+        return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 
 
 class AgentToolSpec(_Frozen):
@@ -342,7 +354,8 @@ PolicyRule = Literal["require_approval", "require_guardrail", "forbid", "max_cal
 
 
 class PolicySpec(_Frozen):
-    """One of the team's own rules about every run (``ss.require_approval(tool)`` ...).
+    """One of the team's own rules about every run (``ss.require_approval(tool)`` ...),
+    as the analyzer reads it (the spec form of a :class:`stepswitch.policies.Policy`).
 
     ``target`` is the tool (or, for ``forbid``, the tool or agent) the rule is about;
     ``guardrail`` the input guardrail ``require_guardrail`` asks for; ``from_agent``
@@ -359,16 +372,7 @@ class PolicySpec(_Frozen):
 
     def describe(self) -> str:
         """The rule as written: ``max_calls('send_email', 1)``."""
-        args = [repr(self.target)]
-        if self.guardrail is not None:
-            args.append(repr(self.guardrail))
-        if self.n is not None:
-            args.append(str(self.n))
-        if self.first is not None:
-            args.append(repr(self.first))
-        if self.from_agent is not None:
-            args.append(f"from_agent={self.from_agent!r}")
-        return f"{self.rule}({', '.join(args)})"
+        return describe(self)
 
 
 class WorkflowSpec(_Frozen):

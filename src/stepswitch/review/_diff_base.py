@@ -71,7 +71,7 @@ _AGENT_FIELDS = frozenset({
 
 _TOOL_FIELDS = frozenset({
     "name", "description", "parameters", "strict", "schema_problems", "needs_approval",
-    "ref", "is_async", "context_type", "failure_mode", "location", "mcp_server",
+    "ref", "is_async", "context_type", "failure_mode", "max_uses", "location", "mcp_server",
     "is_enabled", "input_guardrails", "output_guardrails",
     "unknown_doc_params",  # a docstring typo the model never sees: SW305's, not a change
 })

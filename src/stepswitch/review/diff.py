@@ -32,11 +32,11 @@ by its name inside that module, so a copy of a file under another name
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from stepswitch._dataclass import dataclass
-from stepswitch.graph.spec import AgentSpec, Location, OutputTypeSpec, WorkflowSpec
+from stepswitch.graph.spec import AgentSpec, Location, OutputTypeSpec, PolicySpec, WorkflowSpec
 from stepswitch.review._diff_base import (
     _AGENT_FIELDS,
     _WORKFLOW_FIELDS,
@@ -104,15 +104,19 @@ def diff_specs(
     *,
     bound: BoundFn | None = model_call_bound,
     modules: tuple[str, str] | None = None,
+    policies: Sequence[PolicySpec] = (),
 ) -> SpecDiff:
     """Every change from ``base`` to ``head``. ``bound`` computes the worst-case model
     calls of each side (None to skip that comparison). ``modules`` names the module each
     side is declared in; when they differ, references into them are compared by
-    qualname (``app_old:Verdict`` is ``app:Verdict``)."""
+    qualname (``app_old:Verdict`` is ``app:Verdict``). ``policies`` are proved on both
+    sides besides their own (``[tool.stepswitch] policies``, the rules of an SDK app):
+    one that newly fails is a ``safety`` change too."""
     compared_base, compared_head = base, head
     if modules is not None and modules[0] != modules[1]:
         compared_base, compared_head = local_refs(base, modules[0]), local_refs(head, modules[1])
     d = _Differ(compared_base, compared_head)
+    d.extra_policies = tuple(policies)
     d.workflow()
     base_bound = head_bound = None
     if bound is not None:
@@ -145,6 +149,8 @@ class _Differ(_Parts):
 
     renamed_steps: dict[str, str]
     """base step name → head step name, for renamed flow steps."""
+    extra_policies: tuple[PolicySpec, ...] = ()
+    """Policies proved on both sides besides their own (``[tool.stepswitch] policies``)."""
 
     # -- workflow ------------------------------------------------------------------------
 
@@ -192,17 +198,18 @@ class _Differ(_Parts):
         """A policy removed, or one that newly fails, weakens what is proved (safety); a
         policy added that holds is structure."""
         b, h = self.base, self.head
-        if not b.policies and not h.policies:
+        extra = self.extra_policies
+        if not b.policies and not h.policies and not extra:
             return
         w: Subject = ("workflow",)
-        before = {p.describe(): p for p in b.policies}
-        after = {p.describe(): p for p in h.policies}
+        before = {p.describe(): p for p in (*b.policies, *extra)}
+        after = {p.describe(): p for p in (*h.policies, *extra)}
         for text, p in before.items():
             if text not in after:
                 self.add("safety", "removed", "workflow.policies",
                          f"policy {text} removed: it is no longer proved", p.location,
                          h.location, w)
-        failing_b, failing_h = _failing(b), _failing(h)
+        failing_b, failing_h = _failing(b, extra), _failing(h, extra)
         for text, p in after.items():
             if text in failing_h and text not in failing_b:
                 self.add("safety", "changed", "workflow.policies",
@@ -398,21 +405,23 @@ class _Differ(_Parts):
                      bl, hl, me)
 
 
-def _failing(spec: WorkflowSpec) -> dict[str, str]:
-    """The workflow's policies that fail (an SW801-SW805 error), with the code."""
-    if not spec.policies:
+def _failing(spec: WorkflowSpec, extra: tuple[PolicySpec, ...] = ()) -> dict[str, str]:
+    """The policies that fail on ``spec`` (an SW801-SW805 error), with the code: its own,
+    then ``extra``."""
+    every = (*spec.policies, *extra)
+    if not every:
         return {}
     from stepswitch.analysis import analyze
     from stepswitch.graph.workflow_graph import WorkflowGraph
 
-    report = analyze(WorkflowGraph(spec), select=["SW80"])
+    report = analyze(WorkflowGraph(spec), select=["SW80"], policies=extra)
     out: dict[str, str] = {}
     for d in report.errors:
         path = d.location.path
         if path.startswith("policies["):
             i = int(path[len("policies["):-1])
-            if i < len(spec.policies):
-                out.setdefault(spec.policies[i].describe(), d.code)
+            if i < len(every):
+                out.setdefault(every[i].describe(), d.code)
     return out
 
 

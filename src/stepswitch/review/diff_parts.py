@@ -121,6 +121,8 @@ class _Parts(_Base):
                 self.add("safety", "changed", f"{p}.{kind}_guardrails",
                          f"tool {kind} guardrails of {what}: {before or 'none'} → "
                          f"{after or 'none'}", bl, hl, me)
+        self.limit(f"{p}.max_uses", f"run budget (max_uses) of {what}", b.max_uses,
+                   h.max_uses, bl, hl, me)
         self.unknown_fields(b, h, _TOOL_FIELDS, p, bl, hl, me)
 
     # -- handoffs ------------------------------------------------------------------------

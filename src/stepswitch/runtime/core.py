@@ -46,7 +46,7 @@ class ToolRow:
 
     __slots__ = (
         "action", "approval", "failure", "fn", "function", "handoff", "in_guards", "is_async",
-        "name", "out_guards", "takes_context", "timeout", "validator",
+        "max_uses", "name", "out_guards", "takes_context", "timeout", "validator",
     )
 
     def __init__(self, entry: ToolEntry) -> None:
@@ -63,6 +63,8 @@ class ToolRow:
         self.takes_context = fn is not None and fn.takes_context
         self.timeout = None if fn is None else fn.timeout
         self.failure = "default" if fn is None else fn.failure
+        self.max_uses = None if fn is None else fn.max_uses
+        """A function tool's run budget (:mod:`.budgets`); None: none."""
         self.fn: Any = None
         self.validator: Any = None
         self.in_guards: tuple[Any, ...] = () if fn is None else fn.input_guardrails
@@ -97,9 +99,11 @@ class StateTable:
 
             self.hooks = hook_set(core.obj(state.hooks), "agent")
         self.budgeted = any(
-            type(t.action) is HandoffTo and t.action.max_uses is not None for t in state.tools
+            not isinstance(t.action, RunAgent) and t.action.max_uses is not None
+            for t in state.tools
         )
-        """Some handoff has ``max_uses``: a run may have spent it (then it is hidden)."""
+        """Some handoff or function tool has ``max_uses``: a run may have spent it (then
+        it is hidden)."""
         self.schema = core.schemas[state.agent]
         self.settings = core.settings[state.agent]
         self.settings_vary = self.settings.tool_choice is not None
@@ -206,7 +210,8 @@ class MachineCore:
         return self.states[agent]
 
     def tool_definitions(self, agent: str, hidden: frozenset[str]) -> tuple[ToolDefinition, ...]:
-        """What ``agent`` offers the model, without the ``hidden`` (spent) handoffs."""
+        """What ``agent`` offers the model, without the ``hidden`` (spent) handoffs and
+        function tools."""
         key = (agent, hidden)
         defs = self._defs.get(key)
         if defs is None:

@@ -160,6 +160,8 @@ class FlowRun:
             flow=flow,
             trace_context=self.trace_context,
             model_calls=self.calls.n,
+            tool_uses=dict(self.calls.tools),
+            spent_usd=self.calls.usd,
         )
 
     def result(self, fc: FlowCore, final: Any, *, paused: bool) -> RunResult:
@@ -274,7 +276,7 @@ def _resume(fc: FlowCore, state: RunState, *, ctx: RunContext[Any],
         state.workflow, tuple(state.input), raw_input, ctx, max_turns, fs.node, value,
         items=list(state.items[: fs.done]), uses=dict(fs.uses),
         always=dict(state.always), fresh=fresh, trace_context=state.trace_context,
-        calls=Calls(state.calls_made),
+        calls=Calls(state.calls_made, state.tool_uses, state.spent_usd),
     )
     if fresh and node.kind == "step":
         try:

@@ -33,6 +33,7 @@ from stepswitch.ir import RunAgent, RunFunction, StateIR
 from stepswitch.runtime import _lazy
 from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime._quick import quick_maker
+from stepswitch.runtime.budgets import hidden_tools, spend
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
 from stepswitch.runtime.cost import charge
@@ -49,7 +50,7 @@ from stepswitch.runtime.effects import (
 from stepswitch.runtime.events import AgentUpdated
 from stepswitch.runtime.finish import apply_decision, stop_at_max_turns
 from stepswitch.runtime.guardrails import check_input_guardrails, input_guardrails
-from stepswitch.runtime.handoffs import spent_handoffs, take_handoffs
+from stepswitch.runtime.handoffs import take_handoffs
 from stepswitch.runtime.history import view_of
 from stepswitch.runtime.items import (
     HandoffCallItem,
@@ -248,7 +249,7 @@ def _request(
         settings = _settings(run, config, state, settings)
     tools = table.tools
     if table.budgeted:
-        tools = core.tool_definitions(state.agent, spent_handoffs(core, run, state) | disabled)
+        tools = core.tool_definitions(state.agent, hidden_tools(core, run, state) | disabled)
     elif table.gated:
         tools = core.tool_definitions(state.agent, disabled)
     return _request_of(
@@ -461,6 +462,9 @@ def _plan(
             if type(params) is ToolCallOutputItem:
                 slots.append((call, row, -1, params))
                 return
+        if row.max_uses is not None and (spent := spend(run, row, agent, call.call_id)):
+            slots.append((call, row, -1, spent))  # its run budget is spent: it never runs
+            return
         slots.append((call, row, len(jobs), None))
         jobs.append(CallJob(
             row.fn,

@@ -59,13 +59,17 @@ class Calls:
     """The model calls a whole run has made: one count its nested agent-tool runs and a
     flow's node runs share, so a saved state knows where a scripted transcript resumes."""
 
-    __slots__ = ("n", "usd")
+    __slots__ = ("n", "tools", "usd")
 
-    def __init__(self, n: int = 0) -> None:
+    def __init__(self, n: int = 0, tools: dict[str, int] | None = None, usd: float = 0.0,
+                 ) -> None:
         self.n = n
-        self.usd = 0.0
+        self.usd = usd
         """What the reported usage of these calls cost, priced when
         ``RunConfig(max_cost_usd=)`` is set (0.0 otherwise)."""
+        self.tools: dict[str, int] = {} if tools is None else dict(tools)
+        """How often each budgeted function tool (``max_uses``) has run in the whole run
+        (:mod:`.budgets`)."""
 
 
 @dataclass(slots=True)
@@ -173,7 +177,8 @@ class Run:
             always=dict(state.always),
             nested={k: v.copy() for k, v in state.nested.items()},
             trace_context=state.trace_context,
-            calls=Calls(state.calls_made) if calls is None else calls,
+            calls=Calls(state.calls_made, state.tool_uses, state.spent_usd)
+            if calls is None else calls,
         )
         run.known_id = state.run_id
         if state.history is None:
@@ -229,6 +234,8 @@ class Run:
             run_id=self.run_id,
             session=None if self.session is None else self.session.pin(),
             model_calls=self.calls.n,
+            tool_uses=dict(self.calls.tools),
+            spent_usd=self.calls.usd,
         )
 
     def _history_prefix(self) -> int:

@@ -156,6 +156,13 @@ class RunState:
     nested agent-tool runs' (finished ones included) and a flow's nodes'. A scripted
     transcript resumes after that many steps. None in a state saved before stepswitch
     recorded it (see :func:`calls_made`)."""
+    tool_uses: dict[str, int] = field(default_factory=dict)
+    """How often each function tool with ``max_uses`` had run in the whole run (nested
+    runs and a flow's nodes included) when it was saved; empty when none had."""
+    spent_usd: float = 0.0
+    """What the whole run's reported usage had cost when it was saved, priced under
+    ``RunConfig(max_cost_usd=)`` (0.0 otherwise): a resumed run goes on from it, so a
+    ceiling holds across pauses."""
     resumed: bool = False
     """A run has taken this state (``machine.run(state)``): resuming it again is refused,
     as its approved calls may have run. Kept in its JSON: ``stepswitch run --resume``
@@ -217,6 +224,7 @@ class RunState:
             always=dict(self.always),
             nested={k: v.copy() for k, v in self.nested.items()},
             flow=None if self.flow is None else self.flow.copy(),
+            tool_uses=dict(self.tool_uses),
         )
 
     def to_json(self, *, key: bytes | None = None, indent: int | None = None) -> str:

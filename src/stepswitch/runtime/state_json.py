@@ -173,6 +173,10 @@ def _body(state: RunState) -> dict[str, Any]:
         body["flow"] = _flow(state.flow)
     if state.model_calls is not None:
         body["model_calls"] = state.model_calls
+    if state.tool_uses:  # only a run whose budgeted tools ran carries the key
+        body["tool_uses"] = dict(sorted(state.tool_uses.items()))
+    if state.spent_usd:  # only a run priced under a cost ceiling carries the key
+        body["spent_usd"] = state.spent_usd
     if state.resumed:  # only a state a run has taken carries the key
         body["resumed"] = True
     return body
@@ -409,6 +413,20 @@ def _state(body: Any, where: str) -> RunState:
     model_calls = None  # a state saved before the count was kept has no key
     if "model_calls" in body:
         model_calls = _get(body, "model_calls", int, where)
+    tool_uses: dict[str, int] = {}
+    if "tool_uses" in body:
+        raw_uses = _get(body, "tool_uses", dict, where)
+        for name, n in raw_uses.items():
+            if type(n) is not int or n < 0:
+                raise StateError(f"the saved state's {where}.tool_uses[{name!r}] is not a "
+                                 "count (an int >= 0)")
+            tool_uses[name] = n
+    spent_usd = 0.0
+    if "spent_usd" in body:
+        spent_usd = _get(body, "spent_usd", (int, float), where)
+        if isinstance(spent_usd, bool) or not 0 <= spent_usd < float("inf"):
+            raise StateError(f"the saved state's {where}.spent_usd is not an amount (a "
+                             "number >= 0)")
     resumed = False
     if "resumed" in body:
         resumed = _get(body, "resumed", bool, where)
@@ -435,6 +453,8 @@ def _state(body: Any, where: str) -> RunState:
         session=pin,
         flow=flow,
         model_calls=model_calls,
+        tool_uses=tool_uses,
+        spent_usd=float(spent_usd),
         resumed=resumed,
     )
 

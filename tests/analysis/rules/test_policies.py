@@ -1,5 +1,6 @@
 """SW8xx: policies proved over handoff chains, nested agent tools and flows, with the
-shortest counterexample run; a property test against brute force over scripted runs."""
+shortest counterexample run (the property test against brute force over scripted runs
+is tests/analysis/rules/test_policy_properties.py)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import stepswitch as ss
 from stepswitch.cli.formats import github, json_lines, sarif, text
 from stepswitch.errors import UserError
 from stepswitch.policies import policies_from_pyproject
-from stepswitch.testing import ScriptedModel, ScriptExhausted, assistant_message, function_call
 from tests._paths import ROOT
 
 ONCE = ss.ModelSettings(parallel_tool_calls=False)
@@ -97,6 +95,14 @@ def test_forbid_from_an_agent_and_the_shortest_of_two_paths() -> None:
         "hands off to 'mid' (transfer_to_mid)", "hands off to 'danger' (transfer_to_danger)"]
 
 
+def test_forbid_from_an_agent_that_calls_the_tool_itself_ends_with_the_call() -> None:
+    # the property test's first catch: the path ends at from_agent, and the trace used to
+    # stop there, without the call that breaks the rule
+    front = ss.Agent("front", "f", tools=[wire_money])
+    wf = ss.Workflow("w", front, [front], policies=[ss.forbid(wire_money, from_agent=front)])
+    assert _trace(_codes(wf)["SW803"]) == ["agent 'front'", "calls wire_money"]
+
+
 def test_only_after_holds_only_when_every_path_passes_first() -> None:
     pay = ss.Agent("pay", "p", tools=[wire_money])
     checker = ss.Agent("checker", "c", tools=[verify], handoffs=[pay])
@@ -137,6 +143,69 @@ def test_max_calls_counts_turns_parallel_calls_and_nested_runs() -> None:
                          "calls wire_money"]
     assert _codes(ss.Workflow("w", boss, [boss, payer], max_turns=3,
                               policies=[ss.max_calls(wire_money, 3)])) == {}
+
+
+def test_max_calls_holds_by_the_tools_run_budget_through_handoffs_and_nested_runs() -> None:
+    @ss.function_tool(name="refund", max_uses=1)
+    def budgeted(order_id: int) -> str:
+        """Refund an order, once per run."""
+        return "r"
+
+    @ss.function_tool(name="refund", max_uses=2)
+    def twice(order_id: int) -> str:
+        """Refund an order, twice per run."""
+        return "r"
+
+    def wf(back_tool: Any, n: int) -> ss.Workflow:
+        # parallel calls, a handoff cycle and a nested run: without the budget, unbounded
+        deep = ss.Agent("deep", "d", tools=[back_tool])
+        back = ss.Agent("back", "b", tools=[budgeted], handoffs=["front"])
+        front = ss.Agent("front", "f", handoffs=[ss.handoff(back, max_uses=3)],
+                         tools=[deep.as_tool("ask_deep", "Ask")])
+        return ss.Workflow("w", front, [front, back, deep], max_turns=10,
+                           policies=[ss.max_calls("refund", n)])
+
+    assert _codes(wf(budgeted, 1)) == {}
+    # one declaration allows two: the largest budget is the bound
+    d = _codes(wf(twice, 1))["SW804"]
+    assert "up to 2 times" in d.message and "max_uses=2" in d.message
+    assert _codes(wf(twice, 2)) == {}
+    # one declaration without a budget: the budgets prove nothing
+    d = _codes(wf(refund, 5))["SW804"]
+    assert "without bound" in d.message
+    assert "function_tool(max_uses=N)" in (d.help or "")
+
+
+def test_a_bad_run_budget_is_a_located_user_error() -> None:
+    with pytest.raises(UserError, match=r"function_tool at .*test_policies.py:\d+: max_uses: "
+                       r"expected a positive int"):
+        @ss.function_tool(max_uses=0)
+        def nope() -> str:
+            """Never."""
+            return ""
+    with pytest.raises(UserError, match="max_uses"):
+        ss.function_tool(max_uses=True)(lambda: "")
+
+
+def test_diff_a_removed_run_budget_is_safety_and_its_policy_newly_fails() -> None:
+    from stepswitch.review.diff import diff_specs
+
+    def spec(max_uses: int | None) -> Any:
+        @ss.function_tool(name="refund", max_uses=max_uses)
+        def pay(order_id: int) -> str:
+            """Refund."""
+            return "r"
+
+        a = ss.Agent("a", "a", tools=[pay])
+        return ss.Workflow("w", a, [a], policies=[ss.max_calls("refund", 1)]).to_spec()
+
+    changes = diff_specs(spec(1), spec(None), bound=None).of("safety")
+    assert {c.path for c in changes} == {"agents.a.tools.refund.max_uses", "workflow.policies"}
+    assert any("run budget (max_uses) of tool 'refund' of agent 'a' removed" in c.message
+               for c in changes)
+    assert any("max_calls('refund', 1) newly fails (SW804)" in c.message for c in changes)
+    lowered = diff_specs(spec(None), spec(1), bound=None)
+    assert not lowered.of("safety")
 
 
 class Verdict(BaseModel):
@@ -247,13 +316,23 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(APP)
     found = policies_from_pyproject(tmp_path)
     assert [p.rule for p in found] == ["require_approval", "max_calls"]
-    assert found[0].location.line == 6
+    assert found[0].line == 6
     out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app",
                           "--select", "SW8"], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 1, out.stderr
     assert "SW801" in out.stdout and "SW804" in out.stdout
     assert "pyproject.toml:6:1: SW801" in out.stdout
+    # render --highlight and show read the same rules
+    env = {"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"}
+    drawn = subprocess.run([sys.executable, "-m", "stepswitch", "render", "app.py:app",
+                            "--highlight", "SW801", "-f", "mermaid"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)
+    assert drawn.returncode == 0, drawn.stderr
+    assert "tool: wire_money [SW801]" in drawn.stdout
+    shown = subprocess.run([sys.executable, "-m", "stepswitch", "show", "app.py:app"],
+                           cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert "    require_approval('wire_money'): SW801 (error)" in shown.stdout, shown.stderr
     (tmp_path / "pyproject.toml").write_text(PYPROJECT.replace('n = 1', 'n = "one"'))
     bad = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app"],
                          cwd=tmp_path, capture_output=True, text=True,
@@ -261,106 +340,6 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "pyproject.toml:6: [tool.stepswitch] policies[1]: max_calls: n" in bad.stderr
     assert "Traceback" not in bad.stderr
-
-
-# -- property: the check fails iff a brute-force search over scripted runs finds a violation
-
-CALLED: list[str] = []
-
-
-@ss.function_tool(name="t")
-def t_plain() -> str:
-    """The guarded tool, without approval."""
-    CALLED.append("plain")
-    return "t"
-
-
-@ss.function_tool(name="t", needs_approval=True)
-def t_approved() -> str:
-    """The guarded tool, behind approval."""
-    CALLED.append("approved")
-    return "t"
-
-
-@st.composite
-def workflows(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
-    n = draw(st.integers(2, 4))
-    agents = []
-    for i in range(n):
-        later = list(range(i + 1, n))
-        agents.append({
-            "handoffs": draw(st.lists(st.sampled_from(later), unique=True, max_size=2))
-            if later else [],
-            "agent_tools": draw(st.lists(st.sampled_from(later), unique=True, max_size=1))
-            if later else [],
-            "t": draw(st.sampled_from([None, "plain", "approved"])),
-        })
-    return agents, draw(st.sampled_from(["require_approval", "forbid"]))
-
-
-def _build(shape: list[dict[str, Any]], rule: str, *, with_policy: bool = True) -> ss.Workflow:
-    made: dict[int, ss.Agent] = {}
-    for i in reversed(range(len(shape))):
-        s = shape[i]
-        tools: list[Any] = [made[j].as_tool(f"ask_a{j}", "Ask") for j in s["agent_tools"]]
-        if s["t"] is not None:
-            tools.append(t_plain if s["t"] == "plain" else t_approved)
-        made[i] = ss.Agent(f"a{i}", "x", tools=tools, handoffs=[made[j] for j in s["handoffs"]])
-    policy = ss.require_approval("t") if rule == "require_approval" else ss.forbid("t")
-    return ss.Workflow("w", made[0], list(made.values()), max_turns=20,
-                       policies=[policy] if with_policy else [])
-
-
-def _violating_run(wf: ss.Workflow, rule: str, depth: int) -> list[str] | None:
-    """Depth-first over every script of at most ``depth`` responses, each response one
-    of the tools the model is offered at that point (or a final answer): the first
-    script whose run breaks the rule, or None. ``wf`` is compiled without its policy
-    (a failing policy is a compile error)."""
-    machine = wf.compile()
-
-    def bad(prefix: list[str]) -> tuple[bool, tuple[str, ...] | None]:
-        CALLED.clear()
-        script: list[Any] = [assistant_message("done") if name == "<answer>"
-                             else [function_call(name, {"input": "go"} if name.startswith("ask_")
-                                                 else {})] for name in prefix]
-        model = ScriptedModel(script)
-        paused = False
-        offered: tuple[str, ...] | None = None
-        try:
-            result = machine.run_sync("go", model=model)
-            paused = bool(result.interruptions)
-        except ScriptExhausted:  # the run wants one more response: extend the script
-            offered = model.calls[-1].tools
-        except ss.StepswitchError:
-            pass
-        broke = "plain" in CALLED if rule == "require_approval" else bool(CALLED) or paused
-        return (broke, offered)
-
-    stack: list[list[str]] = [[]]
-    while stack:
-        prefix = stack.pop()
-        broke, offered = bad(prefix)
-        if broke:
-            return prefix
-        if offered is not None and len(prefix) < depth:
-            stack.extend([*prefix, name] for name in (*offered, "<answer>"))
-    return None
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(workflows())
-def test_check_fails_iff_brute_force_finds_a_violating_run(
-    case: tuple[list[dict[str, Any]], str],
-) -> None:
-    shape, rule = case
-    wf = _build(shape, rule)
-    report = wf.check(select=["SW8"])
-    failing = [d for d in report.diagnostics if d.severity == "error"]
-    run = _violating_run(_build(shape, rule, with_policy=False), rule, depth=len(shape))
-    assert bool(failing) == (run is not None), (shape, rule, report.diagnostics, run)
-    if failing:
-        # the counterexample is as short as the shortest violating script
-        assert run is not None and len(failing[0].trace) - 1 <= len(run)
 
 
 def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
@@ -418,3 +397,26 @@ def test_render_highlight_lights_only_the_counterexample_path(tmp_path: Path) ->
     missing = render("SW801")
     assert missing.returncode == 2 and "no SW801 finding" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_diff_proves_pyproject_policies_on_both_sides(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      ) -> None:
+    # an SDK-style app declares no policies of its own: the team's pyproject rules are
+    # what a pull request must keep, and diff says when one newly fails
+    from tests.cli.conftest import run_main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "require_approval", tool = "wire_money" }]\n')
+    for name, approval in (("base", True), ("head", False)):
+        (tmp_path / f"{name}.py").write_text(
+            "import stepswitch as ss\n"
+            f"@ss.function_tool(needs_approval={approval})\n"
+            "def wire_money(amount: int) -> str:\n    '''Wire money.'''\n    return 'w'\n"
+            "a = ss.Agent('a', 'a', tools=[wire_money])\napp = ss.Workflow('app', a, [a])\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["diff", "base.py:app", "head.py:app", "--fail-on", "safety"],
+                              capsys)
+    assert code == 1, err
+    assert "policy require_approval('wire_money') newly fails (SW801)" in out

@@ -14,17 +14,17 @@ dated) and ``[tool.stepswitch.prices]`` (USD per 1M tokens).
 from __future__ import annotations
 
 import json
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from stepswitch._dataclass import dataclass
 from stepswitch._prices import price_table
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules.policies import run_graph
 from stepswitch.graph.spec import AgentSpec
 
-__all__ = ["RULES", "price_table"]
+__all__ = ["RULES", "CostBound", "price_table", "worst_case"]
 
 DEFAULT_MODEL = "gpt-4.1"
 """The model an agent without ``model=`` is priced at (``stepswitch run``'s default)."""
@@ -35,36 +35,38 @@ def _input_bytes(agent: AgentSpec) -> int:
     size = len((agent.instructions or "").encode())
     parts: list[Any] = [
         [t.name, t.description, t.parameters] for t in agent.tools]
-    parts += [[h.tool_name, h.description, h.input_schema] for h in agent.handoffs]
+    parts += [[h.tool_name, h.description, h.parameters] for h in agent.handoffs]
     parts += [[t.tool_name, t.description, t.parameters] for t in agent.agent_tools]
     if agent.output_type is not None:
         parts.append(agent.output_type.schema_)
     return size + len(json.dumps(parts, separators=(",", ":")).encode())
 
 
-def cost(ctx: Ctx) -> Iterator[Diagnostic]:
-    spec = ctx.graph.spec
-    if spec.max_cost_usd is None and spec.max_total_tokens is None:
-        return
-    loc = ctx.workflow_loc()
+@dataclass(frozen=True, slots=True)
+class CostBound:
+    """The worst case of one run: ``calls`` model calls, each made by the costliest
+    reachable agent (``costliest``, a run-graph position) at the highest prices."""
+
+    usd: float
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    base_tokens: int
+    """The most input one call sends before any history (instructions and schemas)."""
+    max_output: int
+    """The most output one call can give (the largest ``max_tokens``)."""
+    costliest: str
+    read: str
+    """The date the prices were read."""
+
+
+def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
+    """The bound of a run of at most ``calls`` model calls; the reasons there is none
+    (an agent without ``max_tokens``, an unpriced model); None without an entry."""
     graph = run_graph(ctx)
     if graph.entry is None:
-        return
-    calls = ctx.memo.get("model_call_bound")
-    if not isinstance(calls, int):
-        yield ctx.diag("SW208", "no cost bound: the worst-case number of model calls is "
-                       "unbounded (SW203)", loc,
-                       help="set max_turns on the workflow and its agent tools")
-        return
-    # the agents a run can reach, each with the shortest path to it
-    seen = {graph.entry}
-    queue = deque([graph.entry])
-    while queue:
-        node = queue.popleft()
-        for target, _, _ in graph.succ.get(node, ()):
-            if target not in seen:
-                seen.add(target)
-                queue.append(target)
+        return None
+    seen = graph.reachable()  # the agents a run can reach (nested runs' included)
     read, prices = price_table(ctx.memo.get("prices"))
     worst_in = worst_out = worst_base = 0.0
     max_out = 0
@@ -92,24 +94,47 @@ def cost(ctx: Ctx) -> Iterator[Diagnostic]:
         if costliest is None or one > costliest[0]:
             costliest = (one, node)
     if unbounded:
-        for why in unbounded:
+        return unbounded
+    if costliest is None:
+        return None
+    n = calls
+    in_tokens = int(n * worst_base + max_out * n * (n - 1) // 2)
+    out_tokens = n * max_out
+    usd = (in_tokens * worst_in + out_tokens * worst_out) / 1_000_000
+    return CostBound(usd, in_tokens, out_tokens, n, int(worst_base), max_out, costliest[1], read)
+
+
+def cost(ctx: Ctx) -> Iterator[Diagnostic]:
+    spec = ctx.graph.spec
+    if spec.max_cost_usd is None and spec.max_total_tokens is None:
+        return
+    loc = ctx.workflow_loc()
+    graph = run_graph(ctx)
+    if graph.entry is None:
+        return
+    calls = ctx.memo.get("model_call_bound")
+    if not isinstance(calls, int):
+        yield ctx.diag("SW208", "no cost bound: the worst-case number of model calls is "
+                       "unbounded (SW203)", loc,
+                       help="set max_turns on the workflow and its agent tools")
+        return
+    bound = worst_case(ctx, calls)
+    if isinstance(bound, list):
+        for why in bound:
             yield ctx.diag("SW208", f"no cost bound: {why}", loc,
                            help="set ModelSettings(max_tokens=...) on every agent, and "
                            "[tool.stepswitch.prices] for models the table lacks")
         return
-    if costliest is None:
+    if bound is None:
         return
-    n = calls
-    in_tokens = n * worst_base + max_out * n * (n - 1) // 2
-    out_tokens = n * max_out
-    usd = (in_tokens * worst_in + out_tokens * worst_out) / 1_000_000
-    total = int(in_tokens + out_tokens)
-    found = graph.search(graph.entry, lambda node: node == costliest[1], decided_only=False)
+    usd, total, n = bound.usd, bound.input_tokens + bound.output_tokens, bound.calls
+    found = graph.search(graph.entry, lambda node: node == bound.costliest, decided_only=False)
     trace = tuple(found[1]) if found else ()
     path = " -> ".join(s.message for s in trace)
     summary = (f"worst case per run: ${usd:.4f} and {total} tokens ({n} model calls; input "
                f"bounded at one token per UTF-8 byte of instructions and schemas plus earlier "
-               f"outputs, tool results and the run's input not included; prices read {read})")
+               f"outputs, tool results and the run's input not included; prices read "
+               f"{bound.read})")
     yield ctx.diag("SW207", summary, loc, trace=trace)
     over = []
     if spec.max_cost_usd is not None and usd > spec.max_cost_usd:

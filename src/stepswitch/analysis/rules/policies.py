@@ -17,17 +17,21 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from stepswitch.analysis._context import Ctx, did_you_mean, where
 from stepswitch.analysis._graphalgo import strongly_connected
 from stepswitch.analysis.diagnostic import Diagnostic, DiagnosticLocation, TraceStep
 from stepswitch.graph.spec import (
     AgentSpec,
+    AgentToolSpec,
     FlowEdgeSpec,
+    MCPToolSpec,
     PolicySpec,
     ToolSpec,
     WorkflowSpec,
 )
+from stepswitch.policies import mcp_selector
 
 __all__ = ["RULES", "run_graph"]
 
@@ -75,6 +79,9 @@ class RunGraph:
             for at in agent.agent_tools:
                 self.offering.setdefault(at.tool_name, []).append(name)
         self.entry: str | None = None
+        self._reachable: set[str] | None = None
+        self.covers: dict[str, dict[str, frozenset[str]]] = {}
+        """Per policy target, what it covers (:func:`covered`)."""
         if spec.flow is not None:
             self._flow(spec, spec.flow)
         elif spec.entry is not None and spec.entry in self.agents:
@@ -121,6 +128,22 @@ class RunGraph:
                     self.succ[src].append((f"n:{node}", TraceStep(text, loc), why))
         if spec.entry is not None and f"n:{spec.entry}" in self.succ:
             self.entry = f"n:{spec.entry}"
+
+    def reachable(self) -> set[str]:
+        """Every position a run can reach from the entry (nested runs' included)."""
+        if self._reachable is None:
+            seen: set[str] = set()
+            if self.entry is not None:
+                seen.add(self.entry)
+                queue = deque([self.entry])
+                while queue:
+                    node = queue.popleft()
+                    for target, _, _ in self.succ.get(node, ()):
+                        if target not in seen:
+                            seen.add(target)
+                            queue.append(target)
+            self._reachable = seen
+        return self._reachable
 
     def made(self, step: TraceStep | Lazy) -> TraceStep:
         if isinstance(step, TraceStep):
@@ -198,20 +221,59 @@ def _tool_loc(agent: AgentSpec, tool: ToolSpec, i: int) -> DiagnosticLocation:
     return where(tool.location, f"agents.{agent.name}.tools[{i}]")
 
 
-def _calls(graph: RunGraph, name: str, tool: str) -> list[tuple[str, TraceStep, object]]:
-    """The ways agent ``name`` can call ``tool``: a trace step each, and the declaration
-    (a ``ToolSpec`` or ``AgentToolSpec``)."""
+def covered(graph: RunGraph, target: str) -> dict[str, frozenset[str]]:
+    """Per agent that offers some, the names of its tools a policy's ``target`` covers:
+    the tool of that name, or the MCP tools a selector (``mcp:*:destructive``) picks by
+    server and locked annotations."""
+    cache = graph.covers
+    found = cache.get(target)
+    if found is not None:
+        return found
+    selector = mcp_selector(target)
+    found = {}
+    if selector is None:
+        for name in dict.fromkeys(graph.offering.get(target, ())):
+            found[name] = frozenset((target,))
+    else:
+        server, kind = selector
+        for name, agent in graph.agents.items():
+            picked = frozenset(
+                t.name for s in agent.mcp_servers if server in ("*", s.name)
+                for t in s.tools if t.offered and _kind_holds(t, kind))
+            if picked:
+                found[name] = picked
+    cache[target] = found
+    return found
+
+
+def _kind_holds(tool: MCPToolSpec, kind: str | None) -> bool:
+    """Whether a locked MCP tool is of ``kind`` (see ``stepswitch.policies.MCP_KINDS``)."""
+    read_only = tool.read_only is True
+    if kind is None:
+        return True
+    if kind == "read_only":
+        return read_only
+    if kind == "writes":
+        return not read_only
+    assert kind == "destructive"
+    return not read_only and tool.destructive is not False
+
+
+def _calls(graph: RunGraph, name: str, tools: frozenset[str],
+           ) -> list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]]:
+    """The ways agent ``name`` can call one of ``tools``: a trace step each, and the
+    declaration."""
     agent = graph.agents[name]
-    out: list[tuple[str, TraceStep, object]] = []
+    out: list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]] = []
     for i, t in enumerate(agent.tools):
-        if t.name == tool:
+        if t.name in tools:
             kind = f" (hosted: {t.opaque})" if t.opaque else ""
-            out.append((name, TraceStep(f"calls {tool}{kind}", _tool_loc(agent, t, i)), t))
+            out.append((t.name, TraceStep(f"calls {t.name}{kind}", _tool_loc(agent, t, i)), t))
     for i, at in enumerate(agent.agent_tools):
-        if at.tool_name == tool:
-            out.append((name, TraceStep(
-                f"calls agent tool {tool}", where(at.location,
-                                                  f"agents.{name}.agent_tools[{i}]")), at))
+        if at.tool_name in tools:
+            out.append((at.tool_name, TraceStep(
+                f"calls agent tool {at.tool_name}",
+                where(at.location, f"agents.{name}.agent_tools[{i}]")), at))
     return out
 
 
@@ -226,10 +288,20 @@ def _known(graph: RunGraph) -> tuple[set[str], set[str]]:
     return tools, guardrails
 
 
+_GUARDRAIL_FIELDS = ("tool_input_guardrails", "input_guardrails")
+
+
 def _tool_guardrails(tool: object) -> tuple[str, ...]:
     """The names of a tool's input guardrails (tool guardrails, where the spec has them)."""
-    found = getattr(tool, "tool_input_guardrails", None) or getattr(tool, "input_guardrails",
-                                                                     None) or ()
+    # asked of each tool's class, not the tool: a missing attribute of a pydantic model
+    # costs an exception, and 10,000 agents have tens of thousands of tools
+    fields = getattr(type(tool), "model_fields", None)
+    found: Any = ()
+    for name in _GUARDRAIL_FIELDS:
+        if fields is None or name in fields:
+            found = getattr(tool, name, None) or ()
+            if found:
+                break
     return tuple(g if isinstance(g, str) else str(getattr(g, "name", g)) for g in found)
 
 
@@ -248,8 +320,19 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
     for i, policy in enumerate(every):
         loc = _policy_loc(policy, i)
         names = {*tools, *graph.agents, *graph.steps} if policy.rule == "forbid" else tools
-        unknown = []
-        if policy.target not in names:
+        unknown: list[tuple[str, str, set[str]]] = []
+        try:
+            selector = mcp_selector(policy.target)
+        except ValueError as exc:  # a PolicySpec made by hand; ss.* constructors check it
+            yield ctx.diag("SW807", f"policy {policy.describe()}: {exc}; it checks nothing",
+                           loc, help="fix the selector")
+            continue
+        if selector is not None:
+            if not covered(graph, policy.target):
+                unknown.append(("MCP tool (none is locked with that server and kind: run "
+                                "`stepswitch mcp lock` if its lock is missing)", policy.target,
+                                set()))
+        elif policy.target not in names:
             unknown.append(("tool" if policy.rule != "forbid" else "tool or agent",
                             policy.target, names))
         if policy.rule == "only_after" and policy.first not in {*tools, *graph.agents,
@@ -288,22 +371,22 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
     start = entry
     prefix: list[TraceStep] = []
     prefix_whys: list[str] = []
-    for name in dict.fromkeys(graph.offering.get(target, ())):
-        for _, step, decl in _calls(graph, name, target):
+    for name, tools in covered(graph, target).items():
+        for tool, step, decl in _calls(graph, name, tools):
             if rule == "require_approval":
-                mode = getattr(decl, "needs_approval", "never")
+                mode = decl.needs_approval
                 if mode == "never":
-                    definite.setdefault(f"a:{name}", (step, f"{target} runs without a "
+                    definite.setdefault(f"a:{name}", (step, f"{tool} runs without a "
                                                       "human's approval"))
                 elif mode == "per_call":
                     undecided.setdefault(f"a:{name}", (step, f"a callable decides per call "
-                                                       f"whether {target} needs approval"))
+                                                       f"whether {tool} needs approval"))
             elif rule == "require_guardrail":
                 if policy.guardrail not in _tool_guardrails(decl):
-                    definite.setdefault(f"a:{name}", (step, f"{target} runs without the input "
+                    definite.setdefault(f"a:{name}", (step, f"{tool} runs without the input "
                                                       f"guardrail {policy.guardrail!r}"))
             elif rule in ("forbid", "only_after"):
-                definite.setdefault(f"a:{name}", (step, f"{target} is called"))
+                definite.setdefault(f"a:{name}", (step, f"{tool} is called"))
     if rule == "max_calls":
         yield from _max_calls(ctx, graph, policy, loc)
         return
@@ -330,8 +413,11 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
         last, what = sites[end]
         if prefix:  # the second search starts where the prefix ends
             steps = steps[1:]
-        reached = last.message == steps[-1].message if steps else True
-        trace = (*prefix, *steps, *([] if reached or end.startswith("n:") or (
+        walked = [*prefix, *steps]
+        # the violation is the position itself (an agent or flow node reached), or a call
+        # made there (from the prefix's last agent too: forbid(t, from_agent=f) at f)
+        reached = bool(walked) and last.message == walked[-1].message
+        trace = (*walked, *([] if reached or end.startswith("n:") or (
             rule == "forbid" and end == f"a:{target}") else [last]))
         path = " -> ".join(s.message for s in trace)
         whys = [*prefix_whys, *whys]
@@ -367,8 +453,9 @@ _HELP = {
     "on every declaration of the tool",
     "forbid": "remove the handoff, agent tool or flow edge on the path, or the tool from the "
     "agent that offers it",
-    "max_calls": "set parallel_tool_calls=False and a tool_use_behavior that stops at the tool, "
-    "or lower max_turns, so the worst case fits",
+    "max_calls": "give the tool a run budget, function_tool(max_uses=N) with N at most the "
+    "policy's n, on every declaration; or set parallel_tool_calls=False and a "
+    "tool_use_behavior that stops at the tool, or lower max_turns, so the worst case fits",
     "only_after": "make the path pass the prerequisite first (a flow edge, a handoff only "
     "from the agent that ran it), or offer the tool only after it",
 }
@@ -377,6 +464,8 @@ _HELP = {
 # -- max_calls -----------------------------------------------------------------------------
 
 _UNBOUNDED = -1
+_NOTHING = (False, False, False, 0, None)
+"""An agent (or component) that reaches no call of the tool: one shared value."""
 
 
 def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,
@@ -387,20 +476,24 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
     ``parallel_tool_calls=False``: then one response is unbounded. Otherwise a run of
     ``T`` model calls (its ``max_turns``) calls the tool at most once per model call, or
     once in all when calling it ends the run (``stop_on_first_tool`` or ``StopAtTools``
-    naming it), plus what the nested runs of its agent tools call (to ``max_depth``)."""
+    naming it), plus what the nested runs of its agent tools call (to ``max_depth``).
+    A tool whose every declaration has a run budget (``function_tool(max_uses=)``, one
+    count for the whole run) runs at most the largest of them, whatever the above."""
     spec = graph.spec
     tool = policy.target
     n = policy.n or 0
     names = list(graph.agents)
     pos = {name: i for i, name in enumerate(names)}
     agents = [graph.agents[name] for name in names]
-    offers = [any(t.name == tool for t in a.tools) or any(
-        at.tool_name == tool for at in a.agent_tools) for a in agents]
+    cover = covered(graph, tool)
+    covers = [cover.get(a.name, frozenset()) for a in agents]
+    offers = [bool(c) for c in covers]
     if not any(offers):
         return
     parallel = [a.model_settings.get("parallel_tool_calls") is not False for a in agents]
     nonstop = [offers[i] and not (a.tool_use_behavior.kind == "stop_on_first_tool" or (
-        a.tool_use_behavior.kind == "stop_at_tools" and tool in a.tool_use_behavior.tool_names))
+        a.tool_use_behavior.kind == "stop_at_tools"
+        and covers[i] <= set(a.tool_use_behavior.tool_names)))
         for i, a in enumerate(agents)]
     hsucc = [[pos[h.target] for h in a.handoffs if h.target in pos] for a in agents]
     comps, comp_of = strongly_connected(hsucc)
@@ -461,14 +554,20 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
             here = len(comp_agg)
             for v in members:
                 a1 = own[v]
-                d, p, g, m, u = d or a1[0], p or a1[1], g or a1[2], max(m, a1[3]), u or a1[4]
+                d, p, g, u = d or a1[0], p or a1[1], g or a1[2], u or a1[4]
+                if a1[3] > m:
+                    m = a1[3]
                 for w in hsucc[v]:
                     c = comp_of[w]
                     if c != here:
                         a2 = comp_agg[c]
-                        d, p, g = d or a2[0], p or a2[1], g or a2[2]
-                        m, u = max(m, a2[3]), u or a2[4]
-            comp_agg.append((d, p, g, m, u))
+                        if a2 is _NOTHING:  # the common case: nothing to add
+                            continue
+                        d, p, g, u = d or a2[0], p or a2[1], g or a2[2], u or a2[4]
+                        if a2[3] > m:
+                            m = a2[3]
+            agg = (d, p, g, m, u)
+            comp_agg.append(_NOTHING if agg == _NOTHING else agg)
         for v in range(len(agents)):
             level[v] = comp_agg[comp_of[v]]
         if below == level and depth + 1 <= shallowest:
@@ -498,17 +597,42 @@ def _max_calls(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLoc
                 break
             total += b * times
             reason = reason or why
+    # the tool's own run budget: when every declaration a run can reach has max_uses, no
+    # run runs it more often than the largest (a call past it gets an error output and
+    # never runs)
+    # one count per tool name, so the budgets of several tools add up
+    budgets: dict[str, list[int | None]] = {}
+    if any(getattr(d, "max_uses", None) is not None for i, a in enumerate(agents) if covers[i]
+           for _, _, d in _calls(graph, a.name, covers[i])):
+        reach = graph.reachable()
+        for i, a in enumerate(agents):
+            if covers[i] and f"a:{a.name}" in reach:
+                for name, _, decl in _calls(graph, a.name, covers[i]):
+                    budgets.setdefault(name, []).append(getattr(decl, "max_uses", None))
+    if budgets and all(None not in b for b in budgets.values()):
+        cap = sum(max(b for b in bs if b is not None) for bs in budgets.values())
+        if total == _UNBOUNDED or total > cap:
+            total, reason = cap, (f"its max_uses={cap} lets one run run it {cap} time(s)"
+                                  if len(budgets) == 1 else
+                                  f"their max_uses add up to {cap} time(s) per run")
     if total != _UNBOUNDED and total <= n:
         return
 
+    def over(decl: object) -> bool:
+        # a declaration whose own budget keeps it within n is no place to break the rule
+        budget = getattr(decl, "max_uses", None)
+        return budget is None or budget > n
+
     def offered_here(node: str) -> bool:
-        return node.startswith("a:") and bool(_calls(graph, node[2:], tool))
+        return node.startswith("a:") and any(
+            over(d) for _, _, d in _calls(graph, node[2:], cover.get(node[2:], frozenset())))
 
     found = graph.search(graph.entry or "", offered_here, decided_only=False)
     if found is None:
         return
     end, steps, _ = found
-    trace = (*steps, _calls(graph, end[2:], tool)[0][1])
+    trace = (*steps, next(step for _, step, d in _calls(graph, end[2:], cover[end[2:]])
+                          if over(d)))
     worst = "without bound" if total == _UNBOUNDED else f"up to {total} times"
     path = " -> ".join(s.message for s in trace)
     yield ctx.diag(
