@@ -145,3 +145,8 @@ def test_models_page_own_model_answers_from_the_conversation(
     assert result.final_output == "greeter heard 2 message(s); last: 'refund 42'"
     assert (result.usage.requests, result.usage.input_tokens, result.usage.output_tokens) \
         == (1, 3, 7)
+
+
+def test_runtime_page_tool_guardrails_gates_and_hooks(capsys: pytest.CaptureFixture[str]) -> None:
+    run(block("docs/runtime.md", "class Log(ss.RunHooks):"))
+    assert capsys.readouterr().out.startswith("desk calls send_email (")

@@ -36,12 +36,16 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         InputGuardrail,
         OutputGuardrail,
         StopAtTools,
+        ToolInputGuardrail,
+        ToolOutputGuardrail,
         Workflow,
         agent_tool,
         function_tool,
         handoff,
         input_guardrail,
         output_guardrail,
+        tool_input_guardrail,
+        tool_output_guardrail,
     )
     from stepswitch.dsl.flow import END, Step, branch, fan_out, route, step, then
     from stepswitch.dsl.hosted import (
@@ -67,12 +71,15 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
         SessionError,
         StateError,
         StepswitchError,
+        ToolInputGuardrailTripwireTriggered,
+        ToolOutputGuardrailTripwireTriggered,
         ToolTimeoutError,
         UserError,
     )
     from stepswitch.graph import WorkflowGraph, WorkflowSpec
     from stepswitch.graph.spec import PolicySpec
     from stepswitch.interop.sdk import from_sdk
+    from stepswitch.lifecycle import AgentHooks, RunHooks
     from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
     from stepswitch.policies import (
         Policy,
@@ -95,6 +102,12 @@ if _typing.TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     )
     from stepswitch.runtime.item_helpers import ItemHelpers
     from stepswitch.settings import ModelSettings
+    from stepswitch.tool_guardrails import (
+        ToolContext,
+        ToolGuardrailFunctionOutput,
+        ToolInputGuardrailData,
+        ToolOutputGuardrailData,
+    )
 
 # public name -> the module that defines it (not a package that re-exports it: an
 # annotation naming ss.RunResult in a checked module must not load the run loop)
@@ -107,6 +120,7 @@ _WHERE: dict[str, str] = {
     "FileSearchTool": "stepswitch.dsl.hosted",
     "CodeInterpreterTool": "stepswitch.dsl.hosted",
     "Agent": "stepswitch.dsl",
+    "AgentHooks": "stepswitch.lifecycle",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
     "MCPServerStdio": "stepswitch.mcp.servers",
@@ -133,6 +147,7 @@ _WHERE: dict[str, str] = {
     "RECOMMENDED_PROMPT_PREFIX": "stepswitch.prompts",
     "Report": "stepswitch.analysis",
     "RunConfig": "stepswitch.runtime.config",
+    "RunHooks": "stepswitch.lifecycle",
     "RunContext": "stepswitch.context",
     "RunResult": "stepswitch.runtime.result",
     "RunResultStreaming": "stepswitch.runtime.machine",
@@ -145,6 +160,14 @@ _WHERE: dict[str, str] = {
     "Step": "stepswitch.dsl.flow",
     "StepswitchError": "stepswitch.errors",
     "StopAtTools": "stepswitch.dsl",
+    "ToolContext": "stepswitch.tool_guardrails",
+    "ToolGuardrailFunctionOutput": "stepswitch.tool_guardrails",
+    "ToolInputGuardrail": "stepswitch.dsl",
+    "ToolInputGuardrailData": "stepswitch.tool_guardrails",
+    "ToolInputGuardrailTripwireTriggered": "stepswitch.errors",
+    "ToolOutputGuardrail": "stepswitch.dsl",
+    "ToolOutputGuardrailData": "stepswitch.tool_guardrails",
+    "ToolOutputGuardrailTripwireTriggered": "stepswitch.errors",
     "ToolTimeoutError": "stepswitch.errors",
     "ToolsToFinalOutputResult": "stepswitch.runtime.steps",
     "Usage": "stepswitch.context",
@@ -171,6 +194,8 @@ _WHERE: dict[str, str] = {
     "route": "stepswitch.dsl.flow",
     "step": "stepswitch.dsl.flow",
     "then": "stepswitch.dsl.flow",
+    "tool_input_guardrail": "stepswitch.dsl",
+    "tool_output_guardrail": "stepswitch.dsl",
 }
 
 # public submodules reachable as attributes, imported on first use: ss.testing.ScriptedModel,
@@ -181,6 +206,7 @@ _SUBMODULES = frozenset(
 
 __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), constants too
     "Agent",
+    "AgentHooks",
     "AgentTool",
     "CodeInterpreterTool",
     "CompileError",
@@ -212,6 +238,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Report",
     "RunConfig",
     "RunContext",
+    "RunHooks",
     "RunResult",
     "RunResultStreaming",
     "RunState",
@@ -223,6 +250,14 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "Step",
     "StepswitchError",
     "StopAtTools",
+    "ToolContext",
+    "ToolGuardrailFunctionOutput",
+    "ToolInputGuardrail",
+    "ToolInputGuardrailData",
+    "ToolInputGuardrailTripwireTriggered",
+    "ToolOutputGuardrail",
+    "ToolOutputGuardrailData",
+    "ToolOutputGuardrailTripwireTriggered",
     "ToolSearchTool",
     "ToolTimeoutError",
     "ToolsToFinalOutputResult",
@@ -252,7 +287,9 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "route",
     "step",
     "then",
+    "tool_input_guardrail",
     "tool_namespace",
+    "tool_output_guardrail",
 ]
 
 

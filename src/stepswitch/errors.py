@@ -31,7 +31,9 @@
         ├── ToolTimeoutError             a tool took longer than function_tool(timeout=…)
         └── GuardrailTripwireTriggered   a guardrail's tripwire fired
             ├── InputGuardrailTripwireTriggered
-            └── OutputGuardrailTripwireTriggered
+            ├── OutputGuardrailTripwireTriggered
+            ├── ToolInputGuardrailTripwireTriggered    a tool input guardrail said raise
+            └── ToolOutputGuardrailTripwireTriggered   a tool output guardrail said raise
 
 Caller mistakes are apart from the model's and from run limits, so a caller can
 catch exactly what it can act on. Every message says what happened, where, and
@@ -83,6 +85,8 @@ __all__ = [
     "StepswitchError",
     "TargetError",
     "ToolFailure",
+    "ToolInputGuardrailTripwireTriggered",
+    "ToolOutputGuardrailTripwireTriggered",
     "ToolTimeoutError",
     "TrailError",
     "UserError",
@@ -352,3 +356,27 @@ class InputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
 
 class OutputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
     """An output guardrail tripped on the final output."""
+
+
+class ToolInputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
+    """A tool input guardrail returned ``raise_exception()``: the call did not run.
+    ``guardrail`` is its name, ``output`` what it returned, ``guardrail_result`` the
+    ``ToolInputGuardrailResult`` (agent, tool, call id)."""
+
+    def __init__(self, message: str, *, guardrail: str = "", output: Any = None,
+                 guardrail_result: Any = None, run_data: Any = None) -> None:
+        super().__init__(message, guardrail_result=guardrail_result, run_data=run_data)
+        self.guardrail = guardrail
+        self.output = output
+
+
+class ToolOutputGuardrailTripwireTriggered(GuardrailTripwireTriggered):
+    """A tool output guardrail returned ``raise_exception()``: the tool ran, and its
+    output was not recorded. ``guardrail``, ``output`` and ``guardrail_result`` as for
+    :class:`ToolInputGuardrailTripwireTriggered`."""
+
+    def __init__(self, message: str, *, guardrail: str = "", output: Any = None,
+                 guardrail_result: Any = None, run_data: Any = None) -> None:
+        super().__init__(message, guardrail_result=guardrail_result, run_data=run_data)
+        self.guardrail = guardrail
+        self.output = output

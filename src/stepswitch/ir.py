@@ -50,12 +50,21 @@ __all__ = [
     "StepThen",
     "StepWhen",
     "ToolEntry",
+    "ToolGuardrailIR",
 ]
 
 IR_VERSION = 2
 
 Approval: TypeAlias = Literal["never", "always", "per_call"]
 """Whether a call waits for a human: never, always, or as a callable decides per call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolGuardrailIR:
+    """A tool input or output guardrail bound at ``ref`` (which list says which)."""
+
+    name: str
+    ref: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +80,11 @@ class RunFunction:
     approval: Approval = "never"
     timeout: float | None = None
     """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
+    input_guardrails: tuple[ToolGuardrailIR, ...] = ()
+    """Run in order after approval and validation, before the call; the first that
+    rejects or raises decides."""
+    output_guardrails: tuple[ToolGuardrailIR, ...] = ()
+    """Run in order on the tool's value before its output is recorded."""
     max_uses: int | None = None
     """How many times one run (nested runs and flow nodes included) may run it; once
     spent it is no longer offered and a call of it gets an error output."""
@@ -118,6 +132,9 @@ class ToolEntry:
     parameters: dict[str, Any]
     action: Action
     strict: bool = True
+    enabled: bool | str = True
+    """Whether the model is offered it: always, never, or as the function bound at this
+    path says each turn (``is_enabled``)."""
     namespace: str | None = None
     """The ``tool_namespace`` it is offered in (Responses API tool search)."""
     namespace_description: str | None = None
@@ -271,6 +288,8 @@ class StateIR:
     switch: tuple[StepCase, ...] = ()
     """The step switch, in order; ``lower()`` fills it (a machine refuses a state
     without one)."""
+    hooks: str | None = None
+    """The agent's ``AgentHooks`` object, bound at this path."""
 
     @property
     def name(self) -> str:
@@ -316,15 +335,19 @@ class MachineIR:
         """Every import path the machine needs bound, sorted, each once."""
         paths: set[str] = set()
         for s in self.states:
-            for p in (s.instructions_fn, s.model_ref, s.output.type_ref, s.step.function):
+            for p in (s.instructions_fn, s.model_ref, s.output.type_ref, s.step.function,
+                      s.hooks):
                 if p is not None:
                     paths.add(p)
             for g in (*s.input_guardrails, *s.output_guardrails):
                 paths.add(g.ref)
             for t in s.tools:
                 a = t.action
+                if type(t.enabled) is str:
+                    paths.add(t.enabled)
                 if isinstance(a, RunFunction):
                     paths.add(a.ref)
+                    paths.update(g.ref for g in (*a.input_guardrails, *a.output_guardrails))
                 elif isinstance(a, HandoffTo):
                     paths.update(p for p in (a.input_type, a.on_handoff, a.input_filter) if p)
                 else:

@@ -150,6 +150,41 @@ def log_reason(ctx: Any, data: Any) -> None:
     return None
 
 
+def _three_args(ctx: Any, agent: Any, data: Any) -> ss.ToolGuardrailFunctionOutput:
+    return ss.ToolGuardrailFunctionOutput.allow()
+
+
+@ss.tool_input_guardrail
+def allow_input(data: ss.ToolInputGuardrailData) -> ss.ToolGuardrailFunctionOutput:
+    return ss.ToolGuardrailFunctionOutput.allow()
+
+
+@ss.tool_output_guardrail
+def redact_output(data: ss.ToolOutputGuardrailData) -> ss.ToolGuardrailFunctionOutput:
+    return ss.ToolGuardrailFunctionOutput.allow()
+
+
+def _guarded(*, inputs: list[Any], outputs: list[Any] = []) -> ss.FunctionTool:  # noqa: B006
+    def look_up(order_id: int) -> str:
+        """Look an order up."""
+        return str(order_id)
+
+    return ss.function_tool(tool_input_guardrails=inputs, tool_output_guardrails=outputs)(
+        look_up)
+
+
+def is_admin(ctx: Any, agent: Any) -> bool:
+    return bool(getattr(ctx.context, "admin", False))
+
+
+def _gated_lookup(gated: bool) -> ss.FunctionTool:
+    def look_up(order_id: int) -> str:
+        """Look an order up."""
+        return str(order_id)
+
+    return ss.function_tool(is_enabled=is_admin if gated else True)(look_up)
+
+
 def wf(entry: ss.Agent | str | None, *agents: ss.Agent, **kw: Any) -> ss.Workflow:
     return ss.Workflow("case", entry, list(agents), **kw)
 
@@ -349,8 +384,24 @@ CASES: dict[str, tuple[Build, Build]] = {
         lambda: wf("a", a(tools=[shop_balance]), context_type=Account),
         lambda: wf("a", a(tools=[account_balance]), context_type=Account),
     ),
+    "SW408": (
+        lambda: wf("a", a(tools=[_guarded(inputs=[ss.ToolInputGuardrail(_three_args)])])),
+        lambda: wf("a", a(tools=[_guarded(inputs=[allow_input])])),
+    ),
+    "SW409": (
+        lambda: wf("a", a(tools=[_guarded(inputs=[redact_output])])),
+        lambda: wf("a", a(tools=[_guarded(inputs=[allow_input], outputs=[redact_output])])),
+    ),
     "SW501": (lambda: wf("a", a(tools=[refund_order])), lambda: wf("a", a(tools=[lookup]))),
     "SW603": (lambda: _sdk_filtered(sdk_filter=True), lambda: _sdk_filtered(sdk_filter=False)),
+    "SW621": (
+        lambda: wf("a", a(handoffs=[ss.handoff(a("b"), is_enabled=is_admin)])),
+        lambda: wf("a", a(handoffs=[ss.handoff(a("b"), is_enabled=True)])),
+    ),
+    "SW622": (
+        lambda: wf("a", a(tools=[_gated_lookup(True)], model_settings=FORCED)),
+        lambda: wf("a", a(tools=[_gated_lookup(False)], model_settings=FORCED)),
+    ),
     "SW602": (
         lambda: wf(a("a", handoffs=[a("b", input_guardrails=[str_input_guard])])),
         lambda: wf(a("a", tools=[a("b", input_guardrails=[str_input_guard]).as_tool()])),

@@ -244,26 +244,19 @@ def test_a_handoff_cycle_needs_a_budget_and_handoff_max_uses_gives_one() -> None
         ss.from_sdk(triage, handoff_max_uses=0)
 
 
-def test_tool_guardrails_and_a_callable_is_enabled_are_located_warnings() -> None:
+def test_tool_guardrails_and_a_callable_is_enabled_are_carried_without_warnings() -> None:
     import warnings
 
     from stepswitch.interop.sdk import SDKNotCarriedWarning
     from tests.interop.sdk_apps import not_carried
 
-    path = str(Path(not_carried.__file__))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ss.from_sdk(not_carried.clerk)
-    found = sorted((w.filename, w.lineno, str(w.message)) for w in caught
-                   if w.category is SDKNotCarriedWarning)
-    assert found == [
-        (path, 25, "from_sdk: tool 'lookup' of agent 'Clerk': FunctionTool."
-                   "tool_input_guardrails (set to ['no_secrets']; tool input guardrails; they "
-                   "do not run) is not carried out by stepswitch"),
-        (path, 25, "from_sdk: tool 'lookup' of agent 'Clerk': FunctionTool."
-                   "tool_output_guardrails (set to ['no_leaks']; tool output guardrails; they "
-                   "do not run) is not carried out by stepswitch"),
-        (path, 35, "from_sdk: tool 'refund' of agent 'Clerk': FunctionTool.is_enabled (a "
-                   "function, which stepswitch does not call: the model is offered it on every "
-                   "turn) is not carried out by stepswitch"),
-    ]
+        wf = ss.from_sdk(not_carried.clerk)
+    assert not [w for w in caught if w.category is SDKNotCarriedWarning]
+    tools = {t.name: t for t in wf.to_spec().agents[0].tools}
+    assert [g.name for g in tools["lookup"].input_guardrails] == ["no_secrets"]
+    assert [g.name for g in tools["lookup"].output_guardrails] == ["no_leaks"]
+    gate = tools["refund"].is_enabled
+    assert not isinstance(gate, bool) and gate.path.endswith(":only_on_weekdays")
+    assert tools["plain"].is_enabled is True

@@ -175,3 +175,30 @@ def test_removing_an_approval_gated_tool_or_its_agent_is_a_safety_change() -> No
     # the gate moved along with the tool: nothing weakened
     found = _found(base, _gated(with_refunder=False, top_tools=(refund,)))
     assert not {c for c in found if c[0] == "safety"}, found
+
+
+def test_tool_guardrails_and_gates_are_safety_changes_and_hooks_structure() -> None:
+    from tests.conformance import test_guards_gates_hooks as g
+
+    def spec(*, guarded: bool, gated: bool, hooked: bool) -> Any:
+        guards = [g.only_small_orders] if guarded else []
+
+        def lookup(order_id: int) -> str:
+            """Look an order up."""
+            return str(order_id)
+
+        tool = ss.function_tool(tool_input_guardrails=guards,
+                                is_enabled=g.speaks_french if gated else True)(lookup)
+        b = ss.Agent("b", "B.")
+        a = ss.Agent("a", "A.", tools=[tool], hooks=g.MANAGER_HOOKS if hooked else None,
+                     handoffs=[ss.handoff(b, is_enabled=g.is_admin if gated else True)])
+        return ss.Workflow("w", entry=a, agents=[a, b]).to_spec()
+
+    plain = spec(guarded=False, gated=False, hooked=False)
+    changed = diff_specs(plain, spec(guarded=True, gated=True, hooked=True))
+    by_path = {c.path: c.category for c in changed.changes}
+    assert by_path["agents.a.tools.lookup.input_guardrails"] == "safety"
+    assert by_path["agents.a.tools.lookup.is_enabled"] == "safety"
+    assert by_path["agents.a.handoffs.transfer_to_b.is_enabled"] == "safety"
+    assert by_path["agents.a.hooks"] == "structure"
+    assert not diff_specs(plain, spec(guarded=False, gated=False, hooked=False)).changes

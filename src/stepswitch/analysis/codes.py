@@ -108,6 +108,11 @@ _ALL: tuple[Code, ...] = (
          "an agent tool's output extractor declares a type the nested run does not give"),
     Code("SW407", "context-type-mismatch", "error",
          "a RunContext[X] parameter that does not fit Workflow(context_type=...)"),
+    Code("SW408", "tool-guardrail-signature", "error",
+         "a tool guardrail that does not take exactly one argument (its data)"),
+    Code("SW409", "tool-guardrail-type-mismatch", "error",
+         "a tool guardrail in the wrong list, or declaring a type its data or verdict "
+         "does not fit"),
     Code("SW501", "pause-points", "info",
          "the tools and agent tools that can pause a run for a human's approval"),
     Code("SW601", "opaque-tool", "warning",
@@ -132,6 +137,12 @@ _ALL: tuple[Code, ...] = (
          "a ToolSearchTool on an agent with no deferred or namespaced tool to find"),
     Code("SW616", "hosted-tool-config-invalid", "error",
          "a hosted tool or tool namespace configured as the Responses API refuses"),
+    Code("SW621", "gated-reach", "info",
+         "an agent that runs reach only through handoffs or agent tools gated by "
+         "is_enabled"),
+    Code("SW622", "end-needs-gate", "warning",
+         "an agent from which a run can end only while a gated (is_enabled) tool or edge "
+         "is enabled"),
     Code("SW650", "agents-api-tools-too-large", "error",
          "an agent's tool definitions exceed the Agents API's 3 MiB of compact JSON"),
     Code("SW651", "agents-api-metadata-limits", "error",

@@ -163,13 +163,20 @@ def _uses(ir: MachineIR) -> dict[str, list[str]]:
         add(s.model_ref, f"{agent} model")
         add(s.output.type_ref, f"{agent} output type")
         add(s.step.function, f"{agent} tool_use_behavior")
+        add(s.hooks, f"{agent} hooks")
         for g in (*s.input_guardrails, *s.output_guardrails):
             add(g.ref, f"{agent} {g.kind} guardrail {g.name!r}")
         for t in s.tools:
             a = t.action
             tool = f"{agent} tool {t.name!r}"
+            if type(t.enabled) is str:
+                add(t.enabled, f"{tool} is_enabled")
             if isinstance(a, RunFunction):
                 add(a.ref, tool)
+                for tg in a.input_guardrails:
+                    add(tg.ref, f"{tool} tool input guardrail {tg.name!r}")
+                for tg in a.output_guardrails:
+                    add(tg.ref, f"{tool} tool output guardrail {tg.name!r}")
             elif isinstance(a, HandoffTo):
                 add(a.input_type, f"{tool} input type")
                 add(a.on_handoff, f"{tool} on_handoff")

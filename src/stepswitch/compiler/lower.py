@@ -21,7 +21,7 @@ from stepswitch._gc import gc_paused
 from stepswitch.compiler.lower_flow import lower_flow
 from stepswitch.errors import UserError
 from stepswitch.graph.facts import flow_facts, machine_facts
-from stepswitch.graph.spec import AgentSpec, GuardrailSpec, WorkflowSpec
+from stepswitch.graph.spec import AgentSpec, GuardrailSpec, Ref, WorkflowSpec
 from stepswitch.ir import (
     Action,
     GuardrailIR,
@@ -35,6 +35,7 @@ from stepswitch.ir import (
     StepCase,
     StepRule,
     ToolEntry,
+    ToolGuardrailIR,
 )
 from stepswitch.vocabulary import check_words
 
@@ -99,16 +100,18 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
     taken: dict[str, str] = {}
 
     def add(name: str, description: str, params: dict[str, object], action: Action,
-            strict: bool, where: str, namespace: str | None = None,
-            namespace_description: str | None = None, defer_loading: bool = False) -> None:
+            strict: bool, where: str, enabled: bool | Ref = True,
+            namespace: str | None = None, namespace_description: str | None = None,
+            defer_loading: bool = False) -> None:
         if name in taken:
             raise UserError(
                 f"agent {agent.name!r}: tool name {name!r} at {where} is already used by "
                 f"{taken[name]}; the model could not tell them apart"
             )
         taken[name] = where
-        rows.append(ToolEntry(name, description, dict(params), action, strict, namespace,
-                              namespace_description, defer_loading))
+        gate: bool | str = enabled if isinstance(enabled, bool) else enabled.path
+        rows.append(ToolEntry(name, description, dict(params), action, strict, gate,
+                              namespace, namespace_description, defer_loading))
 
     for t in agent.tools:
         add(
@@ -122,10 +125,15 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
                 failure=t.failure_mode,
                 approval=t.needs_approval,
                 timeout=t.timeout,
+                input_guardrails=tuple(ToolGuardrailIR(g.name, g.ref.path)
+                                       for g in t.input_guardrails),
+                output_guardrails=tuple(ToolGuardrailIR(g.name, g.ref.path)
+                                        for g in t.output_guardrails),
                 max_uses=t.max_uses,
             ),
             t.strict,
             str(t.location),
+            t.is_enabled,
             t.namespace,
             t.namespace_description,
             t.defer_loading,
@@ -155,6 +163,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
             ),
             True,
             str(at.location),
+            at.is_enabled,
         )
     for h in agent.handoffs:
         if h.target not in names:
@@ -175,6 +184,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
             ),
             True,
             str(h.location),
+            h.is_enabled,
         )
     out = agent.output_type
     output = (
@@ -208,6 +218,7 @@ def _state(agent: AgentSpec, names: set[str]) -> StateIR:
         step=step,
         input_guardrails=tuple(_guardrail(g) for g in agent.input_guardrails),
         output_guardrails=tuple(_guardrail(g) for g in agent.output_guardrails),
+        hooks=agent.hooks.path if agent.hooks is not None else None,
     )
 
 

@@ -8,6 +8,12 @@ from stepswitch.dsl.guardrails import (
     input_guardrail,
     output_guardrail,
 )
+from stepswitch.dsl.tool_guardrails import (
+    ToolInputGuardrail,
+    ToolOutputGuardrail,
+    tool_input_guardrail,
+    tool_output_guardrail,
+)
 from stepswitch.dsl.tools import FunctionTool, function_tool
 from stepswitch.dsl.workflow import Workflow
 
@@ -20,10 +26,14 @@ __all__ = [
     "InputGuardrail",
     "OutputGuardrail",
     "StopAtTools",
+    "ToolInputGuardrail",
+    "ToolOutputGuardrail",
     "Workflow",
     "agent_tool",
     "function_tool",
     "handoff",
     "input_guardrail",
     "output_guardrail",
+    "tool_input_guardrail",
+    "tool_output_guardrail",
 ]

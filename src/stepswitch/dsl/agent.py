@@ -26,8 +26,9 @@ from stepswitch.dsl._validate import (
 )
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.hosted import HostedTool
-from stepswitch.dsl.tools import FunctionTool
+from stepswitch.dsl.tools import FunctionTool, check_is_enabled
 from stepswitch.errors import UserError
+from stepswitch.lifecycle import check_hooks
 
 if TYPE_CHECKING:
     # loaded by whoever makes one; the DSL itself only tells one apart (_is_settings)
@@ -93,6 +94,9 @@ class Handoff(_EdgeDecl):
     on_handoff: Callable[..., Any] | None
     input_filter: Callable[..., Any] | None
     site: Site
+    is_enabled: bool | Callable[..., Any] = True
+    """Whether the model is offered the handoff: a bool, or ``fn(ctx, agent) -> bool``
+    asked every turn."""
 
     def __repr__(self) -> str:
         return f"Handoff(target={self.target_name!r}, max_uses={self.max_uses!r})"
@@ -120,6 +124,7 @@ def handoff(
     agent: Agent | str | None = None,
     tool_name_override: str | None = None,
     tool_description_override: str | None = None,
+    is_enabled: bool | Callable[..., Any] = True,
 ) -> Handoff:
     """A handoff to ``target`` (an ``Agent`` or a name), offered to the model as the tool
     ``transfer_to_<agent>`` unless ``tool_name`` says otherwise.
@@ -127,7 +132,9 @@ def handoff(
     ``max_uses=N`` lets the run take it N times; after that it is no longer offered.
     ``input_type`` makes the model send typed arguments, passed to
     ``on_handoff(ctx, input)``; ``input_filter`` rewrites what the next agent sees.
-    The Agents SDK's spellings work too: ``agent=`` for ``target``,
+    ``is_enabled``: a bool, or ``fn(ctx, agent) -> bool`` (sync or async) asked every
+    turn; while it is false the model is not offered the handoff (a call of it is a call
+    of an unknown tool). The Agents SDK's spellings work too: ``agent=`` for ``target``,
     ``tool_name_override=`` and ``tool_description_override=``.
     """
     site = caller_site()
@@ -158,6 +165,8 @@ def handoff(
         require_name(target, what="handoff", field="target", site=site)
     if isinstance(max_uses, bool):
         raise UserError(f"handoff at {site}: max_uses: expected a positive int, got bool")
+    if is_enabled is not True:
+        check_is_enabled(is_enabled, "handoff", site)
     if input_type is not None and on_handoff is None:
         raise UserError(
             f"handoff at {site}: input_type needs an on_handoff function to receive the input"
@@ -179,6 +188,7 @@ def handoff(
         on_handoff=on_handoff,
         input_filter=input_filter,
         site=site,
+        is_enabled=is_enabled,
     )
 
 
@@ -259,6 +269,9 @@ class AgentTool(_EdgeDecl):
     output_extractor: Callable[..., Any] | None
     parameters: Any
     site: Site
+    is_enabled: bool | Callable[..., Any] = True
+    """Whether the model is offered the tool: a bool, or ``fn(ctx, agent) -> bool``
+    asked every turn."""
 
     def __repr__(self) -> str:
         return f"AgentTool(target={self.target_name!r}, name={self.name!r})"
@@ -285,6 +298,7 @@ def agent_tool(
     needs_approval: bool | Callable[..., Any] = False,
     output_extractor: Callable[..., Any] | None = None,
     parameters: Any = None,
+    is_enabled: bool | Callable[..., Any] = True,
 ) -> AgentTool:
     """``target.as_tool(...)`` where ``target`` may be an agent's name.
 
@@ -301,6 +315,7 @@ def agent_tool(
         output_extractor=output_extractor,
         parameters=parameters,
         site=caller_site(),
+        is_enabled=is_enabled,
     )
 
 
@@ -315,7 +330,10 @@ def _agent_tool(
     output_extractor: Callable[..., Any] | None,
     parameters: Any,
     site: Site,
+    is_enabled: bool | Callable[..., Any] = True,
 ) -> AgentTool:
+    if is_enabled is not True:
+        check_is_enabled(is_enabled, "agent tool", site)
     if not _plain_agent_tool(
         target, name, description, max_turns, max_depth, needs_approval, output_extractor
     ):
@@ -346,6 +364,7 @@ def _agent_tool(
         output_extractor=output_extractor,
         parameters=parameters,
         site=site,
+        is_enabled=is_enabled,
     )
 
 
@@ -388,6 +407,7 @@ class Agent:
         tool_use_behavior: ToolUseBehavior = "run_llm_again",
         ignore: Sequence[str] = (),
         mcp_servers: Sequence[Any] = (),
+        hooks: Any = None,
     ) -> None:
         site = caller_site()
         _check_agent(
@@ -425,6 +445,11 @@ class Agent:
         self.mcp_servers: list[Any] = _mcp_servers(name, site, mcp_servers)
         """``ss.MCPServerStdio`` / ``ss.MCPServerStreamableHttp``: their locked tools are
         this agent's tools too (see docs/mcp.md)."""
+        if hooks is not None:
+            check_hooks(hooks, "agent", f"Agent({name!r}) at {site}")
+        self.hooks = hooks
+        """An ``ss.AgentHooks`` (or the Agents SDK's ``AgentHooks``): callbacks on this
+        agent's turns, tools, handoffs and final output."""
         self.site = site
 
     def _recheck(self) -> None:
@@ -468,6 +493,9 @@ class Agent:
         self._recheck_targets()
 
     def _recheck_targets(self) -> None:
+        if self.hooks is not None:
+            check_hooks(self.hooks, "agent",
+                        f"Agent({self.name!r}) (changed after its declaration) at {self.site}")
         for edge in [*self.handoffs, *self.tools]:
             if isinstance(edge, Handoff | AgentTool) and not isinstance(edge.target, Agent | str):
                 kind = "handoff" if isinstance(edge, Handoff) else "agent tool"
@@ -489,11 +517,13 @@ class Agent:
         tool_name: str | None = None,
         tool_description: str | None = None,
         custom_output_extractor: Callable[..., Any] | None = None,
+        is_enabled: bool | Callable[..., Any] = True,
     ) -> AgentTool:
         """This agent as a tool another agent can call (a nested run returning a value).
 
-        The Agents SDK's spellings work too: ``tool_name=``, ``tool_description=`` and
-        ``custom_output_extractor=``.
+        ``is_enabled``: a bool, or ``fn(ctx, agent) -> bool`` asked every turn (the
+        model is offered the tool only while it holds). The Agents SDK's spellings work
+        too: ``tool_name=``, ``tool_description=`` and ``custom_output_extractor=``.
         """
         site = caller_site()
         name = _sdk_alias("as_tool", site, "name", name, "tool_name", tool_name)
@@ -511,6 +541,7 @@ class Agent:
             output_extractor=output_extractor,
             parameters=parameters,
             site=site,
+            is_enabled=is_enabled,
         )
 
     def clone(self, **changes: Any) -> Agent:
@@ -545,7 +576,7 @@ class Agent:
 _CLONE_FIELDS = (
     "name", "instructions", "tools", "handoffs", "output_type", "model", "model_settings",
     "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
-    "ignore", "mcp_servers",
+    "ignore", "mcp_servers", "hooks",
 )
 
 

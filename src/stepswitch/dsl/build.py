@@ -16,7 +16,7 @@ import typing
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -50,6 +50,7 @@ from stepswitch.graph.spec import (
     Ref,
     SchemaProblemSpec,
     StepSpec,
+    ToolGuardrailSpec,
     ToolSpec,
     ToolUseBehaviorSpec,
     WorkflowSpec,
@@ -243,6 +244,8 @@ class _Builder:
             ignore=tuple(agent.ignore),
             mcp_servers=mcp,
             hosted_tools=tuple(hosted),
+            hooks=self._instance_ref(agent.hooks, agent.site) if agent.hooks is not None
+            else None,
             location=self._location(agent.site),
         )
 
@@ -293,9 +296,56 @@ class _Builder:
             namespace=tool.namespace,
             namespace_description=tool.namespace_description,
             defer_loading=tool.defer_loading,
+            is_enabled=self._enabled(getattr(tool, "is_enabled", True)),
+            input_guardrails=tuple(
+                self._tool_guardrail(g, "input") for g in tool.tool_input_guardrails
+            ) if tool.tool_input_guardrails else (),
+            output_guardrails=tuple(
+                self._tool_guardrail(g, "output") for g in tool.tool_output_guardrails
+            ) if tool.tool_output_guardrails else (),
             mcp_server=_mcp_server_name(tool),
             location=self._location(tool.site),
         )
+
+    def _tool_guardrail(self, g: Any, kind: Literal["input", "output"]) -> ToolGuardrailSpec:
+        declared = getattr(g, "kind", None)
+        return ToolGuardrailSpec(
+            name=str(getattr(g, "name", "") or "tool_guardrail"),
+            kind=kind,
+            declared_kind=declared if declared in ("input", "output") else None,
+            ref=self._ref(g),
+            is_async=bool(getattr(g, "is_async", False)),
+            arity=getattr(g, "arity", None),
+            declared_type=self._type_ref(getattr(g, "declared_type", None)),
+            returns=self._type_ref(getattr(g, "returns", None)),
+            location=self._location(g.site),
+        )
+
+    def _enabled(self, value: Any) -> bool | Ref:
+        """``is_enabled`` in the spec: a bool as it is, a function by reference."""
+        if value is True or value is False:
+            return bool(value)
+        return self._ref(value)
+
+    def _instance_ref(self, obj: object, site: Site) -> Ref:
+        """A reference to an object that is an instance (a hooks object), by the
+        module-level name it is bound to in its class's module or in the module that
+        declared ``site`` (so a generated runner can import it); else as ``_ref``."""
+        cached = self.ref_by_id.get(id(obj))
+        if cached is not None:
+            return cached
+        for module in _modules_for(obj, site):
+            for name, value in vars(module).items():
+                if value is obj and not name.startswith("__"):
+                    path = f"{module.__name__}:{name}"
+                    if self.objects.get(path, obj) is not obj:
+                        continue
+                    ref = Ref(path=path, importable=module.__name__ != "__main__",
+                              display=type(obj).__name__)
+                    self.objects[path] = obj
+                    self.ref_by_id[id(obj)] = ref
+                    return ref
+        return self._ref(obj)
 
     def _handoff(self, item: Agent | Handoff | str, owner_site: Site) -> HandoffSpec:
         # A bare agent or name in handoffs=[...] is located at its owner's declaration.
@@ -334,6 +384,7 @@ class _Builder:
             on_handoff=self._ref(h.on_handoff) if h.on_handoff is not None else None,
             on_handoff_context_type=self._first_param_context(h.on_handoff),
             input_filter=self._ref(h.input_filter) if h.input_filter is not None else None,
+            is_enabled=self._enabled(h.is_enabled),
             location=self._location(h.site),
         )
 
@@ -361,6 +412,7 @@ class _Builder:
                 self._ref(tool.output_extractor) if tool.output_extractor is not None else None
             ),
             extractor_input_type=extractor_type,
+            is_enabled=self._enabled(tool.is_enabled),
             location=self._location(tool.site),
         )
 
@@ -455,6 +507,19 @@ def _changed(what: str, site: Site) -> Iterator[None]:
             f"{what} (changed after its declaration) at {site}: {field}: {first['msg']}, "
             f"got {type(first.get('input')).__name__}"
         ) from None
+
+
+def _modules_for(obj: object, site: Site) -> Iterator[Any]:
+    """The modules where a module-level name may hold ``obj``: its class's, then the one
+    whose file is ``site``'s."""
+    import sys
+
+    home = sys.modules.get(type(obj).__module__)
+    if home is not None:
+        yield home
+    for module in list(sys.modules.values()):
+        if module is not home and getattr(module, "__file__", None) == site.file:
+            yield module
 
 
 def _object_targets(agent: Agent) -> Iterator[Agent]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 import docstring_parser
@@ -22,6 +22,7 @@ from stepswitch.schema import SchemaProblem, strictify
 __all__ = [
     "FailureErrorFunction",
     "FunctionTool",
+    "check_is_enabled",
     "context_param_type",
     "function_tool",
     "tool_namespace",
@@ -69,6 +70,9 @@ class FunctionTool:
         failure_error_function: FailureErrorFunction | Any | None,
         site: Site,
         timeout: float | None = None,
+        is_enabled: bool | Callable[..., Any] = True,
+        tool_input_guardrails: Sequence[Any] = (),
+        tool_output_guardrails: Sequence[Any] = (),
         max_uses: int | None = None,
     ) -> None:
         self.fn = fn
@@ -87,6 +91,13 @@ class FunctionTool:
         self.site = site
         self.timeout = timeout
         """Seconds one call may take; past it the call is a ``ToolTimeoutError``."""
+        self.is_enabled = is_enabled
+        """Whether the model is offered the tool: a bool, or ``fn(ctx, agent) -> bool``
+        (sync or async), asked every turn."""
+        self.tool_input_guardrails: list[Any] = list(tool_input_guardrails)
+        """``@tool_input_guardrail`` s: each call passes them before the tool runs."""
+        self.tool_output_guardrails: list[Any] = list(tool_output_guardrails)
+        """``@tool_output_guardrail`` s: each output passes them before the model sees it."""
         self.max_uses = max_uses
         """How many times one run (its nested runs and flow nodes included) may run the
         tool; None: no limit."""
@@ -129,6 +140,9 @@ def function_tool(
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
+    is_enabled: bool | Callable[..., Any] = True,
+    tool_input_guardrails: Sequence[Any] | None = None,
+    tool_output_guardrails: Sequence[Any] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -147,6 +161,9 @@ def function_tool(
     name_override: str | None = None,
     description_override: str | None = None,
     strict_mode: bool | None = None,
+    is_enabled: bool | Callable[..., Any] = True,
+    tool_input_guardrails: Sequence[Any] | None = None,
+    tool_output_guardrails: Sequence[Any] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a function a tool: ``@function_tool`` or ``@function_tool(name=..., ...)``.
 
@@ -166,6 +183,12 @@ def function_tool(
     uses it to prove ``ss.max_calls``. ``defer_loading=True`` hides the tool from the
     model until a tool search (``ss.ToolSearchTool``) loads it, as in the Agents SDK
     (Responses API only).
+
+    ``is_enabled``: a bool, or ``fn(ctx, agent) -> bool`` (sync or async) asked every
+    turn; the model is offered the tool only while it is enabled, and a call of it
+    while disabled is treated as a call of an unknown tool. ``tool_input_guardrails`` /
+    ``tool_output_guardrails``: ``@tool_input_guardrail`` / ``@tool_output_guardrail``
+    functions around every call (see :mod:`stepswitch.dsl.tool_guardrails`).
 
     The Agents SDK's spellings are accepted: ``name_override`` for ``name``,
     ``description_override`` for ``description``, ``strict_mode`` for ``strict``.
@@ -194,6 +217,9 @@ def function_tool(
             strict=strict,
             failure_error_function=failure_error_function,
             timeout=timeout,
+            is_enabled=is_enabled,
+            tool_input_guardrails=tool_input_guardrails,
+            tool_output_guardrails=tool_output_guardrails,
             max_uses=max_uses,
         )
         if defer_loading:
@@ -226,6 +252,9 @@ def _make_tool(
     strict: bool,
     failure_error_function: Any,
     timeout: Any = None,
+    is_enabled: Any = True,
+    tool_input_guardrails: Any = None,
+    tool_output_guardrails: Any = None,
     max_uses: Any = None,
 ) -> FunctionTool:
     if isinstance(fn, FunctionTool):
@@ -261,6 +290,10 @@ def _make_tool(
         raise UserError(
             f"function_tool at {site}: failure_error_function: expected a function or None"
         )
+    check_is_enabled(is_enabled, "function_tool", site)
+    input_guards = check_tool_guardrails(tool_input_guardrails, "tool_input_guardrails", site)
+    output_guards = check_tool_guardrails(tool_output_guardrails, "tool_output_guardrails",
+                                          site)
     tool_name = name or getattr(fn, "__name__", None) or function_style(type(fn).__name__)
     doc = parse_docstring(inspect.getdoc(fn) or "")
     params_model, plain_schema, context_type = _params_model(fn, tool_name, doc, site)
@@ -280,10 +313,57 @@ def _make_tool(
         failure_error_function=failure_error_function,
         site=site,
         timeout=timeout,
+        is_enabled=is_enabled,
+        tool_input_guardrails=input_guards,
+        tool_output_guardrails=output_guards,
         max_uses=max_uses,
     )
     tool.unknown_doc_params = _unknown_doc_params(fn, doc)
     return tool
+
+
+def check_is_enabled(value: Any, what: str, site: Site) -> None:
+    """``is_enabled`` is a bool or a function of ``(ctx, agent)``; else a ``UserError``."""
+    if type(value) is bool:
+        return
+    if not callable(value):
+        raise UserError(
+            f"{what} at {site}: is_enabled: expected True, False or a function (ctx, agent) "
+            f"-> bool, got {type(value).__name__} {value!r}"
+        )
+    try:
+        params = list(inspect.signature(value).parameters.values())
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) > 2 or len(positional) < 2:
+        raise UserError(
+            f"{what} at {site}: is_enabled: the function must take (ctx, agent), it takes "
+            f"{len(required) if len(required) > 2 else len(positional)} parameter(s)"
+        )
+
+
+def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:
+    """A list of tool guardrails (either kind: one in the wrong list is the analyzer's
+    SW409); anything else is a ``UserError`` naming the field."""
+    if value is None:
+        return []
+    from stepswitch.dsl.tool_guardrails import ToolGuardrail
+
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise UserError(f"function_tool at {site}: {field}: expected a list of tool "
+                        f"guardrails, got {type(value).__name__} {value!r}")
+    for i, guard in enumerate(value):
+        if not isinstance(guard, ToolGuardrail):
+            kind = "input" if "input" in field else "output"
+            raise UserError(
+                f"function_tool at {site}: {field}[{i}]: expected a @tool_{kind}_guardrail, "
+                f"got {type(guard).__name__} {guard!r}"
+            )
+    return list(value)
 
 
 def _unknown_doc_params(fn: Any, doc: docstring_parser.Docstring) -> tuple[str, ...]:

@@ -37,9 +37,11 @@ __all__ = [
     "Ref",
     "SchemaProblemSpec",
     "StepSpec",
+    "ToolGuardrailSpec",
     "ToolSpec",
     "ToolUseBehaviorSpec",
     "WorkflowSpec",
+    "is_gated",
     "spec_json_schema",
     "spec_to_json",
 ]
@@ -99,6 +101,35 @@ class SchemaProblemSpec(_Frozen):
     message: str
 
 
+Enabled = bool | Ref
+"""``is_enabled`` of a tool, agent tool or handoff: always (True), never (False), or the
+function deciding each turn."""
+
+
+def is_gated(part: ToolSpec | HandoffSpec | AgentToolSpec) -> bool:
+    """Whether ``is_enabled`` may hide the tool, agent tool or handoff on some turn."""
+    return part.is_enabled is not True
+
+
+class ToolGuardrailSpec(_Frozen):
+    """A tool input or output guardrail on a function tool."""
+
+    name: str
+    kind: Literal["input", "output"]
+    """The list it is in (``tool_input_guardrails`` or ``tool_output_guardrails``)."""
+    declared_kind: Literal["input", "output"] | None = None
+    """What it was declared as (``@tool_input_guardrail`` ...); None: not known."""
+    ref: Ref
+    is_async: bool = False
+    arity: int | None = 1
+    """How many arguments it takes (one: the data); None: it cannot be told."""
+    declared_type: Ref | None = None
+    """Its parameter's annotation."""
+    returns: Ref | None = None
+    """Its return annotation."""
+    location: Location
+
+
 class ToolSpec(_Frozen):
     """A function tool as the model sees it, and how to find its code."""
 
@@ -130,6 +161,9 @@ class ToolSpec(_Frozen):
     namespace_description: str | None = None
     defer_loading: bool = False
     """Offered only once a tool search loads it (``function_tool(defer_loading=True)``)."""
+    is_enabled: Enabled = True
+    input_guardrails: tuple[ToolGuardrailSpec, ...] = ()
+    output_guardrails: tuple[ToolGuardrailSpec, ...] = ()
     mcp_server: str | None = None
     """The MCP server this tool is one of (its name; the tool was read from its lock);
     None for a function tool."""
@@ -160,6 +194,7 @@ class HandoffSpec(_Frozen):
     on_handoff: Ref | None = None
     on_handoff_context_type: Ref | None = None
     input_filter: Ref | None = None
+    is_enabled: Enabled = True
     location: Location
 
     @property
@@ -186,6 +221,7 @@ class AgentToolSpec(_Frozen):
     output_extractor: Ref | None = None
     extractor_input_type: Ref | None = None
     """What the extractor declares it takes (its first parameter's annotation)."""
+    is_enabled: Enabled = True
     location: Location
 
 
@@ -294,6 +330,8 @@ class AgentSpec(_Frozen):
     hosted_tools: tuple[HostedToolSpec, ...] = ()
     """Tools OpenAI runs (web search, file search, code interpreter, image generation,
     hosted MCP, tool search), in declaration order."""
+    hooks: Ref | None = None
+    """The agent's ``AgentHooks`` object."""
     location: Location
 
 
@@ -452,4 +490,26 @@ def spec_to_json(spec: WorkflowSpec, *, indent: int | None = 2) -> str:
         if getattr(spec, name) is None:
             exclude.add(name)
     data = spec.model_dump(mode="json", by_alias=True, exclude=exclude or None)
+    _drop_unset(data)
     return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_LATER_FIELDS: dict[str, tuple[tuple[str, object], ...]] = {
+    "tools": (("is_enabled", True), ("input_guardrails", []), ("output_guardrails", [])),
+    "handoffs": (("is_enabled", True),),
+    "agent_tools": (("is_enabled", True),),
+}
+"""Fields added after the spec's JSON was first published, left out at their defaults
+so a workflow that does not use them keeps its bytes (its check cache and diffs too)."""
+
+
+def _drop_unset(data: dict[str, Any]) -> None:
+    for agent in data.get("agents", ()):
+        if agent.get("hooks", 0) is None:
+            del agent["hooks"]
+        for part, fields in _LATER_FIELDS.items():
+            for entry in agent.get(part, ()):
+                for name, default in fields:
+                    if name in entry and entry[name] == default:
+                        del entry[name]
+

@@ -16,7 +16,14 @@ from stepswitch._gc import gc_paused
 from stepswitch.flow_ir import FlowFacts
 from stepswitch.graph.bindings import Bindings, BuiltWorkflow
 from stepswitch.graph.facts import flow_facts, machine_facts, reach
-from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, WorkflowSpec
+from stepswitch.graph.spec import (
+    AgentSpec,
+    AgentToolSpec,
+    HandoffSpec,
+    ToolSpec,
+    WorkflowSpec,
+    is_gated,
+)
 from stepswitch.ir import StateFacts
 
 if TYPE_CHECKING:  # networkx loads only when a caller asks for a networkx graph
@@ -52,6 +59,11 @@ class Edge:
     def max_uses(self) -> int | None:
         return self.spec.max_uses if isinstance(self.spec, HandoffSpec) else None
 
+    @property
+    def gated(self) -> bool:
+        """``is_enabled`` may hide the edge on some turn (drawn dashed)."""
+        return is_gated(self.spec)
+
 
 class WorkflowGraph:
     """The workflow as a graph, with the queries the analyzer and renderers need."""
@@ -76,6 +88,7 @@ class WorkflowGraph:
         worked out once per graph however many stages ask (the lowered machine, a
         view's scene): the graph is frozen, so what it gives stays true. The keys are
         each stage's own; a stage never changes a value it finds here."""
+        self._ungated: WorkflowGraph | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -132,6 +145,28 @@ class WorkflowGraph:
         if self._flow_facts is None:
             self._flow_facts = flow_facts(self.spec, self.facts())
         return self._flow_facts
+
+    def has_gates(self) -> bool:
+        """Some tool, agent tool or handoff has an ``is_enabled`` other than True."""
+        return any(is_gated(p) for a in self._agents.values() for p in _parts(a))
+
+    def ungated(self) -> WorkflowGraph:
+        """The workflow with every gated part (``is_enabled`` not True) left out: the
+        runs in which no gate opens. The analyzer reasons on both graphs (gated edges
+        present, and absent); this one is made on first use."""
+        if self._ungated is None:
+            agents = tuple(
+                a.model_copy(update={
+                    "tools": tuple(t for t in a.tools if not is_gated(t)),
+                    "handoffs": tuple(h for h in a.handoffs if not is_gated(h)),
+                    "agent_tools": tuple(t for t in a.agent_tools if not is_gated(t)),
+                }) if any(is_gated(p) for p in _parts(a))
+                else a
+                for a in self.spec.agents
+            )
+            self._ungated = WorkflowGraph(self.spec.model_copy(update={"agents": agents}),
+                                          self.bindings, self.nearby_steps)
+        return self._ungated
 
     @classmethod
     def from_built(cls, built: BuiltWorkflow) -> WorkflowGraph:
@@ -227,6 +262,12 @@ class WorkflowGraph:
             f"{tools} function tool(s) ({approvals} need approval), {others}"
             f"max_turns={self.spec.max_turns}"
         )
+
+
+def _parts(agent: AgentSpec) -> Iterator[ToolSpec | HandoffSpec | AgentToolSpec]:
+    yield from agent.tools
+    yield from agent.handoffs
+    yield from agent.agent_tools
 
 
 def _edges_of(agent: AgentSpec) -> Iterator[Edge]:

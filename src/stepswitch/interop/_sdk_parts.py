@@ -116,6 +116,7 @@ def function_tool(sdk_tool: Any) -> FunctionTool:
         failure_error_function=_DEFAULT if uses_default else custom,
         site=function_site(fn),
         timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
+        is_enabled=getattr(sdk_tool, "is_enabled", True),
     )
     made.defer_loading = bool(sdk_tool.defer_loading)
     namespace = private.tool_namespace(sdk_tool)

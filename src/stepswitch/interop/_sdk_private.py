@@ -243,3 +243,16 @@ def mcp_server_settings(server: Any) -> dict[str, Any]:
             value = "always" if value else None  # the constructor's default is None
         out[name] = value
     return out
+def handoff_gate(handoff: Any) -> Any:
+    """The ``is_enabled`` a ``handoff(...)`` was given: ``handoff()`` wraps a function in
+    ``_is_enabled``, which asserts the SDK's ``Agent`` and so cannot be called with
+    stepswitch's agent state; the user's function is in its closure."""
+    gate = getattr(handoff, "is_enabled", True)
+    if not callable(gate) or not getattr(gate, "__qualname__", "").endswith(
+        "handoff.<locals>._is_enabled"
+    ):
+        return gate
+    inner = _closure(gate).get("is_enabled")
+    if not callable(inner):
+        raise _missing("the is_enabled function", f"handoff {handoff.tool_name!r}")
+    return inner

@@ -34,6 +34,7 @@ from stepswitch.dsl.hosted import (
     HostedTool,
 )
 from stepswitch.dsl.notes import NotCarried
+from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 from stepswitch.dsl.tools import FunctionTool
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
@@ -248,6 +249,12 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
         result = tool_use_function(sdk_obj)
     elif kind == "input_filter":
         result = sdk_filter(sdk_obj)
+    elif type(sdk_obj).__name__ in ("ToolInputGuardrail", "ToolOutputGuardrail"):
+        tool_cls = (ToolOutputGuardrail if type(sdk_obj).__name__ == "ToolOutputGuardrail"
+                    else ToolInputGuardrail)
+        fn = sdk_obj.guardrail_function
+        result = tool_cls(fn, name=sdk_obj.get_name() if hasattr(sdk_obj, "get_name")
+                          else sdk_obj.name, site=function_site(fn))
     elif hasattr(sdk_obj, "guardrail_function"):
         cls = OutputGuardrail if type(sdk_obj).__name__ == "OutputGuardrail" else InputGuardrail
         fn = sdk_obj.guardrail_function
@@ -257,6 +264,11 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
                      site=function_site(fn))
     else:
         result = function_tool(sdk_obj)
+        # each guardrail converted once, so a runner imports the object the machine runs
+        result.tool_input_guardrails = [
+            converted(g) for g in getattr(sdk_obj, "tool_input_guardrails", None) or ()]
+        result.tool_output_guardrails = [
+            converted(g) for g in getattr(sdk_obj, "tool_output_guardrails", None) or ()]
     path = _sdk_objects.path_of(sdk_obj, kind)
     if path is not None:
         result.__module__, result.__qualname__ = path
@@ -479,6 +491,7 @@ class _Reader:
         agent.output_guardrails = []
         agent.ignore = []
         agent.mcp_servers = []
+        agent.hooks = sdk.hooks  # the SDK's AgentHooks: called with stepswitch's values
         agent.site = self.sites[id(sdk)]
         return agent
 
@@ -524,8 +537,6 @@ class _Reader:
         edges = {id(e.sdk): e for e in self.edges[id(sdk)]}
         tools: list[FunctionTool | AgentTool | HostedTool] = []
         for t in sdk.tools:
-            if getattr(t, "is_enabled", True) is False:
-                continue  # never offered to the model, as in the SDK
             edge = edges.get(id(t))
             try:
                 if edge is not None:
@@ -569,8 +580,6 @@ class _Reader:
                 handoffs.append(Handoff(self.converted[id(h)], max_uses=self.handoff_max_uses,
                                         tool_name=None, description=None, input_type=None,
                                         on_handoff=None, input_filter=None, site=site))
-                continue
-            if getattr(h, "is_enabled", True) is False:
                 continue
             made_handoff = self._handoff(h, edges[id(h)].target, site)
             handoffs.append(made_handoff)
@@ -617,6 +626,7 @@ class _Reader:
             output_extractor=options["custom_output_extractor"],
             parameters=options["parameters"],
             site=site,
+            is_enabled=getattr(sdk_tool, "is_enabled", True),
         )
 
     def _handoff(self, h: Any, target: Any, site: Site) -> Handoff:
@@ -631,6 +641,7 @@ class _Reader:
             on_handoff=on_handoff,
             input_filter=converted(flt, "input_filter") if flt is not None else None,
             site=function_site(on_handoff) if on_handoff is not None else site,
+            is_enabled=private.handoff_gate(h),
         )
 
     def _guardrail(self, g: Any) -> Any:

@@ -52,14 +52,6 @@ def _internal(how: str) -> Rule:
     return Rule("internal", how)
 
 
-def _callable_enabled(value: Any) -> str | None:
-    if callable(value):
-        # sdk-fidelity carries a callable is_enabled; until then it is reported
-        return ("a function, which stepswitch does not call: the model is offered it on "
-                "every turn")
-    return None
-
-
 def _not_str_model(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return None
@@ -122,8 +114,7 @@ AGENT: dict[str, Rule] = {
     "input_guardrails": _carried("input guardrails"),
     "output_guardrails": _carried("output guardrails"),
     "output_type": _carried("the output type"),
-    # sdk-fidelity carries agent hooks; until then they are reported
-    "hooks": _warned("agent hooks; they do not run"),
+    "hooks": _carried("the agent's AgentHooks, called on every surface"),
     "tool_use_behavior": _carried("the tool-use behaviour"),
     "reset_tool_choice": _carried("tool_choice reset after a tool call", _reset_off),
 }
@@ -134,10 +125,9 @@ FUNCTION_TOOL: dict[str, Rule] = {
     "params_json_schema": _carried("the parameters' schema, as the SDK made it"),
     "on_invoke_tool": _carried("the decorated function, run by stepswitch"),
     "strict_json_schema": _carried("strict mode"),
-    "is_enabled": _carried("False: never offered", _callable_enabled),
-    # sdk-fidelity carries tool guardrails; until then they are reported
-    "tool_input_guardrails": _warned("tool input guardrails; they do not run"),
-    "tool_output_guardrails": _warned("tool output guardrails; they do not run"),
+    "is_enabled": _carried("is_enabled: a bool, or a function called each turn"),
+    "tool_input_guardrails": _carried("tool input guardrails, run before each call"),
+    "tool_output_guardrails": _carried("tool output guardrails, run on each result"),
     "needs_approval": _carried("approval, always or per call"),
     "timeout_seconds": _carried("function_tool(timeout=)"),
     "timeout_behavior": _carried("a timeout is an error output", _raise_on_timeout),
@@ -170,12 +160,12 @@ AGENT_TOOL: dict[str, Rule] = {
     "tool_name": _carried("the agent tool's name"),
     "tool_description": _carried("the agent tool's description"),
     "custom_output_extractor": _carried("output_extractor"),
-    "is_enabled": _carried("False: never offered", _callable_enabled),
+    "is_enabled": _carried("is_enabled: a bool, or a function called each turn"),
     "on_stream": _warned("the nested run's stream events are not passed to it"),
     "run_config": _warned("the nested run uses the run's settings"),
     "max_turns": _carried("the nested run's max_turns"),
-    # sdk-fidelity carries hooks; until then they are reported
-    "hooks": _warned("run hooks of the nested run; they do not run"),
+    "hooks": _warned("run hooks of the nested run only; the run's own hooks (run(hooks=)) "
+                     "and the agents' hooks see the nested run"),
     "previous_response_id": _warned("the nested run starts a new conversation"),
     "conversation_id": _warned("the nested run starts a new conversation"),
     "session": _warned("the nested run keeps no session"),
@@ -196,7 +186,7 @@ HANDOFF: dict[str, Rule] = {
     "input_filter": _carried("input_filter (an SDK filter is SW603)"),
     "nest_handoff_history": _warned("the history is passed on as it is"),
     "strict_json_schema": _carried("strict mode", _not_strict),
-    "is_enabled": _carried("False: never offered", _callable_enabled),
+    "is_enabled": _carried("is_enabled: a bool, or a function called each turn"),
     "_agent_ref": _carried("the target agent"),
     "_default_tool_identity": _internal("the SDK's default handoff tool name"),
 }
@@ -278,8 +268,8 @@ RUN: dict[str, Rule] = {
                       "--input gives one)"),
     "context": _carried("Workflow(context_type=) is the context's type"),
     "max_turns": _carried("Workflow(max_turns=)"),
-    # sdk-fidelity carries run hooks; until then they are reported
-    "hooks": _warned("run hooks; they do not run"),
+    "hooks": _warned("run hooks given to the SDK's run; give them to stepswitch's "
+                     "run(hooks=) (ss.RunHooks has the same methods)"),
     "run_config": _warned("the run's settings; give stepswitch run its own"),
     "error_handlers": _warned("stepswitch raises MaxTurnsExceeded and the like with run_data"),
     "previous_response_id": _warned("the run starts a new conversation"),

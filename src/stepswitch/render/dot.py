@@ -121,8 +121,17 @@ _PLAIN_EDGE_ATTRS = {
 }
 
 
+_GATED_EDGE_ATTRS = {
+    **_PLAIN_EDGE_ATTRS,
+    "handoff": ", style=dashed",
+    "agent_tool": ", style=dotted, dir=both",
+    "tool": ', style=dashed, dir=none, color="#689f38"',
+}
+"""Edges ``is_enabled`` may hide: dashed (an agent tool, dashed already, dotted)."""
+
+
 def _edge(edge: SceneEdge) -> str:
-    if not edge.marks and not edge.pause:
+    if not edge.marks and not edge.pause and not edge.gated:
         # The common case, written directly: large workflows have tens of thousands.
         extra = _PLAIN_EDGE_ATTRS[edge.kind]
         if edge.label:
@@ -133,7 +142,7 @@ def _edge(edge: SceneEdge) -> str:
     attrs: list[str] = []
     if edge.label:
         attrs.append(f"label={_quote(edge.label)}")
-    extra = _PLAIN_EDGE_ATTRS[edge.kind]
+    extra = (_GATED_EDGE_ATTRS if edge.gated else _PLAIN_EDGE_ATTRS)[edge.kind]
     if extra:
         attrs.append(extra[2:])
     # Later attributes win in DOT: highlights come after the kind's look.

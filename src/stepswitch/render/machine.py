@@ -23,6 +23,7 @@ from __future__ import annotations
 from stepswitch.ir import HandoffTo, MachineIR, RunAgent, RunFunction, StateIR
 from stepswitch.render.scene import (
     END_ID,
+    GATED,
     PAUSED_ID,
     START_ID,
     Mark,
@@ -53,7 +54,11 @@ def _state_lines(state: StateIR) -> list[str]:
     for row in state.tools:
         if isinstance(row.action, RunFunction):
             mark = {"never": "", "always": " [approval]", "per_call": " [approval per call]"}
-            lines.append(f"tool: {row.name}{mark[row.action.approval]}")
+            gate = GATED if row.enabled is not True else ""
+            guards = [f"in: {g.name}" for g in row.action.input_guardrails]
+            guards += [f"out: {g.name}" for g in row.action.output_guardrails]
+            shown = f" [guard {', '.join(guards)}]" if guards else ""
+            lines.append(f"tool: {row.name}{mark[row.action.approval]}{gate}{shown}")
     rule = state.step
     if rule.tool_use == "stop_on_first_tool":
         lines.append("after tools: stop on first tool")
@@ -112,18 +117,22 @@ def build_machine_scene(ir: MachineIR, *, report: ReportLike | None = None) -> S
             codes = "".join(f" [{m.code}]" for m in found)
             if isinstance(action, HandoffTo):
                 budget_text = f" ≤{action.max_uses}" if action.max_uses is not None else ""
+                gated = row.enabled is not True
                 edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "handoff",
-                                       f"Handoff: {row.name}{budget_text}{codes}",
-                                       marks=tuple(found)))
+                                       f"Handoff: {row.name}{budget_text}"
+                                       f"{GATED if gated else ''}{codes}",
+                                       marks=tuple(found), gated=gated))
             elif isinstance(action, RunAgent):
                 limits = "".join(
                     f" {text}≤{value}" for text, value in
                     (("turns ", action.max_turns), ("depth ", action.max_depth))
                     if value is not None
                 )
+                gated = row.enabled is not True
                 edges.append(SceneEdge(sid, ids.get(action.target, END_ID), "agent_tool",
-                                       f"{row.name}: nested run{limits}{codes}",
-                                       action.approval != "never", tuple(found)))
+                                       f"{row.name}: nested run{limits}"
+                                       f"{GATED if gated else ''}{codes}",
+                                       action.approval != "never", tuple(found), gated))
             else:
                 own.extend(found)
         if nested_only:

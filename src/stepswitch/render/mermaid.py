@@ -110,8 +110,12 @@ _ARROWS = {
 }
 
 
+_GATED_ARROWS = {"handoff": "-.->", "agent_tool": "<-.->", "tool": "-.-"}
+"""Gated edges (``is_enabled``) drawn dashed."""
+
+
 def _edge(edge: SceneEdge) -> str:
-    arrow = _ARROWS[edge.kind]
+    arrow = _GATED_ARROWS.get(edge.kind, _ARROWS[edge.kind]) if edge.gated else _ARROWS[edge.kind]
     if edge.label:
         return f'{edge.source} {arrow}|"{mermaid_escape(edge.label)}"| {edge.target}'
     return f"{edge.source} {arrow} {edge.target}"

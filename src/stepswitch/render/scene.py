@@ -19,6 +19,7 @@ from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, HostedT
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
+    "GATED",
     "DiagnosticLike",
     "LocationLike",
     "Mark",
@@ -140,10 +141,16 @@ class SceneEdge(NamedTuple):
     pause: bool = False
     """An agent-tool call that needs a human's approval."""
     marks: tuple[Mark, ...] = ()
+    gated: bool = False
+    """A handoff or agent tool ``is_enabled`` may hide on some turn: drawn dashed."""
 
     @property
     def severity(self) -> Severity | None:
         return _worst(self.marks)
+
+
+GATED = " [if enabled]"
+"""What a label says of a part ``is_enabled`` may hide (its edge is dashed too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +274,8 @@ def _place(
 
 def _handoff_label(spec: HandoffSpec) -> str:
     label = spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
+    if spec.is_enabled is not True:
+        label += GATED
     if spec.input_type is None and spec.input_filter is None:
         return label
     if spec.input_type is not None:
@@ -286,18 +295,27 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
         parts.append(f"extract: {spec.output_extractor.display or spec.output_extractor.path}")
     if spec.needs_approval != "never":
         parts.append("[approval]")
+    if spec.is_enabled is not True:
+        parts.append(GATED.strip())
     return " ".join(parts)
 
 
 def _tool_text(tool: ToolSpec) -> str:
-    name = tool.name if tool.namespace is None else f"{tool.namespace}.{tool.name}"
+    text = tool.name if tool.namespace is None else f"{tool.namespace}.{tool.name}"
     if tool.defer_loading:
-        name += " [deferred]"
+        text += " [deferred]"
     if tool.needs_approval == "always":
-        return f"{name} [approval]"
-    if tool.needs_approval == "per_call":
-        return f"{name} [approval per call]"
-    return name
+        text += " [approval]"
+    elif tool.needs_approval == "per_call":
+        text += " [approval per call]"
+    if tool.is_enabled is not True:
+        text += GATED
+    if tool.input_guardrails or tool.output_guardrails:
+        # drawn on the tool they guard: every call passes them
+        guards = [f"in: {g.name}" for g in tool.input_guardrails]
+        guards += [f"out: {g.name}" for g in tool.output_guardrails]
+        text += f" [guard {', '.join(guards)}]"
+    return text
 
 
 def _hosted_text(tool: HostedToolSpec) -> str:
@@ -429,9 +447,12 @@ def build_scene(
         for i, h in enumerate(agent.handoffs):
             label = _handoff_label(h)
             target = ids.get(h.target) or _missing_id(h.target, missing)
+            gated = h.is_enabled is not True
             if any_marks and (found := marks.edges.get((name, "handoffs", i))):
                 edges.append(SceneEdge(aid, target, "handoff", _with_codes(label, found), False,
-                                       tuple(found)))
+                                       tuple(found), gated))
+            elif gated:
+                edges.append(SceneEdge(aid, target, "handoff", label, gated=True))
             else:
                 edges.append(SceneEdge(aid, target, "handoff", label))
         for i, t in enumerate(agent.agent_tools):
@@ -444,11 +465,12 @@ def build_scene(
                     _with_codes(_agent_tool_label(t), found),
                     t.needs_approval != "never",
                     tuple(found),
+                    t.is_enabled is not True,
                 )
             )
         if tools:
             for i, tool in enumerate(agent.tools):
-                key = (tool.ref.path, tool.name, tool.needs_approval)
+                key = (tool.ref.path, tool.name, _tool_text(tool))
                 node = tool_nodes.get(key)
                 if node is None:
                     group = ""
@@ -469,7 +491,8 @@ def build_scene(
                     tool_marks[node.id] = []
                 found = own_tool_marks.get(i, no_marks)
                 tool_marks[node.id].extend(found)
-                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found)))
+                tool_edges.append(SceneEdge(aid, node.id, "tool", marks=tuple(found),
+                                            gated=tool.is_enabled is not True))
             for hosted in agent.hosted_tools:  # one node per hosted tool, run by OpenAI
                 key = ("hosted:" + hosted.kind, hosted.name, "never")
                 node = tool_nodes.get(key)

@@ -65,13 +65,14 @@ _AGENT_FIELDS = frozenset({
     "name", "instructions", "instructions_fn", "instructions_context_type", "tools",
     "handoffs", "agent_tools", "output_type", "model", "model_ref", "model_settings",
     "handoff_description", "input_guardrails", "output_guardrails", "tool_use_behavior",
-    "ignore", "mcp_servers", "location",
+    "ignore", "mcp_servers", "hooks", "location",
 })
 
 
 _TOOL_FIELDS = frozenset({
     "name", "description", "parameters", "strict", "schema_problems", "needs_approval",
     "ref", "is_async", "context_type", "failure_mode", "max_uses", "location", "mcp_server",
+    "is_enabled", "input_guardrails", "output_guardrails",
     "unknown_doc_params",  # a docstring typo the model never sees: SW305's, not a change
 })
 
@@ -79,13 +80,14 @@ _TOOL_FIELDS = frozenset({
 _HANDOFF_FIELDS = frozenset({
     "target", "tool_name", "description", "max_uses", "input_schema", "input_type",
     "schema_problems", "on_handoff", "on_handoff_context_type", "input_filter", "location",
+    "is_enabled",
 })
 
 
 _AGENT_TOOL_FIELDS = frozenset({
     "target", "tool_name", "description", "parameters", "parameters_type",
     "schema_problems", "max_turns", "max_depth", "needs_approval", "output_extractor",
-    "extractor_input_type", "location",
+    "extractor_input_type", "is_enabled", "location",
 })
 
 
@@ -298,6 +300,16 @@ class _Base:
             if a != b:
                 self.add("structure", "changed", f"{path}.{name}", f"{name} changed",
                          bl, hl, subject)
+
+    def gate(self, p: str, what: str, before: Any, after: Any, bl: Location | None,
+             hl: Location | None, subject: Subject) -> None:
+        """``is_enabled`` changed: who is offered the part (access control): ``safety``."""
+        shown = {True: "always", False: "never"}
+        a = shown[before] if isinstance(before, bool) else before.path
+        b = shown[after] if isinstance(after, bool) else after.path
+        if a != b:
+            self.add("safety", "changed", f"{p}.is_enabled",
+                     f"is_enabled of {what}: {a} → {b}", bl, hl, subject)
 
     def gate_removed(
         self,

@@ -355,6 +355,9 @@ class _Differ(_Parts):
             self.add("structure", "changed", f"{p}.tool_use_behavior",
                      f"tool use behaviour of agent {name!r}: {_behaviour(b)} → "
                      f"{_behaviour(h)}", bl, hl, me)
+        if _ref(b.hooks) != _ref(h.hooks):
+            self.add("structure", "changed", f"{p}.hooks",
+                     f"hooks of agent {name!r}: {_ref(b.hooks)} → {_ref(h.hooks)}", bl, hl, me)
         if b.ignore != h.ignore:
             self.add("cosmetic", "changed", f"{p}.ignore",
                      f"ignored codes of agent {name!r}: {list(b.ignore)} → {list(h.ignore)}",

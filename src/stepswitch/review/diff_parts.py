@@ -113,6 +113,14 @@ class _Parts(_Base):
         if b.failure_mode != h.failure_mode:
             self.add("structure", "changed", f"{p}.failure_mode",
                      f"failure mode of {what}: {b.failure_mode} → {h.failure_mode}", bl, hl, me)
+        self.gate(p, what, b.is_enabled, h.is_enabled, bl, hl, me)
+        for kind in ("input", "output"):
+            before = [g.name for g in getattr(b, f"{kind}_guardrails")]
+            after = [g.name for g in getattr(h, f"{kind}_guardrails")]
+            if before != after:
+                self.add("safety", "changed", f"{p}.{kind}_guardrails",
+                         f"tool {kind} guardrails of {what}: {before or 'none'} → "
+                         f"{after or 'none'}", bl, hl, me)
         self.limit(f"{p}.max_uses", f"run budget (max_uses) of {what}", b.max_uses,
                    h.max_uses, bl, hl, me)
         self.unknown_fields(b, h, _TOOL_FIELDS, p, bl, hl, me)
@@ -196,6 +204,7 @@ class _Parts(_Base):
             self.add("structure", "changed", f"{p}.on_handoff",
                      f"on_handoff hook of {what}: {_ref(b.on_handoff)} → {_ref(h.on_handoff)}",
                      bl, hl, me)
+        self.gate(p, what, b.is_enabled, h.is_enabled, bl, hl, me)
         self.unknown_fields(b, h, _HANDOFF_FIELDS, p, bl, hl, me)
 
     # -- agent tools ---------------------------------------------------------------------
@@ -268,6 +277,7 @@ class _Parts(_Base):
             self.add("structure", "changed", f"{p}.output_extractor",
                      f"output extractor of {what}: {_ref(b.output_extractor)} → "
                      f"{_ref(h.output_extractor)}", bl, hl, me)
+        self.gate(p, what, b.is_enabled, h.is_enabled, bl, hl, me)
         self.unknown_fields(b, h, _AGENT_TOOL_FIELDS, p, bl, hl, me)
 
     # -- guardrails ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from stepswitch.runtime import pump as pump
     from stepswitch.runtime import record as record
     from stepswitch.runtime import state_check as state_check
+    from stepswitch.runtime import tool_guards as tool_guards
     from stepswitch.runtime import tracing as tracing
 
 __all__: list[str] = []  # nothing to star-import: the names are for attribute access
@@ -35,6 +36,7 @@ _WHERE = {
     "record": "stepswitch.runtime.record",
     "servers": "stepswitch.mcp.servers",
     "state_check": "stepswitch.runtime.state_check",
+    "tool_guards": "stepswitch.runtime.tool_guards",
     "tracing": "stepswitch.runtime.tracing",
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from stepswitch._dataclass import dataclass
@@ -62,6 +63,12 @@ class RunConfig:
     record: str | os.PathLike[str] | None = None
     """Write the run (its input and new items) to this file when it ends, for
     ``stepswitch replay`` and ``stepswitch test``; None (default): nothing is kept."""
+    hooks: Any = None
+    """The run's ``ss.RunHooks`` (what ``run(..., hooks=)`` sets): called for every agent
+    of the run, nested agent-tool runs and a flow's nodes included."""
+    run_hooks: Any = field(default=None, init=False, repr=False, compare=False)
+    """``hooks`` read once (:func:`stepswitch.runtime.hooks.hook_set`): what the loop
+    calls; None without hooks."""
 
     def __post_init__(self) -> None:
         # checked here, not when a run trips over it mid-way with items to lose
@@ -92,6 +99,12 @@ class RunConfig:
         cap = self.max_cost_usd
         if cap is not None and (type(cap) not in (int, float) or not 0 < cap < float("inf")):
             _bad("max_cost_usd", "a positive number of US dollars or None", cap)
+        if self.hooks is not None:
+            from stepswitch.lifecycle import check_hooks
+            from stepswitch.runtime.hooks import hook_set
+
+            check_hooks(self.hooks, "run", "RunConfig")
+            object.__setattr__(self, "run_hooks", hook_set(self.hooks, "run"))
         for name in ("on_max_turns", "on_invalid_output", "handoff_input_filter"):
             value = getattr(self, name)
             if value is not None and not callable(value):

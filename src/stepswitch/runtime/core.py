@@ -45,8 +45,8 @@ class ToolRow:
     (:meth:`MachineCore.bind`); None until then, and for agent tools and handoffs."""
 
     __slots__ = (
-        "action", "approval", "failure", "fn", "function", "handoff", "is_async", "max_uses",
-        "name", "takes_context", "timeout", "validator",
+        "action", "approval", "failure", "fn", "function", "handoff", "in_guards", "is_async",
+        "max_uses", "name", "out_guards", "takes_context", "timeout", "validator",
     )
 
     def __init__(self, entry: ToolEntry) -> None:
@@ -67,20 +67,37 @@ class ToolRow:
         """A function tool's run budget (:mod:`.budgets`); None: none."""
         self.fn: Any = None
         self.validator: Any = None
+        self.in_guards: tuple[Any, ...] = () if fn is None else fn.input_guardrails
+        """The tool's input guardrails (IR rows; their objects are bound by ``ref``)."""
+        self.out_guards: tuple[Any, ...] = () if fn is None else fn.output_guardrails
 
 
 class StateTable:
     """What a turn of one state reads: its tool rows by name, the parts of its model
     requests that hold until a run changes them, and its own model."""
 
-    __slots__ = ("budgeted", "model", "rows", "schema", "settings", "settings_vary", "state",
-                 "tools")
+    __slots__ = ("budgeted", "gated", "gates", "hooks", "model", "off", "rows", "schema",
+                 "settings", "settings_vary", "state", "tools")
 
     def __init__(self, core: MachineCore, state: StateIR) -> None:
         self.state = state
         self.rows = {t.name: ToolRow(t) for t in state.tools}
-        self.tools = core.tool_definitions(state.agent, frozenset())
-        """Every tool, as offered while no handoff of the state is spent."""
+        self.off = frozenset(t.name for t in state.tools if t.enabled is False)
+        """The tools, agent tools and handoffs declared ``is_enabled=False``."""
+        self.gates: tuple[tuple[str, Any], ...] = tuple(
+            (t.name, core.obj(t.enabled)) for t in state.tools if type(t.enabled) is str
+        )
+        """``(name, is_enabled function)`` for the parts enabled turn by turn."""
+        self.gated = bool(self.gates)
+        self.tools = core.tool_definitions(state.agent, self.off)
+        """Every tool, as offered while no handoff of the state is spent and every gate
+        is open."""
+        self.hooks: Any = None
+        """The agent's hooks (a ``HookSet``); None: it has none."""
+        if state.hooks is not None:
+            from stepswitch.runtime.hooks import hook_set
+
+            self.hooks = hook_set(core.obj(state.hooks), "agent")
         self.budgeted = any(
             not isinstance(t.action, RunAgent) and t.action.max_uses is not None
             for t in state.tools

@@ -14,6 +14,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import StateIR
+from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore
 from stepswitch.runtime.effects import (
@@ -79,10 +80,10 @@ def apply_decision(
     if type(decision) is Final:
         # the tool's own value, as docs/codegen.md promises: a dict stays a dict
         # (the Agents SDK would hand back its str(); docs/migrating.md lists it)
-        return (yield from _finish(core, run, state, decision.output))
+        return (yield from _finish(core, run, config, state, decision.output))
     if type(decision) is FinalMessage:
         output = yield from _parse_final(core, run, config, state, decision.text)
-        return (yield from _finish(core, run, state, output))
+        return (yield from _finish(core, run, config, state, output))
     raise AssertionError(f"unknown step decision {decision!r}")
 
 
@@ -107,7 +108,7 @@ def _parse_final(
 
 
 def _finish(
-    core: MachineCore, run: Run, state: StateIR, output: Any
+    core: MachineCore, run: Run, config: RunConfig, state: StateIR, output: Any
 ) -> Generator[Any, Any, RunResult]:
     for g in state.output_guardrails:
         verdict = yield from call_hook(core.obj(g.ref)(run.ctx, state, output))
@@ -120,6 +121,9 @@ def _finish(
                 f"output guardrail {g.name!r} of agent {state.agent!r} tripped",
                 guardrail_result=result,
             )
+    own = core.turns[state.agent].hooks
+    if config.run_hooks is not None or own is not None:
+        yield from _hooks.agent_end(run, config.run_hooks, own, state, output)
     return run.result(output)
 
 
@@ -142,4 +146,4 @@ def stop_at_max_turns(
     run.append(MessageOutputItem(run.current, output_text(value)))
     if (ev := flush(run)) is not None:
         yield ev
-    return (yield from _finish(core, run, state, value))
+    return (yield from _finish(core, run, config, state, value))

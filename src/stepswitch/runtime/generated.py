@@ -59,6 +59,7 @@ from stepswitch.ir import (
     StepCase,
     StepRule,
     ToolEntry,
+    ToolGuardrailIR,
 )
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.machine import RunResultStreaming, StateMachine
@@ -118,6 +119,7 @@ __all__ = [
     "StepFunction",
     "StepRule",
     "ToolEntry",
+    "ToolGuardrailIR",
     "ToolResult",
     "ToolsToFinalOutputResult",
     "TurnOutcome",

@@ -14,6 +14,7 @@ from stepswitch.errors import (
     UserError,
 )
 from stepswitch.ir import HandoffTo, StateIR
+from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import MachineCore, ToolRow
 from stepswitch.runtime.items import (
@@ -70,7 +71,10 @@ def take_handoffs(
     state: StateIR,
     calls: list[tuple[OutputFunctionCall, ToolRow | None]],
     start: int,
+    own: Any = None,
 ) -> Generator[Any, Any, str | None]:
+    """Take the first handoff of the turn that may be taken (``own``: the agent's hooks,
+    told of it with the run's); None when none was."""
     agent = state.agent
     winner: tuple[OutputFunctionCall, HandoffTo, Any] | None = None
     for call, row in calls:
@@ -105,6 +109,8 @@ def take_handoffs(
         hook = core.obj(action.on_handoff)
         hooked = hook(run.ctx, value) if action.input_type is not None else hook(run.ctx)
         yield from call_hook(hooked)
+    if config.run_hooks is not None or own is not None:
+        yield from _hooks.handoff(run, config.run_hooks, own, state, core.state(action.target))
     output = HandoffOutputItem(
         agent, call.call_id, _transfer_text(action.target), agent, action.target
     )

@@ -29,7 +29,9 @@ from stepswitch.errors import (
     StepswitchError,
     UserError,
 )
-from stepswitch.ir import RunAgent, RunFunction, StateIR
+from stepswitch.ir import RunAgent, StateIR
+from stepswitch.runtime import _lazy
+from stepswitch.runtime import hooks as _hooks
 from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.budgets import hidden_tools, spend
 from stepswitch.runtime.config import RunConfig
@@ -67,11 +69,19 @@ from stepswitch.runtime.model import (
     OutputMessage,
     OutputResponsesItem,
 )
-from stepswitch.runtime.outcomes import agent_outcome, function_error, unknown_outputs
+from stepswitch.runtime.outcomes import (
+    agent_outcome,
+    call_id_reused,
+    call_id_twice,
+    function_error,
+    parse_again,
+    unknown_outputs,
+)
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook, flush, keep_run, tool_context
 from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
 from stepswitch.runtime.steps import (
+    HandoffStep,
     InterruptionStep,
     RunAgain,
     ToolResult,
@@ -81,7 +91,6 @@ from stepswitch.runtime.tools import (
     REJECTED,
     ArgumentError,
     output_text,
-    parse_arguments,
     parse_typed,
     result_text,
 )
@@ -120,6 +129,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
         pending, run.pending = run.pending, None
         turns = core.turns
         steps = core.steps
+        hooks = config.run_hooks
+        starting = True  # on_agent_start is due (the run's first turn, or a handoff's)
         ask: CallModel | None = None  # the run's model-call effect, refilled every turn
         while True:
             if pending is None:
@@ -127,10 +138,17 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     return (yield from stop_at_max_turns(core, run, config))
                 table = turns[run.current]
                 state = table.state
+                own = table.hooks
+                if starting and (hooks is not None or own is not None):
+                    yield from _hooks.agent_start(run, hooks, own, state)
+                starting = False
+                disabled = table.off
+                if table.gated:  # is_enabled functions decide what this turn offers
+                    disabled = yield from _lazy.tool_guards.gates(core, run, table)
                 instructions = state.instructions
                 if state.instructions_fn is not None:
                     instructions = yield from _instructions(core, run, state)
-                request = _request(core, run, config, table, instructions)
+                request = _request(core, run, config, table, instructions, disabled)
                 run.turn += 1
                 run.calls.n += 1
                 model = table.model if table.model is not None else run.model
@@ -140,12 +158,17 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     ask = CallModel(model, request, parallel)
                 else:
                     ask.model, ask.request, ask.alongside = model, request, parallel
+                if hooks is not None or own is not None:
+                    yield from _hooks.llm_start(run, hooks, own, state, instructions,
+                                                request.input)
                 if parallel:
                     response, outcomes = yield ask
                     check_input_guardrails(run, state, outcomes)
                     parallel = ()
                 else:
                     response = yield ask
+                if hooks is not None or own is not None:
+                    yield from _hooks.llm_end(run, hooks, own, state, response)
                 run.responses.append(response)
                 usage = run.ctx.usage
                 usage.add(response.usage)
@@ -155,13 +178,16 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 if config.max_cost_usd is not None:
                     charge(run.calls, config.max_cost_usd, model, response.usage)
                 output, start = response.output, len(run.items)
-                turn = yield from _settle_fresh(core, run, config, table, output, start)
+                turn = yield from _settle_fresh(core, run, config, table, output, start,
+                                                disabled)
             else:
                 table = turns[pending.agent]
                 state = table.state
                 output, start = pending.output, pending.start
+                disabled = pending.disabled
                 turn = yield from _settle_resumed(
-                    core, run, config, table, output, start, _read_earlier(run, start))
+                    core, run, config, table, output, start, _read_earlier(run, start),
+                    disabled)
             if run.emit and (ev := flush(run)) is not None:
                 yield ev
             decision = steps[state.agent](state, turn)
@@ -170,10 +196,11 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
             if type(decision) is not RunAgain:
                 here = pending  # what a pause saves: made only for a pause
                 if here is None and type(decision) is InterruptionStep:
-                    here = PendingTurn(state.agent, tuple(output), start)
+                    here = PendingTurn(state.agent, tuple(output), start, disabled)
                 done = yield from apply_decision(core, run, config, state, turn, decision, here)
                 if done is not None:
                     return done
+                starting = type(decision) is HandoffStep
             pending = None
     except StepswitchError as exc:
         # Every error of ours carries the run so far (UserError too, as in the SDK).
@@ -223,7 +250,8 @@ def _instructions(core: MachineCore, run: Run, state: StateIR) -> Generator[Any,
 
 
 def _request(
-    core: MachineCore, run: Run, config: RunConfig, table: StateTable, instructions: str | None
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable, instructions: str | None,
+    disabled: frozenset[str],
 ) -> ModelRequest:
     state = table.state
     settings = table.settings
@@ -231,7 +259,9 @@ def _request(
         settings = _settings(run, config, state, settings)
     tools = table.tools
     if table.budgeted:
-        tools = core.tool_definitions(state.agent, hidden_tools(core, run, state))
+        tools = core.tool_definitions(state.agent, hidden_tools(core, run, state) | disabled)
+    elif table.gated:
+        tools = core.tool_definitions(state.agent, disabled)
     return _request_of(
         state.agent,
         instructions,
@@ -287,15 +317,18 @@ def _settle_fresh(
     table: StateTable,
     output: tuple[OutputItem, ...],
     start: int,
+    disabled: frozenset[str],
 ) -> Generator[Any, Any, TurnOutcome]:
     """Carry out a new response's calls: check it, record its items, run its calls.
 
     The response is read against the table and checked whole before any of it is
     recorded: nothing on the trusted side can act on an unknown tool when the config
-    says raise, nor on a call id used twice in it or reused from earlier."""
+    says raise, nor on a call id used twice in it or reused from earlier. A call of a
+    name in ``disabled`` (``is_enabled`` said no this turn) is a call of an unknown tool."""
     state = table.state
     agent = state.agent
     rows = table.rows
+    hooked = config.run_hooks is not None or table.hooks is not None
     calls: list[Call] = []
     made: list[RunItem] = []
     last_message: str | None = None
@@ -304,12 +337,14 @@ def _settle_fresh(
         if type(out) is OutputFunctionCall:
             had_calls = True
             row = rows.get(out.name)
+            if disabled and out.name in disabled:
+                row = None  # not offered this turn: as the SDK, an unknown tool
             if row is None and config.unknown_tool == "raise":
                 raise ModelBehaviorError(f"Tool {out.name} not found in agent {agent}")
             if calls and any(c.call_id == out.call_id for c, _ in calls):
-                raise _id_twice(out, agent)
+                raise call_id_twice(out, agent)
             if out.call_id in run.call_ids:
-                raise _id_reused(out, agent)
+                raise call_id_reused(out, agent)
             calls.append((out, row))
             if row is None:
                 unknown = True
@@ -342,12 +377,14 @@ def _settle_fresh(
         gated = row.approval != "never" and (
             yield from _needs_approval(core, run, row.action, call))
         _plan(core, run, config, agent, call, row, gated, slots, jobs)
-    interrupted, results = yield from _carry_out(core, run, config, agent, slots, jobs, True)
+        if row.in_guards or hooked:
+            yield from _before(core, run, config, table, call, row, slots, jobs)
+    interrupted, results = yield from _carry_out(core, run, config, table, slots, jobs, True)
     if unknown:
         unknown_outputs(run, agent, calls)
     handoff: str | None = None
     if handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, calls, start)
+        handoff = yield from take_handoffs(core, run, config, state, calls, start, table.hooks)
     return _outcome(run, interrupted, handoff, tuple(results.values()), had_calls, last_message)
 
 
@@ -359,6 +396,7 @@ def _settle_resumed(
     output: tuple[OutputItem, ...],
     start: int,
     earlier: _Earlier,
+    disabled: frozenset[str],
 ) -> Generator[Any, Any, TurnOutcome]:
     """Finish a paused turn. Its items are already recorded (from ``start`` on): calls
     with an output there stay done (``earlier``), calls that asked for approval run (or
@@ -366,6 +404,7 @@ def _settle_resumed(
     state = table.state
     agent = state.agent
     rows = table.rows
+    hooked = config.run_hooks is not None or table.hooks is not None
     calls: list[Call] = []
     last_message: str | None = None
     had_calls = handoffs = False
@@ -373,6 +412,8 @@ def _settle_resumed(
         if type(out) is OutputFunctionCall:
             had_calls = True
             row = rows.get(out.name)
+            if disabled and out.name in disabled:
+                row = None  # it was not offered that turn: it stays an unknown tool
             calls.append((out, row))
             if row is not None and row.handoff:
                 handoffs = True
@@ -393,10 +434,12 @@ def _settle_resumed(
             continue
         gated = call.call_id in earlier.approvals
         _plan(core, run, config, agent, call, row, gated, slots, jobs)
-    interrupted, results = yield from _carry_out(core, run, config, agent, slots, jobs, False)
+        if row.in_guards or hooked:
+            yield from _before(core, run, config, table, call, row, slots, jobs)
+    interrupted, results = yield from _carry_out(core, run, config, table, slots, jobs, False)
     handoff: str | None = None
     if handoffs and not interrupted:
-        handoff = yield from take_handoffs(core, run, config, state, calls, start)
+        handoff = yield from take_handoffs(core, run, config, state, calls, start, table.hooks)
     # calls done before the pause count too, in call order
     results = _with_earlier(calls, results, earlier)
     return _outcome(run, interrupted, handoff, tuple(results.values()), had_calls, last_message)
@@ -443,7 +486,7 @@ def _plan(
         try:  # the common case in one pass; a failure is re-diagnosed for the model
             params = row.validator.validate_json(raw if raw else "{}")
         except ValueError:
-            params = _parse_again(core, row, call, agent)
+            params = parse_again(core, row, call, agent)
             if type(params) is ToolCallOutputItem:
                 slots.append((call, row, -1, params))
                 return
@@ -469,12 +512,30 @@ def _plan(
         jobs.append(job)
 
 
+def _before(
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable,
+    call: OutputFunctionCall, row: ToolRow, slots: list[Slot], jobs: list[Job],
+) -> Generator[Any, Any, None]:
+    """A call just planned to run (the last slot and job) passes its tool input
+    guardrails and ``on_tool_start``; a rejection becomes its output, and it does not run."""
+    if slots[-1][0] is not call or slots[-1][2] < 0:
+        return  # it does not run (a rejection, invalid arguments, a wait for a human)
+    blocked = yield from _lazy.tool_guards.before_call(core, run, table.state, row, call,
+                                                    config.run_hooks, table.hooks)
+    if blocked is not None:
+        jobs.pop()
+        slots[-1] = (call, row, -1, blocked)
+
+
 def _carry_out(
-    core: MachineCore, run: Run, config: RunConfig, agent: str, slots: list[Slot],
+    core: MachineCore, run: Run, config: RunConfig, table: StateTable, slots: list[Slot],
     jobs: list[Job], fresh: bool,
 ) -> Generator[Any, Any, tuple[bool, dict[str, ToolResult]]]:
     """Run the planned jobs, then record each slot's output in call order; whether some
     call waits for a decision, and the results of the calls that ran, by call id."""
+    agent = table.state.agent
+    hooks, own = config.run_hooks, table.hooks
+    hooked = hooks is not None or own is not None
     outcomes: tuple[Outcome, ...] = ()
     if jobs:
         effect = run.jobs  # the run's one RunJobs, refilled (as run_loop's CallModel)
@@ -507,6 +568,9 @@ def _carry_out(
                 )
             else:
                 done = yield from function_error(core, run, agent, call, row, outcome)
+            if row.out_guards or hooked:
+                done = yield from _lazy.tool_guards.after_call(core, run, table.state, row, call,
+                                                            done, hooks, own)
         elif done is None:
             interrupted = True
             if fresh:  # a resumed turn recorded its approval items when it paused
@@ -518,21 +582,6 @@ def _carry_out(
         value = done.value if index >= 0 and not done.is_error else done.output
         results[call.call_id] = ToolResult(call.name, value, done.output)
     return interrupted, results
-
-
-def _id_twice(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
-    return ModelBehaviorError(
-        f"the model used call id {out.call_id!r} twice in one response "
-        f"(tool {out.name}, agent {agent})"
-    )
-
-
-def _id_reused(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
-    # an earlier call's id: its decision or output must not carry over
-    return ModelBehaviorError(
-        f"the model reused call id {out.call_id!r} of an earlier call "
-        f"(tool {out.name}, agent {agent}); every call needs a new id"
-    )
 
 
 def _read_earlier(run: Run, start: int) -> _Earlier:
@@ -588,22 +637,6 @@ def _needs_approval(
         return False
     verdict = yield from call_hook(tool.needs_approval(run.ctx, params, call.call_id))
     return bool(verdict)
-
-
-def _parse_again(
-    core: MachineCore, row: ToolRow, call: OutputFunctionCall, agent: str
-) -> Any:
-    """A function call's parameters once the one-pass validation refused them: the
-    lax parse (``parse_arguments``), or the error output that names the problem for
-    the model (``ModelBehaviorError`` when the tool says raise)."""
-    action = row.action
-    assert type(action) is RunFunction
-    try:
-        return parse_arguments(core.function(action.ref).tool, call.arguments)
-    except ArgumentError as exc:
-        if action.failure == "raise":
-            raise ModelBehaviorError(str(exc)) from None
-        return ToolCallOutputItem(agent, call.call_id, str(exc), call.name, True)
 
 
 def _agent_job(

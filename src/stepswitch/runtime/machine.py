@@ -103,9 +103,12 @@ class StateMachine:
         emit: bool = False,
         session: Any = None,
         starting_agent: str | None = None,
+        hooks: Any = None,
     ) -> Loop:
         if isinstance(input, RunState) and input.resumed:
             raise _resumed_twice()
+        if hooks is not None:
+            run_config = _with_hooks(run_config, hooks)
         loop = self._begin(input, model, context, max_turns, run_config, emit=emit,
                            session=session, starting_agent=starting_agent)
         if isinstance(input, RunState):
@@ -242,6 +245,7 @@ class StateMachine:
         run_config: RunConfig | None = None,
         session: Any = None,
         starting_agent: str | None = None,
+        hooks: Any = None,
     ) -> RunResult:
         """Run (or resume, given a ``RunState``) to a final output or an interruption.
 
@@ -250,11 +254,12 @@ class StateMachine:
         run at that agent instead of the entry. ``session`` (``stepswitch.sessions``):
         the run reads the conversation, continues at its current agent (unless
         ``starting_agent``), and appends each settled turn; resuming a state taken
-        with a session needs the same session.
+        with a session needs the same session. ``hooks``: an ``ss.RunHooks`` told of
+        every agent of the run, nested agent-tool runs included.
         """
         loop = self._start(
             input, model, context, max_turns, run_config, session=session,
-            starting_agent=starting_agent,
+            starting_agent=starting_agent, hooks=hooks,
         )
         timeout = run_config.timeout if run_config is not None else None
         # the pump (and asyncio, loaded already: we run on it) on the first run
@@ -273,6 +278,7 @@ class StateMachine:
         run_config: RunConfig | None = None,
         session: Any = None,
         starting_agent: str | None = None,
+        hooks: Any = None,
     ) -> RunResult:
         """``run`` for code without an event loop (raises inside a running loop)."""
         try:  # asyncio loads here, with the first run_sync, not with the runner
@@ -287,7 +293,8 @@ class StateMachine:
         loop = _thread_loop()
         return loop.run_until_complete(
             self.run(input, model=model, context=context, max_turns=max_turns,
-                     run_config=run_config, session=session, starting_agent=starting_agent)
+                     run_config=run_config, session=session, starting_agent=starting_agent,
+                     hooks=hooks)
         )
 
     def run_streamed(
@@ -300,16 +307,32 @@ class StateMachine:
         run_config: RunConfig | None = None,
         session: Any = None,
         starting_agent: str | None = None,
+        hooks: Any = None,
     ) -> RunResultStreaming:
         """A streamed run: iterate ``stream_events()``; afterwards the object carries the
         result's fields. The run advances as the events are consumed."""
         return RunResultStreaming(
             self._start(input, model, context, max_turns, run_config, emit=True,
-                        session=session, starting_agent=starting_agent),
+                        session=session, starting_agent=starting_agent, hooks=hooks),
             timeout=run_config.timeout if run_config is not None else None,
             record=run_config.record if run_config is not None else None,
             workflow=self.ir.name,
         )
+
+
+def _with_hooks(config: RunConfig | None, hooks: Any) -> RunConfig:
+    """The run's config with ``run(hooks=)`` in it (hooks travel with the config, so every
+    loop of the run, nested and flow node runs included, is told)."""
+    from dataclasses import replace
+
+    from stepswitch.lifecycle import check_hooks
+
+    if config is not None and not isinstance(config, RunConfig):
+        raise UserError(f"run_config: expected a RunConfig, got {type(config).__name__}")
+    if config is not None and config.hooks is not None and config.hooks is not hooks:
+        raise UserError("hooks: give run(hooks=...) or RunConfig(hooks=...), not both")
+    check_hooks(hooks, "run", "run(hooks=...)")
+    return replace(config or _DEFAULT_CONFIG, hooks=hooks)
 
 
 def _resumed_twice() -> StateError:
@@ -418,6 +441,14 @@ class RunResultStreaming:
     @property
     def output_guardrail_results(self) -> list[GuardrailResult]:
         return self._done().output_guardrail_results
+
+    @property
+    def tool_input_guardrail_results(self) -> list[Any]:
+        return self._done().tool_input_guardrail_results
+
+    @property
+    def tool_output_guardrail_results(self) -> list[Any]:
+        return self._done().tool_output_guardrail_results
 
     def to_state(self) -> RunState:
         return self._done().to_state()

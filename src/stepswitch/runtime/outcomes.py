@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable
 from typing import Any
 
-from stepswitch.errors import MCPServerError, ToolTimeoutError, UserError
+from stepswitch.errors import MCPServerError, ModelBehaviorError, ToolTimeoutError, UserError
 from stepswitch.ir import RunAgent, RunFunction
 from stepswitch.runtime.approvals import lift
 from stepswitch.runtime.core import MachineCore, ToolRow
@@ -20,9 +20,23 @@ from stepswitch.runtime.items import MessageOutputItem, ToolApprovalItem, ToolCa
 from stepswitch.runtime.model import OutputFunctionCall
 from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run, call_hook
-from stepswitch.runtime.tools import error_output, error_text, output_text, result_text
+from stepswitch.runtime.tools import (
+    ArgumentError,
+    error_output,
+    error_text,
+    output_text,
+    parse_arguments,
+    result_text,
+)
 
-__all__ = ["agent_outcome", "function_error", "unknown_outputs"]
+__all__ = [
+    "agent_outcome",
+    "call_id_reused",
+    "call_id_twice",
+    "function_error",
+    "parse_again",
+    "unknown_outputs",
+]
 
 
 def unknown_outputs(
@@ -109,3 +123,35 @@ def _nested_output(result: RunResult) -> tuple[Any, str]:
         if type(item) is ToolCallOutputItem and item.output:
             return item.output, item.output
     return "", ""
+
+
+def call_id_twice(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
+    """A response that gave two calls one id."""
+    return ModelBehaviorError(
+        f"the model used call id {out.call_id!r} twice in one response "
+        f"(tool {out.name}, agent {agent})"
+    )
+
+
+def call_id_reused(out: OutputFunctionCall, agent: str) -> ModelBehaviorError:
+    # an earlier call's id: its decision or output must not carry over
+    return ModelBehaviorError(
+        f"the model reused call id {out.call_id!r} of an earlier call "
+        f"(tool {out.name}, agent {agent}); every call needs a new id"
+    )
+
+
+def parse_again(
+    core: MachineCore, row: ToolRow, call: OutputFunctionCall, agent: str
+) -> Any:
+    """A function call's parameters once the one-pass validation refused them: the
+    lax parse (``parse_arguments``), or the error output that names the problem for
+    the model (``ModelBehaviorError`` when the tool says raise)."""
+    action = row.action
+    assert type(action) is RunFunction
+    try:
+        return parse_arguments(core.function(action.ref).tool, call.arguments)
+    except ArgumentError as exc:
+        if action.failure == "raise":
+            raise ModelBehaviorError(str(exc)) from None
+        return ToolCallOutputItem(agent, call.call_id, str(exc), call.name, True)

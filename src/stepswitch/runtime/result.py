@@ -44,6 +44,10 @@ class RunResult:
     max_turns: int | None
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    tool_input_guardrail_results: list[Any] = field(default_factory=list)
+    """``ToolInputGuardrailResult`` s, one per tool input guardrail run, in order."""
+    tool_output_guardrail_results: list[Any] = field(default_factory=list)
+    """``ToolOutputGuardrailResult`` s, one per tool output guardrail run, in order."""
     _state: Callable[[], RunState] | None = field(default=None, repr=False)
 
     def to_state(self) -> RunState:
@@ -78,6 +82,10 @@ class RunErrorDetails:
     usage: Usage
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    tool_input_guardrail_results: list[Any] = field(default_factory=list)
+    """``ToolInputGuardrailResult`` s, one per tool input guardrail run, in order."""
+    tool_output_guardrail_results: list[Any] = field(default_factory=list)
+    """``ToolOutputGuardrailResult`` s, one per tool output guardrail run, in order."""
     _state: Callable[[], RunState] | None = field(default=None, repr=False)
 
     def to_state(self) -> RunState:

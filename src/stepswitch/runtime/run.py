@@ -102,6 +102,8 @@ class Run:
     """Every call id the model has used in this run (a reuse is refused)."""
     input_guardrail_results: list[GuardrailResult] = field(default_factory=list)
     output_guardrail_results: list[GuardrailResult] = field(default_factory=list)
+    tool_input_guardrail_results: list[Any] = field(default_factory=list)
+    tool_output_guardrail_results: list[Any] = field(default_factory=list)
     emitted: int = 0
     model: Any = None
     """The run's model (never saved in a state)."""
@@ -257,6 +259,8 @@ class Run:
             usage=self.ctx.usage,
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
+            tool_input_guardrail_results=self.tool_input_guardrail_results,
+            tool_output_guardrail_results=self.tool_output_guardrail_results,
             # an error before the resumed turn was settled keeps that turn pending
             _state=lambda: self.snapshot(
                 pending=self.pending, status="interrupted" if self.pending else "stopped"
@@ -275,6 +279,8 @@ class Run:
             max_turns=self.max_turns,
             input_guardrail_results=self.input_guardrail_results,
             output_guardrail_results=self.output_guardrail_results,
+            tool_input_guardrail_results=self.tool_input_guardrail_results,
+            tool_output_guardrail_results=self.tool_output_guardrail_results,
             _state=lambda: self.snapshot(
                 pending=interrupted, status="interrupted" if interrupted else "finished"
             ),

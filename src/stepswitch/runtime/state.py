@@ -39,6 +39,9 @@ class PendingTurn:
     output: tuple[OutputItem, ...]
     start: int
     """Index in the run's items where the turn's items begin."""
+    disabled: frozenset[str] = frozenset()
+    """The agent's tools and handoffs ``is_enabled`` kept from the model that turn: a
+    call of one was a call of an unknown tool, and stays one on resume."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,6 +132,17 @@ def _digest(body: dict[str, Any], key: bytes | None) -> str:
 # -- writing -------------------------------------------------------------------------------
 
 
+def _pending(pending: PendingTurn) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "agent": pending.agent,
+        "start": pending.start,
+        "output": [_output(o) for o in pending.output],
+    }
+    if pending.disabled:  # written only when a gate was shut: older states read the same
+        out["disabled"] = sorted(pending.disabled)
+    return out
+
+
 def _body(state: RunState) -> dict[str, Any]:
     body: dict[str, Any] = {
         "workflow": state.workflow,
@@ -141,11 +152,7 @@ def _body(state: RunState) -> dict[str, Any]:
         "current_agent": state.current_agent,
         "current_turn": state.current_turn,
         "max_turns": state.max_turns,
-        "pending": None if state.pending is None else {
-            "agent": state.pending.agent,
-            "start": state.pending.start,
-            "output": [_output(o) for o in state.pending.output],
-        },
+        "pending": None if state.pending is None else _pending(state.pending),
         "decisions": {
             k: {"approved": d.approved, "message": d.message}
             for k, d in sorted(state.decisions.items())
@@ -354,6 +361,7 @@ def _state(body: Any, where: str) -> RunState:
             output=tuple(_read_output(o, f"{where}.pending.output[{i}]")
                          for i, o in enumerate(outputs)),
             start=_get(pending_raw, "start", int, f"{where}.pending"),
+            disabled=_disabled(pending_raw, f"{where}.pending"),
         )
     decisions: dict[str, ApprovalDecision] = {}
     for call_id, d in _get(body, "decisions", dict, where).items():
@@ -543,3 +551,10 @@ def item_from_json(raw: Any, where: str) -> InputItem:
     """The item of a JSON object written by :func:`item_to_json`; ``StateError`` names
     ``where`` when it does not parse."""
     return _read_item(raw, where)
+
+
+def _disabled(raw: dict[str, Any], where: str) -> frozenset[str]:
+    names = raw.get("disabled", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise StateError(f"the saved state's {where}.disabled is not a list of names")
+    return frozenset(names)

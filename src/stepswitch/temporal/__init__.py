@@ -87,12 +87,13 @@ def worker_for(
     conversations of runs started with ``RunInput(session_id=…)``; ``tracer_provider``
     (else the global one, if set) gets the runs' spans (docs/tracing.md);
     ``mcp_drift="allow"`` lets its runs call MCP servers that drifted from their lock
-    (``activities_for``). ``options`` go to ``workflow_for`` when they are its keywords
+    (``activities_for``); ``hooks`` an ``ss.RunHooks`` for every run of the worker (its
+    activities call it). ``options`` go to ``workflow_for`` when they are its keywords
     (timeouts, retry policies, ``continue_as_new_after``) and to
     ``temporalio.worker.Worker`` otherwise.
     """
     keys = {"model_timeout", "tool_timeout", "hook_timeout", "model_retry", "tool_retry",
-            "continue_as_new_after", "local_activities", "tracer_provider"}
+            "continue_as_new_after", "local_activities", "tracer_provider", "hooks"}
     wf_options = {k: v for k, v in options.items() if k in keys}
     worker_options = {k: v for k, v in options.items() if k not in keys | {"mcp_drift"}}
     return Worker(
@@ -101,6 +102,7 @@ def worker_for(
         workflows=[workflow_for(machine, **wf_options)],
         activities=activities_for(machine, model=model, sessions=sessions,
                                   tracer_provider=options.get("tracer_provider"),
-                                  mcp_drift=options.get("mcp_drift", "error")),
+                                  mcp_drift=options.get("mcp_drift", "error"),
+                                  hooks=options.get("hooks")),
         **worker_options,
     )

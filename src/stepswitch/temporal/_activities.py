@@ -40,6 +40,7 @@ from stepswitch.runtime.flow import misfit
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.tools import adapter_for, output_text
 from stepswitch.runtime.tracing import tracer_for
+from stepswitch.temporal import _hooks
 from stepswitch.temporal._codec import (
     HookCall,
     ModelCall,
@@ -171,6 +172,7 @@ def activities_for(
     sessions: Sessions | None = None,
     tracer_provider: Any = None,
     mcp_drift: Literal["error", "allow"] = "error",
+    hooks: Any = None,
 ) -> list[Callable[..., Any]]:
     """The activities a worker needs for ``machine``'s runs.
 
@@ -179,10 +181,15 @@ def activities_for(
     ``tracer_provider`` (else the global one, if set) gets the ``chat`` and
     ``execute_tool`` spans of the calls; ``mcp_drift="allow"`` lets this worker's runs
     call MCP servers whose tools differ from their lock (``RunConfig(mcp_drift=)``
-    in-process; by default such a run fails with ``MCPServerError``).
+    in-process; by default such a run fails with ``MCPServerError``). ``hooks``: the
+    ``ss.RunHooks`` the runs' hook activities call (``workflow_for(hooks=)`` the same).
     """
     if mcp_drift not in ("error", "allow"):
         raise UserError(f'mcp_drift={mcp_drift!r}: expected "error" or "allow"')
+    if hooks is not None:
+        from stepswitch.lifecycle import check_hooks
+
+        check_hooks(hooks, "run", "activities_for(hooks=...)")
     core = machine._core
     names = activity_names(machine)
     digest = machine_digest(machine)
@@ -291,6 +298,8 @@ def activities_for(
             raise _failure(exc, retryable=False) from exc
 
     async def _hook(call: HookCall) -> Any:
+        if call.kind in _hooks.KINDS:  # tool guardrails, gates, run and agent hooks
+            return await _hooks.perform(core, call, hooks)
         ctx: RunContext[Any] = RunContext(call.context, Usage())
         fn: Any = core.obj(call.ref)
         if call.kind == "instructions":

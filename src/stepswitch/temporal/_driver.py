@@ -36,6 +36,7 @@ from stepswitch.runtime.result import RunResult
 from stepswitch.runtime.run import Run
 from stepswitch.runtime.state import RunState
 from stepswitch.runtime.tracing import tracer_for
+from stepswitch.temporal import _hooks
 from stepswitch.temporal._approvals import Approvals
 from stepswitch.temporal._codec import (
     HookCall,
@@ -43,6 +44,7 @@ from stepswitch.temporal._codec import (
     SessionCall,
     StepCall,
     ToolCall,
+    error_class,
     jsonable,
     read_items,
     read_response,
@@ -87,6 +89,8 @@ class Options:
     local_models: bool = False
     local_tools: bool = False
     tracer_provider: Any = None
+    run_hooks: Any = None
+    """The stand-in of the worker's run hooks (``worker_for(..., hooks=)``), or None."""
 
     def execute(
         self, name: str, arg: Any, timeout: timedelta, retry: RetryPolicy, *, local: bool
@@ -226,9 +230,9 @@ class Driver:
                     traceparent=traceparent,
                 )
             )
-        except ToolFailure:
-            raise  # a hook's or a model's own exception: no run outcome, the task fails
         except (StepswitchError, StepFailure) as exc:
+            # a ToolFailure among them: a hook of the user's raised on the worker (a tool's
+            # own failure is its error output); the run ends with its type, keeping the run
             if self.trace is not None:
                 self.segment.end(exc=exc)
                 self.trace.end(None, exc)
@@ -258,13 +262,15 @@ class Driver:
                 details = [data.to_state().to_json()]
             except StepswitchError:
                 details = [write_items(data.new_items)]
-        kind = exc.kind if type(exc) is StepFailure else type(exc).__name__
+        kind = (exc.kind if isinstance(exc, StepFailure | ToolFailure)
+                else type(exc).__name__)
         return ApplicationError(str(exc), *details, type=kind, non_retryable=True)
 
     async def _run(self, input: RunInput) -> RunResult:
         ctx: RunContext[Any] = RunContext(input.context, Usage(*(input.usage or [])))
         self.ctx = ctx
-        config = RunConfig()
+        hooks = self.options.run_hooks
+        config = RunConfig() if hooks is None else RunConfig(hooks=hooks)
         if self.flow is not None:
             return await self._run_flow(self.flow, input, ctx, config)
         ir = self.core.ir
@@ -606,7 +612,13 @@ class Driver:
             )
         except ActivityError as exc:
             raise activity_error(exc, f"hook {call.ref}") from None
+        except ApplicationError as exc:  # a local activity's failure arrives unwrapped
+            cls = error_class(exc.type)
+            raise (cls(exc.message) if cls is not None
+                   else ToolFailure(exc.message, exc.type)) from None
         if call.kind in ("input_guardrail", "output_guardrail"):
             return Verdict(value["output_info"], value["tripwire_triggered"])
+        if call.kind in ("tool_input_guardrail", "tool_output_guardrail"):
+            return _hooks.verdict(value)
         return value
 

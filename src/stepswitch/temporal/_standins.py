@@ -62,7 +62,7 @@ class Hook:
     def __call__(self, ctx: RunContext[Any], *args: Any) -> HookRun:
         agent = ""
         rest: list[Any] = []
-        if self.kind in ("instructions", "input_guardrail", "output_guardrail"):
+        if self.kind in ("instructions", "input_guardrail", "output_guardrail", "is_enabled"):
             agent = args[0].agent
             rest = [jsonable(a) for a in args[1:]]
         else:  # on_handoff(ctx[, value])
@@ -173,6 +173,9 @@ class RemoteModel:
 def workflow_core(machine: StateMachine) -> MachineCore:
     original = machine._core
     resolver: dict[str, object] = dict(original.resolver)
+    from stepswitch.temporal import _hooks  # it builds on these stand-ins
+
+    _hooks.stand_ins(original, resolver)  # tool guardrails, gates, agent hooks
     for s in machine.ir.states:
         if s.model_ref is not None:
             resolver[s.model_ref] = RemoteModel(s.model_ref)

@@ -78,6 +78,7 @@ def workflow_for(
     continue_as_new_after: int | None = 100,
     local_activities: bool | Literal["models"] = False,
     tracer_provider: Any = None,
+    hooks: Any = None,
 ) -> type:
     """A Temporal workflow class that runs ``machine`` (workflow type
     ``stepswitch.<name>``), started with a :class:`RunInput`, answering a
@@ -94,7 +95,9 @@ def workflow_for(
     (docs/durable.md, "Local activities"). Timeouts bound one attempt of an
     activity; a worker that dies mid-activity is noticed when it runs out, and the
     activity runs again on another worker. ``tracer_provider`` (else the global one, if
-    set) gets the run's workflow and agent spans.
+    set) gets the run's workflow and agent spans. ``hooks``: the ``ss.RunHooks`` the
+    worker's activities call (give the same object to ``activities_for``; ``worker_for``
+    does): the workflow calls, as local activities, the methods it overrides.
 
     A flow runs too: its decisions in the workflow, each ``@ss.step`` as an activity
     (``tool_timeout`` and ``tool_retry``; a local one when tools are, with
@@ -121,6 +124,7 @@ def workflow_for(
         local_activities is not False,
         local_activities is True,
         tracer_provider,
+        _run_hooks(hooks),
     )
     core = workflow_core(machine)
     flow = workflow_flow(machine, core)
@@ -206,3 +210,13 @@ class _RunBase:
     def _check_decision(self, decision: Decision) -> None:
         self._driver.approvals.check(decision, early=True)
 
+
+def _run_hooks(hooks: Any) -> Any:
+    """The workflow's stand-in for ``workflow_for(hooks=)``, checked; None without."""
+    if hooks is None:
+        return None
+    from stepswitch.lifecycle import check_hooks
+    from stepswitch.temporal._hooks import remote_run_hooks
+
+    check_hooks(hooks, "run", "workflow_for(hooks=...)")
+    return remote_run_hooks(hooks)

@@ -1,5 +1,5 @@
-"""An SDK app with settings from_sdk reads but stepswitch does not carry out: tool
-guardrails and a callable is_enabled (each a located warning)."""
+"""An SDK app with settings from_sdk once read but did not carry out (tool guardrails
+and a callable is_enabled, then each a located warning); now it carries them."""
 
 from typing import Any
 

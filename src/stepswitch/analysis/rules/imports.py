@@ -45,17 +45,28 @@ def imported_refs(ctx: Ctx) -> Iterator[tuple[Ref, str, Location, str]]:
             for i, g in enumerate(guards):
                 yield g.ref, f"{kind} guardrail {g.name!r}", g.location, \
                     f"{at}.{kind}_guardrails[{i}]"
+        if agent.hooks is not None:
+            yield agent.hooks, "hooks", loc, at
         for i, t in enumerate(agent.tools):
             if t.opaque is None:  # a tool stepswitch cannot run at all is SW601's
                 yield t.ref, f"tool {t.name!r}", t.location, f"{at}.tools[{i}]"
+            if isinstance(t.is_enabled, Ref):
+                yield t.is_enabled, f"tool {t.name!r} is_enabled", t.location, f"{at}.tools[{i}]"
+            for tg in (*t.input_guardrails, *t.output_guardrails):
+                yield tg.ref, f"tool {t.name!r} tool {tg.kind} guardrail {tg.name!r}", \
+                    tg.location, f"{at}.tools[{i}]"
         for i, h in enumerate(agent.handoffs):
             path = f"{at}.handoffs[{i}]"
+            if isinstance(h.is_enabled, Ref):
+                yield h.is_enabled, f"handoff {h.tool_name!r} is_enabled", h.location, path
             for ref, what in ((h.input_type, "input type"), (h.on_handoff, "on_handoff"),
                               (h.input_filter, "input_filter")):
                 if ref is not None:
                     yield ref, f"handoff {h.tool_name!r} {what}", h.location, path
         for i, a in enumerate(agent.agent_tools):
             path = f"{at}.agent_tools[{i}]"
+            if isinstance(a.is_enabled, Ref):
+                yield a.is_enabled, f"agent tool {a.tool_name!r} is_enabled", a.location, path
             for ref, what in ((a.output_extractor, "output extractor"),
                               (a.parameters_type, "parameters type")):
                 if ref is not None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from stepswitch.analysis._context import Ctx, agent_path, where
 from stepswitch.analysis.diagnostic import Diagnostic
+from stepswitch.graph.spec import is_gated
 
 __all__ = ["RULES"]
 
@@ -97,4 +98,59 @@ def not_carried(ctx: Ctx) -> Iterator[Diagnostic]:
         )
 
 
-RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters, not_carried)
+def gated_reach(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW621: agents a run reaches only through gated edges (information: whether they
+    run depends on ``is_enabled`` at run time, which the analysis cannot decide)."""
+    graph = ctx.graph
+    if graph.spec.flow is not None or graph.entry is None or not graph.has_gates():
+        return
+    everywhere = graph.reachable()
+    ungated = graph.ungated().reachable()
+    for name in graph.agent_names():
+        if name not in everywhere or name in ungated:
+            continue
+        gates = [e for e in graph.edges() if e.target == name and e.gated
+                 and e.source in everywhere]
+        shown = ", ".join(f"{e.tool_name!r} of {e.source!r}" for e in gates[:3]) or "gated edges"
+        yield ctx.diag(
+            "SW621",
+            f"agent {name!r} is reached only through edges gated by is_enabled ({shown}): "
+            "a run reaches it only on turns its gate is open",
+            ctx.agent_loc(graph.agent(name)),
+            help="nothing to fix if that is the intent; the checks treat the gated edges "
+            "as present (cycles, budgets, policies) and as absent (SW622)",
+        )
+
+
+def ends_through_gates(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW622: an agent from which a run can end with every edge present, but not once
+    the gated tools and edges are closed: with its gates shut, a run there goes on
+    until ``max_turns``."""
+    graph = ctx.graph
+    if not graph.has_gates():
+        return
+    facts = graph.facts()
+    closed = graph.ungated().facts()
+    reached = graph.reachable() if graph.entry is not None else frozenset(graph.agent_names())
+    for name in graph.agent_names():
+        if name not in reached or facts[name].end_calls is None:
+            continue
+        if closed.get(name) is None or closed[name].end_calls is not None:
+            continue
+        agent = graph.agent(name)
+        gated = [t.name for t in agent.tools if is_gated(t)]
+        gated += [t.tool_name for t in agent.agent_tools if is_gated(t)]
+        gated += [h.tool_name for h in agent.handoffs if is_gated(h)]
+        shown = ", ".join(map(repr, gated[:3])) or "gated parts of the agents it hands off to"
+        yield ctx.diag(
+            "SW622",
+            f"a run that reaches agent {name!r} can end only while a gated tool or edge is "
+            f"enabled ({shown}): with those gates shut it never ends and stops at max_turns",
+            ctx.agent_loc(agent),
+            help="give the agent a way to end that no is_enabled gates (an ungated tool or "
+            "handoff, or let it answer), or keep the gate open for every run that reaches it",
+        )
+
+
+RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters, not_carried,
+         gated_reach, ends_through_gates)

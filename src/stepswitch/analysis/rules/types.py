@@ -114,6 +114,77 @@ def guardrail_types(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
+_DATA = {"input": "ToolInputGuardrailData", "output": "ToolOutputGuardrailData"}
+_ACCEPTS = {"input": ("ToolInputGuardrailData",),
+            "output": ("ToolOutputGuardrailData", "ToolInputGuardrailData")}
+"""The data classes (stepswitch's, or the Agents SDK's of the same name) a guardrail's
+parameter may declare: an output guardrail's data is an input guardrail's too."""
+
+
+def _class_name(tp: Any) -> str | None:
+    return tp.__name__ if isinstance(tp, type) else None
+
+
+def _anything(tp: Any) -> bool:
+    return tp is None or tp is object or tp is Any or getattr(tp, "_name", None) == "Any"
+
+
+def tool_guardrail_types(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW408 and SW409: each tool guardrail takes one argument, sits in the list of its
+    kind, and declares types its data and its verdict fit."""
+    bindings = ctx.graph.bindings
+    seen: set[str] = set()  # a tool shared by agents is reported once
+    for agent in ctx.index().agents:
+        for i, tool in enumerate(agent.tools):
+            if not (tool.input_guardrails or tool.output_guardrails) or tool.ref.path in seen:
+                continue
+            seen.add(tool.ref.path)
+            for g in (*tool.input_guardrails, *tool.output_guardrails):
+                loc = where(g.location, f"agents.{agent.name}.tools[{i}]")
+                what = f"tool {g.kind} guardrail {g.name!r} of tool {tool.name!r}"
+                data = _DATA[g.kind]
+                if g.arity is not None and g.arity != 1:
+                    yield ctx.diag(
+                        "SW408",
+                        f"{what} takes {g.arity} argument(s); a tool guardrail takes one, "
+                        f"its {data}",
+                        loc,
+                        help=f"write it as def {g.name}(data: {data}) -> "
+                        "ToolGuardrailFunctionOutput",
+                    )
+                if g.declared_kind is not None and g.declared_kind != g.kind:
+                    yield ctx.diag(
+                        "SW409",
+                        f"{what} is a tool {g.declared_kind} guardrail, listed in "
+                        f"tool_{g.kind}_guardrails: it would get the wrong data",
+                        loc,
+                        help=f"move it to tool_{g.declared_kind}_guardrails=[...]",
+                    )
+                    continue
+                declared = bindings.get(g.declared_type)
+                name = _class_name(declared)
+                if not _anything(declared) and name not in _ACCEPTS[g.kind]:
+                    yield ctx.diag(
+                        "SW409",
+                        f"{what} declares its argument as {show_type(declared)}, but it is "
+                        f"given a {data}",
+                        loc,
+                        help=f"annotate the parameter as ss.{data}",
+                    )
+                returns = bindings.get(g.returns)
+                if not _anything(returns) and _class_name(returns) != (
+                    "ToolGuardrailFunctionOutput"
+                ):
+                    yield ctx.diag(
+                        "SW409",
+                        f"{what} declares it returns {show_type(returns)}; a tool guardrail "
+                        "returns a ToolGuardrailFunctionOutput",
+                        loc,
+                        help="return ss.ToolGuardrailFunctionOutput.allow(), "
+                        ".reject_content(message) or .raise_exception()",
+                    )
+
+
 def _is_run_result(tp: Any) -> bool:
     return isinstance(tp, type) and tp.__name__.startswith("RunResult")
 
@@ -184,4 +255,4 @@ def context_types(ctx: Ctx) -> Iterator[Diagnostic]:
                              where(s.location, f"steps.{s.name}"))
 
 
-RULES = (strict_schemas, guardrail_types, extractor_types, context_types)
+RULES = (strict_schemas, guardrail_types, tool_guardrail_types, extractor_types, context_types)
