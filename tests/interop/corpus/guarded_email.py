@@ -1,5 +1,5 @@
-"""Tool guardrails (not carried yet): a send_email tool whose input guardrail blocks
-messages with secrets. stepswitch must say so, located, instead of passing silently."""
+"""Tool guardrails: a send_email tool whose input guardrail turns away messages with a
+secret in them, and whose output guardrail checks what the tool reports back."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from agents import (
     Runner,
     ToolGuardrailFunctionOutput,
     ToolInputGuardrailData,
+    ToolOutputGuardrailData,
     function_tool,
     tool_input_guardrail,
+    tool_output_guardrail,
 )
 
 
@@ -22,7 +24,14 @@ def no_secrets(data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
     return ToolGuardrailFunctionOutput.allow()
 
 
-@function_tool(tool_input_guardrails=[no_secrets])
+@tool_output_guardrail
+def no_addresses(data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+    if "@" in str(data.output):
+        return ToolGuardrailFunctionOutput.reject_content("The receipt named an address.")
+    return ToolGuardrailFunctionOutput.allow()
+
+
+@function_tool(tool_input_guardrails=[no_secrets], tool_output_guardrails=[no_addresses])
 def send_email(to: str, body: str) -> str:
     """Send an email."""
     return f"sent to {to}"
@@ -30,7 +39,7 @@ def send_email(to: str, body: str) -> str:
 
 async def main() -> object:
     agent = Agent(name="Mailer", instructions="Send what the user asks.", tools=[send_email])
-    result = await Runner.run(agent, "Email bob my password hunter2.")
+    result = await Runner.run(agent, "Email bob my password hunter2, then say hi to ann.")
     print(result.final_output)
     return result
 

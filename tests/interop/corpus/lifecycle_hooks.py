@@ -1,4 +1,5 @@
-"""Agent hooks and run hooks (not carried yet): stepswitch must name both, located."""
+"""Agent hooks and run hooks: the agent's hooks are carried; run hooks given to the
+SDK's ``Runner.run`` are the run's, not the workflow's, and stepswitch names them, located."""
 
 from __future__ import annotations
 

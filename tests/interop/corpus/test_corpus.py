@@ -10,8 +10,9 @@ client (``OpenAIServer``):
   runner, on a second server with the same script.
 
 For every app stepswitch carries, the item traces, final outputs and last agents are
-equal; an app with a feature stepswitch does not carry yet gets a located SW610 naming
-it, instead of a check that passes."""
+equal, every model request offers the same tools (``is_enabled`` gates), and what the
+app's own hooks record is the same; an app with a feature stepswitch does not carry
+gets a located SW610 naming it, instead of a check that passes."""
 
 from __future__ import annotations
 
@@ -89,6 +90,23 @@ SCRIPTS: dict[str, list[list[Any]]] = {
         [call("order_status", {"order_id": 9}, call_id="c2")],
         [call("issue_refund", {"order_id": 9}, call_id="c3")],
     ],
+    "guarded_email": [
+        # the first is turned away before it runs, the second's receipt after it ran
+        [call("send_email", {"to": "bob", "body": "my password hunter2"}, call_id="c1"),
+         call("send_email", {"to": "ann@example.org", "body": "hi"}, call_id="c2")],
+        [message("I could not send either message.")],
+    ],
+    "gated_languages": [
+        # only Spanish is offered (French and the concierge handoff are gated shut)
+        [call("translate_to_spanish", {"input": "thank you"}, call_id="c1")],
+        [message("gracias")],
+        [message("Spanish: gracias.")],
+    ],
+    "agent_hooks": [
+        [call("transfer_to_billing", {}, call_id="c1")],
+        [call("open_ticket", {"topic": "double charge"}, call_id="c2")],
+        [message("Ticket 17 is open.")],
+    ],
 }
 
 REFUSED: dict[str, list[list[Any]]] = {
@@ -98,10 +116,7 @@ REFUSED: dict[str, list[list[Any]]] = {
 
 NOT_CARRIED: dict[str, list[tuple[str, str]]] = {
     # app -> (SDK attribute named by SW610, the source line it is reported at)
-    "guarded_email": [("FunctionTool.tool_input_guardrails",
-                       "@function_tool(tool_input_guardrails=[no_secrets])")],
-    "lifecycle_hooks": [("Agent.hooks", 'agent = Agent(name="Greeter"'),
-                        ("Runner.run.hooks", 'result = await Runner.run(agent, "hi"')],
+    "lifecycle_hooks": [("Runner.run.hooks", 'result = await Runner.run(agent, "hi"')],
 }
 
 
@@ -130,7 +145,18 @@ def sdk_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     agents.set_tracing_disabled(was)
 
 
-def _run_sdk(app: str, script: Sequence[Any], use: Any) -> list[Any]:
+def _offered(server: OpenAIServer) -> list[list[str]]:
+    """Per model request, the names of the tools it offered (a hosted tool by its type)."""
+    return [sorted(str(t.get("name") or t.get("type")) for t in (r.body or {}).get("tools") or ())
+            for r in server.model_requests()]
+
+
+def _log(app: str) -> list[str]:
+    """What the app's own hooks recorded (apps without hooks record nothing)."""
+    return list(getattr(_module(app), "LOG", ()))
+
+
+def _run_sdk(app: str, script: Sequence[Any], use: Any) -> tuple[list[Any], list[list[str]]]:
     module = _module(app)
     with OpenAIServer(script) as server:
         use(server)
@@ -138,7 +164,8 @@ def _run_sdk(app: str, script: Sequence[Any], use: Any) -> list[Any]:
         if asyncio.iscoroutine(value):
             value = asyncio.run(value)
         server.assert_complete()
-    return list(value) if isinstance(value, list) else [value]
+        offered = _offered(server)
+    return (list(value) if isinstance(value, list) else [value]), offered
 
 
 def _read(app: str) -> tuple[Reached, ss.Workflow]:
@@ -147,8 +174,12 @@ def _read(app: str) -> tuple[Reached, ss.Workflow]:
     return reached, from_sdk_run(reached.app, name=app, run=reached)
 
 
-def _run_ours(app: str, script: Sequence[Any], machine: Any, reached: Reached) -> list[Any]:
+def _run_ours(app: str, script: Sequence[Any], machine: Any, reached: Reached,
+              ) -> tuple[list[Any], list[list[str]]]:
     options = dict(reached.options)
+    log = getattr(_module(app), "LOG", None)
+    if log is not None:  # the app's main clears its log before its run: so do we
+        log.clear()
     inputs = [reached.input]
     session = None
     if options.get("session") is not None:  # the app keeps a conversation: so do we
@@ -160,6 +191,8 @@ def _run_ours(app: str, script: Sequence[Any], machine: Any, reached: Reached) -
         model = OpenAIResponsesModel("gpt-4.1", server.client(max_retries=0))
         for text in inputs:
             kwargs: dict[str, Any] = {"model": model}
+            if options.get("context") is not None:  # what the app's is_enabled reads
+                kwargs["context"] = options["context"]
             if session is not None:
                 kwargs["session"] = session
             if surface == "run_sync":
@@ -176,7 +209,8 @@ def _run_ours(app: str, script: Sequence[Any], machine: Any, reached: Reached) -
                 asyncio.run(drain())
                 results.append(streamed)
         server.assert_complete()
-    return results
+        offered = _offered(server)
+    return results, offered
 
 
 # -- traces -------------------------------------------------------------------------------
@@ -252,7 +286,8 @@ def our_trace(items: Sequence[Any]) -> list[Row]:
 @pytest.mark.parametrize("app", sorted(SCRIPTS))
 def test_a_carried_app_runs_as_on_the_sdk(app: str, sdk_client: Any) -> None:
     script = SCRIPTS[app]
-    theirs = _run_sdk(app, script, sdk_client)
+    theirs, their_tools = _run_sdk(app, script, sdk_client)
+    their_log = _log(app)
     reached, wf = _read(app)
     report = wf.check()
     assert report.ok and "SW610" not in report.codes(), [
@@ -260,7 +295,9 @@ def test_a_carried_app_runs_as_on_the_sdk(app: str, sdk_client: Any) -> None:
     machine = wf.compile()
     twin, _ = generated_twin(machine)
     for runner in (machine, twin):
-        ours = _run_ours(app, script, runner, reached)
+        ours, our_tools = _run_ours(app, script, runner, reached)
+        assert our_tools == their_tools  # the same tools offered on every request
+        assert _log(app) == their_log  # the app's hooks heard the same run
         assert len(ours) == len(theirs)
         for mine, sdk in zip(ours, theirs, strict=True):
             assert our_trace(mine.new_items) == sdk_trace(sdk.new_items)
