@@ -123,7 +123,13 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
             if ex.kind != "fan_out":
                 target = exits[here](node, out)
             else:
-                elements = _elements(node, ex, out)
+                # the fields read in place when they plainly fit, else by _elements
+                value = getattr(out, ex.field or "", None)
+                if type(value) is list and not isinstance(out, dict) and (
+                        ex.max_items is None or len(value) <= ex.max_items):
+                    elements = value.copy()
+                else:
+                    elements = _elements(node, ex, out)
                 callee = sync_fans.get(here)
                 if callee is None:
                     fr.fan = Fan(here, elements)
