@@ -103,7 +103,7 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
                 fr.fresh = False
                 if here in awaits:
                     out = yield from _step(fc, node, value, fr.ctx)
-                else:  # a sync step: the call written out (a frame is a tenth of a node)
+                else:  # a sync step: the call written out, no frame of its own
                     fn, takes_context, accepts, check = callees[here]
                     out = fn(fr.ctx, value) if takes_context else fn(value)
                     if not isinstance(out, accepts):
