@@ -374,6 +374,39 @@ def test_a_failing_sync_branch_resumes_alone_and_the_join_keeps_input_order() ->
 
 
 @ss.step
+def split_counted(text: str) -> Plan:
+    RAN.append("split")
+    return Plan(items=text.split())
+
+
+@ss.step
+def interrupted(word: str) -> str:
+    RAN.append(word)
+    if word in FLAKY:
+        FLAKY.discard(word)
+        raise KeyboardInterrupt
+    return word.upper()
+
+
+def test_an_interrupt_in_a_sync_branch_leaves_a_state_at_the_fan_out() -> None:
+    """Ctrl-C inside a branch is no branch's failure: the state the error carries
+    resumes at the fan-out itself (its step is not called again), every branch anew."""
+    RAN.clear()
+    FLAKY.add("b")
+    machine = ss.Workflow("ctrl_c", split_counted, flow=[
+        ss.fan_out(split_counted, over="items", each=interrupted, then=joined, max_items=3),
+        ss.then(joined, ss.END)]).compile()
+    with pytest.raises(KeyboardInterrupt) as info:
+        machine.run_sync("a b c")
+    assert RAN == ["split", "a", "b"]
+    state = ss.RunState.from_json(info.value.run_data.to_state().to_json())  # type: ignore[attr-defined]
+    assert state.flow is not None and state.flow.fan is not None
+    RAN.clear()
+    assert machine.run_sync(state).final_output == "A+B+C"
+    assert RAN == ["a", "b", "c"]
+
+
+@ss.step
 def badly_typed(word: str) -> int:
     return word  # type: ignore[return-value]
 

@@ -27,6 +27,7 @@ from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.effects import Await, Emit, Err, NestedJob, RunJobs
 from stepswitch.runtime.events import FlowNodeStreamEvent
 from stepswitch.runtime.flow_core import (
+    Callee,
     FlowCore,
     FlowStep,
     misfit,
@@ -75,8 +76,12 @@ def flow_loop(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
 
 
 def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
+    # Every table read per node was made once, with the FlowCore (bench/README.md, flows)
     nodes = fc.nodes
-    steps = fc.steps
+    callees = fc.callees
+    awaits = fc.awaits
+    exits = fc.exits
+    sync_fans = fc.sync_fans
     while True:
         node = nodes[fr.node]
         if fr.fan is not None:  # resumed inside a fan-out
@@ -90,42 +95,63 @@ def _flow(fc: FlowCore, fr: FlowRun, config: RunConfig) -> Loop:
             here = source.name
             target = ex.target
         else:
+            here = node.name
             if node.kind == "step":
                 if fr.emit:
-                    yield Emit(FlowNodeStreamEvent(node.name, "step"))
+                    yield Emit(FlowNodeStreamEvent(here, "step"))
                 value = fr.value  # an entry step's input was parsed when the run started
                 fr.fresh = False
-                if node.name in fc.awaits:
+                if here in awaits:
                     out = yield from _step(fc, node, value, fr.ctx)
-                else:
-                    out = _call(fc, node, value, fr.ctx)
+                else:  # a sync step: the call written out, no frame of its own
+                    fn, takes_context, accepts, check = callees[here]
+                    out = fn(fr.ctx, value) if takes_context else fn(value)
+                    if not isinstance(out, accepts):
+                        check(out)
             else:
                 if fr.emit:
-                    yield Emit(FlowNodeStreamEvent(node.name, "agent"))
+                    yield Emit(FlowNodeStreamEvent(here, "agent"))
                 result = yield from _agent_node(fc, fr, config, node)
                 if result.interruptions:
                     fr.child = result.to_state()
                     return fr.result(fc, None, paused=True)
-                fr.items.extend(lifted(result.new_items, run_key(node.name)))
+                fr.items.extend(lifted(result.new_items, run_key(here)))
                 fr.live = []
                 out = result.final_output
             ex = node.exit
             assert ex is not None
-            here = node.name
-            if ex.kind == "fan_out":
-                elements = _elements(node, ex, out)
-                fr.fan = Fan(node.name, elements)
-                fr.node = ex.each or ""
-                joined = yield from _fan(fc, fr, config, node)
-                if joined is None:
-                    return fr.result(fc, None, paused=True)
+            if ex.kind != "fan_out":
+                target = exits[here](node, out)
+            else:
+                # the fields read in place when they plainly fit, else by _elements
+                value = getattr(out, ex.field or "", None)
+                if type(value) is list and not isinstance(out, dict) and (
+                        ex.max_items is None or len(value) <= ex.max_items):
+                    elements = value.copy()
+                else:
+                    elements = _elements(node, ex, out)
+                callee = sync_fans.get(here)
+                if callee is None:
+                    fr.fan = Fan(here, elements)
+                    fr.node = ex.each or ""
+                    joined = yield from _fan(fc, fr, config, node)
+                    if joined is None:
+                        return fr.result(fc, None, paused=True)
+                else:  # sync step branches, called here; their Fan is made if one fails
+                    done: dict[int, Any] = {}
+                    try:
+                        if fr.emit:
+                            yield Emit(FlowNodeStreamEvent(ex.each or "", "fan_out",
+                                                           len(elements)))
+                        joined = _calls(callee, elements, fr.ctx, done)
+                    except BaseException:
+                        fr.fan = Fan(here, elements, done)
+                        fr.node = ex.each or ""
+                        raise
                 out = joined
                 target = ex.target
-            else:
-                own = steps.get(here)
-                target = own(node, out) if own is not None else next_node(fc, node, out)
         if ex.max_uses is not None:
-            key = edge_key(here, target)
+            key = fc.edge_keys[here].get(target) or edge_key(here, target)
             used = fr.uses.get(key, 0)
             if used >= ex.max_uses:
                 fr.node, fr.value, fr.spent = here, None, key
@@ -201,22 +227,12 @@ def _step(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]
     return out
 
 
-def _call(fc: FlowCore, node: FlowNode, value: Any, ctx: RunContext[Any]) -> Any:
-    """Call the sync step node ``node`` on ``value`` and check its output: a plain call,
-    as it never awaits. How to call it and check it is the node's row of
-    ``fc.callees``; :func:`_step` and :func:`_calls` read the same row."""
-    fn, takes_context, accepts, check = fc.callees[node.name]
-    out = fn(ctx, value) if takes_context else fn(value)
-    if not isinstance(out, accepts):
-        check(out)
-    return out
-
-
-def _calls(fc: FlowCore, node: FlowNode, values: Sequence[Any], ctx: RunContext[Any],
+def _calls(callee: Callee, values: Sequence[Any], ctx: RunContext[Any],
            done: dict[int, Any]) -> list[Any]:
-    """A fan-out's branches over the sync step ``node``: :func:`_call` on each of
-    ``values`` in order, written out in the loop (a frame per element is a third of
-    what a fan-out costs).
+    """A fan-out's branches over a sync step (``callee``, its row of ``fc.callees``):
+    the step called on each of ``values`` in order and its output checked, as
+    :func:`_flow` calls a sync step node, written out in the loop (a frame per element
+    is a third of what a fan-out costs).
 
     A call that never awaits gains nothing from a task of its own (nor a concurrency
     limit from a semaphore), so the branches are called here, one after another
@@ -224,7 +240,7 @@ def _calls(fc: FlowCore, node: FlowNode, values: Sequence[Any], ctx: RunContext[
     value is called, and the first failure in order is raised once all were; ``done``
     holds the outputs of values called before (a resumed fan-out) and receives the
     finished ones when one failed, so a resume calls only the failed again."""
-    fn, takes_context, accepts, check = fc.callees[node.name]
+    fn, takes_context, accepts, check = callee
     if takes_context:
         fn = functools.partial(fn, ctx)
     outs: list[Any] = []
@@ -259,8 +275,9 @@ def _fan(fc: FlowCore, fr: FlowRun, config: RunConfig, source: FlowNode
     each = fc.nodes[ex.each or ""]
     if fr.emit:
         yield Emit(FlowNodeStreamEvent(each.name, "fan_out", len(fan.elements)))
-    if each.kind == "step" and each.name not in fc.awaits:
-        joined = _calls(fc, each, fan.elements, fr.ctx, fan.results)
+    callee = fc.sync_fans.get(source.name)
+    if callee is not None:  # a resumed fan-out over a sync step
+        joined = _calls(callee, fan.elements, fr.ctx, fan.results)
         fr.fan = None
         fr.node = source.name
         return joined

@@ -9,12 +9,13 @@ runner's exit functions use :func:`route_key`, :func:`no_route` and
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, assert_never
 
 from stepswitch.errors import UserError
-from stepswitch.flow_ir import FlowIR, FlowNode
+from stepswitch.flow_ir import FlowIR, FlowNode, edge_key
 from stepswitch.runtime.core import MachineCore
 
 if TYPE_CHECKING:  # pydantic loads with the first flow that needs it, not the runtime
@@ -118,6 +119,28 @@ class FlowCore:
         unknown = set(self.steps) - set(self.nodes)
         if unknown:
             raise UserError(f"flow step functions for unknown nodes: {sorted(unknown)}")
+        self.exits: dict[str, FlowStep] = {}
+        """Per node (not a fan-out), its exit as a function: the one given in ``steps``,
+        else the exit read once into a closure (what :func:`next_node` works out per call)."""
+        self.edge_keys: dict[str, dict[str | None, str]] = {}
+        """Per node whose exit has ``max_uses``, the :func:`~stepswitch.flow_ir.edge_key`
+        of each edge it has, made once rather than per use."""
+        self.sync_fans: dict[str, Callee] = {}
+        """Per fan-out whose ``each`` is a sync step, that step's row of :attr:`callees`:
+        the loop calls its branches in place (no job, no task each)."""
+        for n in flow.nodes:
+            ex = n.exit
+            if ex is None:
+                continue
+            if ex.max_uses is not None:
+                self.edge_keys[n.name] = {t: edge_key(n.name, t) for t in (
+                    ex.target, ex.otherwise, *(t for _, t in ex.cases))}
+            if ex.kind == "fan_out":
+                each = ex.each or ""
+                if self.nodes[each].kind == "step" and each not in self.awaits:
+                    self.sync_fans[n.name] = self.callees[each]
+            else:
+                self.exits[n.name] = self.steps.get(n.name) or _exit_of(self, n)
         self._adapters: dict[str, TypeAdapter[Any]] = {}
 
     def adapter(self, ref: str | None, *, text: bool = False) -> TypeAdapter[Any]:
@@ -204,6 +227,19 @@ def next_node(fc: FlowCore, node: FlowNode, out: Any) -> str | None:
             raise AssertionError(f"flow node {node.name!r}: a fan-out's join is the loop's")
         case _:
             assert_never(kind)
+
+
+def _exit_of(fc: FlowCore, node: FlowNode) -> FlowStep:
+    """``node``'s exit as a closure over what it reads: :func:`next_node` made once."""
+    ex = node.exit
+    assert ex is not None
+    target = ex.target
+    if ex.kind == "then":
+        return lambda _node, _out: target
+    if ex.kind == "branch":
+        pred, otherwise = fc.preds[node.name], ex.otherwise
+        return lambda _node, out: target if pred(out) else otherwise
+    return functools.partial(next_node, fc)
 
 
 def type_name(tp: Any) -> str:
