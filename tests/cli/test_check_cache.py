@@ -118,6 +118,25 @@ def test_every_kind_of_change_checks_anew(tmp_path: Path, change: str) -> None:
     assert _imports(project) == 2, f"a changed {change} was answered from the cache"
 
 
+@pytest.mark.parametrize("name", ["pyproject.toml"])
+def test_an_edited_pyproject_checks_anew(tmp_path: Path, name: str) -> None:
+    """A pyproject that was there at the first check and is then edited (not only one
+    that appears where none was) must invalidate the stored answer. (An edited lock file
+    is read, and so keyed, only by a workflow with MCP servers; APP has none.)"""
+    project = _project(tmp_path)
+    first = "[tool.stepswitch]\n" if name == "pyproject.toml" else "{}\n"
+    (project / name).write_text(first)
+    rc, _, _ = _check(project, "app.py")
+    assert _imports(project) == 1, rc
+    _check(project, "app.py")
+    assert _imports(project) == 1  # unchanged: answered from the cache
+    edited = ('[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "lookup" }]\n'
+              if name == "pyproject.toml" else '{"servers": {}}\n')
+    (project / name).write_text(edited)
+    _check(project, "app.py")
+    assert _imports(project) == 2, f"an edited {name} was answered from the cache"
+
+
 def test_a_new_file_in_a_folder_target_checks_anew(tmp_path: Path) -> None:
     project = _project(tmp_path)
     flows = project / "flows"
