@@ -35,8 +35,15 @@ typecheck: venv
 	$(BIN)/ruff check --no-cache $(OUT)/typecheck
 	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
+# The suite on PYTEST_WORKERS pytest-xdist workers (`make test PYTEST_WORKERS=0` runs it in
+# one process). Most tests wait on a subprocess, a server or the browser rather than
+# compute, so 4 workers beat 2 on a 2-core machine. Each worker starts its own Temporal
+# dev server (tests/temporal/conftest.py); every other resource a test uses is its own
+# (tmp_path, free ports, random schema/prefix/queue names), so any split is safe.
+PYTEST_WORKERS ?= 4
+
 pytest: venv chromium
-	$(BIN)/pytest -q --durations=10
+	$(BIN)/pytest -q --durations=10 -n $(PYTEST_WORKERS)
 
 test: lint typecheck pytest
 

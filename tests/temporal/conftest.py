@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest, DescribeTaskQueueRequest
 from temporalio.service import RPCError
 
 from stepswitch.temporal._client import connect
@@ -66,6 +68,37 @@ def wait_until_healthy(address: str, timeout: float = 30) -> None:
                 if time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.1)
+
+    asyncio.run(probe())
+
+
+def wait_until_polling(
+    address: str, task_queue: str, proc: subprocess.Popen[bytes], timeout: float = 90
+) -> None:
+    """Return once the worker process ``proc`` (``stepswitch worker``) polls
+    ``task_queue``'s workflow tasks. ``run --temporal`` waits 10 s for a poller, and a
+    worker's start (its imports) can take longer than that on a loaded machine or with
+    the suite run in parallel: waiting here first leaves that check nothing to time out
+    on. A poller is known by its identity, ``PID@HOST`` (the Temporal client's default),
+    so a worker stopped a moment ago, still listed, is not mistaken for this one."""
+
+    async def probe() -> None:
+        client = await connect(address, timeout=timeout)
+        request = DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+        mine = f"{proc.pid}@"
+        deadline = time.monotonic() + timeout
+        while True:
+            response = await client.workflow_service.describe_task_queue(request)
+            if any(p.identity.startswith(mine) for p in response.pollers):
+                return
+            if proc.poll() is not None:
+                raise RuntimeError(f"the worker exited with {proc.returncode} before it polled")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not poll {task_queue!r} in {timeout}s")
+            await asyncio.sleep(0.05)
 
     asyncio.run(probe())
 

@@ -16,6 +16,7 @@ from temporalio.client import Client
 
 from stepswitch.cli.main import main
 from tests._paths import ROOT
+from tests.temporal.conftest import wait_until_polling
 from tests.temporal.flows import counts
 
 
@@ -312,12 +313,20 @@ def test_attaching_names_the_run_s_own_task_queue_not_the_flag_s_default(
 
 
 def _worker(target: str, address: str, queue: str, *flags: str) -> subprocess.Popen[bytes]:
-    """``stepswitch worker TARGET`` with the tests' model, serving ``queue``."""
-    return subprocess.Popen(
+    """``stepswitch worker TARGET`` with the tests' model, serving ``queue``, once it
+    polls (see :func:`tests.temporal.conftest.wait_until_polling`)."""
+    worker = subprocess.Popen(
         [sys.executable, "-m", "stepswitch", "worker", target, "--address", address,
          "--task-queue", queue, "--model", "tests/temporal/flows.py:model", *flags],
         cwd=ROOT, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
+    try:
+        wait_until_polling(address, queue, worker)
+    except BaseException:
+        worker.kill()
+        _, err = worker.communicate(timeout=20)
+        raise AssertionError(err.decode(errors="replace")[-2000:]) from None
+    return worker
 
 
 def test_a_run_on_a_queue_another_workflow_s_worker_polls_is_a_one_line_error(

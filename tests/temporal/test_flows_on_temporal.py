@@ -37,6 +37,7 @@ from stepswitch.temporal._codec import write_items
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests._paths import ROOT
 from tests.temporal import flow_cases as fc
+from tests.temporal.conftest import wait_until_polling
 from tests.temporal.drive import Script, Seen, in_process, on_temporal, wait_for_interruptions
 
 
@@ -409,6 +410,7 @@ def test_a_cli_run_with_approve_all_decides_each_of_the_twin_calls(
         env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     try:
+        wait_until_polling(dev_server, queue, worker)
         code = main(["run", target, "--temporal", dev_server, "--task-queue", queue,
                      "--input", "a b", "--approve", "all"])
     finally:
