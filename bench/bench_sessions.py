@@ -8,6 +8,10 @@
    (``get_items(limit=20)`` + ``add_items``; it has no version or operation id).
    Targets (issue #12): SQLite ≤ 1 ms, PostgreSQL ≤ 3 ms (median).
    Also shown: a full read of all 10,000 items (what a run does once, at its start).
+   The stores take their turns in interleaved rounds (the order turning each round), and
+   PostgreSQL's median over SQLite's is printed per round, as a median and a spread
+   (issue #30: ≤ 3×; a turn's round trips are counted by
+   ``tests/sessions/test_pg_round_trips.py``: two).
 2. 100 concurrent conversations on one SQLite file and on PostgreSQL, each taking
    turns (load + append) concurrently; one append in 20 "loses its acknowledgement"
    (it commits, then raises) and is retried under the same operation id. Reported:
