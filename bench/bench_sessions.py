@@ -8,6 +8,10 @@
    (``get_items(limit=20)`` + ``add_items``; it has no version or operation id).
    Targets (issue #12): SQLite ≤ 1 ms, PostgreSQL ≤ 3 ms (median).
    Also shown: a full read of all 10,000 items (what a run does once, at its start).
+   The stores take their turns in interleaved rounds (the order turning each round), and
+   PostgreSQL's median over SQLite's is printed per round, as a median and a spread
+   (issue #30: ≤ 3×; a turn's round trips are counted by
+   ``tests/sessions/test_pg_round_trips.py``: two).
 2. 100 concurrent conversations on one SQLite file and on PostgreSQL, each taking
    turns (load + append) concurrently; one append in 20 "loses its acknowledgement"
    (it commits, then raises) and is retried under the same operation id. Reported:
@@ -22,11 +26,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -68,55 +74,108 @@ def sdk_items(n: int) -> list[dict[str, Any]]:
 # -- 1. per-turn cost ------------------------------------------------------------------------
 
 
-async def ours_per_turn(session: Any, turns: int) -> tuple[list[float], float]:
+async def ours_fill(session: Any) -> None:
     version = 0
     for b in range(PREFILL // 100):  # prefill in 100 appends of 100 items
         batch = [x for n in range(b * 25, b * 25 + 25) for x in turn_items(n)]
         version = await session.append(batch, operation_id=f"fill-{b}",
                                        expected_version=version, current_agent="refund")
-    times = []
-    for t in range(turns):
-        start = time.perf_counter()
-        snap = await session.load(limit=TAIL)
-        await session.append(turn_items(100_000 + t), operation_id=f"run:t{t}",
-                             expected_version=snap.version, current_agent="refund")
-        times.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    full = await session.load()
-    full_read = time.perf_counter() - start
-    assert len(full.items) == PREFILL + 4 * turns
-    return times, full_read
 
 
-async def sdk_per_turn(session: Any, turns: int) -> tuple[list[float], float]:
+async def ours_turn(session: Any, t: int) -> None:
+    snap = await session.load(limit=TAIL)
+    await session.append(turn_items(100_000 + t), operation_id=f"run:t{t}",
+                         expected_version=snap.version, current_agent="refund")
+
+
+async def ours_full(session: Any) -> int:
+    return len((await session.load()).items)
+
+
+async def sdk_fill(session: Any) -> None:
     for b in range(PREFILL // 100):
         await session.add_items([x for n in range(b * 25, b * 25 + 25) for x in sdk_items(n)])
-    times = []
-    for t in range(turns):
+
+
+async def sdk_turn(session: Any, t: int) -> None:
+    await session.get_items(limit=TAIL)
+    await session.add_items(sdk_items(100_000 + t))
+
+
+async def sdk_full(session: Any) -> int:
+    return len(await session.get_items())
+
+
+class Store:
+    """One store's session and its way of taking a turn, timed turn by turn."""
+
+    def __init__(self, name: str, session: Any, sdk: bool = False,
+                 target: float | None = None) -> None:
+        self.name, self.session, self.target = name, session, target
+        self.fill, self.turn, self.full = ((sdk_fill, sdk_turn, sdk_full) if sdk
+                                           else (ours_fill, ours_turn, ours_full))
+        self.times: list[float] = []
+        self.rounds: list[float] = []  # each round's median
+        self.turns = 0
+        self.full_read = 0.0
+
+    async def round(self, turns: int) -> None:
+        times = []
+        for _ in range(turns):
+            start = time.perf_counter()
+            await self.turn(self.session, self.turns)
+            times.append(time.perf_counter() - start)
+            self.turns += 1
+        self.times += times
+        self.rounds.append(statistics.median(times))
+
+    async def finish(self) -> None:
         start = time.perf_counter()
-        await session.get_items(limit=TAIL)
-        await session.add_items(sdk_items(100_000 + t))
-        times.append(time.perf_counter() - start)
-    start = time.perf_counter()
-    full = await session.get_items()
-    full_read = time.perf_counter() - start
-    assert len(full) == PREFILL + 4 * turns
-    return times, full_read
+        count = await self.full(self.session)
+        self.full_read = time.perf_counter() - start
+        assert count == PREFILL + 4 * self.turns, (self.name, count)
+        with suppress(Exception):
+            await self.session.close()
+
+
+async def interleaved(stores: list[Store], rounds: int, turns: int) -> None:
+    """Every store takes ``turns`` turns a round, round after round, the order turning
+    each round, so a change in the machine's load falls on all of them alike."""
+    for store in stores:
+        await store.fill(store.session)
+    for r in range(rounds):
+        for store in stores[r % len(stores):] + stores[:r % len(stores)]:
+            await store.round(turns)
+    for store in stores:
+        await store.finish()
 
 
 def _ms(x: float) -> str:
     return f"{x * 1000:7.3f}"
 
 
-def report_per_turn(name: str, times: list[float], full: float, target: float | None) -> float:
+def report_per_turn(store: Store) -> float:
+    times = store.times
     median = statistics.median(times)
     p95 = sorted(times)[int(len(times) * 0.95) - 1]
     verdict = ""
-    if target is not None:
-        verdict = "ok" if median * 1000 <= target else f"OVER the {target} ms target"
-        verdict = f"(target ≤ {target} ms: {verdict})"
-    print(f"  {name:<28} median {_ms(median)} ms  p95 {_ms(p95)} ms  full read of "
-          f"{PREFILL} items {_ms(full)} ms {verdict}")
+    if store.target is not None:
+        ok = median * 1000 <= store.target
+        verdict = f"(target ≤ {store.target} ms: {'ok' if ok else 'OVER'})"
+    print(f"  {store.name:<28} median {_ms(median)} ms  p95 {_ms(p95)} ms  full read of "
+          f"{PREFILL} items {_ms(store.full_read)} ms {verdict}")
+    return median
+
+
+def report_ratio(store: Store, base: Store, goal: float | None) -> float:
+    """The per-round ratio of two stores' medians: median and spread over the rounds."""
+    ratios = sorted(a / b for a, b in zip(store.rounds, base.rounds, strict=True))
+    median = statistics.median(ratios)
+    verdict = ""
+    if goal is not None:
+        verdict = f"  (goal ≤ {goal:g}×: {'met' if median <= goal else 'NOT met'})"
+    print(f"  {store.name:<28} {median:5.2f}× {base.name} (median of {len(ratios)} "
+          f"rounds; spread {ratios[0]:.2f}–{ratios[-1]:.2f}×){verdict}")
     return median
 
 
@@ -248,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer turns")
     args = parser.parse_args(argv)
-    turns = 100 if args.quick else 500
+    rounds = 5 if args.quick else 15
+    per_round = 20 if args.quick else 40
     conv_turns = 5 if args.quick else 20
     pg, rd = _pg_ok(), _redis_ok()
     schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -256,39 +316,52 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         print(f"1. per-turn session cost (load(limit={TAIL}) + append of one turn's 4 items) on "
-              f"a session holding {PREFILL} items, {turns} turns")
-        t, full = asyncio.run(ours_per_turn(SQLiteSession("bench", Path(tmp) / "ours.db"),
-                                            turns))
-        ours_sqlite = report_per_turn("stepswitch SQLiteSession", t, full, 1.0)
-        failed |= ours_sqlite > 0.001
+              f"a session holding {PREFILL} items: {rounds} interleaved rounds of {per_round} "
+              f"turns each; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        ours = Store("stepswitch SQLiteSession", SQLiteSession("bench", Path(tmp) / "ours.db"),
+                     target=1.0)
+        stores = [ours]
         try:
             from agents import SQLiteSession as SDKSQLiteSession
         except ImportError:
             print("  (openai-agents not installed: the SDK row is skipped)")
+            sdk = None
         else:
-            t, full = asyncio.run(sdk_per_turn(
-                SDKSQLiteSession("bench", str(Path(tmp) / "sdk.db")), turns))
-            sdk = report_per_turn("SDK SQLiteSession", t, full, None)
-            print(f"  {'':<28} the SDK takes {sdk / ours_sqlite:.1f}× as long per turn "
-                  "(and has no version check or operation id)")
+            sdk = Store("SDK SQLiteSession",
+                        SDKSQLiteSession("bench", str(Path(tmp) / "sdk.db")), sdk=True)
+            stores.append(sdk)
+        durable = fast = None
         if pg:
-            t, full = asyncio.run(ours_per_turn(PostgresSession("bench", PG_DSN,
-                                                                schema=schema), turns))
-            durable = report_per_turn("stepswitch PostgresSession", t, full, 3.0)
-            t, full = asyncio.run(ours_per_turn(PostgresSession(
-                "bench-async", PG_DSN, schema=schema, synchronous_commit=False), turns))
-            fast = report_per_turn("  … synchronous_commit=off", t, full, 3.0)
+            durable = Store("stepswitch PostgresSession",
+                            PostgresSession("bench", PG_DSN, schema=schema), target=3.0)
+            fast = Store("  … synchronous_commit=off", PostgresSession(
+                "bench-async", PG_DSN, schema=schema, synchronous_commit=False), target=3.0)
+            stores += [durable, fast]
+        if rd:
+            stores.append(Store("stepswitch RedisSession",
+                                RedisSession("bench", REDIS_URL, key_prefix=prefix)))
+        asyncio.run(interleaved(stores, rounds, per_round))
+        medians = {store.name: report_per_turn(store) for store in stores}
+        failed |= medians[ours.name] > 0.001
+        if sdk is not None:
+            print(f"  {'':<28} the SDK takes {medians[sdk.name] / medians[ours.name]:.1f}× as "
+                  "long per turn (and has no version check or operation id)")
+        if durable is not None and fast is not None:
             flush = asyncio.run(_flush_cost(schema))
             print(f"  {'':<28} one durable commit on this server costs {flush * 1000:.3f} ms "
                   "by itself (the flush to disk)")
-            if durable > 0.003:  # judged on the durable default; the flush is shown above
+            print("  PostgreSQL against SQLite, round by round (issue #30: ≤ 3×; SQLite's WAL "
+                  "with synchronous=NORMAL does not flush a commit, synchronous_commit=off "
+                  "is the like-for-like setting):")
+            ratio = report_ratio(durable, ours, 3.0)
+            report_ratio(fast, ours, 3.0)
+            failed |= ratio > 3.0
+            if medians[durable.name] > 0.003:  # judged on the durable default
                 failed = True
                 print(f"  {'':<28} the durable default misses 3 ms here; "
-                      "synchronous_commit=off " + ("meets it" if fast <= 0.003 else "too"))
-        if rd:
-            t, full = asyncio.run(ours_per_turn(RedisSession("bench", REDIS_URL,
-                                                             key_prefix=prefix), turns))
-            report_per_turn("stepswitch RedisSession", t, full, None)
+                      "synchronous_commit=off "
+                      + ("meets it" if medians[fast.name] <= 0.003 else "too"))
+        print(f"  load average after: {os.getloadavg()[0]:.2f}")
 
         n = 100
         print(f"\n2. {n} concurrent conversations, each taking turns (load + append), one "

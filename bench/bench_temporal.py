@@ -54,6 +54,12 @@ Goal (issue #14): >= 50 runs/s on this 2-core machine.
 Run: ``.venv/bin/python bench/bench_temporal.py [--runs 1000] [--compare] [--floor]``
 (``--quick``: 200 runs; ``--only local-act``: those runs alone, e.g. under py-spy), or
 ``.venv/bin/python bench/bench_temporal.py --instructions`` (needs valgrind, ~3 minutes).
+
+``--versus-floor`` (issue #30) measures only the worker process's CPU per support run
+(activities mode, a pinned digest) against the floor's (a bare workflow of five no-op
+activities, the support run's shape), both workers up at once, in ``--rounds``
+interleaved rounds of 100 concurrent runs (``--runs`` to change), and prints the
+median ratio and its spread; goal ≤ 1.1×.
 """
 
 from __future__ import annotations
@@ -333,6 +339,68 @@ async def _floor(setup: Setup, address: str, pid: int, runs: int, local: int,
         return await _measure(_floor_name(local, remote), runs, one, pid)
 
 
+async def _versus_floor(address: str, rounds: int, runs: int) -> tuple[list[float], list[float]]:
+    """Worker CPU per run of the support flow (every model call and tool an activity)
+    and of the floor (a bare workflow of five no-op activities), in interleaved rounds
+    of ``runs`` concurrent runs each, both workers up the whole time (issue #30)."""
+    machine = support.compile()
+    client = await connect(address, timeout=30)
+    queue, floor_queue = f"bench-{uuid.uuid4().hex[:8]}", f"floor-{uuid.uuid4().hex[:8]}"
+    digest = machine_digest(machine)
+
+    async def ours() -> None:
+        handle = await client.start_workflow(
+            workflow_name(machine), RunInput("is order 42 refundable?", digest=digest),
+            id=f"bench-{uuid.uuid4().hex}", task_queue=queue, result_type=RunOutput,
+            request_eager_start=True,
+        )
+        assert (await handle.result()).final_output.startswith("Order 42")
+
+    async def floor() -> None:
+        handle = await client.start_workflow(
+            _Floor.run, [0, 5], id=f"floor-{uuid.uuid4().hex}", task_queue=floor_queue,
+            request_eager_start=True,
+        )
+        assert await handle.result() == 5
+
+    async def cpu_per_run(one: Callable[[], Awaitable[None]]) -> float:
+        c0 = _own_cpu()
+        await asyncio.gather(*(one() for _ in range(runs)))
+        return (_own_cpu() - c0) / runs
+
+    options = _worker_options(TUNED, rounds * runs)
+    floor_options = _worker_options(TUNED, rounds * runs)
+    mine: list[float] = []
+    bare: list[float] = []
+    async with worker_for(client, machine, task_queue=queue, model=ByRequest(),
+                          local_activities=False, **options), \
+            Worker(client, task_queue=floor_queue, workflows=[_Floor], activities=[_noop],
+                   **floor_options):
+        for _ in range(10):  # warm up both
+            await ours()
+            await floor()
+        for r in range(rounds):
+            if r % 2:
+                bare.append(await cpu_per_run(floor))
+                mine.append(await cpu_per_run(ours))
+            else:
+                mine.append(await cpu_per_run(ours))
+                bare.append(await cpu_per_run(floor))
+    return mine, bare
+
+
+def _report_versus_floor(mine: list[float], bare: list[float]) -> float:
+    ratios = sorted(a / b for a, b in zip(mine, bare, strict=True))
+    ratio = statistics.median(ratios)
+    print(f"worker CPU per run: support flow (activities) median "
+          f"{statistics.median(mine) * 1000:.1f} ms, floor (5 no-op activities) "
+          f"{statistics.median(bare) * 1000:.1f} ms")
+    print(f"  ratio {ratio:.3f}× the floor (median of {len(ratios)} interleaved rounds; "
+          f"spread {ratios[0]:.3f}–{ratios[-1]:.3f}×; goal ≤ 1.1×: "
+          f"{'met' if ratio <= 1.1 else 'NOT met'})", flush=True)
+    return ratio
+
+
 def _report(row: Row) -> None:
     cpu = ""
     if row.server_cpu:
@@ -425,7 +493,23 @@ def main() -> int:
     parser.add_argument("--instructions", action="store_true",
                         help="only count (callgrind) the instructions of one run's workflow "
                         "side, replaying a recorded history; load-independent")
+    parser.add_argument("--versus-floor", action="store_true",
+                        help="only the worker's CPU per support run against the floor's "
+                        "(5 no-op activities), in interleaved rounds (issue #30)")
+    parser.add_argument("--rounds", type=int, default=9,
+                        help="interleaved rounds for --versus-floor (runs per round: --runs, "
+                        "default 100 there)")
     args = parser.parse_args()
+    if args.versus_floor:
+        per_round = 100 if args.runs == parser.get_default("runs") else args.runs
+        print(f"{args.rounds} interleaved rounds of {per_round} concurrent runs each, support "
+              f"flow and floor, one worker each, a local dev server (tuned); load average "
+              f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
+        with dev_server(TUNED.server_flags, TUNED.server_env) as (address, _):
+            mine, bare = asyncio.run(_versus_floor(address, args.rounds, per_round))
+        _report_versus_floor(mine, bare)
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        return 0
     if args.instructions:
         count = replay_instructions()
         if count is None:

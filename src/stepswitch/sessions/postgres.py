@@ -5,6 +5,9 @@ An append is one call of a PL/pgSQL function the setup creates, so one round tri
 one transaction: it locks the session's row (``SELECT … FOR UPDATE``), checks the
 operation id and the version, then writes the items, the new head and the operation.
 A load is one statement, so the items and the version it returns are one snapshot.
+Both are prepared on a connection's first use of them (``prepare=True``: otherwise the
+driver prepares on the fifth, and that turn pays a round trip more), so after it a
+turn is two round trips (``tests/sessions/test_pg_round_trips.py`` counts them).
 Tables live in ``schema`` (created when missing, under an advisory lock so processes
 racing on a fresh database cannot collide). Sessions of one process on the same DSN
 share a few connections (``POOL_SIZE``); a broken connection is replaced on the next
@@ -188,8 +191,8 @@ class _Backend:
         from psycopg import sql
 
         s = sql.Identifier(schema)
-        self.q = {
-            name: sql.SQL(text).format(s=s)
+        self.q = {  # bytes once (the schema is a plain name): the driver caches their parse
+            name: sql.SQL(text).format(s=s).as_bytes(None)
             for name, text in _QUERIES.items()
         }
 
@@ -235,7 +238,7 @@ class _Backend:
 
     def load_rows(self, session_id: str, limit: int | None) -> tuple[list[str], int, str | None]:
         def go(cur: Any) -> tuple[list[str], int, str | None]:
-            cur.execute(self.q["load"], (limit, session_id))
+            cur.execute(self.q["load"], (limit, session_id), prepare=True)
             found = cur.fetchall()
             if not found:
                 return [], 0, None
@@ -267,7 +270,7 @@ class _Backend:
     ) -> tuple[AppendStatus, int]:
         def go(cur: Any) -> tuple[AppendStatus, int]:
             cur.execute(self.q["append"], (session_id, rows, operation_id, digest,
-                                           expected_version, current_agent))
+                                           expected_version, current_agent), prepare=True)
             row = cur.fetchone()
             for known in _STATUSES:
                 if row[0] == known:
@@ -392,8 +395,9 @@ BEGIN
     status := 'ok'; version := v;
 END
 $fn$""",
+    # The rows go as a binary array: the text form escapes every quote of their JSON.
     "append": "SELECT status, version FROM {s}.stepswitch_append("
-    "%s, %s::text[], %s, %s, %s::bigint, %s)",
+    "%s, %b::text[], %s, %s, %s::bigint, %s)",
     "pop": "DELETE FROM {s}.stepswitch_items WHERE session_id = %s AND seq = "
     "(SELECT max(seq) FROM {s}.stepswitch_items WHERE session_id = %s) RETURNING data",
     "bump": "UPDATE {s}.stepswitch_sessions SET version = version + 1 WHERE session_id = %s",

@@ -170,6 +170,9 @@ def read_input(raw: Any) -> RunInput:
     else:
         problem = input_problem(raw["input"])
     if problem is None:
+        plain = _plain_input(raw)
+        if plain is not None:
+            return plain
         try:
             read: RunInput = value_to_type(RunInput, raw)
             return read
@@ -181,6 +184,44 @@ def read_input(raw: Any) -> RunInput:
         type="UserError",
         non_retryable=True,
     )
+
+
+_OPTIONAL_TEXT = frozenset(("session_id", "state", "digest", "traceparent"))
+
+
+def _plain_input(raw: dict[str, Any]) -> RunInput | None:
+    """The ``RunInput`` of a payload whose fields each hold exactly the type the field
+    names (what a client's ``RunInput`` becomes), read as the converter would read it
+    (unknown keys left out, the item dicts copied) but without its evaluating the
+    class's type hints on every run; None for anything else, which the converter
+    reads (or words what is wrong with). ``tests/temporal/test_run_input_read.py``
+    holds it to the converter's reading."""
+    fields: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == "input":
+            fields[name] = value if type(value) is str else [dict(x) for x in value]
+        elif name in _OPTIONAL_TEXT:
+            if value is not None and type(value) is not str:
+                return None
+            fields[name] = value
+        elif name == "context":
+            fields[name] = value
+        elif name == "max_turns" or name == "runs":
+            if type(value) is not int and (value is not None or name == "runs"):
+                return None
+            fields[name] = value
+        elif name == "usage":
+            if value is not None and (type(value) is not list
+                                      or any(type(x) is not int for x in value)):
+                return None
+            fields[name] = None if value is None else list(value)
+        elif name in RunInput.__dataclass_fields__:  # a field with no plain reading here
+            return None
+    return RunInput(**fields)
+
+
+_PLAIN_FIELDS = frozenset((*_OPTIONAL_TEXT, "input", "context", "max_turns", "runs", "usage"))
+"""The ``RunInput`` fields ``_plain_input`` reads (a test holds them to the class's)."""
 
 
 class _RunBase:
