@@ -71,16 +71,11 @@ class AgentsAPITarget:
         return cls(pairs, bool(getattr(model, "multi_agent", False)))
 
 
-def resolve_target(target: Any, models: Iterable[Any] = ()) -> AgentsAPITarget | None:
+def resolve_target(target: Any) -> AgentsAPITarget | None:
     """The Agents API target a check is for: ``target`` as given (``"agents-api"``, an
-    ``AgentsAPIModel``, an :class:`AgentsAPITarget`), or, with None, the first of
-    ``models`` (the agents' own) that runs on the Agents API; None: another target."""
-    if target is None:
-        for model in models:
-            if is_agents_api_model(model):
-                return AgentsAPITarget.of(model)
-        return None
-    if isinstance(target, AgentsAPITarget):
+    ``AgentsAPIModel``, an :class:`AgentsAPITarget`); None stays None (the analysis then
+    takes the agents' own, :func:`own_target`)."""
+    if target is None or isinstance(target, AgentsAPITarget):
         return target
     if target == TARGET_NAME:
         return AgentsAPITarget()
@@ -94,7 +89,11 @@ def resolve_target(target: Any, models: Iterable[Any] = ()) -> AgentsAPITarget |
 def own_target(agents: Iterable[Any], objects: Mapping[str, Any]) -> AgentsAPITarget | None:
     """The Agents API target a check without one is for: the first of the agents' own
     models (``agents``: specs with a ``model_ref``) that runs on the Agents API."""
-    return resolve_target(None, (objects.get(a.model_ref.path) for a in agents if a.model_ref))
+    for agent in agents:
+        model = objects.get(agent.model_ref.path) if agent.model_ref else None
+        if is_agents_api_model(model):
+            return AgentsAPITarget.of(model)
+    return None
 
 
 def is_agents_api_model(model: Any) -> bool:
