@@ -35,6 +35,7 @@ from stepswitch.models.script import call, message
 from stepswitch.runtime.model import OutputResponsesItem
 from stepswitch.targets.call import Reached, call_target
 from tests.differential.twin import generated_twin
+from tests.interop.test_sdk_differential import our_trace as differential_trace
 
 HERE = Path(__file__).parent
 Row = tuple[str, str, str | None, str | None, str | None]
@@ -256,27 +257,14 @@ def sdk_trace(items: Sequence[Any]) -> list[Row]:
 
 
 def our_trace(items: Sequence[Any]) -> list[Row]:
+    """The differential suite's rows, and a row per hosted tool's item (reasoning left
+    out, as ``sdk_trace`` leaves it out)."""
     rows: list[Row] = []
     for item in items:
-        kind = item.type
-        if kind == "responses_item":
-            if item.item.get("type") != "reasoning":
-                rows.append(("hosted", item.agent, item.item["type"], None, None))
-        elif kind == "message_output_item":
-            rows.append(("message", item.agent, None, None, item.content))
-        elif kind == "handoff_call_item":
-            rows.append(("handoff_call", item.agent, item.name, _args(item.arguments),
-                         item.call_id))
-        elif kind == "handoff_output_item":
-            rows.append(("handoff_output", item.agent, item.target_agent, item.output,
-                         item.call_id))
-        elif kind == "tool_call_item":
-            rows.append(("tool_call", item.agent, item.name, _args(item.arguments),
-                         item.call_id))
-        elif kind == "tool_call_output_item":
-            rows.append(("tool_output", item.agent, None, item.output, item.call_id))
-        else:
-            raise AssertionError(f"unexpected item {kind}")
+        if item.type != "responses_item":
+            rows.extend(differential_trace([item]))
+        elif item.item.get("type") != "reasoning":
+            rows.append(("hosted", item.agent, item.item["type"], None, None))
     return rows
 
 
