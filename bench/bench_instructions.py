@@ -5,7 +5,12 @@ counts the instructions a process executes, the same for the same code and input
 figure is the difference between two child processes that differ only in how many runs
 they make (so start-up and imports cancel out), divided by the turns (or runs) between.
 The children run with a fixed ``PYTHONHASHSEED``: string hashes decide how dicts and
-sets probe, which moves a turn's count by a couple of thousand between seeds.
+sets probe, which moves a turn's count by a couple of thousand between seeds. After the
+warm-up run each child freezes its heap (``gc.collect(); gc.freeze()``, as a server does
+after start-up): the collector still runs over what the measured runs make, but no
+longer walks every imported module's objects on its full passes, which made a turn's
+count depend on how much code the process had imported (a traced turn moved by 30 k
+when an unrelated change grew the import graph) rather than on what the turn does.
 
 * ``loop``: one turn of the N-turn tool loop (bench_runtime's workload, N = 50), beside
   its floor (``bench_runtime.floor_runner``: the same run written by hand);
@@ -37,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 N = 50
 
 _CHILD = """
-import asyncio, sys
+import asyncio, gc, sys
 sys.path.insert(0, {bench!r})
 import bench_runtime as b
 import stepswitch as ss
@@ -53,7 +58,9 @@ if mode in ("traced", "floor"):
 if mode in ("fanout", "fanout-floor"):
     import bench_flows as f
     run = f.stepswitch_fanout() if mode == "fanout" else f.baseline_fanout()
-    for _ in range(k + 1):
+    run()  # the warm-up round
+    gc.collect(); gc.freeze()
+    for _ in range(k):
         run()
     raise SystemExit(0)
 if mode == "support":
@@ -68,10 +75,12 @@ else:
     config = ss.RunConfig(tracer_provider=provider) if mode == "traced" else None
     once = b.ours_runner(b.ours_loop_steps(n), config)
 async def main() -> None:
-    for _ in range(k + 1):  # one warm-up run, then k
+    for i in range(k + 1):  # one warm-up run, then k
         await once()
         if exporter is not None:
             exporter.clear()
+        if i == 0:
+            gc.collect(); gc.freeze()
 asyncio.run(main())
 """
 

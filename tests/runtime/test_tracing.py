@@ -157,6 +157,28 @@ def test_attributes_follow_the_genai_conventions() -> None:
                            sc.TOOL_CALL_ARGUMENTS, sc.TOOL_CALL_RESULT}
 
 
+def test_each_chat_span_names_the_model_of_its_own_call() -> None:
+    # the tracer reads a call's provider and model again whenever the model object or
+    # the request's model name changes: a handoff to an agent with a model of its own
+    # must not inherit the last agent's
+    @ss.function_tool
+    def refund_it(order_id: int) -> str:
+        """Refund an order."""
+        return f"refunded {order_id}"
+
+    refund_model = ScriptedModel([[assistant_message("Refunded.")]], name="refund-model")
+    refund = ss.Agent("refund", instructions="Refunds.", tools=[refund_it], model=refund_model)
+    triage = ss.Agent("triage", instructions="Triage.", handoffs=[refund])
+    machine = ss.Workflow("two_models", entry=triage, agents=[triage, refund]).compile()
+    exporter, config = traced_config()
+    triage_model = ScriptedModel([[function_call("transfer_to_refund", {})]], name="triage-m")
+    machine.run_sync("refund 42", model=triage_model, run_config=config)
+    chats = sorted((s for s in exporter.get_finished_spans() if s.name.startswith("chat ")),
+                   key=lambda s: s.start_time or 0)
+    assert [(s.name, dict(s.attributes or {})[sc.REQUEST_MODEL]) for s in chats] == [
+        ("chat triage-m", "triage-m"), ("chat refund-model", "refund-model")]
+
+
 def test_content_only_when_asked_for() -> None:
     exporter, config = traced_config(trace_content=True)
     model = ScriptedModel([[function_call("lookup_order", {"order_id": 7})],

@@ -29,9 +29,9 @@ off for the rest of that run.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import asdict, is_dataclass
+from time import time_ns
 from typing import Any
 
 from stepswitch._json import dumps, escape_surrogates
@@ -185,6 +185,10 @@ class _Trace:
         self.chat_end = 0
         self.chat_usage: Any = None
         self.chat_agent = self.agent
+        self.chat_model: Any = None
+        """The model object of the last call (its provider and model name are read
+        again only when a call's model or ``request.model`` differs)."""
+        self.chat_request_model: Any = None
 
     # -- safety ---------------------------------------------------------------------------
 
@@ -278,13 +282,18 @@ class _Trace:
             self._end_agent()
             self.agent = request.agent
             self._open(self._agent_span(request.agent), "agent")
-        # the provider and model a call names, read per call (a model object may change)
-        found = getattr(effect.model, "provider_name", None)
-        provider = found if isinstance(found, str) and found else "unknown"
-        found = request.model or getattr(effect.model, "model", None)
-        model = found if isinstance(found, str) and found else "unknown"
-        self.provider = provider
         name, attrs = self.chat_head
+        if effect.model is not self.chat_model or request.model != self.chat_request_model:
+            # the provider and model a call names, read again whenever the call's model
+            # object or the request's model name is another than the last call's
+            self.chat_model, self.chat_request_model = effect.model, request.model
+            found = getattr(effect.model, "provider_name", None)
+            provider = found if isinstance(found, str) and found else "unknown"
+            found = request.model or getattr(effect.model, "model", None)
+            model = found if isinstance(found, str) and found else "unknown"
+            self.provider = provider
+        else:
+            provider, model = self.provider, attrs[sc.REQUEST_MODEL]
         if attrs.get(sc.PROVIDER_NAME) != provider or attrs.get(sc.REQUEST_MODEL) != model:
             # the same for every call of one model: made once, never changed after (a
             # span copies what it is given; another call may be given the same dict)
@@ -312,7 +321,7 @@ class _Trace:
         chat = self.chat
         if chat is None:
             return
-        self.chat_end = time.time_ns()
+        self.chat_end = time_ns()
         self.chat_usage = response.usage
         if self.content:
             chat.set_attribute(sc.OUTPUT_MESSAGES, _json(list(response.output)))
@@ -565,7 +574,11 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
                     if kind is CallModel:
                         trace.model_call(effect)
                     elif kind is RunJobs:
-                        lone = trace.jobs(effect)
+                        jobs = effect.jobs
+                        if len(jobs) == 1 and type(jobs[0]) is CallJob:  # jobs()' common case
+                            lone = trace.enter_tool(jobs[0])
+                        else:
+                            trace.jobs(effect)
                     elif kind is Emit and type(effect.event) is FlowNodeStreamEvent:
                         event = effect.event
                         trace.flow_node(event.node, event.kind, event.count)
@@ -594,11 +607,15 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
                     trace.exit_tool(*lone, outcome.value)
                 else:
                     trace.exit_tool(*lone, exc=outcome.error)
-            elif kind is CallModel and trace.on:
-                try:
-                    trace.model_done(send)
-                except Exception as exc:
-                    trace.off(exc)
+            elif kind is CallModel and trace.on and trace.chat is not None:
+                if trace.content or type(send) is tuple:
+                    try:
+                        trace.model_done(send)
+                    except Exception as exc:
+                        trace.off(exc)
+                else:  # model_done's common case, without a call per turn
+                    trace.chat_end = time_ns()
+                    trace.chat_usage = send.usage
     # the relay hands the result over outside its ``except StopIteration`` clause: an
     # exporter that raises here (and a span processor that logs it, as the SDK's do)
     # chains nothing of the run into the logged traceback
