@@ -89,6 +89,7 @@ class WorkflowGraph:
         view's scene): the graph is frozen, so what it gives stays true. The keys are
         each stage's own; a stage never changes a value it finds here."""
         self._ungated: WorkflowGraph | None = None
+        self._gated: bool | None = None
 
     def _index(self, spec: WorkflowSpec) -> None:
         agents: dict[str, AgentSpec] = {}
@@ -148,7 +149,12 @@ class WorkflowGraph:
 
     def has_gates(self) -> bool:
         """Some tool, agent tool or handoff has an ``is_enabled`` other than True."""
-        return any(is_gated(p) for a in self._agents.values() for p in _parts(a))
+        if self._gated is None:  # asked by several rules; the graph never changes
+            self._gated = any(
+                p.is_enabled is not True  # is_gated, inline: one pass over every part
+                for a in self._agents.values()
+                for parts in (a.tools, a.handoffs, a.agent_tools) for p in parts)
+        return self._gated
 
     def ungated(self) -> WorkflowGraph:
         """The workflow with every gated part (``is_enabled`` not True) left out: the
