@@ -292,20 +292,18 @@ class _Trace:
             found = request.model or getattr(effect.model, "model", None)
             model = found if isinstance(found, str) and found else "unknown"
             self.provider = provider
-        else:
-            provider, model = self.provider, attrs[sc.REQUEST_MODEL]
-        if attrs.get(sc.PROVIDER_NAME) != provider or attrs.get(sc.REQUEST_MODEL) != model:
-            # the same for every call of one model: made once, never changed after (a
-            # span copies what it is given; another call may be given the same dict)
-            attrs = {
-                sc.OPERATION_NAME: sc.OP_CHAT,
-                sc.PROVIDER_NAME: provider,
-                sc.REQUEST_MODEL: model,
-            }
-            if self.conversation_id:
-                attrs[sc.CONVERSATION_ID] = self.conversation_id
-            name = f"{sc.OP_CHAT} {model}"
-            self.chat_head = name, attrs
+            if attrs.get(sc.PROVIDER_NAME) != provider or attrs.get(sc.REQUEST_MODEL) != model:
+                # the same for every call of one model: made once, never changed after
+                # (a span copies what it is given; another call may get the same dict)
+                attrs = {
+                    sc.OPERATION_NAME: sc.OP_CHAT,
+                    sc.PROVIDER_NAME: provider,
+                    sc.REQUEST_MODEL: model,
+                }
+                if self.conversation_id:
+                    attrs[sc.CONVERSATION_ID] = self.conversation_id
+                name = f"{sc.OP_CHAT} {model}"
+                self.chat_head = name, attrs
         if self.content:
             attrs = dict(attrs)
             if request.instructions:
