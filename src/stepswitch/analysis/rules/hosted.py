@@ -85,6 +85,10 @@ def tool_search(ctx: Ctx) -> Iterator[Diagnostic]:
     """Deferred tools need a tool search (SW614); a tool search needs something to find
     (SW615); the Responses API's further rules for them (SW616)."""
     for agent in ctx.graph.spec.agents:
+        if not agent.hosted_tools and not any(
+            t.defer_loading or t.namespace is not None for t in agent.tools
+        ):
+            continue  # nothing to search, nothing deferred, no namespace: nothing to say
         searches = [i for i, h in enumerate(agent.hosted_tools) if h.kind == "tool_search"]
         deferred = [t for t in agent.tools if t.defer_loading]
         deferred_mcp = [h for h in agent.hosted_tools
