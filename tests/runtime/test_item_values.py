@@ -4,7 +4,7 @@ and when the loop makes them with :func:`quick_maker`."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -69,13 +69,36 @@ def test_a_maker_runs_default_factories_per_instance() -> None:
         make("bot")  # type: ignore[call-arg]
 
 
-def test_only_frozen_slots_dataclasses_get_a_maker() -> None:
-    @dataclass(slots=True)
-    class Plain:
+def test_only_slots_dataclasses_with_plain_stores_get_a_maker() -> None:
+    @dataclass
+    class NoSlots:
         x: int
 
-    with pytest.raises(TypeError, match="not a frozen slots dataclass"):
-        quick_maker(Plain)
+    with pytest.raises(TypeError, match="not a slots dataclass"):
+        quick_maker(NoSlots)
+
+    @dataclass(slots=True)
+    class Guarded:
+        x: int
+
+        def __setattr__(self, name: str, value: object) -> None:
+            raise AttributeError(name)
+
+    with pytest.raises(TypeError, match="has a __setattr__ of its own"):
+        quick_maker(Guarded)
+
+    @dataclass(slots=True)
+    class Plain:  # a plain slots class (an effect's job, an outcome): plain stores
+        x: int
+        y: list[int] = field(default_factory=list)
+        kind: str = "ok"
+
+    plain = quick_maker(Plain)(1)
+    assert type(plain) is Plain and plain == Plain(1) and plain.y == [] and plain.kind == "ok"
+    assert quick_maker(Plain)(2, [3], "err") == Plain(2, [3], "err")
+    assert quick_maker(Plain)(1).y is not plain.y  # a fresh default per instance
+    plain.x = 5  # not frozen: the maker's instance stays as mutable as the class's
+    assert plain.x == 5
 
     @dataclass(frozen=True, slots=True)
     class Base:

@@ -89,6 +89,7 @@ class RecordedCall:
 _response = quick_maker(ModelResponse)
 """A script's responses, made as ``ModelResponse(...)`` makes them, for less (a script
 is built per run, a response per turn)."""
+_usage = quick_maker(Usage)
 
 
 class ScriptedModel:
@@ -134,7 +135,7 @@ class ScriptedModel:
                     )
                 output.append(item)
             self._script.append(
-                _response(tuple(output), Usage(1), f"resp_{index}")  # 1 request
+                _response(tuple(output), _usage(1), f"resp_{index}")  # 1 request
             )
 
     @property

@@ -108,6 +108,8 @@ _call_item = quick_maker(ToolCallItem)
 _handoff_item = quick_maker(HandoffCallItem)
 _output_item = quick_maker(ToolCallOutputItem)
 _message_item = quick_maker(MessageOutputItem)
+_call_job = quick_maker(CallJob)
+_tool_result = quick_maker(ToolResult)
 
 
 # -- the loop ------------------------------------------------------------------------------
@@ -494,7 +496,7 @@ def _plan(
             slots.append((call, row, -1, spent))  # its run budget is spent: it never runs
             return
         slots.append((call, row, len(jobs), None))
-        jobs.append(CallJob(
+        jobs.append(_call_job(
             row.fn,
             (tool_context(run, call.call_id),) if row.takes_context else (),
             BoundFunction.keywords(params),
@@ -580,7 +582,7 @@ def _carry_out(
         history.append(done)
         # an error or a rejection is its text, as the SDK's tool result
         value = done.value if index >= 0 and not done.is_error else done.output
-        results[call.call_id] = ToolResult(call.name, value, done.output)
+        results[call.call_id] = _tool_result(call.name, value, done.output)
     return interrupted, results
 
 

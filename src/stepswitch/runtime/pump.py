@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Itera
 from typing import Any
 
 from stepswitch.errors import ModelBehaviorError, RunTimeoutError, ToolTimeoutError
+from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.effects import (
     Await,
     CallJob,
@@ -162,7 +163,7 @@ class Pump:
                                 value = job.fn(*job.args, **job.kwargs)
                                 if type(value) is not str and inspect.isawaitable(value):
                                     value = await value
-                                send = (Ok(value),)
+                                send = (_ok(value),)
                             except Exception as exc:
                                 send = (Err(exc),)
                         else:
@@ -297,6 +298,8 @@ def _alone(running: asyncio.AbstractEventLoop) -> bool:
             return True
     return len(asyncio.all_tasks(running)) == 1
 
+
+_ok = quick_maker(Ok)  # a sync tool's outcome, every turn, without the class's call
 
 _LIVE: dict[int, int] = {}
 """Pumps (top and nested runs) driving a run now, by ``id`` of their event loop."""
