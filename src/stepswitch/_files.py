@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
-__all__ = ["MAX_FILE_BYTES", "FileRefused", "python_files", "read_regular"]
+TYPE_CHECKING = False  # typing's, without importing typing: the check cache's hit loads this
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["MAX_FILE_BYTES", "FileRefused", "python_file_names", "python_files", "read_regular"]
 
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
@@ -62,11 +65,18 @@ def _too_large(limit: int) -> str:
     return f"larger than {limit / (1024 * 1024):g} MiB; not a recorded run or trace"
 
 
-def python_files(folder: Path | str) -> list[Path]:
-    """The ``.py`` files under ``folder``, sorted; hidden folders and build, dependency and
-    cache folders are skipped."""
-    files: list[Path] = []
+def python_file_names(folder: Path | str) -> list[str]:
+    """The paths of the ``.py`` files under ``folder``, sorted as strings; hidden folders
+    and build, dependency and cache folders are skipped."""
+    files: list[str] = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
-        files.extend(Path(root, n) for n in names if n.endswith(".py"))
+        files.extend(os.path.join(root, n) for n in names if n.endswith(".py"))
     return sorted(files)
+
+
+def python_files(folder: Path | str) -> list[Path]:
+    """:func:`python_file_names` as paths, sorted as paths."""
+    from pathlib import Path
+
+    return sorted(Path(name) for name in python_file_names(folder))

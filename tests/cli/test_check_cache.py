@@ -149,6 +149,80 @@ def test_a_new_file_in_a_folder_target_checks_anew(tmp_path: Path) -> None:
     assert rc == 0 and "2 workflows" in out
 
 
+FALLBACK = '''
+import pathlib
+import stepswitch as ss
+
+pathlib.Path("imports.log").open("a").write("imported\\n")
+try:
+    from extra import lookup  # absent at first: the import looks and finds nothing
+except ImportError:
+    from helpers import lookup
+
+agent = ss.Agent(name="support", instructions="Help.", tools=[lookup])
+workflow = ss.Workflow("support", entry=agent, agents=[agent])
+'''
+
+TOOL = '''
+import stepswitch as ss
+
+@ss.function_tool
+def lookup(order_id: {kind}) -> str:
+    """Look an order up."""
+    return str(order_id)
+'''
+
+
+@pytest.mark.parametrize("appears", ["a module an import fell back from",
+                                     "a package that shadows a module"])
+def test_a_module_that_appears_where_an_import_looked_checks_anew(
+    tmp_path: Path, appears: str
+) -> None:
+    """No file the check read changed, but an import now finds another one: the folders
+    the import system listed are part of the key (a stale pass was found this way)."""
+    (tmp_path / "app.py").write_text(FALLBACK)
+    (tmp_path / "helpers.py").write_text(TOOL.format(kind="str"))
+    first = _check(tmp_path, "app.py")
+    assert first[0] == 0, first
+    assert _check(tmp_path, "app.py") == first and _imports(tmp_path) == 1  # a hit
+    if appears == "a module an import fell back from":
+        (tmp_path / "extra.py").write_text(TOOL.format(kind="dict"))
+    else:  # helpers/ is imported before helpers.py
+        (tmp_path / "helpers").mkdir()
+        (tmp_path / "helpers" / "__init__.py").write_text(TOOL.format(kind="dict"))
+    rc, out, _ = _check(tmp_path, "app.py")
+    assert _imports(tmp_path) == 2, f"{appears} was answered from the cache"
+    assert rc == 1 and "SW402" in out, out  # a dict parameter: what a fresh check says
+
+
+def test_an_abbreviated_no_cache_flag_is_honoured(tmp_path: Path) -> None:
+    """argparse takes ``--no-c`` for ``--no-cache``; the answer given before the parser
+    runs must not read the cache for it either."""
+    project = _project(tmp_path)
+    _check(project, "app.py")
+    _check(project, "--no-c", "app.py")
+    assert _imports(project) == 2
+
+
+def test_a_hit_loads_no_parser_and_no_typing(tmp_path: Path) -> None:
+    """A re-check answered from the cache imports only what reading the entry needs,
+    which is what keeps it a small multiple of the interpreter's own start."""
+    project = _project(tmp_path)
+    probe = ("import sys\n"
+             "from stepswitch.cli.main import main\n"
+             "rc = main(['check', 'app.py'])\n"
+             "heavy = [m for m in ('argparse', 'typing', 'pathlib', 'contextlib', 'pydantic',"
+             " 'stepswitch.errors', 'stepswitch.cli.check') if m in sys.modules]\n"
+             "print(rc, heavy, file=sys.stderr)\n")
+    env = {k: v for k, v in os.environ.items() if k != "STEPSWITCH_NO_CACHE"}
+    env["PYTHONPATH"] = str(SRC)
+    for _ in range(2):  # the first fills the cache (sys.path is in the key: -c, not -m)
+        done = subprocess.run([sys.executable, "-c", probe], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=60, check=False)
+    assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr
+    assert _imports(project) == 1 and "passed" in done.stdout
+
+
 def test_findings_replay_exactly_with_their_exit_code(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text(
         "import stepswitch as ss\n"

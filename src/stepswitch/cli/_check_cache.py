@@ -3,8 +3,9 @@
 ``stepswitch check`` keeps each invocation's answer (its output and exit code) in
 ``.stepswitch_cache/`` of the working directory, keyed by everything that decides it:
 
-- the command line (targets, format, selected and ignored codes, limits), the working
-  directory, ``sys.path``, the Python version and the ``STEPSWITCH_*`` environment;
+- the command line as given (the words after ``check``: a re-check is answered by
+  :func:`replay` before any parser is built), the working directory, ``sys.path``,
+  the Python version and the ``STEPSWITCH_*`` environment;
 - stepswitch itself: its version and the size and modification time of every file of the
   installed package (so an edited checkout is a new stepswitch, even at the same version);
 - every file the check read: each module its imports loaded and every file opened while
@@ -13,7 +14,16 @@
   such as the standard library or an installed SDK, by size and modification time);
 - files whose *absence* decided it: ``pyproject.toml`` and ``stepswitch.mcp.lock`` in
   each folder from a target or the working directory up, and the ``.py`` files of each
-  folder TARGET, so adding one is a change too.
+  folder TARGET, so adding one is a change too;
+- every folder listed while it ran: the import system lists each folder it looks for a
+  module in (so a module or package that now exists where an import looked and found
+  nothing, or that now comes first, is a change), and so does a module that globs or
+  scans a folder. A folder of the interpreter or its environment by its modification
+  time (which adding or removing an entry changes), any other by the names in it.
+
+What the cache cannot see is a decision by a file's existence alone (``os.path.exists``,
+``os.stat``: Python raises no audit event for those), by the network or by an
+environment variable not named ``STEPSWITCH_*``; ``--no-cache`` is for such a project.
 
 A stale answer is the failure this guards against, so anything unreadable, missing or
 different is a miss and the check runs for real. A check that could not import a target
@@ -22,16 +32,13 @@ different is a miss and the check runs for real. A check that could not import a
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
+import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import Any
 
-from stepswitch._files import python_files
+from stepswitch._files import python_file_names
 from stepswitch._version import __version__
 
 try:  # hashlib loads OpenSSL: most of this module's import time (python -X importtime)
@@ -39,20 +46,35 @@ try:  # hashlib loads OpenSSL: most of this module's import time (python -X impo
 except ImportError:  # pragma: no cover - an interpreter built without it
     from hashlib import blake2b as _hash
 
-__all__ = ["CACHE_DIR", "cached_check"]
+# typing's, without importing typing: a re-check answered from the cache loads only os,
+# sys, io, json and this module (no typing, pathlib, contextlib or argparse), which is
+# most of what it costs beyond the interpreter's own start
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+__all__ = ["CACHE_DIR", "cached_check", "replay"]
 
 CACHE_DIR = ".stepswitch_cache"
-_FORMAT = 1
+_FORMAT = 2  # 2: keyed by the command line as given (1: by the parsed options)
 _NEARBY = ("pyproject.toml", "stepswitch.mcp.lock")
 
-_PACKAGE = Path(__file__).resolve().parent.parent
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 _opened: set[str] | None = None  # the files opened while a check is being recorded
+_listed: set[str] | None = None  # and the folders listed
 _hooked = False
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event != "open" or _opened is None or len(args) < 3:
+    if _opened is None:
+        return
+    if event in ("os.listdir", "os.scandir"):
+        if _listed is not None and args and isinstance(args[0], str | bytes):
+            _listed.add(os.path.realpath(os.fsdecode(args[0])))
+        return
+    if event != "open" or len(args) < 3:
         return
     path, mode, flags = args[0], args[1], args[2]
     if isinstance(mode, str):
@@ -66,49 +88,95 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         _opened.add(os.fsdecode(path))
 
 
-@contextlib.contextmanager
-def _recording() -> Iterator[set[str]]:
-    global _opened, _hooked
-    if not _hooked:  # an audit hook cannot be removed: one per process, idle between checks
-        sys.addaudithook(_audit)
-        _hooked = True
-    seen: set[str] = set()
-    _opened = seen
-    try:
-        yield seen
-    finally:
-        _opened = None
+class _Recording:
+    """While entered, the files opened for reading are added to ``seen`` and the folders
+    listed to ``listed``."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.listed: set[str] = set()
+
+    def __enter__(self) -> _Recording:
+        global _opened, _listed, _hooked
+        if not _hooked:  # an audit hook cannot be removed: one per process, idle between
+            sys.addaudithook(_audit)
+            _hooked = True
+        _opened, _listed = self.seen, self.listed
+        # the import system keeps each folder's listing from the first look on: drop
+        # them, so every folder an import looks in while the check runs is listed again
+        # (and seen), including those stepswitch's own start-up already looked in
+        import importlib
+
+        importlib.invalidate_caches()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _opened, _listed
+        _opened = _listed = None
+
+
+def _entry(argv: Sequence[str]) -> tuple[str, str] | None:
+    """The cache folder and the entry's path for ``argv``; None when the cache is off."""
+    if os.environ.get("STEPSWITCH_NO_CACHE"):
+        return None
+    folder = os.environ.get("STEPSWITCH_CACHE_DIR") or CACHE_DIR
+    return folder, os.path.join(folder, f"check-{_key(argv)}.json")
+
+
+def replay(argv: Sequence[str]) -> int | None:
+    """Answer ``stepswitch check ARGV`` from the cache, before its parser is built: the
+    stored output written and its exit code returned; None for a miss (or for a command
+    line that asks for no cache: ``--no-cache`` or any abbreviation argparse would take
+    for it), and the check then runs as usual. The key is the command line as given, so
+    another spelling of the same options is only another entry, never a wrong one."""
+    if any(word.startswith("--n") for word in argv):
+        return None
+    place = _entry(argv)
+    answer = None if place is None else _load(place[1])
+    if answer is None:
+        return None
+    sys.stdout.write(answer["stdout"])
+    sys.stderr.write(answer["stderr"])
+    return int(answer["rc"])
 
 
 def cached_check(
     argv: Sequence[str], targets: Sequence[str], run: Callable[[], int], *, use: bool = True
 ) -> int:
     """Run ``run`` (a whole ``check``, writing to stdout and stderr) or replay its stored
-    answer. ``argv`` is every option that shapes the answer, ``targets`` the TARGETs."""
-    if not use or os.environ.get("STEPSWITCH_NO_CACHE"):
+    answer. ``argv`` is the command line after ``check`` (the key :func:`replay` reads
+    by), ``targets`` the TARGETs."""
+    place = _entry(argv) if use else None
+    if place is None:
         return run()
-    folder = Path(os.environ.get("STEPSWITCH_CACHE_DIR") or CACHE_DIR)
-    entry = folder / f"check-{_key(argv)}.json"
+    folder, entry = place
     answer = _load(entry)
     if answer is not None:
         sys.stdout.write(answer["stdout"])
         sys.stderr.write(answer["stderr"])
         return int(answer["rc"])
+    import contextlib
+
+    # made before the check runs, so that the listing of the folder holding it (the
+    # working directory, usually) is the same now and on the next run
+    with contextlib.suppress(OSError):
+        os.mkdir(folder)
     before = set(sys.modules)
     out, err = io.StringIO(), io.StringIO()
-    with _recording() as opened, contextlib.redirect_stdout(_Tee(sys.stdout, out)), \
+    with _Recording() as recorded, contextlib.redirect_stdout(_Tee(sys.stdout, out)), \
             contextlib.redirect_stderr(_Tee(sys.stderr, err)):
         rc = run()
     if rc == 2:
         return rc
     files = _module_files(set(sys.modules) - before) | {
-        p for p in opened if not p.endswith((".pyc", ".pyo"))
+        p for p in recorded.seen if not p.endswith((".pyc", ".pyo"))
     }
     _store(folder, entry, {
         "format": _FORMAT,
         "files": _fingerprints(files, folder),
         "absent": _nearby(targets),
         "folders": {f: _folder_listing(f) for f in targets if os.path.isdir(f)},
+        "listed": _listings(recorded.listed, folder),
         "stdout": out.getvalue(),
         "stderr": err.getvalue(),
         "rc": rc,
@@ -181,9 +249,9 @@ def _library_folders() -> tuple[str, ...]:
     return tuple(sorted(f + os.sep for f in folders))
 
 
-def _fingerprints(files: set[str], cache: Path) -> dict[str, str]:
+def _fingerprints(files: set[str], cache: str) -> dict[str, str]:
     library = _library_folders()
-    skip = (os.path.realpath(cache) + os.sep, str(_PACKAGE) + os.sep)  # the package: by _key
+    skip = (os.path.realpath(cache) + os.sep, _PACKAGE + os.sep)  # the package: by _key
     prints: dict[str, str] = {}
     for file in sorted(files):
         real = os.path.realpath(file)
@@ -201,6 +269,29 @@ def _fingerprint(real: str, library: tuple[str, ...]) -> str:
         return "blake2b:" + _hash(handle.read()).hexdigest()
 
 
+def _listings(folders: set[str], cache: str) -> dict[str, str]:
+    library = _library_folders()
+    skip = (os.path.realpath(cache), _PACKAGE)  # the package's own files: by _key
+    return {
+        f: _listing(f, library) for f in sorted(folders)
+        if not any(f == s or f.startswith(s + os.sep) for s in skip)
+    }
+
+
+def _listing(folder: str, library: tuple[str, ...]) -> str:
+    """What stands for a folder's entries: its modification time for a folder of the
+    interpreter or its environment, else a hash of its names; ``none`` when it is not
+    a folder that can be listed (an import may have looked in one that does not exist)."""
+    try:
+        if (folder + os.sep).startswith(library):
+            st = os.stat(folder)
+            return f"stat:{st.st_mtime_ns}" if stat.S_ISDIR(st.st_mode) else "none"
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return "none"
+    return "names:" + _hash("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def _nearby(targets: Sequence[str]) -> list[str]:
     """The ``pyproject.toml`` and lock files that do not exist where the check looked."""
     starts = {os.getcwd()}
@@ -212,20 +303,28 @@ def _nearby(targets: Sequence[str]) -> list[str]:
             starts.add(real if os.path.isdir(real) else os.path.dirname(real))
     absent: set[str] = set()
     for start in starts:
-        folder = Path(start)
-        for place in (folder, *folder.parents):
-            absent.update(str(place / n) for n in _NEARBY if not (place / n).exists())
+        place = start
+        while True:  # the folder and each one above it, up to the root
+            for name in _NEARBY:
+                path = os.path.join(place, name)
+                if not os.path.exists(path):
+                    absent.add(path)
+            parent = os.path.dirname(place)
+            if parent == place:
+                break
+            place = parent
     return sorted(absent)
 
 
 def _folder_listing(folder: str) -> list[str]:
-    return [str(p) for p in python_files(folder)]
+    return python_file_names(folder)
 
 
-def _load(entry: Path) -> dict[str, Any] | None:
+def _load(entry: str) -> dict[str, Any] | None:
     """The stored answer if every file it depends on is as it was, else ``None``."""
     try:
-        answer = json.loads(entry.read_text(encoding="utf-8"))
+        with open(entry, encoding="utf-8") as handle:
+            answer = json.loads(handle.read())
     except (OSError, ValueError):
         return None
     try:
@@ -240,6 +339,9 @@ def _load(entry: Path) -> dict[str, Any] | None:
         for folder, listing in answer["folders"].items():
             if _folder_listing(folder) != listing:
                 return None
+        for folder, listing in answer["listed"].items():
+            if _listing(folder, library) != listing:
+                return None
         if not isinstance(answer["stdout"], str) or not isinstance(answer["stderr"], str):
             return None
         int(answer["rc"])
@@ -248,16 +350,18 @@ def _load(entry: Path) -> dict[str, Any] | None:
     return dict(answer)
 
 
-def _store(folder: Path, entry: Path, answer: dict[str, Any]) -> None:
+def _store(folder: str, entry: str, answer: dict[str, Any]) -> None:
     """Write the answer atomically; a cache that cannot be written is no cache, not an error."""
     try:
-        folder.mkdir(exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# written by stepswitch check; a cache is not for git\n*\n",
-                              encoding="utf-8")
-        temporary = entry.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(answer), encoding="utf-8")
+        if not os.path.isdir(folder):
+            os.mkdir(folder)
+        ignore = os.path.join(folder, ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w", encoding="utf-8") as handle:
+                handle.write("# written by stepswitch check; a cache is not for git\n*\n")
+        temporary = f"{entry.removesuffix('.json')}.{os.getpid()}.tmp"
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(answer))
         os.replace(temporary, entry)
     except OSError:
         return

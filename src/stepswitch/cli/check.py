@@ -60,9 +60,10 @@ def _codes(values: list[str] | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shape = [args.format, repr(args.select), repr(args.ignore), str(args.exit_zero),
-             str(args.max_model_calls), str(args.target), *args.targets]
-    return cached_check(shape, args.targets, lambda: _check(args), use=not args.no_cache)
+    # the key is the command line as given (main() keeps it), which is what a re-check
+    # is answered by before any parser is built (_check_cache.replay)
+    words = list(args.argv[1:])
+    return cached_check(words, args.targets, lambda: _check(args), use=not args.no_cache)
 
 
 def _check(args: argparse.Namespace) -> int:

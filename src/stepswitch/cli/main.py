@@ -6,15 +6,15 @@ mistake never ends in a traceback.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
 import os
 import sys
-from collections.abc import Sequence
 
 from stepswitch._version import __version__
-from stepswitch.errors import UserError
+
+TYPE_CHECKING = False  # typing's, without importing typing (see stepswitch/__init__.py)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 __all__ = ["entry", "main"]
 
@@ -30,6 +30,9 @@ _COMMANDS: tuple[str, ...] = (
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given ``argv`` naming a command, only that command's module loads
     (``check`` in a pre-commit hook need not load the runtime or the renderers)."""
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="stepswitch",
         description="Check, draw, compile and run agent workflows.",
@@ -52,6 +55,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     _escape_unencodable()
     if argv is None:
         argv = sys.argv[1:]
+    if argv and argv[0] == "check":
+        # a re-check of unchanged files is answered before the parser is even built
+        # (argparse, and the modules it pulls in, are a third of such a run's time)
+        from stepswitch.cli._check_cache import replay
+
+        replayed = replay(argv[1:])
+        if replayed is not None:
+            return replayed
+    from stepswitch.errors import UserError
+
     parser = _parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -60,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    args.argv = list(argv)  # the command line as given: the check cache's key
     try:
         code: int = args.func(args)
         return code
@@ -78,8 +92,10 @@ def _escape_unencodable() -> None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):  # detached or closed: leave it
+            try:  # noqa: SIM105 - contextlib is not loaded on a cache hit's path
                 reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # detached or closed: leave it
+                pass
 
 
 def entry() -> None:
@@ -90,6 +106,7 @@ def entry() -> None:
         # interpreter finalizes, which aborts the process ("PyGILState_Release ... must be
         # current") after the command is done, turning exit 2 into 134 now and then. The
         # command's work is finished and written: flush and leave without finalizing.
+        import contextlib
         import logging
 
         logging.shutdown()
