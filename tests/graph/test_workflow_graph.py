@@ -82,3 +82,12 @@ def test_duplicate_names_keep_the_first_in_the_graph() -> None:
     assert len(g) == 1
     assert g.agent("a").instructions == "first"
     assert len(g.spec.agents) == 2
+
+
+def test_the_summary_counts_an_edge_to_no_agent_and_says_so() -> None:
+    b = ss.Agent(name="b")
+    a = ss.Agent(name="a", handoffs=[b, "nobody"])
+    summary = ss.Workflow(name="w", entry=a, agents=[a, b]).graph().summary()
+    assert "2 handoff(s) (1 to no agent)" in summary, summary
+    assert "0 agent tool(s)" in summary
+    assert "2 handoff(s), 1 agent tool(s)," in support_module.support.graph().summary()

@@ -249,9 +249,16 @@ class WorkflowGraph:
         return graph
 
     def summary(self) -> str:
-        """One line: counts of agents, edges and tools."""
-        handoffs = sum(1 for _ in self.edges("handoff"))
-        agent_tools = sum(1 for _ in self.edges("agent_tool"))
+        """One line: counts of agents, edges and tools (an edge to no agent counted, and
+        said: the summary of a broken workflow must not read as if it had fewer)."""
+        counts: dict[str, str] = {}
+        kinds: tuple[tuple[EdgeKind, str], ...] = (
+            ("handoff", "handoff(s)"), ("agent_tool", "agent tool(s)"))
+        for kind, word in kinds:
+            fine = sum(1 for _ in self.edges(kind))
+            broken = sum(1 for e in self._dangling if e.kind == kind)
+            counts[kind] = f"{fine + broken} {word}" + (
+                f" ({broken} to no agent)" if broken else "")
         every = [t for a in self._agents.values() for t in a.tools]
         tools = sum(1 for t in every if t.opaque is None)
         approvals = sum(1 for t in every if t.opaque is None and t.needs_approval != "never")
@@ -264,7 +271,7 @@ class WorkflowGraph:
             others += f"{opaque} server or computer tool(s) stepswitch does not run, "
         return (
             f"workflow {self.spec.name!r}: {len(self._agents)} agent(s), entry "
-            f"{self.spec.entry!r}, {handoffs} handoff(s), {agent_tools} agent tool(s), "
+            f"{self.spec.entry!r}, {counts['handoff']}, {counts['agent_tool']}, "
             f"{tools} function tool(s) ({approvals} need approval), {others}"
             f"max_turns={self.spec.max_turns}"
         )
