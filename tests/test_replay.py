@@ -533,3 +533,25 @@ def test_story_judge_financial_replay_on_interpreter_and_generated_runner(name: 
             ]))
         found = replay(changed.to_state(), runner, context=judge.JudgeState())
         assert found is not None and (found.code, found.turn) == ("RP110", 3), str(found)
+
+
+def test_record_into_a_new_folder_makes_it_and_an_unwritable_one_is_refused_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--record cases/x.trail.json` with no cases/ yet makes the folder, as --state
+    does; a place no file can be written is refused before the model is called (a
+    traceback after the tools had run lost the run's output)."""
+    monkeypatch.chdir(ROOT)
+    argv = ["run", "graphs/support.py:support", "--input", "Order 42 arrived damaged",
+            "--model", "scripted:examples/support_script.json", "--approve", "all"]
+    case = tmp_path / "new" / "deeper" / "refund.trail.json"
+    code, out, err = run_main([*argv, "--record", str(case)], capsys)
+    assert code == 0, err
+    assert json.loads(case.read_text())["expect"]["tools_called"] == [
+        "lookup_order", "process_refund"]
+    assert out.strip(), "the run's final output is printed"
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    code, _, err = run_main([*argv, "--record", str(blocker / "x.json")], capsys)
+    assert code == 2 and "--record" in err and "Traceback" not in err, err
+    assert "model call" not in err  # refused before the run

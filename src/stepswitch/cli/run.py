@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import shlex
 import signal
 import sys
@@ -170,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-turns must be at least 1")
     for path in save_paths(args):
         check_state_path(path, "--state" if path == args.state else "--resume")
+    if getattr(args, "record", None):  # refused now, not once the tools have run
+        check_state_path(args.record, "--record")
     # the model layer (openai and the http modules under it) loads before the target's
     # folder goes first on sys.path: an openai.py or http.py there cannot shadow it
     importlib.import_module("stepswitch.models.provider")
@@ -296,10 +299,17 @@ async def _drive(
         out.flush_held()
         out.end_text()
         total.add(streamed.usage)
+        unrecorded = False  # the record could not be written: said, and exit 2 at the end
         if getattr(args, "record", None) and not streamed.interruptions:  # for replay
             from stepswitch.review.replay import write_record
 
-            write_record(args.record, streamed, machine.name, case=args.target)
+            try:  # its folder made as --state's is; the run's output is printed regardless
+                os.makedirs(os.path.dirname(os.path.abspath(args.record)), exist_ok=True)
+                write_record(args.record, streamed, machine.name, case=args.target)
+            except OSError as exc:
+                unrecorded = True
+                print(f"stepswitch: error: --record {args.record}: cannot write it: "
+                      f"{exc.strerror or exc}", file=sys.stderr)
         if not streamed.interruptions:
             # finished: a resume of it is refused (and with nowhere to save it, it is not
             # made: a flow's last value need not have a JSON form)
@@ -316,7 +326,7 @@ async def _drive(
                       file=sys.stderr)
                 return 1
             print_output(streamed.final_output)
-            return 0
+            return 2 if unrecorded else 0
         state = streamed.to_state()
         pending = state.interruptions
         if not decide(state, pending, policy, out):
