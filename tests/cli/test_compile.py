@@ -207,3 +207,22 @@ def test_a_runner_that_could_not_import_the_module_is_refused_clearly(
     assert done.returncode == 2
     assert "No module named 'helpers'" in done.stderr
     assert "write the runner next to it to import it as 'flows'" in done.stderr
+
+
+def test_a_runner_below_its_module_says_how_to_run_it(tmp_path: Path) -> None:
+    """`-o out/runner.py` beside wf.py writes a runner that imports `flows` by that
+    name, which `python out/runner.py` cannot: compile says how to run it, and the
+    runner's own error says why, where a bare ModuleNotFoundError left users guessing."""
+    (tmp_path / "flows.py").write_text(_APP, encoding="utf-8")
+    done = run_process("compile", "flows.py:wf", "-o", "out/runner.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "note: out/runner.py imports 'flows' from the working directory" in done.stdout
+    assert "`python -m out.runner`" in done.stdout, done.stdout
+    ran = subprocess.run([sys.executable, "-m", "out.runner"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    ran = subprocess.run([sys.executable, "out/runner.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode != 0 and "where `stepswitch compile` ran" in ran.stderr, ran.stderr
+    done = run_process("compile", "flows.py:wf", "-o", "runner.py", cwd=tmp_path)
+    assert done.returncode == 0 and "note:" not in done.stdout  # beside it: python runner.py

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from stepswitch.analysis import Diagnostic, DiagnosticLocation, Report
 from stepswitch.cli.formats import escape_data, escape_property, github, sarif, text
 from tests.analysis._cases import CASES
+from tests.cli.conftest import run_main
 
 
 def _schema() -> dict[str, Any]:
@@ -64,3 +67,27 @@ def test_text_summary_and_help() -> None:
     assert out.splitlines()[0] == "a,b:c.py:3:2: SW107 [warning] msg"
     assert out.splitlines()[1] == "    help: do 100% better"
     assert out.rstrip().endswith("passed with 0 errors, 1 warning, 0 infos.")
+
+
+def test_a_target_that_does_not_import_is_in_the_sarif_log_and_a_github_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A code-scanning upload needs a whole SARIF file, and the run's page an annotation,
+    when a TARGET does not import (exit 2); both were empty."""
+    (tmp_path / "broken.py").write_text("import not_a_module_anywhere_x9\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["check", "--no-cache", "--format", "sarif", "broken.py"],
+                              capsys)
+    assert code == 2 and "not_a_module_anywhere_x9" in err
+    log = json.loads(out)
+    jsonschema.validate(log, _schema())
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert "not_a_module_anywhere_x9" in invocation["toolExecutionNotifications"][0][
+        "message"]["text"]
+    code, out, _ = run_main(["check", "--no-cache", "--format", "github", "broken.py"],
+                            capsys)
+    assert code == 2
+    assert out.startswith("::error title=stepswitch check::") and "x9" in out, out
+    clean = json.loads(sarif([]))["runs"][0]["invocations"][0]
+    assert clean == {"executionSuccessful": True, "toolExecutionNotifications": []}

@@ -132,6 +132,17 @@ def test_syntax_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, _, err = run_main(["show", str(path)], capsys)
     assert code == 2
     assert "syntax error at" in err
+    assert f"{path}:1:7:" in err, err  # file:line:col, as diagnostics are located
+
+
+def test_syntax_error_is_located_relative_to_the_working_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, "broken_syntax_x4.py", "x = 1\ny = (\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(["check", "--no-cache", "broken_syntax_x4.py"], capsys)
+    assert code == 2
+    assert "syntax error at broken_syntax_x4.py:2:" in err, err
 
 
 def test_declaration_error_in_user_module_names_their_line(

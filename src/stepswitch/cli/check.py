@@ -90,15 +90,26 @@ def _check(args: argparse.Namespace) -> int:
     checked: list[CheckedWorkflow] = []
     failures: list[str] = []  # modules of a folder that did not import; the rest is checked
     skipped: list[str] = []  # files of a folder with nothing to check, and why
-    for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
-        report = loaded.workflow.check(
-            select=select, ignore=ignore, max_model_calls=args.max_model_calls,
-            policies=policies, prices=prices, target=args.target,
-        )
-        checked.append((loaded.label, report))
+    try:
+        for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
+            report = loaded.workflow.check(
+                select=select, ignore=ignore, max_model_calls=args.max_model_calls,
+                policies=policies, prices=prices, target=args.target,
+            )
+            checked.append((loaded.label, report))
+    except UserError as exc:  # a TARGET that names nothing or does not import
+        if args.format not in ("sarif", "github"):
+            raise  # said on stderr by main(), exit 2
+        failures.append(exc.summary)
     if args.format == "text" and failures:
         # the summary must not read "passed" above a run that exits 2
         sys.stdout.write(text(checked, unimported=len(failures)))
+    elif args.format in ("sarif", "github") and failures:
+        # a code-scanning upload needs a whole log, and the run's page an annotation,
+        # even when nothing imported: the failures are in them (and on stderr)
+        from stepswitch.cli.formats import github, sarif
+
+        sys.stdout.write((sarif if args.format == "sarif" else github)(checked, failures))
     elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
     for note in skipped:

@@ -85,7 +85,38 @@ def run(args: argparse.Namespace) -> int:
     # a runner written to /dev/stdout or a pipe is the output: the note goes aside
     note = sys.stdout if out.is_file() else sys.stderr
     print(f"{args.output}: wrote the runner of {one.label}", file=note)
+    how = _how_to_run(out, one.module)
+    if how:
+        print(f"note: {how}", file=note)
     return 0
+
+
+def _how_to_run(out: Path, module: str) -> str | None:
+    """How to run a runner that ``python RUNNER`` alone cannot: one written below the
+    folder its workflow's module is imported from (``-o out/runner.py`` beside
+    ``wf.py``). None when ``python RUNNER`` works."""
+    import os
+
+    from stepswitch.targets.load import _STARTUP_PATH
+
+    top = sys.modules.get(module.partition(".")[0])
+    file = getattr(top, "__file__", None)
+    if not isinstance(file, str):
+        return None
+    root = os.path.dirname(os.path.realpath(file))
+    if os.path.basename(file) == "__init__.py":
+        root = os.path.dirname(root)
+    here = os.path.dirname(os.path.realpath(out.absolute()))
+    if here == root or root in _STARTUP_PATH or not here.startswith(root + os.sep):
+        return None
+    cwd = os.path.realpath(os.getcwd())
+    shown = os.path.relpath(root) if root.startswith(cwd + os.sep) else root
+    place = "the working directory" if root == cwd else shown
+    parts = os.path.relpath(os.path.realpath(out.absolute()), root).removesuffix(".py")
+    dotted = parts.replace(os.sep, ".")
+    return (f"{out} imports {module!r} from {place}, which `python {out}` alone does not "
+            f"put on sys.path: run it from {'here' if root == cwd else 'there'} as "
+            f"`python -m {dotted}`, or with PYTHONPATH={'.' if root == cwd else shown}")
 
 
 def _check(out: Path, source: str, again: str) -> int:

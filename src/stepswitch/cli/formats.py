@@ -129,8 +129,10 @@ def _code_flow(d: Diagnostic) -> dict[str, Any]:
             "threadFlows": [{"locations": steps}]}
 
 
-def sarif(checked: Sequence[CheckedWorkflow]) -> str:
-    """A SARIF 2.1.0 log (one run) for GitHub code scanning and other viewers."""
+def sarif(checked: Sequence[CheckedWorkflow], failures: Sequence[str] = ()) -> str:
+    """A SARIF 2.1.0 log (one run) for GitHub code scanning and other viewers. Each of
+    ``failures`` (a TARGET that did not import) is an error notification of the run's
+    invocation, which then did not succeed: the log stays whole, and says so."""
     index = {code: i for i, code in enumerate(CODES)}
     results = []
     for label, report in checked:
@@ -166,6 +168,12 @@ def sarif(checked: Sequence[CheckedWorkflow]) -> str:
                 "rules": _rules(),
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+            "invocations": [{
+                "executionSuccessful": not failures,
+                "toolExecutionNotifications": [
+                    {"level": "error", "message": {"text": failure}} for failure in failures
+                ],
+            }],
             "results": results,
         }],
     }
@@ -182,10 +190,13 @@ def escape_property(value: str) -> str:
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(checked: Sequence[CheckedWorkflow]) -> str:
+def github(checked: Sequence[CheckedWorkflow], failures: Sequence[str] = ()) -> str:
     """``::error file=…,line=…,col=…,title=…::message`` per finding and nothing else,
-    as other linters' GitHub formats: every line is a workflow command."""
-    lines = []
+    as other linters' GitHub formats: every line is a workflow command. A TARGET that
+    did not import (``failures``) is an ``::error`` of its own, so the run's page shows
+    why the step failed."""
+    lines = [f"::error title={escape_property('stepswitch check')}::{escape_data(failure)}"
+             for failure in failures]
     for _, report in checked:
         for d in report.diagnostics:
             loc = d.location

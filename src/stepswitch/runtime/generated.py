@@ -193,7 +193,12 @@ def import_objects(paths: Iterable[str]) -> dict[str, object]:
         try:
             obj: object = importlib.import_module(module_name)
         except ImportError as exc:
-            raise UserError(f"cannot import {path!r}: {exc}") from None
+            hint = ""
+            if isinstance(exc, ModuleNotFoundError):  # the runner run from another folder
+                hint = (" (a generated runner imports its workflow's modules by the names "
+                        "they have where `stepswitch compile` ran: run it from that folder, "
+                        "e.g. as `python -m`, or with that folder on PYTHONPATH)")
+            raise UserError(f"cannot import {path!r}: {exc}{hint}") from None
         for part in qualname.split("."):
             try:
                 obj = getattr(obj, part)

@@ -453,7 +453,14 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
             raise TargetError(f"{shown}: no module named {name!r}") from None
         raise TargetError(_user_traceback(shown, exc)) from None
     except SyntaxError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if exc.filename else shown
+        # file:line:col as every diagnostic is located, relative to the working
+        # directory when the file is under it
+        where = shown
+        if exc.filename:
+            file = exc.filename
+            if os.path.isabs(file) and file.startswith(os.getcwd() + os.sep):
+                file = os.path.relpath(file)
+            where = f"{file}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
         raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
     except UserError as exc:  # a declaration mistake: the message names its file:line
         stale = _stale_runner(exc, shown)
