@@ -491,3 +491,20 @@ def test_trail_reads_the_recording_and_the_case_run_record_writes(
         code, out, err = _trail([file], capsys)
         assert (code, out) == (2, "") and err.count("\n") == 1 and says in err, err
 
+
+def test_a_run_of_another_workflow_is_one_line_error_not_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `run --resume` does: a saved state (or recording) of 'astool' checked against
+    'helpdesk' says so, instead of a finding for each of its steps."""
+    trial(tmp_path, capsys, monkeypatch)
+    for file, what, of, against in (("as_st.json", "saved run", "astool", "helpdesk"),
+                                    ("rec.json", "recorded run", "helpdesk", "astool"),
+                                    ("cases/hd.trail.json", "recorded run", "helpdesk",
+                                     "astool")):
+        code, out, err = _trail(["--workflow", f"wf.py:{against}", file], capsys)
+        assert (code, out) == (2, "") and err.count("\n") == 1, out + err
+        assert (f"{file}: the {what} is of workflow {of!r}, not {against!r} "
+                f"(wf.py:{against})") in err
+        code, out, err = _trail(["--workflow", f"wf.py:{of}", file], capsys)
+        assert code == 0 and "clean" in out, out + err

@@ -92,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
         trail = read_trail(data, key=key)
     except TrailError as exc:
         raise TargetError(f"{args.file}: {exc}") from None
+    if machine is not None and trail.workflow is not None and trail.workflow != machine.name:
+        # its steps would all be findings against the wrong tables; say so, as --resume does
+        what = "saved run" if trail.source == "state" else "recorded run"
+        raise TargetError(f"{args.file}: the {what} is of workflow {trail.workflow!r}, not "
+                          f"{machine.name!r} ({label}); name its own with --workflow, or drop "
+                          "--workflow to check its pins only")
     report = check_trail(trail, machine, start=args.agent, unknown_tool=args.unknown_tool,
                          max_turns="machine" if args.max_turns is None else args.max_turns,
                          on_max_turns=args.on_max_turns)
