@@ -2,7 +2,8 @@
 
 A recording is a saved ``RunState``, a Responses API item list, a session's history as
 stepswitch item records, or a file written by ``RunConfig(record=PATH)``
-(:func:`write_record`). :func:`read_recording` reads any of them into a
+(:func:`write_record`), alone or inside the recorded case ``run --record
+NAME.trail.json`` writes. :func:`read_recording` reads any of them into a
 :class:`Recording`: the input each run of the conversation started with, the agent it
 started at, and every model response with the tool outputs that answered it.
 :mod:`stepswitch.review.replay` plays it on a workflow.
@@ -18,6 +19,7 @@ from typing import Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch.errors import ReplayError, StateError
+from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
 from stepswitch.runtime.model import OutputFunctionCall, OutputItem, OutputMessage
 from stepswitch.runtime.record import RECORD_FORMAT, record_doc, run_doc, write_doc
 
@@ -206,11 +208,18 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
 
 
 def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
-    """A recording from a saved state, an item list, or a ``record=`` file."""
+    """A recording from a saved state, an item list, a ``record=`` file, or a recorded
+    case (``run --record NAME.trail.json``: the trail inside it)."""
     try:
         doc = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReplayError(f"not JSON: {exc}") from None
+        other = other_text_kind(text)
+        raise ReplayError(f"not JSON: {exc}" if other is None
+                          else f"not a recorded run: it is {other}") from None
+    case = case_trail(doc)
+    if case is not None:
+        doc = case[0]
+        text = json.dumps(doc)
     if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
         from stepswitch.runtime.state_json import _item, load_state
 
@@ -237,9 +246,11 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
         return _build(records, start, "record", history, _read_decisions(doc))
     if not isinstance(doc, list):
-        kind = "an object" if isinstance(doc, dict) else type(doc).__name__
-        raise ReplayError(f"expected a saved run state, a recording or a JSON list of items, "
-                          f"got {kind}")
+        other = other_kind(doc)
+        if other is not None:
+            raise ReplayError(f"not a recorded run: it is {other}")
+        raise ReplayError("expected a saved run state, a `run --record` file (a recording "
+                          f"or a case) or a JSON list of items, got {got(doc)}")
     return _build([(_norm(r, f"[{n}]"), f"[{n}]") for n, r in enumerate(doc)], None, "items")
 
 
