@@ -163,7 +163,8 @@ def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
         RunConfig(record=42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]'])
+@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]',
+                                  "[" + "9" * 6000 + "]", "[" * 5000 + "]" * 5000])
 def test_corrupt_recording_is_a_one_line_error(text: str) -> None:
     with pytest.raises(ReplayError) as info:
         read_recording(text)

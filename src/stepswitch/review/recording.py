@@ -18,6 +18,7 @@ from dataclasses import field
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import loads
 from stepswitch.errors import ReplayError, StateError
 from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
 from stepswitch.runtime.model import OutputFunctionCall, OutputItem, OutputMessage
@@ -211,7 +212,7 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
     """A recording from a saved state, an item list, a ``record=`` file, or a recorded
     case (``run --record NAME.trail.json``: the trail inside it)."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         other = other_text_kind(text)
         raise ReplayError(f"not JSON: {exc}" if other is None
