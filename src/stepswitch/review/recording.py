@@ -114,7 +114,7 @@ def _norm(raw: Any, where: str) -> dict[str, Any]:
     if kind == "function_call":
         return {"type": "tool_call_item", "agent": raw.get("agent"),
                 "name": _need(raw, "name", where), "call_id": _need(raw, "call_id", where),
-                "arguments": raw.get("arguments") or "{}"}
+                "arguments": _arguments(raw.get("arguments"))}
     if kind == "function_call_output":
         out = raw.get("output")
         return {"type": "tool_call_output_item", "call_id": _need(raw, "call_id", where),
@@ -130,6 +130,13 @@ def _norm(raw: Any, where: str) -> dict[str, Any]:
             _need(raw, "name", where)
         return raw
     raise ReplayError(f"item {where}: unknown item type {kind!r}")
+
+
+def _arguments(value: Any) -> Any:
+    """A call's arguments as JSON text: the Agents API lists them as an object."""
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value or "{}"
 
 
 def _need(raw: dict[str, Any], name: str, where: str) -> str:
@@ -246,6 +253,11 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
                         for n, r in enumerate(given))
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
         return _build(records, start, "record", history, _read_decisions(doc))
+    if isinstance(doc, dict):
+        from stepswitch.review.trail_agents import is_agents_trail
+
+        if is_agents_trail(doc):  # a session dump or a cursor page: its items list
+            doc = doc["items"] if "session" in doc else doc["data"]
     if not isinstance(doc, list):
         other = other_kind(doc)
         if other is not None:
