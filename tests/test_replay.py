@@ -25,6 +25,7 @@ from stepswitch.runtime.config import RunConfig
 from stepswitch.testing import ScriptedModel, assistant_message, function_call, replay
 from tests._paths import ROOT
 from tests.cli.conftest import run_main, run_process
+from tests.review._trial import trial
 
 
 @ss.function_tool(name="lookup_order")
@@ -162,7 +163,8 @@ def test_record_option_writes_a_replayable_file(tmp_path: Path) -> None:
         RunConfig(record=42)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]'])
+@pytest.mark.parametrize("text", ["{", "[1]", '{"a": 1}', "[]", '[{"type": "nope"}]',
+                                  "[" + "9" * 6000 + "]", "[" * 5000 + "]" * 5000])
 def test_corrupt_recording_is_a_one_line_error(text: str) -> None:
     with pytest.raises(ReplayError) as info:
         read_recording(text)
@@ -555,3 +557,44 @@ def test_record_into_a_new_folder_makes_it_and_an_unwritable_one_is_refused_firs
     code, _, err = run_main([*argv, "--record", str(blocker / "x.json")], capsys)
     assert code == 2 and "--record" in err and "Traceback" not in err, err
     assert "model call" not in err  # refused before the run
+
+
+def test_replay_reads_what_run_record_writes_a_case_on_its_own_workflow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --record NAME.trail.json` writes a case: replay plays its trail, on the
+    workflow it names unless --workflow says otherwise (a new user's trial was told the
+    file was "an object")."""
+    trial(tmp_path, capsys, monkeypatch)
+    for argv in (["cases/hd.trail.json"], ["cases/hd.trail.json", "--workflow", "wf.py:helpdesk"],
+                 ["rec.json", "--workflow", "wf.py:helpdesk"],
+                 ["hd_st.json", "--workflow", "wf.py:helpdesk"]):
+        code, out, err = run_main(["replay", *argv], capsys)
+        assert (code, err) == (0, "") and out.endswith("replayed on wf.py:helpdesk: same\n")
+    code, out, err = run_main(["replay", "cases/hd.trail.json", "--workflow", "wf.py:astool"],
+                              capsys)
+    assert code == 1 and "RP108" in out, err  # --workflow wins over the case's own
+    code, out, err = run_main(["replay", "cases/hd.trail.json", "--format", "json"], capsys)
+    assert code == 0 and json.loads(out)["same"] is True, err
+    code, _, err = run_main(["replay", "rec.json"], capsys)  # a recording names no target
+    assert code == 2 and "--workflow TARGET is needed" in err and err.count("\n") == 1
+
+
+def test_replay_names_a_file_of_another_kind_and_the_command_that_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trial(tmp_path, capsys, monkeypatch)
+    Path("report.json").write_text(run_main(["trail", "rec.json", "--format", "json"],
+                                            capsys)[1])
+    expected = {"hd.json": "a scripted model's script, which `stepswitch run --model "
+                           "scripted:FILE` reads",
+                "hd.jsonl": "which `stepswitch trace FILE` reads",
+                "report.json": "a `stepswitch trail --format json` report",
+                "wf.py": "not JSON"}
+    for file, says in expected.items():
+        code, out, err = run_main(["replay", file, "--workflow", "wf.py:helpdesk"], capsys)
+        assert (code, out) == (2, "") and err.count("\n") == 1, err
+        assert f"{file}: " in err and says in err, err
+    Path("odd.json").write_text('{"zeta": 1, "alpha": 2}')
+    code, _, err = run_main(["replay", "odd.json", "--workflow", "wf.py:helpdesk"], capsys)
+    assert code == 2 and "got an object with keys 'alpha', 'zeta'" in err

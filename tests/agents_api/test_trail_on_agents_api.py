@@ -16,6 +16,7 @@ from graphs.support import support
 from stepswitch.models import AgentsAPIServer
 from stepswitch.models.script import call, message
 from stepswitch.review.trail_agents import check_agents_trail, read_agents_trail
+from tests._paths import ROOT
 from tests.agents_api.conftest import model_on
 from tests.cli.conftest import run_main
 
@@ -135,3 +136,20 @@ def test_the_trail_command_reads_a_session_list(
     code, _, err = run_main(["trail", str(path), "--workflow", "graphs/support.py:support"],
                             capsys)
     assert code == 2 and "drop --workflow" in err
+
+
+def test_replay_plays_a_session_as_a_list_a_page_and_a_dump(
+    finished: list[dict[str, Any]], server: AgentsAPIServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Agents API lists a call's arguments as an object, not JSON text: replayed as
+    text, they are the arguments the call was made with (they read as rejected, RP102)."""
+    monkeypatch.chdir(ROOT)
+    docs = {"list": finished, "page": {"object": "list", "data": finished, "has_more": False},
+            "dump": {"session": server.session(), "items": finished}}
+    for name, doc in docs.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        code, out, err = run_main(["replay", str(path), "--workflow",
+                                   "graphs/support.py:support"], capsys)
+        assert (code, err) == (0, "") and out.endswith(": same\n"), name + out

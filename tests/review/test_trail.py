@@ -22,6 +22,7 @@ from stepswitch.runtime.state_json import _item
 from stepswitch.testing import ScriptedModel, assistant_message, function_call
 from tests._paths import ROOT
 from tests.cli.conftest import run_main
+from tests.review._trial import trial
 
 WORKFLOW = "graphs/support.py:support"
 
@@ -273,7 +274,8 @@ def test_a_tampered_state_fails_closed(
 
 BAD = {
     "not JSON": ('[{"type": "function_call", ', "not JSON"),
-    "a number": ("42", "expected a saved run state or a JSON list of items, got int"),
+    "a number": ("42", "expected a saved run state, a `run --record` file (a recording or "
+                 "a case) or a JSON list of items, got int"),
     "an object": ('{"items": []}', "got an object"),
     "not objects": ('[["role", "user"]]', "item [0]: expected an object, got list"),
     "unknown type": ('[{"type": "function_cal", "call_id": "a"}]',
@@ -460,3 +462,49 @@ def test_a_state_saved_on_a_conversations_second_message_replays_from_where_it_s
     # told otherwise, the replay starts at the entry, where process_refund is no tool
     code, out, _ = _trail([path, "--workflow", WORKFLOW, "--agent", "triage"], capsys)
     assert code == 1
+
+
+def test_trail_reads_the_recording_and_the_case_run_record_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --record` writes a recording, or a case around one: trail checks its items
+    (a new user's trial was told either file was "an object")."""
+    trial(tmp_path, capsys, monkeypatch)
+    for argv in (["rec.json"], ["cases/hd.trail.json"],
+                 ["rec.json", "--workflow", "wf.py:helpdesk"]):
+        code, out, err = _trail(argv, capsys)
+        assert (code, err) == (0, ""), err
+        assert out.startswith(f"{argv[0]}: recording, 4 items checked") and "clean" in out
+    code, out, _ = _trail(["rec.json", "--format", "json"], capsys)
+    assert json.loads(out)["source"] == "recording"
+    doc = json.loads(Path("rec.json").read_text())
+    doc["items"].insert(2, doc["items"][1])  # the lookup's output, twice
+    Path("dup.json").write_text(json.dumps(doc))
+    code, out, _ = _trail(["dup.json", "--workflow", "wf.py:helpdesk"], capsys)
+    assert code == 1 and out.startswith("dup.json:items[2]: TR104 duplicate-output"), out
+    del doc["items"]
+    Path("no_items.json").write_text(json.dumps(doc))
+    code, out, err = _trail(["no_items.json"], capsys)
+    assert (code, out) == (2, "") and "a recording needs input and items lists" in err
+    for file, says in (("hd.json", "`stepswitch run --model scripted:FILE` reads"),
+                       ("hd.jsonl", "`stepswitch trace FILE` reads")):
+        code, out, err = _trail([file], capsys)
+        assert (code, out) == (2, "") and err.count("\n") == 1 and says in err, err
+
+
+def test_a_run_of_another_workflow_is_one_line_error_not_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `run --resume` does: a saved state (or recording) of 'astool' checked against
+    'helpdesk' says so, instead of a finding for each of its steps."""
+    trial(tmp_path, capsys, monkeypatch)
+    for file, what, of, against in (("as_st.json", "saved run", "astool", "helpdesk"),
+                                    ("rec.json", "recorded run", "helpdesk", "astool"),
+                                    ("cases/hd.trail.json", "recorded run", "helpdesk",
+                                     "astool")):
+        code, out, err = _trail(["--workflow", f"wf.py:{against}", file], capsys)
+        assert (code, out) == (2, "") and err.count("\n") == 1, out + err
+        assert (f"{file}: the {what} is of workflow {of!r}, not {against!r} "
+                f"(wf.py:{against})") in err
+        code, out, err = _trail(["--workflow", f"wf.py:{of}", file], capsys)
+        assert code == 0 and "clean" in out, out + err

@@ -17,6 +17,7 @@ from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.render.scene import build_scene
 from stepswitch.studio.page import LARGE, _layered_svg, build_page, trace_turns, trail_turns
 from tests._paths import ROOT
+from tests.review._trial import trial
 from tests.studio.conftest import POLICY_FAILS
 
 SUPPORT = str(ROOT / "graphs" / "support.py") + ":support"
@@ -70,6 +71,21 @@ def test_a_state_of_another_workflow_is_refused(tmp_path: Path) -> None:
     assert out["refused"] is not None
     assert "workflow 'support', not 'billing'" in out["refused"]
     assert out["turns"] == []
+
+
+def test_a_run_record_file_and_case_are_cut_into_turns_like_its_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trial(tmp_path, capsys, monkeypatch)
+    target = str(tmp_path / "wf.py") + ":helpdesk"
+    doc = build_page([target], ["hd_st.json", "rec.json", "cases/hd.trail.json"])
+    state, recording, case = doc["workflows"][0]["trails"]
+    assert state["refused"] is None and len(state["turns"]) == 3
+    for run in (recording, case):
+        assert run["refused"] is None and run["turns"] == state["turns"]
+    assert recording["turns"][2]["items"][0]["text"] == "Shipped."
+    other = build_page([str(tmp_path / "wf.py") + ":astool"], ["rec.json"])
+    assert "workflow 'helpdesk', not 'astool'" in other["workflows"][0]["trails"][0]["refused"]
 
 
 def _spec_of(target: str) -> WorkflowSpec:

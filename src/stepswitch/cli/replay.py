@@ -1,7 +1,8 @@
 """``stepswitch replay TRAIL --workflow TARGET``: replay a recorded run on the workflow as
 it is now (recorded model outputs and tool outputs; no tool runs, no model call) and
-report the first divergence. Exit 0 same, 1 diverged, 2 usage (a corrupt trail, a
-workflow that does not load)."""
+report the first divergence. A recorded case (``run --record NAME.trail.json``) replays
+its trail, on the workflow it names unless ``--workflow`` says otherwise. Exit 0 same, 1
+diverged, 2 usage (a corrupt trail, a workflow that does not load)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "`stepswitch explain RP101`).",
     )
     p.add_argument("trail", metavar="TRAIL", help="a saved RunState, a JSON list of items, "
-                   "or a file written by `run --record FILE` ('-' reads stdin)")
-    p.add_argument("--workflow", metavar="TARGET", required=True,
-                   help="the workflow to replay on (path/file.py:NAME)")
+                   "or a file written by `run --record FILE` (a recording, or a "
+                   "*.trail.json case) ('-' reads stdin)")
+    p.add_argument("--workflow", metavar="TARGET", default=None,
+                   help="the workflow to replay on (path/file.py:NAME); default, for a "
+                   "case: the workflow it names")
     p.add_argument("--format", choices=("text", "json", "github"), default="text",
                    help="output format (default: text)")
     p.set_defaults(func=run)
@@ -58,7 +61,6 @@ def render(fmt: str, file: str, label: str, found: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from stepswitch.review.replay import ReplayError, read_recording, replay
 
-    machine, label, context = load_machine(args.workflow)
     try:
         if args.trail == "-":
             data = sys.stdin.buffer.read()
@@ -67,9 +69,30 @@ def run(args: argparse.Namespace) -> int:
                 data = f.read()
     except OSError as exc:
         raise TargetError(f"{args.trail}: cannot read: {exc.strerror or exc}") from None
+    target = args.workflow if args.workflow is not None else _case_workflow(args.trail, data)
+    machine, label, context = load_machine(target)
     try:
         found = replay(read_recording(data), machine, context=context)
     except ReplayError as exc:
         raise TargetError(f"{args.trail}: {exc}") from None
     sys.stdout.write(render(args.format, args.trail, label, found))
     return 0 if found is None else 1
+
+
+def _case_workflow(file: str, data: bytes) -> str:
+    """The workflow a recorded case names (a relative path from the case's folder)."""
+    from pathlib import Path
+
+    from stepswitch._json import loads
+    from stepswitch.review.cases import resolve_target
+    from stepswitch.review.file_kinds import case_trail
+
+    try:
+        case = case_trail(loads(data))
+    except (json.JSONDecodeError, UnicodeDecodeError):  # a JSONLimitError too
+        case = None
+    if case is None:
+        raise TargetError(f"{file}: --workflow TARGET is needed (only a recorded case, "
+                          "`run --record NAME.trail.json`, names its workflow)")
+    folder = Path(".") if file == "-" else Path(file).parent
+    return resolve_target(case[1], folder)

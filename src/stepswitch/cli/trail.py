@@ -1,9 +1,11 @@
 """``stepswitch trail FILE``: check a recorded run's pins, and with ``--workflow`` that
 every step is a move the machine allows.
 
-FILE is a saved ``RunState``, a JSON list of items in the Responses API input format, or a
-hosted Agents API session's item list (see :mod:`stepswitch.review.trail_agents`).
-Exit 0 clean, 1 findings, 2 when FILE is not a trail or the workflow does not load.
+FILE is a saved ``RunState`` (``run --state``), a file ``run --record`` writes (a recording,
+or a recorded case: its recording is checked), a JSON list of items in the Responses API
+input format, or a hosted Agents API session's item list (see
+:mod:`stepswitch.review.trail_agents`). Exit 0 clean, 1 findings, 2 when FILE is not a
+trail, is a run of another workflow than ``--workflow``'s, or the workflow does not load.
 """
 
 from __future__ import annotations
@@ -25,15 +27,16 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "trail",
-        help="check a recorded run (a saved state or a list of items) for pins that do "
-        "not line up",
+        help="check a recorded run (a saved state, a `run --record` file or a list of "
+        "items) for pins that do not line up",
         description="Check a recorded run: every call has exactly one output with its "
         "call_id, no output without a call, no reused id, pending calls kept apart; with "
         "--workflow, every step is one the machine allows.",
     )
-    p.add_argument("file", metavar="FILE", help="a saved RunState (JSON), a JSON list of "
-                   "Responses API input items, or an Agents API session's item list "
-                   "('-' reads stdin)")
+    p.add_argument("file", metavar="FILE", help="a saved RunState (JSON), a file written by "
+                   "`run --record FILE` (a recording or a case), a JSON list of Responses "
+                   "API input items, or an Agents API session's item list ('-' reads "
+                   "stdin)")
     p.add_argument("--workflow", metavar="TARGET", default=None,
                    help="check the steps against this workflow (path/file.py:NAME)")
     p.add_argument("--agent", metavar="NAME", default=None,
@@ -89,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
         trail = read_trail(data, key=key)
     except TrailError as exc:
         raise TargetError(f"{args.file}: {exc}") from None
+    if machine is not None and trail.workflow is not None and trail.workflow != machine.name:
+        # its steps would all be findings against the wrong tables; say so, as --resume does
+        what = "saved run" if trail.source == "state" else "recorded run"
+        raise TargetError(f"{args.file}: the {what} is of workflow {trail.workflow!r}, not "
+                          f"{machine.name!r} ({label}); name its own with --workflow, or drop "
+                          "--workflow to check its pins only")
     report = check_trail(trail, machine, start=args.agent, unknown_tool=args.unknown_tool,
                          max_turns="machine" if args.max_turns is None else args.max_turns,
                          on_max_turns=args.on_max_turns)

@@ -79,10 +79,12 @@ def load_case(path: Path) -> Case:
     if unknown:
         raise CaseError(f"{path}: unknown expectation {unknown[0]!r} (known: "
                         f"{', '.join(sorted(_EXPECT))})")
-    return Case(path, _target(doc["workflow"], path.parent), doc["trail"], expect)
+    return Case(path, resolve_target(doc["workflow"], path.parent), doc["trail"], expect)
 
 
-def _target(target: str, folder: Path) -> str:
+def resolve_target(target: str, folder: Path) -> str:
+    """A case's TARGET, which names its file relative to the case's ``folder``, as a
+    target from the working folder."""
     part, sep, name = target.rpartition(":")
     if not sep:
         part, name = target, ""

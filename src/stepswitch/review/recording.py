@@ -2,7 +2,8 @@
 
 A recording is a saved ``RunState``, a Responses API item list, a session's history as
 stepswitch item records, or a file written by ``RunConfig(record=PATH)``
-(:func:`write_record`). :func:`read_recording` reads any of them into a
+(:func:`write_record`), alone or inside the recorded case ``run --record
+NAME.trail.json`` writes. :func:`read_recording` reads any of them into a
 :class:`Recording`: the input each run of the conversation started with, the agent it
 started at, and every model response with the tool outputs that answered it.
 :mod:`stepswitch.review.replay` plays it on a workflow.
@@ -17,7 +18,9 @@ from dataclasses import field
 from typing import Any
 
 from stepswitch._dataclass import dataclass
+from stepswitch._json import loads
 from stepswitch.errors import ReplayError, StateError
+from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
 from stepswitch.runtime.model import OutputFunctionCall, OutputItem, OutputMessage
 from stepswitch.runtime.record import RECORD_FORMAT, record_doc, run_doc, write_doc
 
@@ -111,7 +114,7 @@ def _norm(raw: Any, where: str) -> dict[str, Any]:
     if kind == "function_call":
         return {"type": "tool_call_item", "agent": raw.get("agent"),
                 "name": _need(raw, "name", where), "call_id": _need(raw, "call_id", where),
-                "arguments": raw.get("arguments") or "{}"}
+                "arguments": _arguments(raw.get("arguments"))}
     if kind == "function_call_output":
         out = raw.get("output")
         return {"type": "tool_call_output_item", "call_id": _need(raw, "call_id", where),
@@ -127,6 +130,13 @@ def _norm(raw: Any, where: str) -> dict[str, Any]:
             _need(raw, "name", where)
         return raw
     raise ReplayError(f"item {where}: unknown item type {kind!r}")
+
+
+def _arguments(value: Any) -> Any:
+    """A call's arguments as JSON text: the Agents API lists them as an object."""
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value or "{}"
 
 
 def _need(raw: dict[str, Any], name: str, where: str) -> str:
@@ -206,11 +216,18 @@ def _build(records: Sequence[tuple[dict[str, Any], str]], start_agent: str | Non
 
 
 def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
-    """A recording from a saved state, an item list, or a ``record=`` file."""
+    """A recording from a saved state, an item list, a ``record=`` file, or a recorded
+    case (``run --record NAME.trail.json``: the trail inside it)."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReplayError(f"not JSON: {exc}") from None
+        other = other_text_kind(text)
+        raise ReplayError(f"not JSON: {exc}" if other is None
+                          else f"not a recorded run: it is {other}") from None
+    case = case_trail(doc)
+    if case is not None:
+        doc = case[0]
+        text = json.dumps(doc)
     if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
         from stepswitch.runtime.state_json import _item, load_state
 
@@ -236,10 +253,17 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
                         for n, r in enumerate(given))
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
         return _build(records, start, "record", history, _read_decisions(doc))
+    if isinstance(doc, dict):
+        from stepswitch.review.trail_agents import is_agents_trail
+
+        if is_agents_trail(doc):  # a session dump or a cursor page: its items list
+            doc = doc["items"] if "session" in doc else doc["data"]
     if not isinstance(doc, list):
-        kind = "an object" if isinstance(doc, dict) else type(doc).__name__
-        raise ReplayError(f"expected a saved run state, a recording or a JSON list of items, "
-                          f"got {kind}")
+        other = other_kind(doc)
+        if other is not None:
+            raise ReplayError(f"not a recorded run: it is {other}")
+        raise ReplayError("expected a saved run state, a `run --record` file (a recording "
+                          f"or a case) or a JSON list of items, got {got(doc)}")
     return _build([(_norm(r, f"[{n}]"), f"[{n}]") for n, r in enumerate(doc)], None, "items")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import assert_never
 
 from stepswitch._visible import visible
 from stepswitch.review.trail import Trail, TrailReport
@@ -16,11 +17,23 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _what(trail: Trail) -> str:
+    match trail.source:
+        case "state":
+            return "saved run state"
+        case "items":
+            return "item list"
+        case "recording":
+            return "recording"
+        case _:
+            assert_never(trail.source)
+
+
 def text(file: str, trail: Trail, report: TrailReport, workflow: str | None) -> str:
     """``FILE:WHERE: CODE name: message`` per finding, then a summary line."""
     lines = [f"{file}:{f.where}: {f.code} {TRAIL_CODES[f.code].name}: {f.message}"
              for f in report.findings]
-    what = "saved run state" if trail.source == "state" else "item list"
+    what = _what(trail)
     against = f" against {workflow}" if workflow is not None else " (pins only)"
     if workflow is not None and not report.machine:
         against = f" against {workflow} (pins only: flows are not replayed)"

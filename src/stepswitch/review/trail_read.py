@@ -1,4 +1,5 @@
-"""Reading a trail: a saved ``RunState`` or a JSON list of items, as a frozen
+"""Reading a trail: a saved ``RunState``, a ``record=`` file (``run --record``; a recorded
+case is read for the recording it holds) or a JSON list of items, as a frozen
 :class:`Trail` (see :mod:`stepswitch.review.trail`, which checks it).
 
 A list holds items in the Responses API input format (what the Agents SDK's
@@ -19,6 +20,8 @@ from typing import Any, Literal, NamedTuple
 from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
 from stepswitch.errors import StateError, TrailError
+from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
+from stepswitch.runtime.record import RECORD_FORMAT
 
 __all__ = [
     "ItemKind",
@@ -64,7 +67,7 @@ class TrailItem(NamedTuple):
 class Trail:
     """A recorded run, read from a file."""
 
-    source: Literal["items", "state"]
+    source: Literal["items", "state", "recording"]
     items: tuple[TrailItem, ...]
     pending_start: int | None = None
     """For an interrupted state: the trail index where the pending turn begins."""
@@ -105,11 +108,18 @@ _ROLES = frozenset({"user", "system", "developer", "assistant"})
 
 
 def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
-    """A trail from a saved ``RunState`` (JSON) or a JSON list of items."""
+    """A trail from a saved ``RunState`` (JSON), a ``record=`` file (``run --record
+    FILE``), a recorded case holding one of them, or a JSON list of items."""
     try:
         doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise TrailError(f"not JSON: {exc}") from None
+        other = other_text_kind(text)
+        raise TrailError(f"not JSON: {exc}" if other is None
+                         else f"not a recorded run: it is {other}") from None
+    case = case_trail(doc)
+    if case is not None:  # what `run --record NAME.trail.json` writes: the run is inside
+        doc = case[0]
+        text = json.dumps(doc)
     if isinstance(doc, dict) and doc.get("format") == _STATE_FORMAT:
         from stepswitch.runtime.state_json import load_state
 
@@ -124,10 +134,31 @@ def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
             raise TrailError(f"not a readable run state: {refused}")
         trail = trail_from_state(state)
         return replace(trail, refused=refused)
+    if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
+        return _trail_from_record(doc)
     if not isinstance(doc, list):
-        kind = "an object" if isinstance(doc, dict) else type(doc).__name__
-        raise TrailError(f"expected a saved run state or a JSON list of items, got {kind}")
+        other = other_kind(doc)
+        if other is not None:
+            raise TrailError(f"not a recorded run: it is {other}")
+        raise TrailError("expected a saved run state, a `run --record` file (a recording or "
+                         f"a case) or a JSON list of items, got {got(doc)}")
     return Trail("items", tuple(_list_item(i, raw) for i, raw in enumerate(doc)))
+
+
+def _trail_from_record(doc: dict[str, Any]) -> Trail:
+    """The trail of a ``record=`` file: what the run was given (a session's earlier turns
+    included), then the items it made. The run finished, so nothing is pending."""
+    given, made = doc.get("input", []), doc.get("items")
+    workflow, start = doc.get("workflow"), doc.get("start_agent")
+    if (not isinstance(given, list) or not isinstance(made, list)
+            or not (workflow is None or isinstance(workflow, str))
+            or not (start is None or isinstance(start, str))):
+        raise TrailError("a recording needs input and items lists, and workflow and "
+                         "start_agent strings")
+    items = [_list_item(i, raw, f"input[{i}]") for i, raw in enumerate(given)]
+    base = len(items)
+    items += [_list_item(base + i, raw, f"items[{i}]") for i, raw in enumerate(made)]
+    return Trail("recording", tuple(items), workflow=workflow, start_agent=start)
 
 
 def _unchecked_state(doc: dict[str, Any], key: bytes | None) -> Any:
@@ -148,11 +179,11 @@ def _unchecked_state(doc: dict[str, Any], key: bytes | None) -> Any:
         return None
 
 
-def _str(raw: dict[str, Any], name: str, i: int, kind: str) -> str:
+def _str(raw: dict[str, Any], name: str, where: str, kind: str) -> str:
     value = raw.get(name)
     if not isinstance(value, str):
         what = "missing" if value is None else f"not a string ({type(value).__name__})"
-        raise TrailError(f"item [{i}]: {kind} item's {name} is {what}")
+        raise TrailError(f"item {where}: {kind} item's {name} is {what}")
     return value
 
 
@@ -165,8 +196,8 @@ def _output_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-def _list_item(i: int, raw: Any) -> TrailItem:
-    where = f"[{i}]"
+def _list_item(i: int, raw: Any, where: str | None = None) -> TrailItem:
+    where = f"[{i}]" if where is None else where
     if not isinstance(raw, dict):
         raise TrailError(f"item {where}: expected an object, got {type(raw).__name__}")
     kind = raw.get("type")
@@ -187,10 +218,10 @@ def _list_item(i: int, raw: Any) -> TrailItem:
         namespace = _opt_str(raw, "namespace")
         if namespace:  # a tool of a tool_namespace (or a loaded deferred one), as we name it
             name = f"{namespace}.{name}"
-        return TrailItem(i, where, "call", _str(raw, "call_id", i, kind), name,
+        return TrailItem(i, where, "call", _str(raw, "call_id", where, kind), name,
                          item_id=item_id)
     if kind in _OUTPUTS:
-        return TrailItem(i, where, "output", _str(raw, "call_id", i, kind),
+        return TrailItem(i, where, "output", _str(raw, "call_id", where, kind),
                          output=_output_text(raw.get("output")), item_id=item_id)
     if kind == "reasoning":
         return TrailItem(i, where, "reasoning", item_id=item_id)
@@ -211,7 +242,7 @@ def _stepswitch_item(i: int, where: str, kind: str, raw: dict[str, Any]) -> Trai
     """An item as stepswitch writes it in a state (``tool_call_item`` …)."""
     if kind == "user_input_item":
         return TrailItem(i, where, "input")
-    agent = _str(raw, "agent", i, kind)
+    agent = _str(raw, "agent", where, kind)
     if kind == "responses_item":  # a Responses item kept verbatim (a reasoning item)
         inner = raw.get("item")
         inner = inner if isinstance(inner, dict) else {}
@@ -219,17 +250,17 @@ def _stepswitch_item(i: int, where: str, kind: str, raw: dict[str, Any]) -> Trai
         return TrailItem(i, where, what, agent=agent, item_id=_opt_str(inner, "id"))
     if kind == "message_output_item":
         return TrailItem(i, where, "message", agent=agent)
-    call_id = _str(raw, "call_id", i, kind)
+    call_id = _str(raw, "call_id", where, kind)
     if kind in ("tool_call_item", "handoff_call_item"):
-        return TrailItem(i, where, "call", call_id, _str(raw, "name", i, kind), agent,
+        return TrailItem(i, where, "call", call_id, _str(raw, "name", where, kind), agent,
                          handoff=kind == "handoff_call_item")
     if kind == "tool_approval_item":
         path = raw.get("run_path") or ()
-        return TrailItem(i, where, "approval", call_id, _str(raw, "name", i, kind), agent,
+        return TrailItem(i, where, "approval", call_id, _str(raw, "name", where, kind), agent,
                          run_path=tuple(str(p) for p in path))
     if kind == "handoff_output_item":
         return TrailItem(i, where, "output", call_id, agent=agent, handoff=True,
-                         target=_str(raw, "target_agent", i, kind), is_error=False,
+                         target=_str(raw, "target_agent", where, kind), is_error=False,
                          output=_opt_str(raw, "output"))
     return TrailItem(i, where, "output", call_id, _opt_str(raw, "name"), agent,
                      is_error=raw.get("is_error") is True, output=_opt_str(raw, "output"))
@@ -241,8 +272,7 @@ def trail_from_state(state: Any, prefix: str = "") -> Trail:
 
     items: list[TrailItem] = []
     for i, raw in enumerate(state.input):
-        items.append(_relocated(_stepswitch_item(len(items), "", raw.type, _item(raw)),
-                                f"{prefix}input[{i}]"))
+        items.append(_stepswitch_item(len(items), f"{prefix}input[{i}]", raw.type, _item(raw)))
     base = len(items)
     own = state.items
     flow = state.flow
@@ -251,8 +281,7 @@ def trail_from_state(state: Any, prefix: str = "") -> Trail:
         # checked as its nested trail, where its pending turn is known as pending
         own = own[: flow.done]
     for i, raw in enumerate(own):
-        items.append(_relocated(_stepswitch_item(len(items), "", raw.type, _item(raw)),
-                                f"{prefix}items[{i}]"))
+        items.append(_stepswitch_item(len(items), f"{prefix}items[{i}]", raw.type, _item(raw)))
     pending_start = None
     pending_calls: tuple[str, ...] = ()
     if state.pending is not None:
@@ -268,10 +297,6 @@ def trail_from_state(state: Any, prefix: str = "") -> Trail:
                  tuple(sorted(state.decisions)), state.max_turns, state.current_agent,
                  state.workflow, state.status, nested, prefix,
                  start_agent=first if first is not None else state.current_agent)
-
-
-def _relocated(item: TrailItem, where: str) -> TrailItem:
-    return item._replace(where=where)
 
 
 def responses_items(items: Iterable[Any]) -> list[dict[str, Any]]:

@@ -242,9 +242,20 @@ def _html(text: str) -> str:
 
 
 def _raw_items(text: bytes, doc: Any) -> list[dict[str, Any]]:
-    """The items as dicts, in trail order (a state's input first, then its items)."""
+    """The items as dicts, in trail order (a state's or recording's input first, then its
+    items)."""
+    from stepswitch.review.file_kinds import case_trail
+    from stepswitch.runtime.record import RECORD_FORMAT
+
+    case = case_trail(doc)
+    if case is not None:  # a recorded case: the run is the trail inside it
+        doc = case[0]
+        text = json.dumps(doc).encode("utf-8")
     if isinstance(doc, list):
         return [r if isinstance(r, dict) else {} for r in doc]
+    if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
+        return [r if isinstance(r, dict) else {}
+                for r in (*doc.get("input", []), *doc.get("items", []))]
     from stepswitch.runtime.state_json import _item, load_state
 
     try:
