@@ -73,3 +73,20 @@ def test_analyze_accepts_a_graph_directly() -> None:
 def test_check_never_raises_on_an_empty_workflow() -> None:
     report = ss.Workflow("empty", None).check()
     assert report.codes() == ("SW101",)
+
+
+def test_a_budget_hint_names_what_the_located_edge_takes() -> None:
+    """SW705's hint names the kind of the edge it points at (it said ss.route for a
+    cycle located at an ss.then), and SW201's says how an SDK app gets a budget (the
+    SDK's handoff() takes no max_uses)."""
+    from tests.analysis._cases import CASES
+
+    failing, _ = CASES["SW705"]
+    flow = failing()
+    (loop,) = [d for d in flow.check().diagnostics if d.code == "SW705"]
+    index = int(loop.location.path.removeprefix("flow[").removesuffix("]"))
+    located = (flow.graph().spec.flow or ())[index].kind
+    assert f"this one: ss.{located}(..., max_uses=3)" in (loop.help or ""), loop.help
+    failing, _ = CASES["SW201"]
+    (cycle,) = [d for d in failing().check().diagnostics if d.code == "SW201"]
+    assert "ss.from_sdk(agent, handoff_max_uses=2)" in (cycle.help or "")

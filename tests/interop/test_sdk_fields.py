@@ -179,3 +179,5 @@ def test_docs_migrating_holds_the_table_as_it_is() -> None:
     assert sdk_fields.markdown() in page, (
         "docs/migrating.md is stale: paste stepswitch.interop.sdk_fields.markdown() between "
         "its sdk_fields markers")
+    # one table, between one pair of markers (a paste inside them once doubled them)
+    assert page.count("<!-- sdk_fields: begin") == 1 and page.count("<!-- sdk_fields: end") == 1

@@ -449,7 +449,10 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
             "SW705",
             f"flow cycle {shown} has no max_uses on any edge: a run could go round it forever",
             _edge_loc(edge, k),
-            help="give the edge that goes back a budget, e.g. ss.route(..., max_uses=3)",
+            help=("give an edge of the cycle a budget (any edge of it will do; the one that "
+                  "goes back reads best), e.g. "
+                  + ("ss.then(..., max_uses=3): a fan-out takes none" if edge.kind == "fan_out"
+                     else f"this one: ss.{edge.kind}(..., max_uses=3)")),
         )
     for k, edge in enumerate(ctx.graph.spec.flow or ()):
         if edge.kind == "fan_out" and edge.max_items is None:

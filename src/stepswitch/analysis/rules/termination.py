@@ -44,7 +44,8 @@ def handoff_cycles(ctx: Ctx) -> Iterator[Diagnostic]:
             "control round it until max_turns runs out",
             ctx.edge_loc(edge),
             help=f"give a handoff of the cycle a budget, e.g. handoff({names[nxt]!r}, "
-            "max_uses=2)",
+            "max_uses=2); for an OpenAI Agents SDK app, whose handoff() has no budget, "
+            "ss.from_sdk(agent, handoff_max_uses=2) (docs/migrating.md)",
         )
 
 
