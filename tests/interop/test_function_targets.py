@@ -96,13 +96,15 @@ def test_a_stepswitch_run_gives_the_workflow_it_compiled() -> None:
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("never_runs", "never_runs() returned None without running an agent: it called none of "
+    ("never_runs", f"never_runs() ({BAD}:{_line(BAD, 'def never_runs')}) returned None "
+                   "without running an agent: it called none of "
                    "Runner.run, Runner.run_sync, Runner.run_streamed or StateMachine.run*"),
     ("raises", "raised RuntimeError: no OPENAI_API_KEY in the environment at "
                f"{BAD}:{_line(BAD, 'raise RuntimeError')} before it ran an agent"),
     ("asks", f"reads standard input at {BAD}:{_line(BAD, 'input(')}, which is closed"),
     ("needs_args", "takes city, but a function TARGET is called with no arguments"),
-    ("returns_a_number", "returns_a_number() returned an int, not an SDK agent or a Workflow"),
+    ("returns_a_number", f"returns_a_number() ({BAD}:{_line(BAD, 'def returns_a_number')}) "
+                         "returned an int, not an SDK agent or a Workflow"),
     ("exits", "exited (SystemExit(3))"),
     ("returns_our_agent", "returned a stepswitch Agent 'loose', not a Workflow"),
 ])

@@ -241,12 +241,14 @@ def _from_function(
     target: str, fn: object, module: ModuleType, attr: str, label: str
 ) -> list[LoadedWorkflow]:
     """The app a function TARGET builds: what it runs first, or what it returns."""
-    from stepswitch.targets.call import call_target
+    from stepswitch.targets.call import _def_site, call_target
 
     reached = call_target(fn, target)  # type: ignore[arg-type]
     app = reached.app
     ran = reached.how != "returned"
-    what = f"{attr}() ran {reached.how} at {reached.where} on" if ran else f"{attr}() returned"
+    at = _def_site(fn)
+    called = f"{attr}() ({at})" if at else f"{attr}()"  # the function, at its def line
+    what = f"{called} ran {reached.how} at {reached.where} on" if ran else f"{called} returned"
     if isinstance(app, Workflow):
         return [LoadedWorkflow(f"{label}:{attr}", app, module.__name__, attr)]
     if _is_sdk_agent(app):
@@ -270,7 +272,7 @@ def _from_function(
         )
     if app is None and not ran:
         raise TargetError(
-            f"{target}: {attr}() returned None without running an agent: it called none "
+            f"{target}: {called} returned None without running an agent: it called none "
             "of Runner.run, Runner.run_sync, Runner.run_streamed or StateMachine.run*; "
             "return the entry agent (or the Workflow), or name the agent itself "
             "(FILE.py:NAME)"
