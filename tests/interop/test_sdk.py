@@ -260,3 +260,20 @@ def test_tool_guardrails_and_a_callable_is_enabled_are_carried_without_warnings(
     gate = tools["refund"].is_enabled
     assert not isinstance(gate, bool) and gate.path.endswith(":only_on_weekdays")
     assert tools["plain"].is_enabled is True
+
+
+def test_check_says_a_setting_not_carried_once_as_sw610_not_also_as_a_warning(
+    tmp_path: Path,
+) -> None:
+    """A module that calls from_sdk at import warns of each setting it cannot carry (for
+    callers who never run check); `stepswitch check` reports each as SW610, so the raw
+    warning on stderr only said it twice."""
+    from tests.cli.conftest import run_process
+
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "from tests.interop.sdk_apps import hosted\n"
+        "wf = ss.from_sdk(hosted.researcher)\n")
+    done = run_process("check", "--no-cache", "app.py:wf", cwd=tmp_path)
+    assert "SW610" in done.stdout, done.stdout + done.stderr
+    assert "is not carried out by stepswitch" not in done.stderr, done.stderr
