@@ -164,3 +164,13 @@ def test_financial_manager_verifies_before_release(verified: bool) -> None:
         assert result.final_output == financial.HeldReport(report=report, issues="unsourced")
     outputs = [i.output for i in result.new_items if i.type == "tool_call_output_item"]
     assert outputs == ["growing", "debt"]  # the analysts' summaries, by their extractor
+
+
+def test_a_fan_outs_join_is_drawn_apart_from_a_step_called_join() -> None:
+    """The fan-out's join node is named for its field: a flow whose own step is called
+    `join` drew two nodes labelled "join"."""
+    from graphs.research import research  # a fan-out over `searches`
+
+    mermaid = research.to_mermaid()
+    assert "join of searches" in mermaid
+    assert '"join<br/>' not in mermaid

@@ -140,7 +140,10 @@ def _draw(
             extra.append(SceneNode(did, "fan_out", f"fan out over {ex.field}",
                                    tuple(lines) + code_lines(exit_marks), marks=exit_marks))
             jid = f"j{len(extra)}"
-            extra.append(SceneNode(jid, "join", "join", ("results in element order",)))
+            # named for its fan-out, so that a step of the flow called "join" is not drawn
+            # as a second node of the same name
+            extra.append(SceneNode(jid, "join", f"join of {ex.field}",
+                                   ("results in element order",)))
             edges.append(SceneEdge(nid, did, "flow"))
             if ex.each is not None and ex.each in ids:
                 edges.append(SceneEdge(did, ids[ex.each], "flow", "each element"))
