@@ -126,3 +126,37 @@ def test_the_spend_is_kept_across_a_pause_so_the_ceiling_holds_over_the_whole_ru
             [_reply(assistant_message("ok"), 1000, 100)], name="gpt-4.1"), run_config=config)
     assert caught.value.spent == pytest.approx(0.0056)
     assert SPENT == [1]
+
+
+def test_prices_of_ones_own_price_a_model_the_shipped_table_lacks(tmp_path: Path) -> None:
+    """RunConfig(prices=) prices a model over the shipped table, and `stepswitch run
+    --max-cost` passes the project's [tool.stepswitch.prices], as `check` reads them
+    for its bound (the ceiling ignored them and said to edit the installed package)."""
+    script = [_reply(function_call("work", {"n": 1}), 1000, 100),
+              _reply(function_call("work", {"n": 2}), 1000, 100),
+              _reply(assistant_message("ok"), 10, 10)]
+    config = ss.RunConfig(max_cost_usd=0.005, prices={"in-house": (2.0, 8.0)})
+    with pytest.raises(ss.CostLimitExceeded) as caught:  # as gpt-4.1: $0.0028 a call
+        _machine().run_sync("go", model=ScriptedModel(script, name="in-house"),
+                            run_config=config)
+    assert caught.value.spent == pytest.approx(0.0056)
+    with pytest.raises(UserError, match=r"prices must be a mapping"):
+        ss.RunConfig(max_cost_usd=1.0, prices={"m": (1.0,)})  # type: ignore[dict-item]
+    (tmp_path / "app.py").write_text(
+        "import stepswitch as ss\n"
+        "from stepswitch.context import Usage\n"
+        "from stepswitch.runtime.model import ModelResponse\n"
+        "from stepswitch.testing import ScriptedModel, assistant_message\n"
+        "a = ss.Agent('a', 'Work.')\n"
+        "app = ss.Workflow('app', a, [a])\n"
+        "model = ScriptedModel([ModelResponse((assistant_message('ok'),), "
+        "Usage(1, 10, 10, 20))], name='in-house')\n")
+    env = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+    argv = [sys.executable, "-m", "stepswitch", "run", "app.py:app", "--input", "go",
+            "--model", "app.py:model", "--max-cost", "1"]
+    unpriced = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert unpriced.returncode == 2 and "[tool.stepswitch.prices]" in unpriced.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch.prices]\n"in-house" = { input = 2.0, output = 8.0 }\n')
+    priced = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert priced.returncode == 0 and "ok" in priced.stdout, priced.stderr

@@ -216,7 +216,11 @@ def run(args: argparse.Namespace) -> int:
         provider = file_provider(args.trace)
         args.run_config = RunConfig(tracer_provider=provider)
     if args.max_cost is not None:
-        args.run_config = RunConfig(tracer_provider=provider, max_cost_usd=args.max_cost)
+        from stepswitch.policies import prices_from_pyproject
+
+        # priced as `check` prices its bound: the shipped table, the project's over it
+        args.run_config = RunConfig(tracer_provider=provider, max_cost_usd=args.max_cost,
+                                    prices=prices_from_pyproject() or None)
     stop = args.stop = Stop()
     try:
         with stop:

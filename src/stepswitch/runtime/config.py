@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,8 +50,13 @@ class RunConfig:
     whole; the model did not see the other writer's items)."""
     max_cost_usd: float | None = None
     """US dollars the whole run may spend (nested runs included): the usage each model
-    call reports is priced from ``stepswitch/prices.json``; past the ceiling the run
-    stops with ``CostLimitExceeded``, keeping it in ``run_data``. None: no limit."""
+    call reports is priced from ``stepswitch/prices.json`` with ``prices`` over it; past
+    the ceiling the run stops with ``CostLimitExceeded``, keeping it in ``run_data``.
+    None: no limit."""
+    prices: Mapping[str, tuple[float, float]] | None = None
+    """Model -> (input, output) US dollars per million tokens, over the shipped table,
+    for ``max_cost_usd`` (``stepswitch run --max-cost`` passes the project's
+    ``[tool.stepswitch.prices]``, as ``check`` reads it for its bound)."""
     timeout: float | None = None
     """Seconds the whole run may take (nested runs included; a resumed run starts a new
     clock). Past it, what the run awaits is cancelled and ``RunTimeoutError`` ends the
@@ -99,6 +104,13 @@ class RunConfig:
         cap = self.max_cost_usd
         if cap is not None and (type(cap) not in (int, float) or not 0 < cap < float("inf")):
             _bad("max_cost_usd", "a positive number of US dollars or None", cap)
+        if self.prices is not None and not (isinstance(self.prices, Mapping) and all(
+            isinstance(k, str) and isinstance(v, tuple) and len(v) == 2
+            and all(type(x) in (int, float) and 0 <= x < float("inf") for x in v)
+            for k, v in self.prices.items()
+        )):
+            _bad("prices", "a mapping of model name to (input, output) USD per 1M tokens",
+                 self.prices)
         if self.hooks is not None:
             from stepswitch.lifecycle import check_hooks
             from stepswitch.runtime.hooks import hook_set

@@ -6,26 +6,27 @@ from typing import Any
 
 from stepswitch.context import Usage
 from stepswitch.errors import CostLimitExceeded, UserError
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.run import Calls
 
 __all__ = ["charge"]
 
 
-def _prices() -> dict[str, tuple[float, float]]:
+def charge(calls: Calls, config: RunConfig, model: Any, usage: Usage) -> None:
+    """Add one model call's priced usage to the run's spend; past the config's
+    ``max_cost_usd``, stop the run (the loop attaches ``run_data``)."""
     from stepswitch._prices import price_table
 
-    return price_table()[1]
-
-
-def charge(calls: Calls, limit: float, model: Any, usage: Usage) -> None:
-    """Add one model call's priced usage to the run's spend; past ``limit``, stop the
-    run (the loop attaches ``run_data``)."""
+    limit = config.max_cost_usd
+    assert limit is not None  # the loop charges only a run with a ceiling
     name = getattr(model, "model", None) or getattr(model, "name", None)
-    prices = _prices()
+    prices = price_table(config.prices)[1]
     if not isinstance(name, str) or name not in prices:
         raise UserError(
             f"RunConfig(max_cost_usd=...): the model {name!r} is not in the price table "
-            "(stepswitch/prices.json); price it there or run without a cost ceiling")
+            "(stepswitch/prices.json): price it with RunConfig(prices=...) (for `stepswitch "
+            "run --max-cost`, in [tool.stepswitch.prices] of pyproject.toml) or run "
+            "without a cost ceiling")
     p_in, p_out = prices[name]
     calls.usd += (usage.input_tokens * p_in + usage.output_tokens * p_out) / 1_000_000
     if calls.usd > limit:

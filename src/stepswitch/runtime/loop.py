@@ -178,7 +178,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                     # a model of the user's that reports no usage: this was one call
                     usage.requests += 1
                 if config.max_cost_usd is not None:
-                    charge(run.calls, config.max_cost_usd, model, response.usage)
+                    charge(run.calls, config, model, response.usage)
                 output, start = response.output, len(run.items)
                 turn = yield from _settle_fresh(core, run, config, table, output, start,
                                                 disabled)
