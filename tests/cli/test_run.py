@@ -775,3 +775,20 @@ def test_instructions_reading_a_context_the_run_lacks_say_pass_context(
     assert "'NoneType' object has no attribute 'name'" in line
     assert line.endswith("the run has no context object (ctx.context is None): pass "
                          "`--context module:factory`, a function returning it")
+
+
+def test_a_workflow_with_errors_is_refused_as_compile_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Findings are exit 1 for `check` and `compile`; `run` said the same findings and
+    exited 2, as for a usage mistake."""
+    app = tmp_path / "broken_app_r1.py"
+    app.write_text("import stepswitch as ss\n"
+                   "a = ss.Agent(name='a', instructions='x', handoffs=[ss.handoff('nobody')])\n"
+                   "w = ss.Workflow('w', entry=a, agents=[a])\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "hi"}]]))
+    code, _, err = run_main(["run", f"{app}:w", "--input", "x", "--model",
+                             f"scripted:{script}"], capsys)
+    assert code == 1 and "SW103" in err and "Traceback" not in err, err
+    assert main(["compile", f"{app}:w", "-o", str(tmp_path / "r.py")]) == 1

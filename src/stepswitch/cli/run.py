@@ -50,6 +50,7 @@ from stepswitch.cli._signals import Stop
 from stepswitch.cli._state_files import check_state_path, read_state, save, save_paths
 from stepswitch.context import Usage
 from stepswitch.errors import (
+    CompileError,
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
@@ -178,7 +179,11 @@ def run(args: argparse.Namespace) -> int:
     importlib.import_module("stepswitch.models.provider")
     loaded = load_one(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
-    machine = loaded.workflow.compile()
+    try:
+        machine = loaded.workflow.compile()
+    except CompileError as exc:  # findings, as `check` and `compile` count them: exit 1
+        print(f"stepswitch: error: {loaded.label}: {exc}", file=sys.stderr)
+        return 1
     args.workflow = loaded.workflow
     if getattr(args, "session", None) is not None:
         refuse_flow(machine, "--session keeps a conversation")
