@@ -510,3 +510,21 @@ def test_diff_reports_a_changed_lock_entry_as_model_and_safety(
     assert found[("safety", "agents.helper.mcp_servers.tools.tools.delete_file.annotations")] == (
         "annotations of tool 'delete_file' of MCP server 'tools' of agent 'helper': "
         "destructive true, read-only unset → destructive unset, read-only true")
+
+
+def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`stepswitch run` said the drift error was "raised in your code": it is raised by
+    stepswitch's check of the server against its lock."""
+    _lock(_app(tmp_path, _stdio()), capsys)
+    drifted = _app(tmp_path, _stdio("drift"))
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([
+        [{"type": "function_call", "name": "echo", "arguments": {"text": "hi", "times": 1}}],
+        [{"type": "message", "text": "done"}]]))
+    code = main(["run", f"{drifted}:workflow", "--input", "go", "--model",
+                 f"scripted:{script}"])
+    err = capsys.readouterr().err
+    assert code == 1 and "no longer matches its lock" in err, err
+    assert "raised in your code" not in err and "Traceback" not in err, err

@@ -65,6 +65,9 @@ def test_a_policy_names_an_mcp_tool_by_name_through_a_handoff(tmp_path: Path) ->
     assert _trace(d) == ["agent 'triage'", "hands off to 'ops' (transfer_to_ops)",
                          "calls delete_file"]
     assert d.trace[-1].location.path == "agents.ops.tools[0]"
+    # the fix is the server's, not function_tool(needs_approval=True) it cannot take
+    assert d.help is not None and "MCP server ('files')" in d.help, d.help
+    assert "needs_approval" not in d.help
     # approved by the server's require_approval map: the rule holds
     held = _app(tmp_path, "ss.require_approval('delete_file')",
                 approval="{'delete_file': True}")

@@ -299,6 +299,9 @@ async def _drive(
             raise
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             out.flush_held()
+            if isinstance(exc, StepswitchError) and not in_user_code(exc):
+                # stepswitch's own (an MCP server that drifted from its lock): no blame
+                return failed(with_site(exc, args), exc, args, out)
             return failed(user_code_error(exc) + no_context(exc, args), exc, args, out)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:  # Ctrl-C
             out.drop_held()

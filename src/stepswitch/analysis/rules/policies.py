@@ -225,8 +225,12 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
     start = entry
     prefix: list[TraceStep] = []
     prefix_whys: list[str] = []
+    served: set[str] = set()  # MCP servers of the tools it covers: their own fix
     for name, tools in covered(graph, target).items():
         for tool, step, decl in _calls(graph, name, tools):
+            server = getattr(decl, "mcp_server", None)  # an agent tool has none
+            if server is not None:
+                served.add(server)
             if rule == "require_approval":
                 mode = decl.needs_approval
                 if mode == "never":
@@ -291,9 +295,14 @@ def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocatio
                 help="make the decision visible to the checker (a route on an agent's "
                 "output, needs_approval=True), or ignore SW806 for this policy", trace=trace)
         first = f" before {policy.first!r} has run" if rule == "only_after" else ""
+        fix = _HELP[rule]
+        if rule == "require_approval" and served:  # an MCP tool: the server says it
+            fix = (f"give the MCP server ({', '.join(sorted(map(repr, served)))}) "
+                   "require_approval for the tool (require_approval={'TOOL': True}, or "
+                   "'always') wherever the server is offered")
         return ctx.diag(
             code, f"policy {policy.describe()} fails: {what}{first}; shortest run: {path}", loc,
-            help=_HELP[rule], trace=trace)
+            help=fix, trace=trace)
 
     def goal(sites: dict[str, tuple[TraceStep, str]]) -> Callable[[str], bool]:
         return sites.__contains__
