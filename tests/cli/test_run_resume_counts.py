@@ -215,8 +215,9 @@ def test_trail_reads_a_paused_flows_pending_call_as_pending(
     run(app, "essay", ESSAY, "--input", "cats", "--state", str(state), "--approve", "none",
         capsys=capsys)
     code, out, _ = stepswitch(app, ["trail", str(state)], capsys)
-    assert (code, out.split(": ", 1)[1]) == (0, "saved run state, 5 items checked "
-                                                 "(pins only): clean\n")
+    assert (code, out.split(": ", 1)[1]) == (
+        0, "saved run state, 5 items checked (pins only: how calls and outputs pair up; "
+        "--workflow also checks each step against the workflow): clean\n")
     code, out, _ = stepswitch(app, ["trail", str(state), "--workflow",
                                     f"{_app_file(app)}:essay"], capsys)
     assert code == 0 and out.endswith(": clean\n")

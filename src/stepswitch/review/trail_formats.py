@@ -34,7 +34,9 @@ def text(file: str, trail: Trail, report: TrailReport, workflow: str | None) -> 
     lines = [f"{file}:{f.where}: {f.code} {TRAIL_CODES[f.code].name}: {f.message}"
              for f in report.findings]
     what = _what(trail)
-    against = f" against {workflow}" if workflow is not None else " (pins only)"
+    against = (f" against {workflow}" if workflow is not None
+               else " (pins only: how calls and outputs pair up; --workflow also checks "
+               "each step against the workflow)")
     if workflow is not None and not report.machine:
         against = f" against {workflow} (pins only: flows are not replayed)"
     verdict = "clean" if report.ok else _plural(len(report.findings), "finding")

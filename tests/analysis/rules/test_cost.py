@@ -62,6 +62,12 @@ def test_unbounded_output_and_unpriced_models_warn() -> None:
     assert "does not list" in unpriced.check(select=["SW208"]).diagnostics[0].message
     priced = unpriced.check(prices={"my-model": (1.0, 1.0)})
     assert "SW208" not in priced.codes() and "SW207" in priced.codes()
+    # the bound says where its prices came from: the project's table, not the shipped
+    # table's date (which it said for a model the shipped table does not even list)
+    (bound,) = [d for d in priced.diagnostics if d.code == "SW207"]
+    assert "prices from [tool.stepswitch.prices])" in bound.message, bound.message
+    shipped = _one(model="gpt-4.1", max_cost_usd=1.0).check(select=["SW207"])
+    assert "prices read 20" in shipped.diagnostics[0].message
 
 
 def test_pyproject_prices_reach_check(tmp_path: Path) -> None:

@@ -57,7 +57,8 @@ class CostBound:
     """The most output one call can give (the largest ``max_tokens``)."""
     costliest: str
     read: str
-    """The date the prices were read."""
+    """Where the prices came from: ``read DATE`` (the shipped table's date), or the
+    project's ``[tool.stepswitch.prices]``."""
 
 
 def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
@@ -67,7 +68,9 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
     if graph.entry is None:
         return None
     seen = graph.reachable()  # the agents a run can reach (nested runs' included)
-    read, prices = price_table(ctx.memo.get("prices"))
+    own = ctx.memo.get("prices") or {}
+    read, prices = price_table(own)
+    priced: set[str] = set()  # the models the bound prices
     worst_in = worst_out = worst_base = 0.0
     max_out = 0
     costliest: tuple[float, str] | None = None
@@ -86,6 +89,7 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
                              "which the price table does not list")
             continue
         p_in, p_out = prices[model]
+        priced.add(model)
         base = _input_bytes(agent)
         max_out = max(max_out, out)
         worst_in, worst_out = max(worst_in, p_in), max(worst_out, p_out)
@@ -101,7 +105,13 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
     in_tokens = int(n * worst_base + max_out * n * (n - 1) // 2)
     out_tokens = n * max_out
     usd = (in_tokens * worst_in + out_tokens * worst_out) / 1_000_000
-    return CostBound(usd, in_tokens, out_tokens, n, int(worst_base), max_out, costliest[1], read)
+    # where the prices came from: the project's table, the shipped one (and its date)
+    mine = sorted(priced & set(own))
+    source = f"read {read}" if not mine else (
+        "from [tool.stepswitch.prices]" if len(mine) == len(priced)
+        else f"from [tool.stepswitch.prices] for {', '.join(mine)}, the rest read {read}")
+    return CostBound(usd, in_tokens, out_tokens, n, int(worst_base), max_out, costliest[1],
+                     source)
 
 
 def cost(ctx: Ctx) -> Iterator[Diagnostic]:
@@ -133,7 +143,7 @@ def cost(ctx: Ctx) -> Iterator[Diagnostic]:
     path = " -> ".join(s.message for s in trace)
     summary = (f"worst case per run: ${usd:.4f} and {total} tokens ({n} model calls; input "
                f"bounded at one token per UTF-8 byte of instructions and schemas plus earlier "
-               f"outputs, tool results and the run's input not included; prices read "
+               f"outputs, tool results and the run's input not included; prices "
                f"{bound.read})")
     yield ctx.diag("SW207", summary, loc, trace=trace)
     over = []
