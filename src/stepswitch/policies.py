@@ -252,8 +252,46 @@ def policies_from_pyproject(start: Path | None = None) -> tuple[Policy, ...]:
     if not isinstance(entries, list):
         raise UserError(f"{location}: [tool.stepswitch] policies: expected a list of tables, "
                         f"got {type(entries).__name__}")
-    return tuple(policy_from_table(entry, f"{location}: [tool.stepswitch] policies[{i}]",
-                                   shown, line) for i, entry in enumerate(entries))
+    lines = _entry_lines(text, line, len(entries))
+    return tuple(
+        policy_from_table(entry, f"{shown}:{at}: [tool.stepswitch] policies[{i}]", shown, at)
+        for i, (entry, at) in enumerate(zip(entries, lines, strict=True)))
+
+
+def _entry_lines(text: str, start: int, count: int) -> list[int]:
+    """The line each of the ``count`` policies starts on: each ``[[tool.stepswitch.
+    policies]]`` header, or each inline table ``{`` of the ``policies = [...]`` array
+    that starts on line ``start``; ``start`` for every entry when they cannot be told."""
+    rows = text.splitlines()
+    headers = [i + 1 for i, row in enumerate(rows)
+               if row.strip().replace(" ", "") == "[[tool.stepswitch.policies]]"]
+    if len(headers) == count:
+        return headers
+    found: list[int] = []
+    depth, quote = 0, ""
+    for number, row in enumerate(rows[start - 1:], start):
+        i = 0
+        while i < len(row):
+            ch = row[i]
+            if quote:  # inside a string: only its closing quote (a \ escapes in "...")
+                if ch == "\\" and quote == '"':
+                    i += 1
+                elif ch == quote:
+                    quote = ""
+            elif ch in "\"'":
+                quote = ch
+            elif ch == "#":
+                break  # a comment: the rest of the line
+            elif ch in "[{":
+                if ch == "{" and depth == 1:
+                    found.append(number)
+                depth += 1
+            elif ch in "]}":
+                depth -= 1
+                if depth == 0:
+                    return found if len(found) == count else [start] * count
+            i += 1
+    return found if len(found) == count else [start] * count
 
 
 def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
@@ -271,13 +309,27 @@ def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
     return None
 
 
+def _key_line(text: str, key: str) -> str:
+    """``:LINE`` of the first line that sets ``key`` (bare or quoted) after the
+    ``[tool.stepswitch.prices]`` header; empty when it cannot be found."""
+    rows = text.splitlines()
+    seen = False
+    for number, row in enumerate(rows, 1):
+        bare = row.strip()
+        if bare.replace(" ", "") == "[tool.stepswitch.prices]":
+            seen = True
+        elif seen and any(bare.startswith(f"{q}{key}{q}") for q in ('"', "'", "")):
+            return f":{number}"
+    return ""
+
+
 def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, float]]:
     """``[tool.stepswitch.prices]`` of the nearest ``pyproject.toml``: model -> (input,
     output) USD per 1M tokens, e.g. ``"my-model" = { input = 0.5, output = 1.5 }``."""
     found = _pyproject(start)
     if found is None:
         return {}
-    path, _, data = found
+    path, text, data = found
     section = data.get("tool", {}).get("stepswitch", {})
     table = section.get("prices") if isinstance(section, dict) else None
     if table is None:
@@ -291,7 +343,8 @@ def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, f
             isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
             for v in price.values())
         if not ok:
-            raise UserError(f"{shown}: [tool.stepswitch.prices] {model!r}: expected "
-                            f"{{ input = USD, output = USD }} per 1M tokens, got {price!r}")
+            raise UserError(f"{shown}{_key_line(text, model)}: [tool.stepswitch.prices] "
+                            f"{model!r}: expected {{ input = USD, output = USD }} per 1M "
+                            f"tokens, got {price!r}")
         out[model] = (float(price["input"]), float(price["output"]))
     return out

@@ -316,13 +316,13 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(APP)
     found = policies_from_pyproject(tmp_path)
     assert [p.rule for p in found] == ["require_approval", "max_calls"]
-    assert found[0].line == 6
+    assert [p.line for p in found] == [7, 8]  # each entry's own line, not `policies = [`
     out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "app.py:app",
                           "--select", "SW8"], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 1, out.stderr
     assert "SW801" in out.stdout and "SW804" in out.stdout
-    assert "pyproject.toml:6:1: SW801" in out.stdout
+    assert "pyproject.toml:7:1: SW801" in out.stdout
     # render --highlight and show read the same rules
     env = {"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"}
     drawn = subprocess.run([sys.executable, "-m", "stepswitch", "render", "app.py:app",
@@ -338,8 +338,28 @@ def test_pyproject_policies_apply_to_check(tmp_path: Path) -> None:
                          cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
     assert bad.returncode == 2
-    assert "pyproject.toml:6: [tool.stepswitch] policies[1]: max_calls: n" in bad.stderr
+    assert "pyproject.toml:8: [tool.stepswitch] policies[1]: max_calls: n" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_each_pyproject_policy_is_located_at_its_own_entry(tmp_path: Path) -> None:
+    """Entries of an array of tables, and inline tables with a string holding a brace
+    and a comment between them, each at their own line."""
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.stepswitch]\n"
+        "[[tool.stepswitch.policies]]\n"
+        'rule = "require_approval"\ntool = "a"\n'
+        "[[tool.stepswitch.policies]]\n"
+        'rule = "max_calls"\ntool = "b"\nn = 2\n')
+    assert [p.line for p in policies_from_pyproject(tmp_path)] == [2, 5]
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.stepswitch]\n"
+        "policies = [\n"
+        '  { rule = "require_approval", tool = "{odd}" },  # a } in a comment\n'
+        "\n"
+        '  { rule = "max_calls", tool = "b", n = 2 },\n'
+        "]\n")
+    assert [p.line for p in policies_from_pyproject(tmp_path)] == [3, 5]
 
 
 def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
@@ -420,3 +440,15 @@ def test_diff_proves_pyproject_policies_on_both_sides(tmp_path: Path,
                               capsys)
     assert code == 1, err
     assert "policy require_approval('wire_money') newly fails (SW801)" in out
+
+
+def test_a_wrong_price_names_its_line(tmp_path: Path) -> None:
+    from stepswitch.errors import UserError
+    from stepswitch.policies import prices_from_pyproject
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch.prices]\n"fine" = { input = 1, output = 2 }\n'
+        '"my-model" = { input = "cheap", output = 2 }\n')
+    with pytest.raises(UserError, match=r"pyproject.toml:3: \[tool.stepswitch.prices\] "
+                                        r"'my-model'"):
+        prices_from_pyproject(tmp_path)
