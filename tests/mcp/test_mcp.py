@@ -528,3 +528,27 @@ def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
     err = capsys.readouterr().err
     assert code == 1 and "no longer matches its lock" in err, err
     assert "raised in your code" not in err and "Traceback" not in err, err
+
+
+def test_the_example_files_server_locks_and_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/mcp.md points at examples/files_server.py to try MCP with: it must lock, and
+    a run must call it, inside its ROOT only."""
+    from tests._paths import ROOT
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "note.txt").write_text("hello from the server")
+    script = str(ROOT / "examples" / "files_server.py")
+    server = (f"ss.MCPServerStdio('files', sys.executable, [{script!r}], "
+              f"env={{'ROOT': {str(data)!r}}}, timeout=20)")
+    app = _app(tmp_path, server)
+    assert "2 tool(s)" in _lock(app, capsys)
+    locked = (tmp_path / LOCK_NAME).read_text()
+    assert "read_file" in locked and "delete_file" in locked
+    machine = _workflow(app).compile()
+    result = machine.run_sync("go", model=_call("read_file", {"path": "note.txt"}))
+    assert _outputs(result) == ["hello from the server"]
+    outside = machine.run_sync("go", model=_call("read_file", {"path": "../secret"}))
+    assert "outside" in _outputs(outside)[0]
