@@ -62,6 +62,13 @@ class Policy:
     from_agent: str | None = None
     n: int | None = None
     first: str | None = None
+    workflows: tuple[str, ...] = ()
+    """A ``pyproject.toml`` rule's ``workflows = [...]``: the workflows (by name) it
+    applies to; empty, every workflow the command reads."""
+
+    def applies_to(self, workflow: str) -> bool:
+        """Whether this rule is one of workflow ``workflow``'s."""
+        return not self.workflows or workflow in self.workflows
 
     def describe(self) -> str:
         """The rule as written: ``max_calls('send_email', 1)``."""
@@ -195,7 +202,11 @@ def policy_from_table(table: object, where: str, file: str, line: int) -> Policy
     if rule not in _ARGS:
         raise UserError(f"{where}: rule: expected one of {', '.join(_RULES)}, got {rule!r}")
     required, optional = _ARGS[rule]
-    keys = set(table) - {"rule"}
+    keys = set(table) - {"rule", "workflows"}
+    scope = table.get("workflows", [])
+    if not (isinstance(scope, list) and all(isinstance(w, str) and w.strip() for w in scope)):
+        raise UserError(f"{where}: {rule}: workflows: expected a list of workflow names, "
+                        f"got {scope!r}")
     missing = [k for k in required if k not in keys]
     extra = sorted(keys - set(required) - set(optional))
     if missing or extra:
@@ -205,7 +216,8 @@ def policy_from_table(table: object, where: str, file: str, line: int) -> Policy
         if extra:
             parts.append(f"unknown {', '.join(extra)}")
         raise UserError(f"{where}: {rule}: {'; '.join(parts)} (it takes "
-                        f"{', '.join(required + optional)})")
+                        f"{', '.join(required + optional)}, and workflows = [...] to apply "
+                        "to those only)")
     for key in keys:
         value = table[key]
         ok = (type(value) is int and value >= 0) if key == "n" else (
@@ -221,12 +233,15 @@ def policy_from_table(table: object, where: str, file: str, line: int) -> Policy
     target = table.get("tool", table.get("tool_or_agent"))
     return Policy(rule, target, file, line, guardrail=table.get("guardrail"),
                   from_agent=table.get("from_agent"), n=table.get("n"),
-                  first=table.get("first"))
+                  first=table.get("first"), workflows=tuple(scope))
 
 
-def policies_from_pyproject(start: Path | None = None) -> tuple[Policy, ...]:
+def policies_from_pyproject(
+    start: Path | None = None, *, workflow: str | None = None
+) -> tuple[Policy, ...]:
     """The policies of the nearest ``pyproject.toml`` (from ``start``, default the working
-    directory, upwards) under ``[tool.stepswitch] policies``; () when there are none."""
+    directory, upwards) under ``[tool.stepswitch] policies``; () when there are none.
+    With ``workflow``, only those that apply to it (an entry's ``workflows = [...]``)."""
     import tomllib
 
     here = (start or Path.cwd()).resolve()
@@ -253,9 +268,10 @@ def policies_from_pyproject(start: Path | None = None) -> tuple[Policy, ...]:
         raise UserError(f"{location}: [tool.stepswitch] policies: expected a list of tables, "
                         f"got {type(entries).__name__}")
     lines = _entry_lines(text, line, len(entries))
-    return tuple(
+    found = tuple(
         policy_from_table(entry, f"{shown}:{at}: [tool.stepswitch] policies[{i}]", shown, at)
         for i, (entry, at) in enumerate(zip(entries, lines, strict=True)))
+    return found if workflow is None else tuple(p for p in found if p.applies_to(workflow))
 
 
 def _entry_lines(text: str, start: int, count: int) -> list[int]:

@@ -99,9 +99,10 @@ def _check(args: argparse.Namespace) -> int:
             warnings.filterwarnings("ignore", message=r"from_sdk: .* is not carried out by "
                                     r"stepswitch", category=UserWarning)
             for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
+                own = [p for p in policies if p.applies_to(loaded.workflow.name)]
                 report = loaded.workflow.check(
                     select=select, ignore=ignore, max_model_calls=args.max_model_calls,
-                    policies=policies, prices=prices, target=args.target,
+                    policies=own, prices=prices, target=args.target,
                 )
                 checked.append((loaded.label, report))
     except UserError as exc:  # a TARGET that names nothing or does not import

@@ -18,7 +18,7 @@ from stepswitch.review.diff_formats import DIFF_FORMATS, Compared
 from stepswitch.targets.sides import LoadedSpec, load_side, parse_side
 
 if TYPE_CHECKING:
-    from stepswitch.graph.spec import PolicySpec
+    from stepswitch.policies import Policy
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,18 +50,23 @@ def parse_categories(text: str) -> list[Category]:
     return [c for c in CATEGORIES if c in wanted]
 
 
-def _diff(b: LoadedSpec, h: LoadedSpec, policies: Sequence[PolicySpec] = ()) -> Compared:
+def _diff(b: LoadedSpec, h: LoadedSpec, policies: Sequence[Policy] = ()) -> Compared:
     # app_old.py:wf against app.py:wf: a function or type of the file is the same one
     # when its name in the file is (module names differ, qualnames are compared)
+    from stepswitch.policies import as_spec
+
+    own = [as_spec(p) for p in policies
+           if p.applies_to(b.spec.name) or p.applies_to(h.spec.name)]
     return Compared(b.label, h.label, diff_specs(b.spec, h.spec, modules=(b.module, h.module),
-                                                 policies=policies))
+                                                 policies=own))
 
 
 def _pairs(base: list[LoadedSpec], head: list[LoadedSpec],
-           policies: Sequence[PolicySpec] = ()) -> list[Compared]:
+           policies: Sequence[Policy] = ()) -> list[Compared]:
     """One workflow on each side: compared whatever their names. Several: paired by
     ``file.py:NAME``; one found on a single side is added or removed. ``policies``
-    (``[tool.stepswitch] policies``) are proved on both sides of each pair."""
+    (``[tool.stepswitch] policies``) are proved on both sides of each pair, those of
+    them that apply to either side's workflow."""
     if len(base) == 1 and len(head) == 1:
         return [_diff(base[0], head[0], policies)]
     heads = {h.key: h for h in head}
@@ -80,12 +85,11 @@ def run(args: argparse.Namespace) -> int:
     base_side, head_side = parse_side(args.base), parse_side(args.head)
     base = load_side(base_side)
     head = load_side(head_side)
-    from stepswitch.policies import as_spec, policies_from_pyproject
+    from stepswitch.policies import policies_from_pyproject
 
     # the team's rules kept apart from the code: both versions must live by them (a
     # malformed table is a UserError, exit 2)
-    extra = [as_spec(p) for p in policies_from_pyproject()]
-    pairs = _pairs(base, head, extra)
+    pairs = _pairs(base, head, policies_from_pyproject())
     if args.format == "mermaid" and (len(pairs) != 1 or pairs[0].diff is None):
         raise TargetError("--format mermaid draws one workflow: name one on each side "
                           "(FILE.py:NAME)")

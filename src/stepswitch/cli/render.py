@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
 
         # the findings check would print: [tool.stepswitch] policies and prices too
-        report = analyze(graph, policies=policies_from_pyproject(),
+        report = analyze(graph, policies=policies_from_pyproject(workflow=graph.spec.name),
                          prices=prices_from_pyproject())
     if args.highlight and report is not None:
         report = _path_of(report, args.highlight, args.target)

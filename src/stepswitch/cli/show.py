@@ -68,7 +68,8 @@ def _show_policies_and_cost(graph: WorkflowGraph) -> None:
     from stepswitch.policies import as_spec, policies_from_pyproject, prices_from_pyproject
 
     spec = graph.spec
-    extra = [as_spec(p) for p in policies_from_pyproject()]  # [tool.stepswitch] policies
+    # [tool.stepswitch] policies: those that apply to this workflow
+    extra = [as_spec(p) for p in policies_from_pyproject(workflow=spec.name)]
     every = [*spec.policies, *extra]
     if not every and spec.max_cost_usd is None and spec.max_total_tokens is None:
         return

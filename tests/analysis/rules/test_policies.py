@@ -452,3 +452,35 @@ def test_a_wrong_price_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"pyproject.toml:3: \[tool.stepswitch.prices\] "
                                         r"'my-model'"):
         prices_from_pyproject(tmp_path)
+
+
+def test_a_pyproject_policy_scoped_to_workflows_checks_only_those(tmp_path: Path) -> None:
+    """A project of several workflows: a rule about a tool one of them has got an SW807
+    in every other; `workflows = [...]` keeps it to the ones it is about."""
+    (tmp_path / "app.py").write_text(APP + (
+        "other = ss.Agent('other', 'o')\n"
+        "elsewhere = ss.Workflow('elsewhere', other, [other])\n"))
+    env = {"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"}
+
+    def check() -> str:
+        out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "--no-cache",
+                              "app.py"], cwd=tmp_path, capture_output=True, text=True,
+                             env=env)
+        assert out.returncode in (0, 1), out.stderr
+        return out.stdout
+
+    rule = '{ rule = "require_approval", tool = "wire_money"%s }'
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.stepswitch]\npolicies = [{rule % ''}]\n")
+    unscoped = check()
+    assert "SW801" in unscoped and "names no tool of workflow 'elsewhere'" in unscoped
+    only_app = rule % ', workflows = ["app"]'
+    (tmp_path / "pyproject.toml").write_text(f"[tool.stepswitch]\npolicies = [{only_app}]\n")
+    scoped = check()
+    assert "SW801" in scoped and "SW807" not in scoped, scoped
+    assert [p.workflows for p in policies_from_pyproject(tmp_path)] == [("app",)]
+    assert policies_from_pyproject(tmp_path, workflow="elsewhere") == ()
+    not_a_list = rule % ', workflows = "app"'
+    (tmp_path / "pyproject.toml").write_text(f"[tool.stepswitch]\npolicies = [{not_a_list}]\n")
+    with pytest.raises(UserError, match="workflows: expected a list of workflow names"):
+        policies_from_pyproject(tmp_path)
