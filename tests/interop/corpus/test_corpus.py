@@ -66,9 +66,12 @@ SCRIPTS: dict[str, list[list[Any]]] = {
     "translator": [
         [call("translate_to_spanish", {"input": "good morning"}, call_id="c1"),
          call("translate_to_french", {"input": "good morning"}, call_id="c2")],
-        [message("buenos días")],
-        [message("bonjour")],
-        [message("Spanish: buenos días. French: bonjour.")],
+        # the two agent tools run at once, on either side, and the server answers in the
+        # order requests arrive: which nested run gets which step is a race, so both
+        # steps say the same (distinct answers made the comparison flaky under load)
+        [message("translated")],
+        [message("translated")],
+        [message("Spanish: translated. French: translated.")],
     ],
     "research_bot": [
         [SEARCH, FILES],  # hosted tools ran and nothing was said: the run goes on
