@@ -143,18 +143,15 @@ def replay(argv: Sequence[str]) -> int | None:
 def cached_check(
     argv: Sequence[str], targets: Sequence[str], run: Callable[[], int], *, use: bool = True
 ) -> int:
-    """Run ``run`` (a whole ``check``, writing to stdout and stderr) or replay its stored
-    answer. ``argv`` is the command line after ``check`` (the key :func:`replay` reads
-    by), ``targets`` the TARGETs."""
+    """Run ``run`` (a whole ``check``, writing to stdout and stderr) and store its answer.
+    ``argv`` is the command line after ``check``, ``targets`` the TARGETs. The stored
+    answer is read by :func:`replay`, which ``main()`` asks before it builds the parser:
+    when this runs, the entry was missing or stale (or, for a word that could be
+    ``--no-cache``, not looked up)."""
     place = _entry(argv) if use else None
     if place is None:
         return run()
     folder, entry = place
-    answer = _load(entry)
-    if answer is not None:
-        sys.stdout.write(answer["stdout"])
-        sys.stderr.write(answer["stderr"])
-        return int(answer["rc"])
     import contextlib
 
     # made before the check runs, so that the listing of the folder holding it (the
@@ -175,7 +172,7 @@ def cached_check(
         "format": _FORMAT,
         "files": _fingerprints(files, folder),
         "absent": _nearby(targets),
-        "folders": {f: _folder_listing(f) for f in targets if os.path.isdir(f)},
+        "folders": {f: python_file_names(f) for f in targets if os.path.isdir(f)},
         "listed": _listings(recorded.listed, folder),
         "stdout": out.getvalue(),
         "stderr": err.getvalue(),
@@ -316,10 +313,6 @@ def _nearby(targets: Sequence[str]) -> list[str]:
     return sorted(absent)
 
 
-def _folder_listing(folder: str) -> list[str]:
-    return python_file_names(folder)
-
-
 def _load(entry: str) -> dict[str, Any] | None:
     """The stored answer if every file it depends on is as it was, else ``None``."""
     try:
@@ -337,7 +330,7 @@ def _load(entry: str) -> dict[str, Any] | None:
         if any(os.path.exists(p) for p in answer["absent"]):
             return None
         for folder, listing in answer["folders"].items():
-            if _folder_listing(folder) != listing:
+            if python_file_names(folder) != listing:
                 return None
         for folder, listing in answer["listed"].items():
             if _listing(folder, library) != listing:
@@ -351,10 +344,9 @@ def _load(entry: str) -> dict[str, Any] | None:
 
 
 def _store(folder: str, entry: str, answer: dict[str, Any]) -> None:
-    """Write the answer atomically; a cache that cannot be written is no cache, not an error."""
+    """Write the answer atomically into ``folder`` (made by :func:`cached_check` before
+    the check ran); a cache that cannot be written is no cache, not an error."""
     try:
-        if not os.path.isdir(folder):
-            os.mkdir(folder)
         ignore = os.path.join(folder, ".gitignore")
         if not os.path.exists(ignore):
             with open(ignore, "w", encoding="utf-8") as handle:
