@@ -109,8 +109,10 @@ def _how_to_run(out: Path, module: str) -> str | None:
     here = os.path.dirname(os.path.realpath(out.absolute()))
     if here == root or root in _STARTUP_PATH or not here.startswith(root + os.sep):
         return None
+    from stepswitch._site import display_path
+
     cwd = os.path.realpath(os.getcwd())
-    shown = os.path.relpath(root) if root.startswith(cwd + os.sep) else root
+    shown = display_path(root)
     place = "the working directory" if root == cwd else shown
     parts = os.path.relpath(os.path.realpath(out.absolute()), root).removesuffix(".py")
     dotted = parts.replace(os.sep, ".")

@@ -16,7 +16,33 @@ from typing import Any
 
 from stepswitch._json import loads
 
-__all__ = ["case_trail", "got", "other_kind", "other_text_kind"]
+__all__ = ["case_trail", "got", "not_a_run", "other_kind", "other_text_kind", "read_run_doc"]
+
+
+def read_run_doc(text: str | bytes) -> tuple[Any, str | bytes]:
+    """The JSON document of a recorded run's file, with its text: a recorded case's
+    trail unwrapped (its text re-made from it). ``ValueError`` with the message to show
+    when ``text`` is not JSON (naming the file, when it is a trace)."""
+    try:
+        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        other = other_text_kind(text)
+        raise ValueError(f"not JSON: {exc}" if other is None
+                         else f"not a recorded run: it is {other}") from None
+    case = case_trail(doc)
+    if case is not None:  # what `run --record NAME.trail.json` writes: the run is inside
+        return case[0], json.dumps(case[0])
+    return doc, text
+
+
+def not_a_run(doc: Any) -> str:
+    """Why ``doc``, which no reader took, is not a recorded run: what it is, when it is
+    another of stepswitch's files, else what every reader takes and what it got."""
+    other = other_kind(doc)
+    if other is not None:
+        return f"not a recorded run: it is {other}"
+    return ("expected a saved run state, a `run --record` file (a recording or a case) or "
+            f"a JSON list of items, got {got(doc)}")
 
 
 def case_trail(doc: Any) -> tuple[Any, str] | None:

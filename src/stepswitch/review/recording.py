@@ -18,9 +18,8 @@ from dataclasses import field
 from typing import Any
 
 from stepswitch._dataclass import dataclass
-from stepswitch._json import loads
 from stepswitch.errors import ReplayError, StateError
-from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
+from stepswitch.review.file_kinds import not_a_run, read_run_doc
 from stepswitch.runtime.model import OutputFunctionCall, OutputItem, OutputMessage
 from stepswitch.runtime.record import RECORD_FORMAT, record_doc, run_doc, write_doc
 
@@ -219,15 +218,9 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
     """A recording from a saved state, an item list, a ``record=`` file, or a recorded
     case (``run --record NAME.trail.json``: the trail inside it)."""
     try:
-        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        other = other_text_kind(text)
-        raise ReplayError(f"not JSON: {exc}" if other is None
-                          else f"not a recorded run: it is {other}") from None
-    case = case_trail(doc)
-    if case is not None:
-        doc = case[0]
-        text = json.dumps(doc)
+        doc, text = read_run_doc(text)
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
     if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
         from stepswitch.runtime.state_json import _item, load_state
 
@@ -259,11 +252,7 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         if is_agents_trail(doc):  # a session dump or a cursor page: its items list
             doc = doc["items"] if "session" in doc else doc["data"]
     if not isinstance(doc, list):
-        other = other_kind(doc)
-        if other is not None:
-            raise ReplayError(f"not a recorded run: it is {other}")
-        raise ReplayError("expected a saved run state, a `run --record` file (a recording "
-                          f"or a case) or a JSON list of items, got {got(doc)}")
+        raise ReplayError(not_a_run(doc))
     return _build([(_norm(r, f"[{n}]"), f"[{n}]") for n, r in enumerate(doc)], None, "items")
 
 

@@ -18,9 +18,8 @@ from dataclasses import replace
 from typing import Any, Literal, NamedTuple
 
 from stepswitch._dataclass import dataclass
-from stepswitch._json import loads
 from stepswitch.errors import StateError, TrailError
-from stepswitch.review.file_kinds import case_trail, got, other_kind, other_text_kind
+from stepswitch.review.file_kinds import not_a_run, read_run_doc
 from stepswitch.runtime.record import RECORD_FORMAT
 
 __all__ = [
@@ -111,15 +110,9 @@ def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
     """A trail from a saved ``RunState`` (JSON), a ``record=`` file (``run --record
     FILE``), a recorded case holding one of them, or a JSON list of items."""
     try:
-        doc = loads(text)  # bounded: deep nesting or a huge integer is "not JSON"
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        other = other_text_kind(text)
-        raise TrailError(f"not JSON: {exc}" if other is None
-                         else f"not a recorded run: it is {other}") from None
-    case = case_trail(doc)
-    if case is not None:  # what `run --record NAME.trail.json` writes: the run is inside
-        doc = case[0]
-        text = json.dumps(doc)
+        doc, text = read_run_doc(text)
+    except ValueError as exc:
+        raise TrailError(str(exc)) from None
     if isinstance(doc, dict) and doc.get("format") == _STATE_FORMAT:
         from stepswitch.runtime.state_json import load_state
 
@@ -137,11 +130,7 @@ def read_trail(text: str | bytes, *, key: bytes | None = None) -> Trail:
     if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
         return _trail_from_record(doc)
     if not isinstance(doc, list):
-        other = other_kind(doc)
-        if other is not None:
-            raise TrailError(f"not a recorded run: it is {other}")
-        raise TrailError("expected a saved run state, a `run --record` file (a recording or "
-                         f"a case) or a JSON list of items, got {got(doc)}")
+        raise TrailError(not_a_run(doc))
     return Trail("items", tuple(_list_item(i, raw) for i, raw in enumerate(doc)))
 
 

@@ -459,10 +459,8 @@ def _import_module(name: str, shown: str | None = None) -> ModuleType:
         # directory when the file is under it
         where = shown
         if exc.filename:
-            file = exc.filename
-            if os.path.isabs(file) and file.startswith(os.getcwd() + os.sep):
-                file = os.path.relpath(file)
-            where = f"{file}:{exc.lineno}" + (f":{exc.offset}" if exc.offset else "")
+            where = f"{display_path(exc.filename)}:{exc.lineno}" + (
+                f":{exc.offset}" if exc.offset else "")
         raise TargetError(f"{shown}: syntax error at {where}: {exc.msg}") from None
     except UserError as exc:  # a declaration mistake: the message names its file:line
         stale = _stale_runner(exc, shown)
