@@ -242,21 +242,11 @@ def policies_from_pyproject(
     """The policies of the nearest ``pyproject.toml`` (from ``start``, default the working
     directory, upwards) under ``[tool.stepswitch] policies``; () when there are none.
     With ``workflow``, only those that apply to it (an entry's ``workflows = [...]``)."""
-    import tomllib
-
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        path = folder / "pyproject.toml"
-        if path.is_file():
-            break
-    else:
+    found = _pyproject(start)
+    if found is None:
         return ()
-    text = path.read_text("utf-8")
+    path, text, data = found
     shown = display_path(str(path))
-    try:
-        data: dict[str, Any] = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{shown}: {exc}") from None
     section = data.get("tool", {}).get("stepswitch", {})
     entries = section.get("policies") if isinstance(section, dict) else None
     if entries is None:
@@ -268,10 +258,10 @@ def policies_from_pyproject(
         raise UserError(f"{location}: [tool.stepswitch] policies: expected a list of tables, "
                         f"got {type(entries).__name__}")
     lines = _entry_lines(text, line, len(entries))
-    found = tuple(
+    read = tuple(
         policy_from_table(entry, f"{shown}:{at}: [tool.stepswitch] policies[{i}]", shown, at)
         for i, (entry, at) in enumerate(zip(entries, lines, strict=True)))
-    return found if workflow is None else tuple(p for p in found if p.applies_to(workflow))
+    return read if workflow is None else tuple(p for p in read if p.applies_to(workflow))
 
 
 def _entry_lines(text: str, start: int, count: int) -> list[int]:
