@@ -146,3 +146,21 @@ def test_always_is_scoped_to_the_agent_and_its_tool() -> None:
     reloaded = ss.RunState.from_json(out.result.to_state().to_json())
     assert [(i.agent, i.name) for i in reloaded.interruptions] == [
         ("manager", "process_refund")]
+
+
+def test_an_item_from_another_run_does_not_approve_this_runs_call() -> None:
+    # Both runs number their call call_0; only the arguments tell the calls apart.
+    ledger = Ledger()
+    machine = _nested_machine(ledger)
+    small = machine.run_sync("refund 1", model=ScriptedModel(
+        [[function_call("process_refund", {"order_id": 1}, call_id="call_0")]]))
+    large = machine.run_sync("refund 999", model=ScriptedModel(
+        [[function_call("process_refund", {"order_id": 999}, call_id="call_0")]]))
+    state = ss.RunState.from_json(large.to_state().to_json())
+    with pytest.raises(ss.StateError, match=r"arguments is '\{\"order_id\": ?1\}'.*another run"):
+        state.approve(small.interruptions[0])
+    assert state.decisions == {}
+    # the item taken from this run still decides it
+    state.approve(large.interruptions[0])
+    run_all(machine, state, [[assistant_message("refunded")]], ledger=ledger)
+    assert ledger.ran == [("process_refund", 999)]

@@ -126,7 +126,24 @@ def find_approval(
             "different runs; pass the interruption item (state.interruptions[i]) to say which"
         )
     [target] = found.values()
+    if not isinstance(item, str):
+        _same_call(item, target[1])
     return target
+
+
+def _same_call(given: ToolApprovalItem, pending: ToolApprovalItem) -> None:
+    """Refuse an interruption item whose call id matches a pending call of this run but
+    whose agent, tool or arguments do not: it came from another run (call ids such as
+    ``call_2_2`` repeat across runs), and deciding on it would approve a call nobody saw."""
+    for what in ("agent", "name", "arguments"):
+        mine, theirs = getattr(given, what, None), getattr(pending, what)
+        if mine != theirs:
+            raise StateError(
+                f"the interruption item for call id {pending.call_id!r} does not match this "
+                f"run's pending call: its {what} is {mine!r}, the pending call's is "
+                f"{theirs!r}; it belongs to another run (take the item from this state's "
+                "interruptions)"
+            )
 
 
 def lift(item: ToolApprovalItem, call_id: str) -> ToolApprovalItem:
