@@ -20,7 +20,7 @@ from typing import Any
 from stepswitch._visible import visible
 from stepswitch.cli._console import Progress, ask, print_output
 from stepswitch.errors import UserError
-from stepswitch.targets.load import load_one
+from stepswitch.targets.load import compile_target, load_one
 
 __all__ = ["run_durable"]
 
@@ -61,7 +61,7 @@ def run_durable(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(str(exc)) from None
     loaded = load_one(args.target)
-    machine = loaded.workflow.compile()
+    machine = compile_target(loaded.workflow)
     from stepswitch.temporal import workflow_for
 
     workflow_for(machine)  # what no worker could run is refused before any connection

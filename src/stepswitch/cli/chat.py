@@ -41,7 +41,7 @@ from stepswitch.errors import (
 )
 from stepswitch.runtime.state import RunState
 from stepswitch.targets.context import build_context
-from stepswitch.targets.load import load_one
+from stepswitch.targets.load import compile_target, load_one
 
 __all__ = ["add_parser", "run"]
 
@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     importlib.import_module("stepswitch.models.provider")
     loaded = load_one(args.target)
-    machine = loaded.workflow.compile()
+    machine = compile_target(loaded.workflow)
     # before the banner and before the store is made: there is no chat with a flow
     refuse_flow(machine, f"chat keeps a conversation in a session (run it with "
                 f"`stepswitch run {args.target} --input TEXT`)")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from stepswitch.errors import CompileError, TargetError
-from stepswitch.targets.load import load_targets, refuse_own_source
+from stepswitch.targets.load import compile_target, load_targets, refuse_own_source
 
 __all__ = ["add_parser", "run"]
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     one = loaded[0]
     refuse_own_source(args.output, one)
     try:
-        machine = one.workflow.compile()
+        machine = compile_target(one.workflow)
     except CompileError as exc:  # findings, as `stepswitch check` counts them: exit 1
         print(f"stepswitch: error: {one.label}: {exc}", file=sys.stderr)
         return 1

@@ -63,7 +63,7 @@ from stepswitch.runtime.items import ToolApprovalItem
 from stepswitch.runtime.model import Model
 from stepswitch.runtime.state import RunState
 from stepswitch.targets.context import build_context
-from stepswitch.targets.load import load_one, refuse_own_source
+from stepswitch.targets.load import compile_target, load_one, refuse_own_source
 
 __all__ = ["add_parser", "run"]
 
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_one(args.target)
     refuse_own_source(args.state, loaded, flag="--state")
     try:
-        machine = loaded.workflow.compile()
+        machine = compile_target(loaded.workflow)
     except CompileError as exc:  # findings, as `check` and `compile` count them: exit 1
         print(f"stepswitch: error: {loaded.label}: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ import sys
 from stepswitch.cli._agents_api import API_CHOICES
 from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
-from stepswitch.targets.load import load_one
+from stepswitch.targets.load import compile_target, load_one
 
 __all__ = ["add_parser", "run"]
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model_timeout <= 0:
         raise UserError("--model-timeout must be positive")
     loaded = load_one(args.target)
-    machine = loaded.workflow.compile()
+    machine = compile_target(loaded.workflow)
     model = load_model(args)
     try:
         import stepswitch.temporal as st

@@ -41,6 +41,7 @@ __all__ = [
     "TargetError",
     "a_type",
     "compile_one",
+    "compile_target",
     "import_file",
     "import_target",
     "load_one",
@@ -112,13 +113,25 @@ def load_one(target: str, *, flag: str = "", advice: str = "pick one with :NAME"
     return found[0]
 
 
+def compile_target(workflow: Workflow) -> StateMachine:
+    """``workflow.compile()`` held to what ``stepswitch check`` holds it to: the policies
+    of the nearest pyproject.toml that apply to it and its prices as well as the
+    workflow's own, so a command that runs or writes a workflow refuses every error
+    ``check`` lists (``CompileError``; a malformed pyproject is a ``UserError``)."""
+    from stepswitch.dsl.workflow import compile_checked
+    from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
+
+    return compile_checked(workflow, policies=policies_from_pyproject(workflow=workflow.name),
+                           prices=prices_from_pyproject())
+
+
 def compile_one(target: str, *, flag: str = "--workflow"
                 ) -> tuple[LoadedWorkflow, StateMachine]:
     """:func:`load_one` and its compiled machine; a workflow the analyzer finds errors
     in is a :class:`TargetError` pointing at ``stepswitch check``."""
     loaded = load_one(target, flag=flag, advice="name one (FILE.py:NAME)")
     try:
-        machine = loaded.workflow.compile()
+        machine = compile_target(loaded.workflow)
     except CompileError as exc:
         raise TargetError(f"{flag} {loaded.label}: does not compile ({len(exc.report.errors)} "
                           f"errors); see `stepswitch check {target}`") from None

@@ -484,3 +484,32 @@ def test_a_pyproject_policy_scoped_to_workflows_checks_only_those(tmp_path: Path
     (tmp_path / "pyproject.toml").write_text(f"[tool.stepswitch]\npolicies = [{not_a_list}]\n")
     with pytest.raises(UserError, match="workflows: expected a list of workflow names"):
         policies_from_pyproject(tmp_path)
+
+
+def test_run_and_compile_refuse_what_a_pyproject_policy_forbids(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check` lists the pyproject's findings; the commands that run or write the
+    workflow refuse them too, before any model call or file."""
+    from tests.cli.conftest import run_main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money" }]\n')
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "script.json").write_text(json.dumps([{"type": "message", "text": "hi"}]))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(["check", "--no-cache", "app.py:app"], capsys)
+    assert code == 1
+    for argv in (["run", "app.py:app", "--input", "hi", "--model", "scripted:script.json"],
+                 ["compile", "app.py:app", "-o", "runner.py"]):
+        code, out, err = run_main(argv, capsys)
+        assert code == 1, (argv, out, err)
+        assert "SW803" in err and "wire_money" in err, err
+    assert not (tmp_path / "runner.py").exists()
+    # scoped to another workflow, it does not hold this one back
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money", '
+        'workflows = ["other"] }]\n')
+    code, _, err = run_main(["compile", "app.py:app", "-o", "runner.py"], capsys)
+    assert code == 0, err
+    assert (tmp_path / "runner.py").exists()
