@@ -118,6 +118,38 @@ def test_every_kind_of_change_checks_anew(tmp_path: Path, change: str) -> None:
     assert _imports(project) == 2, f"a changed {change} was answered from the cache"
 
 
+@pytest.mark.parametrize("linked", ["read file", "imported module", "folder"])
+def test_a_repointed_symlink_checks_anew(tmp_path: Path, linked: str) -> None:
+    """The files behind a symlink are unchanged when the link is pointed elsewhere; the
+    path the check read through now reads another file, so the answer is stale."""
+    project = _project(tmp_path)
+    real = tmp_path / "real"
+    real.mkdir()
+    if linked == "read file":
+        link, first, second = project / "prompt.txt", real / "a.txt", real / "b.txt"
+        first.write_text("Help with orders.")
+        second.write_text("Help with refunds.")
+    elif linked == "imported module":
+        link, first, second = project / "helpers.py", real / "a.py", real / "b.py"
+        first.write_text(HELPERS)
+        second.write_text("INSTRUCTIONS = 'Help with refunds.'\n")
+    else:
+        (project / "helpers.py").write_text(
+            "import pathlib\nINSTRUCTIONS = pathlib.Path('prompts/p.txt').read_text()\n")
+        link, first, second = project / "prompts", real / "a", real / "b"
+        for folder, text in ((first, "Help with orders."), (second, "Help with refunds.")):
+            folder.mkdir()
+            (folder / "p.txt").write_text(text)
+    link.unlink(missing_ok=True)
+    link.symlink_to(first)
+    assert _check(project, "app.py")[0] == 0
+    assert _check(project, "app.py")[0] == 0 and _imports(project) == 1  # a hit
+    link.unlink()
+    link.symlink_to(second)
+    _check(project, "app.py")
+    assert _imports(project) == 2, f"a re-pointed symlinked {linked} was answered from the cache"
+
+
 @pytest.mark.parametrize("name", ["pyproject.toml"])
 def test_an_edited_pyproject_checks_anew(tmp_path: Path, name: str) -> None:
     """A pyproject that was there at the first check and is then edited (not only one

@@ -72,7 +72,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         return
     if event in ("os.listdir", "os.scandir"):
         if _listed is not None and args and isinstance(args[0], str | bytes):
-            _listed.add(os.path.realpath(os.fsdecode(args[0])))
+            # the path as given, not resolved: a symlink re-pointed later must miss
+            _listed.add(os.path.abspath(os.fsdecode(args[0])))
         return
     if event != "open" or len(args) < 3:
         return
@@ -83,9 +84,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     elif isinstance(flags, int) and flags & os.O_ACCMODE == os.O_WRONLY:
         return
     if isinstance(path, str):
-        _opened.add(path)
+        _opened.add(os.path.abspath(path))
     elif isinstance(path, bytes):
-        _opened.add(os.fsdecode(path))
+        _opened.add(os.path.abspath(os.fsdecode(path)))
 
 
 class _Recording:
@@ -247,40 +248,47 @@ def _library_folders() -> tuple[str, ...]:
 
 
 def _fingerprints(files: set[str], cache: str) -> dict[str, str]:
+    """Each file by the path it was read through (a symlink is not resolved: re-pointed,
+    the same path reads another file, and the entry misses), classified by where it
+    really is: the interpreter's and the environment's files by size and time."""
     library = _library_folders()
     skip = (os.path.realpath(cache) + os.sep, _PACKAGE + os.sep)  # the package: by _key
     prints: dict[str, str] = {}
     for file in sorted(files):
-        real = os.path.realpath(file)
+        path = os.path.abspath(file)
+        real = os.path.realpath(path)
         if real.startswith(skip) or not os.path.isfile(real):
             continue
-        prints[real] = _fingerprint(real, library)
+        prints[path] = _fingerprint(path, by_stat=real.startswith(library))
     return prints
 
 
-def _fingerprint(real: str, library: tuple[str, ...]) -> str:
-    if real.startswith(library):
-        st = os.stat(real)
+def _fingerprint(path: str, *, by_stat: bool) -> str:
+    if by_stat:
+        st = os.stat(path)
         return f"stat:{st.st_size}:{st.st_mtime_ns}"
-    with open(real, "rb") as handle:
+    with open(path, "rb") as handle:
         return "blake2b:" + _hash(handle.read()).hexdigest()
 
 
 def _listings(folders: set[str], cache: str) -> dict[str, str]:
     library = _library_folders()
     skip = (os.path.realpath(cache), _PACKAGE)  # the package's own files: by _key
-    return {
-        f: _listing(f, library) for f in sorted(folders)
-        if not any(f == s or f.startswith(s + os.sep) for s in skip)
-    }
+    listings: dict[str, str] = {}
+    for folder in sorted(folders):
+        real = os.path.realpath(folder)
+        if not any(real == s or real.startswith(s + os.sep) for s in skip):
+            listings[folder] = _listing(folder, by_stat=(real + os.sep).startswith(library))
+    return listings
 
 
-def _listing(folder: str, library: tuple[str, ...]) -> str:
-    """What stands for a folder's entries: its modification time for a folder of the
-    interpreter or its environment, else a hash of its names; ``none`` when it is not
-    a folder that can be listed (an import may have looked in one that does not exist)."""
+def _listing(folder: str, *, by_stat: bool) -> str:
+    """What stands for a folder's entries (``folder`` as it was listed, symlinks and
+    all): its modification time for a folder of the interpreter or its environment,
+    else a hash of its names; ``none`` when it is not a folder that can be listed (an
+    import may have looked in one that does not exist)."""
     try:
-        if (folder + os.sep).startswith(library):
+        if by_stat:
             st = os.stat(folder)
             return f"stat:{st.st_mtime_ns}" if stat.S_ISDIR(st.st_mode) else "none"
         names = sorted(os.listdir(folder))
@@ -323,9 +331,9 @@ def _load(entry: str) -> dict[str, Any] | None:
     try:
         if answer.get("format") != _FORMAT:
             return None
-        library = _library_folders()
+        # how each was fingerprinted is in what was stored: no path is resolved again
         for path, expected in answer["files"].items():
-            if _fingerprint(path, library) != expected:
+            if _fingerprint(path, by_stat=expected.startswith("stat:")) != expected:
                 return None
         if any(os.path.exists(p) for p in answer["absent"]):
             return None
@@ -333,7 +341,7 @@ def _load(entry: str) -> dict[str, Any] | None:
             if python_file_names(folder) != listing:
                 return None
         for folder, listing in answer["listed"].items():
-            if _listing(folder, library) != listing:
+            if _listing(folder, by_stat=listing.startswith("stat:")) != listing:
                 return None
         if not isinstance(answer["stdout"], str) or not isinstance(answer["stderr"], str):
             return None
