@@ -598,3 +598,41 @@ def test_replay_names_a_file_of_another_kind_and_the_command_that_reads_it(
     Path("odd.json").write_text('{"zeta": 1, "alpha": 2}')
     code, _, err = run_main(["replay", "odd.json", "--workflow", "wf.py:helpdesk"], capsys)
     assert code == 2 and "got an object with keys 'alpha', 'zeta'" in err
+
+
+def test_a_paused_state_replays_clean_on_its_unchanged_workflow() -> None:
+    """A run saved while a call waits for approval stopped there; today's run stops at
+    the same call, which is not a divergence. Once answered, it replays as before."""
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("Refunded.")],
+    ])
+    paused = machine.run_sync("refund 42", model=script)
+    assert [i.name for i in paused.interruptions] == ["process_refund"]
+    saved = ss.RunState.from_json(paused.to_state().to_json())
+    assert replay(saved, machine) is None
+    # the gate gone: today's run would make the refund unasked, and a replay runs no tool
+    ran: list[int] = []
+
+    @ss.function_tool
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        ran.append(order_id)
+        return "refunded"
+
+    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[process_refund])
+    triage = ss.Agent(name="triage", instructions="Triage.", handoffs=[refund])
+    ungated = ss.Workflow(name="support", entry=triage, agents=[triage, refund])
+    found = replay(saved, ungated)
+    assert found is not None and found.code == "RP113", found
+    assert "waited for a human" in found.message and found.turn == 2
+    assert ran == []
+    # an item list cut before a call's output stops there too, without running it
+    items = responses_items(paused.to_input_list())
+    refund_call = paused.interruptions[0].call_id
+    cut = [i for i in items
+           if not (i.get("type") == "function_call_output" and i.get("call_id") == refund_call)]
+    found = replay(json.dumps(cut), ungated)
+    assert found is not None and found.code == "RP113" and ran == [], found

@@ -85,6 +85,8 @@ _ALL = (
                "did not"),
     ReplayCode("RP112", "route-changed", "a flow route now leads elsewhere than the "
                "recorded run went"),
+    ReplayCode("RP113", "unanswered-call", "the run now carries out a call the recorded "
+               "run never answered (it waited for approval, or the recording ends there)"),
 )
 
 REPLAY_CODES: dict[str, ReplayCode] = {c.code: c for c in _ALL}
@@ -232,9 +234,28 @@ class _Player:
                 self.ran.add(job.call_id)
                 jobs.append(NestedJob(_canned(self.rec.outputs[job.call_id][0]), job.name,
                                       job.call_id, job.agent))
+            elif type(job) in (CallJob, NestedJob) and job.call_id:
+                # no tool runs in a replay: a call the recorded run never answered (it
+                # waited for a human, or the recording ends before its output) would
+                raise _Stop(self.unanswered(job.call_id, job.name))
             else:
                 jobs.append(job)
         return RunJobs(tuple(jobs), effect.limit)
+
+    def unanswered(self, call_id: str, name: str) -> Divergence:
+        last = self.last
+        where, agent = "end", None
+        if last is not None:
+            agent = last.agent
+            where = last.where[-1]
+            for out, w in zip(last.output, last.where, strict=True):
+                if type(out) is OutputFunctionCall and out.call_id == call_id:
+                    where = w
+        waited = call_id in self.rec.approvals
+        return Divergence(
+            "RP113", f"call {call_id!r} of {name!r} would now run; the recorded run "
+            + ("waited for a human's decision on it" if waited else "has no output for it"),
+            self.turn_no, where, agent)
 
 
 @dataclass(slots=True)
@@ -345,9 +366,13 @@ async def _replay(rec: Recording, machine: Any, context: Any,
             result = await drive(_intercept(loop, player))
             while result.interruptions and all(
                     i.call_id in rec.approvals for i in result.interruptions):
-                # the recorded run asked a human here too: decide as the human did
+                # the recorded run asked a human here too: decide as the human did, each
+                # call it went on to answer (one it never answered, it is paused at)
+                answered = [i for i in result.interruptions if i.call_id in rec.outputs]
+                if not answered:
+                    break
                 state = result.to_state()
-                for item in result.interruptions:
+                for item in answered:
                     text = rec.outputs.get(item.call_id, ("",))[0]
                     approved, message = rec.decisions.get(item.call_id,
                                                           (text != REJECTED, None))
@@ -369,7 +394,7 @@ async def _replay(rec: Recording, machine: Any, context: Any,
             return _at(player, code, text)
         except Exception as exc:
             return _at(player, "RP111", f"{type(exc).__name__}: {exc}")
-        if result.interruptions:
+        if result.interruptions and not _paused_as_recorded(result.interruptions, rec):
             pending = result.interruptions[0]
             where = player.last.where[-1] if player.last is not None else "end"
             if player.last is not None:
@@ -394,6 +419,12 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         history = list(result.to_input_list())
         agent = result.last_agent
     return None
+
+
+def _paused_as_recorded(waiting: Sequence[Any], rec: Recording) -> bool:
+    """The replayed run waits on calls the recorded run asked a human about and never
+    answered: the recording (a paused state) stopped at the same calls."""
+    return all(i.call_id in rec.approvals and i.call_id not in rec.outputs for i in waiting)
 
 
 def _at(player: _Player, code: str, message: str) -> Divergence:
