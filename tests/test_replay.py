@@ -284,6 +284,21 @@ def test_committed_case_passes_and_a_broken_expectation_fails(
     junk.write_text("{nope")
     code, _, err = run_main(["test", str(junk)], capsys)  # no traceback: run_main checks
     assert code == 2 and str(junk) in err
+    # an expectation that cannot be compared is the case's own located error
+    doc = json.loads(CASE.read_text())
+    doc["workflow"] = str(ROOT / "graphs" / "support.py") + ":support"
+    doc["expect"]["final_output"] = "refunded (in full"
+    unbalanced = tmp_path / "unbalanced.trail.json"
+    unbalanced.write_text(json.dumps(doc))
+    code, _, err = run_main(["test", str(CASE), str(unbalanced)], capsys)
+    assert code == 2, err
+    assert f"{unbalanced}: expect.final_output: 'refunded (in full' is not a regular " \
+           "expression" in err
+    doc["expect"]["final_output"] = "ok"
+    doc["expect"]["tools_called"] = "process_refund"
+    unbalanced.write_text(json.dumps(doc))
+    code, _, err = run_main(["test", str(unbalanced)], capsys)
+    assert code == 2 and "expect.tools_called: expected a list of strings" in err, err
 
 
 def test_run_record_writes_a_case_the_pytest_plugin_collects(
@@ -291,13 +306,18 @@ def test_run_record_writes_a_case_the_pytest_plugin_collects(
 ) -> None:
     monkeypatch.chdir(ROOT)
     case = tmp_path / "refund.trail.json"
-    code, _, err = run_main(["run", "graphs/support.py:support", "--input",
+    code, printed, err = run_main(["run", "graphs/support.py:support", "--input",
                              "Order 42 arrived damaged", "--model",
                              "scripted:examples/support_script.json", "--approve", "all",
                              "--record", str(case)], capsys)
     assert code == 0, err
     doc = json.loads(case.read_text())
     assert doc["expect"]["tools_called"] == ["lookup_order", "process_refund"]
+    # the final output is pinned too: the expression that matches only the text it was
+    import re
+
+    pinned = doc["expect"]["final_output"]
+    assert pinned.startswith("^") and re.search(pinned, printed.strip()), (pinned, printed)
     env = {"PYTHONPATH": f"{ROOT / 'src'}:{ROOT}", "PATH": "/usr/bin:/bin"}
     ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           str(tmp_path)],

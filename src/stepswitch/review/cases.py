@@ -79,7 +79,30 @@ def load_case(path: Path) -> Case:
     if unknown:
         raise CaseError(f"{path}: unknown expectation {unknown[0]!r} (known: "
                         f"{', '.join(sorted(_EXPECT))})")
+    _check_expect(path, expect)
     return Case(path, resolve_target(doc["workflow"], path.parent), doc["trail"], expect)
+
+
+def _check_expect(path: Path, expect: dict[str, Any]) -> None:
+    """Each expectation is of a kind it can be compared as: said now, as the case's own
+    error, rather than as a failure (or a crash) of the replay."""
+    for key in ("last_agent", "output_type"):
+        if key in expect and not isinstance(expect[key], str):
+            raise CaseError(f"{path}: expect.{key}: expected a string, got "
+                            f"{json.dumps(expect[key])}")
+    for key in ("tools_called", "findings"):
+        value = expect.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise CaseError(f"{path}: expect.{key}: expected a list of strings, got "
+                            f"{json.dumps(value)}")
+    want = expect.get("final_output")
+    if isinstance(want, str):
+        try:
+            re.compile(want)
+        except re.error as exc:
+            raise CaseError(f"{path}: expect.final_output: {want!r} is not a regular "
+                            f"expression ({exc}); a string is matched as one (escape "
+                            "what it must match literally)") from None
 
 
 def resolve_target(target: str, folder: Path) -> str:
@@ -152,7 +175,7 @@ def _expect_run(expect: dict[str, Any], results: tuple[Any, ...], out: list[str]
                    f"{type(final).__name__!r}")
     if "final_output" in expect:
         want = expect["final_output"]
-        value = final.model_dump() if hasattr(final, "model_dump") else final
+        value = final.model_dump(mode="json") if hasattr(final, "model_dump") else final
         if isinstance(want, str):
             text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
             if re.search(want, text) is None:
@@ -171,9 +194,24 @@ def case_doc(workflow: str, trail: Any, result: Any) -> dict[str, Any]:
             "last_agent": result.last_agent,
             "tools_called": [i.name for i in result.new_items if i.type == "tool_call_item"],
             "output_type": type(final).__name__,
+            **_pinned_output(final),
             "findings": [],
         },
     }
+
+
+def _pinned_output(final: Any) -> dict[str, Any]:
+    """The ``final_output`` expectation of a recorded case: a text as the regular
+    expression that matches only it; a structured output (or any JSON value) as itself;
+    nothing for an output that has no JSON form."""
+    if isinstance(final, str):
+        return {"final_output": f"^{re.escape(final)}$"}
+    value = final.model_dump(mode="json") if hasattr(final, "model_dump") else final
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return {}
+    return {"final_output": value}
 
 
 def junit_xml(results: list[CaseResult], errors: dict[Path, str]) -> str:
