@@ -14,7 +14,7 @@ takes a tool, an MCP selector names several by their server and locked annotatio
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,6 +38,7 @@ __all__ = [
     "prices_from_pyproject",
     "require_approval",
     "require_guardrail",
+    "unmatched_scopes",
 ]
 
 Rule = Literal["require_approval", "require_guardrail", "forbid", "max_calls", "only_after"]
@@ -300,7 +301,14 @@ def _entry_lines(text: str, start: int, count: int) -> list[int]:
     return found if len(found) == count else [start] * count
 
 
+_SETTINGS = ("policies", "prices")  # what [tool.stepswitch] may hold
+
+
 def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
+    """The nearest pyproject.toml from ``start`` up: its path, text and TOML; a
+    ``[tool.stepswitch]`` that is not a table, or holds a key stepswitch does not read
+    (a misspelt ``polices`` would otherwise prove nothing, silently), is a located
+    ``UserError``."""
     import tomllib
 
     here = (start or Path.cwd()).resolve()
@@ -309,10 +317,44 @@ def _pyproject(start: Path | None) -> tuple[Path, str, dict[str, Any]] | None:
         if path.is_file():
             text = path.read_text("utf-8")
             try:
-                return path, text, tomllib.loads(text)
+                data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
                 raise UserError(f"{display_path(str(path))}: {exc}") from None
+            _check_section(display_path(str(path)), text, data)
+            return path, text, data
     return None
+
+
+def _check_section(shown: str, text: str, data: dict[str, Any]) -> None:
+    tool = data.get("tool", {})
+    section = tool.get("stepswitch", {}) if isinstance(tool, dict) else {}
+    if not isinstance(section, dict):
+        raise UserError(f"{shown}: [tool.stepswitch]: expected a table (of "
+                        f"{' and '.join(_SETTINGS)}), got {type(section).__name__}")
+    for key in section:
+        if key in _SETTINGS:
+            continue
+        import difflib
+
+        close = difflib.get_close_matches(key, _SETTINGS, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UserError(f"{shown}{_setting_line(text, key)}: [tool.stepswitch]: unknown "
+                        f"setting {key!r} (it takes {' and '.join(_SETTINGS)}){hint}")
+
+
+def _setting_line(text: str, key: str) -> str:
+    """``:LINE`` of the ``[tool.stepswitch.KEY]`` header or of the line setting ``key``
+    in the ``[tool.stepswitch]`` table; empty when it cannot be found."""
+    inside = False
+    for number, row in enumerate(text.splitlines(), 1):
+        bare = row.strip().replace(" ", "")
+        if bare.startswith("["):
+            if bare.strip("[]") in (f"tool.stepswitch.{key}", f'tool.stepswitch."{key}"'):
+                return f":{number}"
+            inside = bare == "[tool.stepswitch]"
+        elif inside and any(bare.startswith(f"{q}{key}{q}=") for q in ('"', "'", "")):
+            return f":{number}"
+    return ""
 
 
 def _key_line(text: str, key: str) -> str:
@@ -354,3 +396,18 @@ def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, f
                             f"tokens, got {price!r}")
         out[model] = (float(price["input"]), float(price["output"]))
     return out
+
+
+def unmatched_scopes(policies: Sequence[Policy], names: set[str]) -> list[str]:
+    """A pyproject rule scoped by ``workflows = [...]`` to names none of the checked
+    workflows has (a typo applies it to nothing): one note each, at its line. A note,
+    not a finding: a check of part of a project need not read every workflow."""
+    notes = []
+    for policy in policies:
+        missing = [w for w in policy.workflows if w not in names]
+        if policy.workflows and len(missing) == len(policy.workflows):
+            shown = ", ".join(sorted(names)) or "none"
+            notes.append(f"{policy.file}:{policy.line}: {policy.rule} applies to workflows "
+                         f"{list(policy.workflows)}, none of which this check read "
+                         f"(checked: {shown}); it proved nothing here")
+    return notes

@@ -79,7 +79,11 @@ def _check(args: argparse.Namespace) -> int:
                   "code (see `stepswitch explain`)", file=sys.stderr)
             return 2
     from stepswitch.errors import UserError
-    from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
+    from stepswitch.policies import (
+        policies_from_pyproject,
+        prices_from_pyproject,
+        unmatched_scopes,
+    )
 
     try:
         policies = policies_from_pyproject()
@@ -88,6 +92,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"stepswitch check: error: {exc}", file=sys.stderr)
         return 2
     checked: list[CheckedWorkflow] = []
+    names: set[str] = set()  # the workflows read, for the rules scoped to others
     failures: list[str] = []  # modules of a folder that did not import; the rest is checked
     skipped: list[str] = []  # files of a folder with nothing to check, and why
     import warnings
@@ -99,6 +104,7 @@ def _check(args: argparse.Namespace) -> int:
             warnings.filterwarnings("ignore", message=r"from_sdk: .* is not carried out by "
                                     r"stepswitch", category=UserWarning)
             for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
+                names.add(loaded.workflow.name)
                 own = [p for p in policies if p.applies_to(loaded.workflow.name)]
                 report = loaded.workflow.check(
                     select=select, ignore=ignore, max_model_calls=args.max_model_calls,
@@ -120,7 +126,7 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write((sarif if args.format == "sarif" else github)(checked, failures))
     elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
-    for note in skipped:
+    for note in skipped + unmatched_scopes(policies, names):
         print(f"stepswitch: note: {note}", file=sys.stderr)
     for failure in failures:
         print(f"stepswitch: error: {failure}", file=sys.stderr)
@@ -128,3 +134,4 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     failed = any(not report.ok for _, report in checked)
     return 1 if failed and not args.exit_zero else 0
+

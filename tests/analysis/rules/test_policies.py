@@ -495,13 +495,14 @@ def test_run_and_compile_refuse_what_a_pyproject_policy_forbids(
 
     (tmp_path / "pyproject.toml").write_text(
         '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money" }]\n')
-    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "forbidden_app.py").write_text(APP)  # a name no other test imports
     (tmp_path / "script.json").write_text(json.dumps([{"type": "message", "text": "hi"}]))
     monkeypatch.chdir(tmp_path)
-    code, _, err = run_main(["check", "--no-cache", "app.py:app"], capsys)
+    code, _, err = run_main(["check", "--no-cache", "forbidden_app.py:app"], capsys)
     assert code == 1
-    for argv in (["run", "app.py:app", "--input", "hi", "--model", "scripted:script.json"],
-                 ["compile", "app.py:app", "-o", "runner.py"]):
+    for argv in (["run", "forbidden_app.py:app", "--input", "hi",
+                  "--model", "scripted:script.json"],
+                 ["compile", "forbidden_app.py:app", "-o", "runner.py"]):
         code, out, err = run_main(argv, capsys)
         assert code == 1, (argv, out, err)
         assert "SW803" in err and "wire_money" in err, err
@@ -510,6 +511,41 @@ def test_run_and_compile_refuse_what_a_pyproject_policy_forbids(
     (tmp_path / "pyproject.toml").write_text(
         '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money", '
         'workflows = ["other"] }]\n')
-    code, _, err = run_main(["compile", "app.py:app", "-o", "runner.py"], capsys)
+    code, _, err = run_main(["compile", "forbidden_app.py:app", "-o", "runner.py"], capsys)
     assert code == 0, err
     assert (tmp_path / "runner.py").exists()
+
+
+@pytest.mark.parametrize(("body", "where", "said"), [
+    ('polices = [{ rule = "forbid", tool_or_agent = "wire_money" }]', 2,
+     "unknown setting 'polices' (it takes policies and prices); did you mean 'policies'?"),
+    ('[tool.stepswitch.price]\n"gpt-x" = { input = 1, output = 2 }', 2,
+     "unknown setting 'price' (it takes policies and prices); did you mean 'prices'?"),
+    ("max_cost_usd = 3", 2, "unknown setting 'max_cost_usd' (it takes policies and prices)"),
+])
+def test_a_misspelt_pyproject_setting_is_a_located_error(
+        tmp_path: Path, body: str, where: int, said: str) -> None:
+    """A setting stepswitch does not read would otherwise prove nothing, silently."""
+    (tmp_path / "pyproject.toml").write_text(f"[tool.stepswitch]\n{body}\n")
+    (tmp_path / "app.py").write_text(APP)
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "--no-cache",
+                          "app.py:app"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 2, out
+    assert f"pyproject.toml:{where}: [tool.stepswitch]: {said}" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_scope_naming_no_checked_workflow_is_noted_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [\n'
+        '  { rule = "forbid", tool_or_agent = "wire_money", workflows = ["app"] },\n'
+        '  { rule = "forbid", tool_or_agent = "wire_money", workflows = ["ap"] },\n]\n')
+    (tmp_path / "app.py").write_text(APP)
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "--no-cache",
+                          "app.py:app"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 1 and "SW803" in out.stdout  # the rule scoped right holds
+    assert ("note: pyproject.toml:4: forbid applies to workflows ['ap'], none of which this "
+            "check read (checked: app)") in out.stderr, out.stderr
+    assert "pyproject.toml:3" not in out.stderr
