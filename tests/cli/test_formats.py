@@ -91,3 +91,22 @@ def test_a_target_that_does_not_import_is_in_the_sarif_log_and_a_github_annotati
     assert out.startswith("::error title=stepswitch check::") and "x9" in out, out
     clean = json.loads(sarif([]))["runs"][0]["invocations"][0]
     assert clean == {"executionSuccessful": True, "toolExecutionNotifications": []}
+
+
+def test_a_bad_pyproject_is_in_the_sarif_log_and_a_github_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.stepswitch]\npolices = []\n")
+    (tmp_path / "fine.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["check", "--no-cache", "--format", "sarif", "fine.py"], capsys)
+    assert code == 2 and "unknown setting 'polices'" in err
+    log = json.loads(out)
+    jsonschema.validate(log, _schema())
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"][0]["message"]["text"].startswith(
+        "pyproject.toml:2: [tool.stepswitch]: unknown setting 'polices'")
+    code, out, _ = run_main(["check", "--no-cache", "--format", "github", "fine.py"], capsys)
+    assert code == 2
+    assert out.startswith("::error title=stepswitch check::pyproject.toml:2: "), out

@@ -89,6 +89,12 @@ def _check(args: argparse.Namespace) -> int:
         policies = policies_from_pyproject()
         prices = prices_from_pyproject()
     except UserError as exc:
+        if args.format in ("sarif", "github"):
+            # a code-scanning upload and the run's page need the log and the annotation
+            # a bad pyproject made the check fail with, as for a TARGET that did not import
+            from stepswitch.cli.formats import github, sarif
+
+            sys.stdout.write((sarif if args.format == "sarif" else github)([], [str(exc)]))
         print(f"stepswitch check: error: {exc}", file=sys.stderr)
         return 2
     checked: list[CheckedWorkflow] = []
