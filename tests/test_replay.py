@@ -593,7 +593,12 @@ def test_replay_reads_what_run_record_writes_a_case_on_its_own_workflow(
         assert (code, err) == (0, "") and out.endswith("replayed on wf.py:helpdesk: same\n")
     code, out, err = run_main(["replay", "cases/hd.trail.json", "--workflow", "wf.py:astool"],
                               capsys)
-    assert code == 1 and "RP108" in out, err  # --workflow wins over the case's own
+    # --workflow wins over the case's own; one of another name is refused, not replayed
+    # into a divergence at its first turn
+    assert code == 2 and out == "", out
+    assert "the recorded run is of workflow 'helpdesk', not 'astool'" in err, err
+    code, _, err = run_main(["replay", "hd_st.json", "--workflow", "wf.py:astool"], capsys)
+    assert code == 2 and "the saved run is of workflow 'helpdesk', not 'astool'" in err, err
     code, out, err = run_main(["replay", "cases/hd.trail.json", "--format", "json"], capsys)
     assert code == 0 and json.loads(out)["same"] is True, err
     code, _, err = run_main(["replay", "rec.json"], capsys)  # a recording names no target

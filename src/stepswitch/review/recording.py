@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import field, replace
 from typing import Any
 
 from stepswitch._dataclass import dataclass
@@ -73,6 +73,9 @@ class Recording:
     decisions: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
     """Call id → (approved, rejection message) as the human decided; a call asked about
     whose decision the recording lacks (an item list) is decided as its output shows."""
+    workflow: str | None = None
+    """The name of the workflow that made the run (a saved state and a record file say;
+    an item list does not)."""
 
     @property
     def turns(self) -> int:
@@ -234,7 +237,8 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         records = [(_item(i), f"input[{n}]") for n, i in enumerate(state.input)]
         records += [(_item(i), f"items[{n}]") for n, i in enumerate(own)]
         own_decisions = {k: (d.approved, d.message) for k, d in state.decisions.items()}
-        return _build(records, None, "state", decisions=own_decisions)
+        return replace(_build(records, None, "state", decisions=own_decisions),
+                       workflow=state.workflow)
     if isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT:
         given, items = doc.get("input"), doc.get("items")
         start = doc.get("start_agent")
@@ -245,7 +249,9 @@ def read_recording(text: str | bytes, *, key: bytes | None = None) -> Recording:
         history = tuple(_as_item(_norm(r, f"input[{n}]"), f"input[{n}]")
                         for n, r in enumerate(given))
         records = [(_norm(r, f"items[{n}]"), f"items[{n}]") for n, r in enumerate(items)]
-        return _build(records, start, "record", history, _read_decisions(doc))
+        made_by = doc.get("workflow")
+        return replace(_build(records, start, "record", history, _read_decisions(doc)),
+                       workflow=made_by if isinstance(made_by, str) else None)
     if isinstance(doc, dict):
         from stepswitch.review.trail_agents import is_agents_trail
 

@@ -328,6 +328,12 @@ def replay_run(trail: Any, machine: Any, *, context: Any = None) -> ReplayOutcom
     if context is None and machine.ir.context_type is not None:
         raise ReplayError(f"workflow {machine.ir.name!r} declares context_type="
                           f"{machine.ir.context_type}: pass context=")
+    if recording.workflow is not None and recording.workflow != machine.ir.name:
+        # each of its turns would diverge from the first: say what is wrong instead
+        what = "saved run" if recording.source == "state" else "recorded run"
+        raise ReplayError(f"the {what} is of workflow {recording.workflow!r}, not "
+                          f"{machine.ir.name!r}; replay it on its own workflow (a renamed "
+                          "workflow: record the run again)")
     results: list[Any] = []
     found = _thread_loop().run_until_complete(_replay(recording, machine, context, results))
     return ReplayOutcome(found, tuple(results))
