@@ -441,3 +441,33 @@ def test_a_run_started_from_an_edited_file_fails_on_a_worker_of_the_old_version(
     assert "stepswitch: error: the run failed: the workflow 'durable_flow' changed under " \
         "this run" in err
     assert not ledger.exists() or counts(str(ledger)) == {}
+
+
+def test_a_run_its_script_cannot_answer_exits_2_as_in_process(
+    dev_server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A transcript that runs out is a mistake in what the run was given (exit 2 in
+    process), not a failed run (1): the durable command says the same."""
+    monkeypatch.setenv("STEPSWITCH_LEDGER", str(tmp_path / "ledger.db"))
+    monkeypatch.chdir(ROOT)
+    script = tmp_path / "empty.json"
+    script.write_text("[]")
+    queue = f"short-{uuid.uuid4().hex[:8]}"
+    worker = _worker("tests/temporal/flows.py:durable", dev_server, queue,
+                     "--model", f"scripted:{script}")
+    try:
+        code = main(["run", "tests/temporal/flows.py:durable", "--temporal", dev_server,
+                     "--task-queue", queue, "--input", "one lamp", "--approve", "all",
+                     "--workflow-id", f"short-{uuid.uuid4().hex[:8]}"])
+    finally:
+        worker.terminate()
+        _, logged = worker.communicate(timeout=20)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip().splitlines()[-1].startswith("stepswitch: error: the run failed: "), err
+    assert "script" in err and "Traceback" not in err
+    # the worker says it in one line too: it is the run's failure, not the worker's
+    log = logged.decode()
+    assert "Traceback" not in log, log
+    assert "stepswitch.durable.model failed: UserError: " in log and "add a step" in log

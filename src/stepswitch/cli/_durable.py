@@ -192,7 +192,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
         cause = exc.cause
         message = cause.message if isinstance(cause, ApplicationError) else str(cause or exc)
         print(f"stepswitch: error: the run failed: {message}", file=sys.stderr)
-        return 1
+        return _failure_code(cause.type if isinstance(cause, ApplicationError) else None)
     finally:
         if not result.done():
             result.cancel()
@@ -204,6 +204,26 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     else:
         print_output(output.final_output)
     return 0
+
+
+def _failure_code(kind: str | None) -> int:
+    """The exit code of a run that failed with our error ``kind``, as in-process: 1 for
+    a failed run (a limit, the model, its server, the session, a changed machine), 2
+    for a mistake in what the run was given (a script that ran out, a bad context)."""
+    from stepswitch.errors import (
+        ModelBehaviorError,
+        ModelProviderError,
+        RunLimitError,
+        SessionError,
+        UserError,
+    )
+    from stepswitch.temporal._codec import error_class
+
+    cls = error_class(kind)
+    if cls is None or not issubclass(cls, UserError):
+        return 1
+    failed = (RunLimitError, ModelBehaviorError, ModelProviderError, SessionError)
+    return 1 if issubclass(cls, failed) else 2
 
 
 def _attach_command(args: argparse.Namespace, workflow_id: str) -> str:

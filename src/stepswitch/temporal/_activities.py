@@ -26,11 +26,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from stepswitch.context import RunContext, Usage
 from stepswitch.errors import ModelProviderError, StepswitchError, ToolTimeoutError, UserError
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 
 __all__ = ["activities_for", "activity_names", "machine_digest"]
 
+_log = logging.getLogger("stepswitch.worker")
+
 
 def machine_digest(machine: StateMachine) -> str:
     """A digest of the compiled machine's IR: what a running workflow is pinned to."""
@@ -82,8 +85,23 @@ _JSON_NATIVE = (str, int, float, bool, type(None), dict, list)
 
 
 def _failure(exc: BaseException, *, retryable: bool) -> ApplicationError:
+    """The activity's failure. One of our own errors that ends the run (a script that ran
+    out, a model that misbehaved, a session conflict) is what the run's command reports:
+    the worker says it in one line, not as the two tracebacks temporalio logs for any
+    failed activity (those stay for an exception of the user's own code, and for an
+    error a retry may get past)."""
     message = str(getattr(exc, "summary", None) or exc)
-    return ApplicationError(message, type=type(exc).__name__, non_retryable=not retryable)
+    ours = isinstance(exc, StepswitchError) and not retryable
+    if ours:
+        try:
+            info = activity.info()
+            where = f"run {info.workflow_id!r}: {info.activity_type}"
+        except RuntimeError:  # not in an activity
+            where = "an activity"
+        _log.warning("stepswitch: %s failed: %s: %s", where, type(exc).__name__, message)
+    return ApplicationError(
+        message, type=type(exc).__name__, non_retryable=not retryable,
+        category=ApplicationErrorCategory.BENIGN if ours else ApplicationErrorCategory.UNSPECIFIED)
 
 
 async def _value(value: Any) -> Any:
