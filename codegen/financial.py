@@ -342,6 +342,7 @@ IR = MachineIR(
         ),
     ),
     context_type='ReportState',
+    context_ref='graphs.financial:ReportState',
 )
 
 

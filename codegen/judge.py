@@ -155,6 +155,7 @@ IR = MachineIR(
         ),
     ),
     context_type='JudgeState',
+    context_ref='graphs.judge:JudgeState',
 )
 
 

@@ -138,6 +138,7 @@ IR = MachineIR(
         ),
     ),
     context_type='StoryState',
+    context_ref='graphs.story:StoryState',
 )
 
 

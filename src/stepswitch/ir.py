@@ -323,6 +323,9 @@ class MachineIR:
     context_type: str | None = None
     """The name of the class ``Workflow(context_type=)`` declares (None: none, or a type
     that is no class): a run without ``context=`` is refused before anything runs."""
+    context_ref: str | None = None
+    """That class's import path, when it can be imported: a run whose ``context`` is not
+    an instance of it is refused before anything runs, as is one without."""
 
     def state(self, agent: str) -> StateIR | None:
         """The state of ``agent``, or None."""
@@ -354,6 +357,8 @@ class MachineIR:
                     paths.update(p for p in (a.output_extractor, a.parameters_type) if p)
         if self.flow is not None:
             paths.update(self.flow.refs())
+        if self.context_ref is not None:
+            paths.add(self.context_ref)
         return tuple(sorted(paths))
 
 

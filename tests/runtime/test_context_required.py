@@ -36,6 +36,19 @@ def test_every_entry_point_refuses_a_missing_context(which: str) -> None:
     assert model.calls == []  # nothing ran: no model call, no step
 
 
+@pytest.mark.parametrize("which", ["interpreted", "generated"])
+def test_a_context_of_another_type_is_refused_before_anything_runs(which: str) -> None:
+    """A dict given for the declared dataclass would fail as an AttributeError in the
+    user's own step; it is named, with what to pass, before any step or model call."""
+    machine = _machines()[which == "generated"]
+    model = ScriptedModel([[assistant_message("never asked")]])
+    with pytest.raises(ss.UserError) as err:
+        machine.run_sync("a heist", model=model, context={"rounds": 1})
+    assert str(err.value) == ("context: workflow 'judge' declares context_type=JudgeState, "
+                              "got dict; pass context=JudgeState(...)")
+    assert model.calls == []
+
+
 def test_a_resumed_state_needs_the_context_too() -> None:
     machine = judge.judge.compile()
     model = ScriptedModel([ss.ModelProviderError("the server is down")])
@@ -74,3 +87,15 @@ def test_no_context_is_fine_when_none_is_required(declared: Any) -> None:
     machine = ss.Workflow("plain", agent, context_type=declared).compile()
     result = machine.run_sync("hi", model=ScriptedModel([[assistant_message("ok")]]))
     assert result.final_output == "ok"
+
+
+
+def test_a_saved_state_given_as_parsed_json_is_a_state_error() -> None:
+    """``RunState.from_json`` takes the text; the dict ``json.load`` gave is named."""
+    import json
+
+    text = ss.RunState(workflow="w", input=(), items=[], current_agent="a", current_turn=0,
+                       max_turns=None, status="stopped").to_json()
+    with pytest.raises(ss.StateError, match=r"got dict \(json.dumps it"):
+        ss.RunState.from_json(json.loads(text))
+    assert ss.RunState.from_json(text).workflow == "w"

@@ -78,6 +78,7 @@ def _lower(spec: WorkflowSpec) -> MachineIR:
         max_depth=spec.max_depth,
         flow=flow,
         context_type=_context_class(spec),
+        context_ref=_context_ref(spec),
     )
     check_words(ir)  # what lower() writes, every reader of the IR knows
     return ir
@@ -90,6 +91,15 @@ def _context_class(spec: WorkflowSpec) -> str | None:
     if ref is None or ref.path.startswith("<") or ref.path in _ANY_CONTEXT:
         return None
     return ref.display or ref.path.rsplit(":", 1)[-1]
+
+
+def _context_ref(spec: WorkflowSpec) -> str | None:
+    """The declared context class's import path, when a run's context can be checked
+    against it (an importable class, neither ``Any`` nor ``object``)."""
+    ref = spec.context_type
+    if _context_class(spec) is None or ref is None or not ref.importable:
+        return None
+    return ref.path
 
 
 _ANY_CONTEXT = frozenset({"typing:Any", "builtins:object", "typing_extensions:Any"})

@@ -205,7 +205,17 @@ class Workflow:
         Raises ``CompileError`` (carrying the whole report) when the analysis finds
         errors, and ``UserError`` for what lowering cannot compile.
         """
-        return compile_checked(self)
+        from stepswitch.analysis import analyze
+        from stepswitch.compiler.lower import lower
+        from stepswitch.errors import CompileError
+        from stepswitch.graph.workflow_graph import WorkflowGraph
+        from stepswitch.runtime.machine import StateMachine
+
+        built = self.build()
+        report = analyze(WorkflowGraph.from_built(built))
+        if not report.ok:
+            raise CompileError(report)
+        return StateMachine(lower(built.spec), built.bindings.objects)
 
     def to_mermaid(
         self,
@@ -238,28 +248,6 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, agents={len(self.agents)})"
-
-
-def compile_checked(
-    workflow: Workflow,
-    *,
-    policies: Sequence[Policy | PolicySpec] = (),
-    prices: dict[str, tuple[float, float]] | None = None,
-) -> StateMachine:
-    """:meth:`Workflow.compile`, with the analysis also held to ``policies`` and priced by
-    ``prices`` (the CLI passes the pyproject's, so a run refuses what ``check`` lists):
-    one build, one analysis, then lowering."""
-    from stepswitch.analysis import analyze
-    from stepswitch.compiler.lower import lower
-    from stepswitch.errors import CompileError
-    from stepswitch.graph.workflow_graph import WorkflowGraph
-    from stepswitch.runtime.machine import StateMachine
-
-    built = workflow.build()
-    report = analyze(WorkflowGraph.from_built(built), policies=policies, prices=prices)
-    if not report.ok:
-        raise CompileError(report)
-    return StateMachine(lower(built.spec), built.bindings.objects)
 
 
 def _check_policies(name: str, site: Site, policies: Any) -> None:

@@ -70,6 +70,9 @@ class StateMachine:
         flow_steps: Mapping[str, FlowStep] | None = None,
     ) -> None:
         self.ir = ir
+        declared = resolver.get(ir.context_ref) if ir.context_ref is not None else None
+        self._context_class = declared if isinstance(declared, type) else None
+        """The class ``Workflow(context_type=)`` declares: a run's ``context`` must be one."""
         self._core = MachineCore(ir, resolver, steps)
         self._flow: FlowCore | None = None
         if ir.flow is not None:  # the flow runtime loads for a flow only
@@ -146,6 +149,8 @@ class StateMachine:
                 f"workflow {self.ir.name!r} declares context_type={name}; pass "
                 f"context={name}(...)"
             )
+        if context is not None and self._context_class is not None:
+            _check_context(self.ir.name, self._context_class, context)
         ctx: RunContext[Any] = RunContext(context, Usage())
         if self._flow is not None:
             tracing = _lazy.tracing
@@ -333,6 +338,19 @@ def _with_hooks(config: RunConfig | None, hooks: Any) -> RunConfig:
         raise UserError("hooks: give run(hooks=...) or RunConfig(hooks=...), not both")
     check_hooks(hooks, "run", "run(hooks=...)")
     return replace(config or _DEFAULT_CONFIG, hooks=hooks)
+
+
+def _check_context(workflow: str, expected: type, context: object) -> None:
+    """Refuse a ``context`` that is not the declared ``context_type``: a dict given for
+    a dataclass would surface as an AttributeError deep in a tool or instructions."""
+    try:
+        fits = isinstance(context, expected)
+    except TypeError:  # a TypedDict or a Protocol without runtime_checkable: not checked
+        return
+    if not fits:
+        name = expected.__name__
+        raise UserError(f"context: workflow {workflow!r} declares context_type={name}, got "
+                        f"{type(context).__name__}; pass context={name}(...)")
 
 
 def _resumed_twice() -> StateError:

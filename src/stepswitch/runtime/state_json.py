@@ -89,6 +89,10 @@ def dump_state(state: RunState, *, key: bytes | None = None, indent: int | None 
 
 
 def load_state(text: str | bytes, *, key: bytes | None = None) -> RunState:
+    if not isinstance(text, str | bytes | bytearray):
+        hint = " (json.dumps it, or read the file's text)" if isinstance(text, dict) else ""
+        raise StateError(f"a saved state is the JSON text to_json() wrote (str or bytes), "
+                         f"got {type(text).__name__}{hint}")
     try:
         doc = loads(text)  # limits: a hand-edited file may nest deep or hold huge numbers
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -118,11 +118,19 @@ def compile_target(workflow: Workflow) -> StateMachine:
     of the nearest pyproject.toml that apply to it and its prices as well as the
     workflow's own, so a command that runs or writes a workflow refuses every error
     ``check`` lists (``CompileError``; a malformed pyproject is a ``UserError``)."""
-    from stepswitch.dsl.workflow import compile_checked
+    from stepswitch.analysis import analyze
+    from stepswitch.compiler.lower import lower
+    from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
+    from stepswitch.runtime.machine import StateMachine
 
-    return compile_checked(workflow, policies=policies_from_pyproject(workflow=workflow.name),
-                           prices=prices_from_pyproject())
+    policies = policies_from_pyproject(workflow=workflow.name)
+    prices = prices_from_pyproject()
+    built = workflow.build()  # once: the analysis and the lowering share it
+    report = analyze(WorkflowGraph.from_built(built), policies=policies, prices=prices)
+    if not report.ok:
+        raise CompileError(report)
+    return StateMachine(lower(built.spec), built.bindings.objects)
 
 
 def compile_one(target: str, *, flag: str = "--workflow"
