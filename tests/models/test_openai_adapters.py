@@ -424,8 +424,11 @@ def test_malformed_bodies_are_model_behavior_errors(
     api: str, body: str, openai_server: OpenAIServer
 ) -> None:
     openai_server.add(raw_reply(body))
-    with pytest.raises(ModelBehaviorError):
+    with pytest.raises(ModelBehaviorError) as caught:
         get(adapter(api, openai_server), request())
+    # every failure names the model and its server, the parser's refusals too
+    assert str(caught.value).startswith(f"model 'gpt-test' at {openai_server.url}"), \
+        str(caught.value)
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -433,8 +436,11 @@ def test_a_stream_that_never_completes_is_a_model_behavior_error(
     api: str, openai_server: OpenAIServer
 ) -> None:
     openai_server.add(raw_reply("garbage with no events", content_type="text/event-stream"))
-    with pytest.raises(ModelBehaviorError):
+    with pytest.raises(ModelBehaviorError) as caught:
         stream(adapter(api, openai_server), request())
+    message = str(caught.value)
+    assert message.startswith(f"model 'gpt-test' at {openai_server.url}"), message
+    assert "before response.completed" not in message  # no event came at all
 
 
 @pytest.mark.parametrize("api", APIS)

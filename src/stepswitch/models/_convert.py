@@ -244,6 +244,9 @@ def map_error(
     """The stepswitch error for a failure of the ``openai`` client, naming the cause."""
     where = f"model {model!r} at {base_url}"
     if isinstance(exc, StepswitchError):
+        if type(exc) is ModelBehaviorError and not str(exc).startswith(f"model {model!r}"):
+            # a malformed body the parser refused: named like every other failure
+            return ModelBehaviorError(f"{where}: {exc}", run_data=exc.run_data)
         return exc
     if isinstance(exc, openai.AuthenticationError):
         return UserError(

@@ -93,7 +93,8 @@ class OpenAIResponsesModel(OpenAIModelBase):
                 )
             if final is None:
                 raise ModelBehaviorError(
-                    f"model {name!r}: the stream ended before response.completed"
+                    f"model {name!r} at {client.base_url} sent a stream with no events "
+                    "(the body is no server-sent event stream)"
                 )
             yield ResponseCompleted(parse_response(as_dict(final), final))
         except Exception as exc:
