@@ -164,3 +164,32 @@ def test_an_item_from_another_run_does_not_approve_this_runs_call() -> None:
     state.approve(large.interruptions[0])
     run_all(machine, state, [[assistant_message("refunded")]], ledger=ledger)
     assert ledger.ran == [("process_refund", 999)]
+
+
+def test_usage_goes_on_across_a_resume_as_the_sdk_s_does() -> None:
+    """Each scripted step reports one request: the nested run's and the caller's calls
+    before the pause and after it all count, through a saved and loaded state."""
+    machine = _nested_machine(Ledger())
+    first = machine.run_sync("refund and wire", model=ScriptedModel(_FIRST))
+    assert first.usage.requests == 2
+    state = ss.RunState.from_json(first.to_state().to_json())
+    assert state.usage == (2, 0, 0, 0)
+    for item in state.interruptions:
+        state.approve(item)
+    done = machine.run_sync(state, model=ScriptedModel(
+        [[assistant_message("wired")], [assistant_message("all done")]]))
+    assert done.final_output == "all done"
+    assert done.usage.requests == 4
+
+
+@pytest.mark.parametrize("usage", [[1, 2, 3], [1, -2, 3, 4], [1, 2.5, 3, 4], "4"])
+def test_a_saved_usage_that_is_not_four_counts_is_refused(usage: object) -> None:
+    from stepswitch.runtime.state_json import _digest
+
+    machine = _nested_machine(Ledger())
+    doc = json.loads(machine.run_sync("refund and wire", model=ScriptedModel(_FIRST))
+                     .to_state().to_json())
+    doc["body"]["usage"] = usage
+    doc["digest"] = _digest(doc["body"], None)
+    with pytest.raises(ss.StateError, match="usage"):
+        ss.RunState.from_json(json.dumps(doc))

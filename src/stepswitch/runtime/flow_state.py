@@ -23,7 +23,7 @@ from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, ModelResponse
 from stepswitch.runtime.result import RunErrorDetails, RunResult
 from stepswitch.runtime.run import Calls, Run, input_items
-from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState
+from stepswitch.runtime.state import FLOW_KEY, FanState, FlowState, RunState, usage_tuple
 
 __all__ = ["Fan", "FlowRun", "flow_run", "lifted", "run_key"]
 
@@ -162,6 +162,7 @@ class FlowRun:
             model_calls=self.calls.n,
             tool_uses=dict(self.calls.tools),
             spent_usd=self.calls.usd,
+            usage=usage_tuple(self.ctx.usage),
         )
 
     def result(self, fc: FlowCore, final: Any, *, paused: bool) -> RunResult:

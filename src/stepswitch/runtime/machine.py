@@ -151,7 +151,9 @@ class StateMachine:
             )
         if context is not None and self._context_class is not None:
             _check_context(self.ir.name, self._context_class, context)
-        ctx: RunContext[Any] = RunContext(context, Usage())
+        # a resumed run's usage goes on from the saved run's, as the SDK's does
+        ctx: RunContext[Any] = RunContext(
+            context, Usage(*input.usage) if isinstance(input, RunState) else Usage())
         if self._flow is not None:
             tracing = _lazy.tracing
             flow = _lazy.flow

@@ -44,7 +44,7 @@ from stepswitch.runtime.model import (
     OutputFunctionCall,
 )
 from stepswitch.runtime.result import GuardrailResult, RunErrorDetails, RunResult
-from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState
+from stepswitch.runtime.state import ApprovalDecision, PendingTurn, RunState, usage_tuple
 from stepswitch.runtime.steps import TurnOutcome
 
 __all__ = [
@@ -244,6 +244,7 @@ class Run:
             model_calls=self.calls.n,
             tool_uses=dict(self.calls.tools),
             spent_usd=self.calls.usd,
+            usage=usage_tuple(self.ctx.usage),
         )
 
     def _history_prefix(self) -> int:

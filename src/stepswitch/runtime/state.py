@@ -12,13 +12,14 @@ from dataclasses import field, replace
 from typing import Any, Literal
 
 from stepswitch._dataclass import dataclass
+from stepswitch.context import Usage
 from stepswitch.runtime.approvals import AlwaysKey, find_approval, open_approvals
 from stepswitch.runtime.items import RunItem, ToolApprovalItem
 from stepswitch.runtime.model import InputItem, OutputItem
 
 __all__ = [
     "ApprovalDecision", "FanState", "FlowState", "PendingAppend", "PendingTurn", "RunState",
-    "SessionPin",
+    "SessionPin", "usage_tuple",
 ]
 
 
@@ -163,6 +164,10 @@ class RunState:
     """What the whole run's reported usage had cost when it was saved, priced under
     ``RunConfig(max_cost_usd=)`` (0.0 otherwise): a resumed run goes on from it, so a
     ceiling holds across pauses."""
+    usage: tuple[int, int, int, int] = (0, 0, 0, 0)
+    """The whole run's usage when it was saved (requests, input, output and total
+    tokens; nested runs included): a resumed run's ``result.usage`` goes on from it, as
+    the SDK's does."""
     resumed: bool = False
     """A run has taken this state (``machine.run(state)``): resuming it again is refused,
     as its approved calls may have run. Kept in its JSON: ``stepswitch run --resume``
@@ -240,3 +245,7 @@ class RunState:
 
         return load_state(text, key=key)
 
+
+def usage_tuple(usage: Usage) -> tuple[int, int, int, int]:
+    """``usage`` as :attr:`RunState.usage` keeps it."""
+    return (usage.requests, usage.input_tokens, usage.output_tokens, usage.total_tokens)

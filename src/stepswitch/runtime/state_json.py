@@ -181,6 +181,8 @@ def _body(state: RunState) -> dict[str, Any]:
         body["tool_uses"] = dict(sorted(state.tool_uses.items()))
     if state.spent_usd:  # only a run priced under a cost ceiling carries the key
         body["spent_usd"] = state.spent_usd
+    if any(state.usage):  # only a run that reported usage carries the key
+        body["usage"] = list(state.usage)
     if state.resumed:  # only a state a run has taken carries the key
         body["resumed"] = True
     return body
@@ -431,6 +433,13 @@ def _state(body: Any, where: str) -> RunState:
         if isinstance(spent_usd, bool) or not 0 <= spent_usd < float("inf"):
             raise StateError(f"the saved state's {where}.spent_usd is not an amount (a "
                              "number >= 0)")
+    usage = (0, 0, 0, 0)
+    if "usage" in body:
+        raw_usage = _get(body, "usage", list, where)
+        if len(raw_usage) != 4 or any(type(n) is not int or n < 0 for n in raw_usage):
+            raise StateError(f"the saved state's {where}.usage is not four counts (requests, "
+                             "input, output and total tokens; ints >= 0)")
+        usage = (raw_usage[0], raw_usage[1], raw_usage[2], raw_usage[3])
     resumed = False
     if "resumed" in body:
         resumed = _get(body, "resumed", bool, where)
@@ -459,6 +468,7 @@ def _state(body: Any, where: str) -> RunState:
         model_calls=model_calls,
         tool_uses=tool_uses,
         spent_usd=float(spent_usd),
+        usage=usage,
         resumed=resumed,
     )
 
