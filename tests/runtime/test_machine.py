@@ -60,6 +60,53 @@ def test_streamed_result_fields_wait_for_the_stream() -> None:
     assert streamed.final_output == "x" and streamed.result().last_agent == "triage"
 
 
+def test_cancel_between_events_stops_the_run_and_keeps_it() -> None:
+    """The SDK's ``cancel()``: no further model call, the stream ends, and the run so far
+    is there to read and to resume."""
+    model = ScriptedModel(FLOW)
+    streamed = support.compile().run_streamed("refund 42", model=model)
+
+    async def until_the_lookup_ran() -> list[str]:
+        seen = []
+        async for event in streamed.stream_events():
+            if isinstance(event, RunItemStreamEvent):
+                seen.append(event.name)
+                if event.name == "tool_output":
+                    streamed.cancel()
+        return seen
+
+    assert asyncio.run(until_the_lookup_ran()) == ["tool_called", "tool_output"]
+    assert len(model.calls) == 1 and streamed.is_complete
+    assert [i.type for i in streamed.new_items] == ["tool_call_item", "tool_call_output_item"]
+    assert streamed.final_output is None and streamed.last_agent == "triage"
+    state = ss.RunState.from_json(streamed.to_state().to_json())
+    done = support.compile().run_sync(state, model=ScriptedModel(FLOW[1:]))
+    assert [i.name for i in done.interruptions] == ["process_refund"]
+    streamed.cancel()  # a second time: nothing more happens
+
+
+def test_leaving_the_stream_early_stops_the_run_and_keeps_it() -> None:
+    model = ScriptedModel(FLOW)
+    streamed = support.compile().run_streamed("refund 42", model=model)
+
+    async def leave() -> None:
+        async for event in streamed.stream_events():
+            if isinstance(event, RunItemStreamEvent) and event.name == "tool_output":
+                break
+        await asyncio.sleep(0)  # the abandoned iterator is closed by the event loop
+
+    asyncio.run(leave())
+    assert streamed.is_complete and len(model.calls) == 1
+    assert [i.type for i in streamed.new_items] == ["tool_call_item", "tool_call_output_item"]
+    assert streamed.to_state().current_agent == "triage"
+    never = support.compile().run_streamed("hi", model=ScriptedModel([]))
+    never.cancel()
+    with pytest.raises(RuntimeError, match="cancelled before it started"):
+        _ = never.new_items
+    with pytest.raises(ss.UserError, match="only 'immediate'"):
+        support.compile().run_streamed("hi", model=model).cancel(mode="after_turn")
+
+
 def test_stream_errors_are_raised_from_the_iterator() -> None:
     streamed = support.compile().run_streamed(
         "hi", model=ScriptedModel([[function_call("nope")]])

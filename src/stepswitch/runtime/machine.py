@@ -355,6 +355,11 @@ def _check_context(workflow: str, expected: type, context: object) -> None:
                         f"{type(context).__name__}; pass context={name}(...)")
 
 
+class _Cancelled(BaseException):
+    """Thrown into a streamed run's loop by ``cancel()``: a BaseException, so that no
+    handler of a tool's or a hook's errors takes it for their failure and goes on."""
+
+
 def _resumed_twice() -> StateError:
     return StateError(
         "this RunState was resumed already: a run took it, and resuming it again would run "
@@ -395,32 +400,94 @@ class RunResultStreaming:
         self._record = record  # RunConfig.record: where the finished run is written
         self._workflow = workflow
         self._result: RunResult | None = None
+        """The finished run; after :meth:`cancel`, the run so far (no final output)."""
+        self._cancelled = False
         self._started = False
         self.current_agent: str | None = None
         self.is_complete = False
 
     async def stream_events(self) -> AsyncIterator[StreamEvent]:
         """Agent changes, run items and a streaming model's raw events, as they happen.
-        Errors of the run are raised from here."""
+        Errors of the run are raised from here. After :meth:`cancel` (called between two
+        events) it ends at once."""
         if self._started:
             raise RuntimeError("stream_events() can be iterated only once")
         self._started = True
+        if self._cancelled:
+            return
         pump = _lazy.pump.Pump(
             self._loop, stream=True, timeout=self._timeout
         )
-        async for event in pump.events():
-            if type(event) is AgentUpdatedStreamEvent:
-                self.current_agent = event.new_agent
-            yield event
+        events = pump.events()
+        left = True  # the consumer stopped iterating before the run ended
+        try:
+            async for event in events:
+                if type(event) is AgentUpdatedStreamEvent:
+                    self.current_agent = event.new_agent
+                yield event
+                if self._cancelled:
+                    break
+            left = False
+        except GeneratorExit:
+            raise
+        except BaseException:
+            left = False  # the run's error: it carries the run so far
+            raise
+        finally:
+            if left:  # stopped where it is, the run so far kept
+                self.cancel()
+            await events.aclose()
+        if self._cancelled:
+            return
         self._result = pump.result
         self.is_complete = True
         if self._record is not None:
             _lazy.record.write_record(self._record, self._result, self._workflow)
 
+    def cancel(self, mode: str = "immediate") -> None:
+        """Stop the run where it is (the SDK's ``cancel(mode="immediate")``): no further
+        model call or tool runs, ``stream_events()`` ends, and the fields here give the
+        run so far (``to_state()`` a state that resumes it, as after an error). Call it
+        between two events; leaving ``stream_events()`` early does the same once the
+        iterator is closed. Cancelling a finished run does nothing."""
+        if mode != "immediate":
+            raise UserError(f"cancel(mode={mode!r}): only 'immediate' is supported")
+        if self.is_complete or self._cancelled:
+            return
+        self._cancelled = True
+        self.is_complete = True
+        if not self._started:
+            self._loop.close()  # nothing ran
+            return
+        try:
+            self._loop.throw(_Cancelled())
+            while True:  # a loop that still yields on its way out: let it finish leaving
+                self._loop.send(None)
+        except (StopIteration, GeneratorExit):
+            pass
+        except BaseException as exc:  # _Cancelled, or what the loop raised leaving
+            data = getattr(exc, "run_data", None)
+            if data is not None:
+                self._result = RunResult(
+                    input=data.input, new_items=data.new_items, final_output=None,
+                    last_agent=data.last_agent, interruptions=[],
+                    raw_responses=data.raw_responses, usage=data.usage, max_turns=None,
+                    input_guardrail_results=data.input_guardrail_results,
+                    output_guardrail_results=data.output_guardrail_results,
+                    tool_input_guardrail_results=data.tool_input_guardrail_results,
+                    tool_output_guardrail_results=data.tool_output_guardrail_results,
+                    _state=data._state,
+                )
+        finally:
+            self._loop.close()
+
     def _done(self) -> RunResult:
-        if self._result is None:
-            raise RuntimeError("the streamed run has not finished: consume stream_events() first")
-        return self._result
+        if self._result is not None:
+            return self._result
+        if self._cancelled:
+            raise RuntimeError("the streamed run was cancelled before it started: nothing ran")
+        raise RuntimeError("the streamed run has not finished: consume stream_events() to "
+                           "its end, or cancel() it to keep the run so far")
 
     @property
     def final_output(self) -> Any:

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence, Sized
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Sequence,
+    Sized,
+)
 from typing import Any
 
 from stepswitch.errors import ModelBehaviorError, RunTimeoutError, ToolTimeoutError
@@ -86,7 +94,7 @@ class Pump:
             and asyncio.get_running_loop().time() >= self.deadline
         )
 
-    async def events(self) -> AsyncIterator[StreamEvent]:
+    async def events(self) -> AsyncGenerator[StreamEvent, None]:
         relay = Relay(self.loop)
         step = relay.step
         stream = self.stream
