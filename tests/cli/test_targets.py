@@ -78,6 +78,10 @@ def write(tmp_path: Path, name: str, body: str) -> Path:
         ("graphs/support.py:lookup_order", "is a FunctionTool, not a Workflow"),
         ("no_such_pkg.mod:wf", "no module named 'no_such_pkg.mod'"),
         ("graphs/support.py:support:extra", "a TARGET names one workflow at most"),
+        # an existing file that is not Python: named as such, not as a missing module
+        ("examples/support_script.json", "examples/support_script.json is not a Python "
+         "file (a saved run or a recording is read by `stepswitch trail FILE`"),
+        ("README.md:x", "README.md is not a Python file; a TARGET is FILE.py[:NAME]"),
     ],
 )
 def test_bad_targets_exit_2_with_one_line(

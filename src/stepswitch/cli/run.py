@@ -310,7 +310,7 @@ async def _drive(
             raise KeyboardInterrupt from None  # run() says so and exits 130
         out.flush_held()
         out.end_text()
-        total.add(streamed.usage)
+        total = streamed.usage  # the whole run's: a resume goes on from the saved usage
         unrecorded = False  # the record could not be written: said, and exit 2 at the end
         if getattr(args, "record", None) and not streamed.interruptions:  # for replay
             from stepswitch.review.replay import write_record

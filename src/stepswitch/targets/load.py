@@ -192,6 +192,9 @@ def _load_one(
             if skipped is not None:
                 skipped.extend(passed)
             return results
+        if path.suffix != ".py":
+            raise TargetError(f"{target}: {path_part} is not a Python file{_read_by(path)}; "
+                              "a TARGET is FILE.py[:NAME], a folder, or package.module[:NAME]")
         module = import_file(path, runner=runner)
         label = display_path(path)
     else:
@@ -220,6 +223,17 @@ def _load_one(
     if inspect.isfunction(obj) or inspect.ismethod(obj):
         return _from_function(target, obj, module, name, label)
     raise TargetError(f"{target}: {name!r} is {a_type(obj)}, not a Workflow")
+
+
+def _read_by(path: Path) -> str:
+    """Which command reads a file of stepswitch's own that was given as a TARGET."""
+    if path.suffix == ".json":
+        return (" (a saved run or a recording is read by `stepswitch trail FILE` and "
+                "`stepswitch replay FILE --workflow TARGET`; a script by `run --model "
+                "scripted:FILE`)")
+    if path.suffix in (".jsonl", ".ndjson"):
+        return " (a trace file is read by `stepswitch trace FILE`)"
+    return ""
 
 
 def _package_marker(file: Path) -> bool:
