@@ -109,6 +109,32 @@ def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
     assert "agents.extensions.handoff_filters:remove_all_tools" in line
 
 
+def test_a_plain_function_listed_as_a_guardrail_is_located_and_spares_the_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The SDK takes it and fails once a run reaches the agent; check named nothing and
+    printed a traceback, and a folder check lost every other file's findings."""
+    (tmp_path / "plain_guard_app.py").write_text(textwrap.dedent('''
+        from agents import Agent, GuardrailFunctionOutput
+
+        def not_a_guardrail(ctx, agent, text):
+            return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+        entry = Agent(name="entry", instructions="start", input_guardrails=[not_a_guardrail])
+    '''))
+    (tmp_path / "fine_sdk_app.py").write_text(
+        "from agents import Agent\nfine = Agent(name='fine', instructions='ok')\n")
+    code, _, err = run_main(["check", "--no-cache", str(tmp_path / "plain_guard_app.py")],
+                            capsys)
+    assert code == 2
+    assert (f"agent 'entry' at {tmp_path}/plain_guard_app.py:7: input_guardrails[0] is a "
+            "plain function 'not_a_guardrail', not a guardrail: decorate it with "
+            "@input_guardrail") in err, err
+    code, out, err = run_main(["check", "--no-cache", str(tmp_path)], capsys)
+    assert code == 2 and "fine_sdk_app.py:fine: 0 errors" in out, out
+    assert "not_a_guardrail" in err
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

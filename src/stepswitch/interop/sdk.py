@@ -588,8 +588,10 @@ class _Reader:
                         made_handoff.site)
         agent.tools = tools
         agent.handoffs = handoffs
-        agent.input_guardrails = [self._guardrail(g) for g in sdk.input_guardrails]
-        agent.output_guardrails = [self._guardrail(g) for g in sdk.output_guardrails]
+        agent.input_guardrails = [self._guardrail(sdk, "input_guardrails", i, g)
+                                  for i, g in enumerate(sdk.input_guardrails)]
+        agent.output_guardrails = [self._guardrail(sdk, "output_guardrails", i, g)
+                                   for i, g in enumerate(sdk.output_guardrails)]
 
     def _tool(self, sdk_tool: Any, site: Site) -> FunctionTool:
         cached = self.tools.get(id(sdk_tool))
@@ -644,7 +646,14 @@ class _Reader:
             is_enabled=private.handoff_gate(h),
         )
 
-    def _guardrail(self, g: Any) -> Any:
+    def _guardrail(self, sdk: Any, field_name: str, index: int, g: Any) -> Any:
+        if not hasattr(g, "guardrail_function"):
+            # the SDK takes it too, and fails on it once a run reaches the agent
+            what = (f"function {getattr(g, '__name__', '?')!r}" if callable(g)
+                    else f"{type(g).__name__} {_short(g)}")
+            deco = "@input_guardrail" if field_name == "input_guardrails" else "@output_guardrail"
+            raise self._error(sdk, f"{field_name}[{index}] is a plain {what}, not a guardrail: "
+                                   f"decorate it with {deco} (the SDK fails on it at run time)")
         return converted(g)
 
     def _output_type(self, sdk: Any) -> Any:
