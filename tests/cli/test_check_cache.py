@@ -297,3 +297,29 @@ def test_the_key_covers_stepswitch_itself(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_format_names_match_the_formatters() -> None:
     assert tuple(sorted(FORMATS)) == FORMAT_NAMES
+
+
+SPAWNS = '''
+import pathlib
+import subprocess
+import sys
+import stepswitch as ss
+
+pathlib.Path("imports.log").open("a").write("imported\\n")
+# as an MCP server over stdio is started: its errors go to the check's own stderr
+subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('server up\\\\n')"],
+               stderr=sys.stderr, check=True)
+agent = ss.Agent(name="support", instructions="Help.")
+workflow = ss.Workflow("support", entry=agent, agents=[agent])
+'''
+
+
+def test_a_check_that_starts_a_process_runs_and_is_not_kept(tmp_path: Path) -> None:
+    """What a process the check started reads, the cache cannot see; and it needs the
+    real stderr's file descriptor (the cache's copy of stderr had none: it failed)."""
+    (tmp_path / "app.py").write_text(SPAWNS)
+    for n in (1, 2):
+        rc, out, err = _check(tmp_path, "app.py")
+        assert rc == 0 and "passed" in out, err
+        assert "server up" in err
+        assert _imports(tmp_path) == n  # checked anew each time

@@ -67,8 +67,18 @@ _listed: set[str] | None = None  # and the folders listed
 _hooked = False
 
 
+_SPAWNS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.spawn", "os.system",
+                     "os.exec", "os.fork"})
+"""Audit events of a process started: what it reads, the cache cannot see."""
+_spawned = False
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    global _spawned
     if _opened is None:
+        return
+    if event in _SPAWNS:
+        _spawned = True  # an MCP server started over stdio, say: the answer is not kept
         return
     if event in ("os.listdir", "os.scandir"):
         if _listed is not None and args and isinstance(args[0], str | bytes):
@@ -98,7 +108,8 @@ class _Recording:
         self.listed: set[str] = set()
 
     def __enter__(self) -> _Recording:
-        global _opened, _listed, _hooked
+        global _opened, _listed, _hooked, _spawned
+        _spawned = False
         if not _hooked:  # an audit hook cannot be removed: one per process, idle between
             sys.addaudithook(_audit)
             _hooked = True
@@ -164,7 +175,9 @@ def cached_check(
     with _Recording() as recorded, contextlib.redirect_stdout(_Tee(sys.stdout, out)), \
             contextlib.redirect_stderr(_Tee(sys.stderr, err)):
         rc = run()
-    if rc == 2:
+    if rc == 2 or _spawned:
+        # a usage or import error is not kept; nor is an answer that depended on a
+        # process the check started (an MCP server's files are not seen by the audit)
         return rc
     files = _module_files(set(sys.modules) - before) | {
         p for p in recorded.seen if not p.endswith((".pyc", ".pyo"))
@@ -197,6 +210,11 @@ class _Tee(io.TextIOBase):
 
     def isatty(self) -> bool:
         return bool(self._real.isatty())
+
+    def fileno(self) -> int:
+        # a process the check starts (an MCP server over stdio) writes to the real
+        # stream: the check that started one is not kept (see _audit)
+        return int(self._real.fileno())
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
