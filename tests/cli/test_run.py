@@ -792,3 +792,26 @@ def test_a_workflow_with_errors_is_refused_as_compile_refuses_it(
                              f"scripted:{script}"], capsys)
     assert code == 1 and "SW103" in err and "Traceback" not in err, err
     assert main(["compile", f"{app}:w", "-o", str(tmp_path / "r.py")]) == 1
+
+
+def test_a_tool_value_as_the_final_output_is_printed_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stop_on_first_tool`` makes a tool's dict the final output: stdout is JSON, as
+    for a structured output, not a Python repr."""
+    (tmp_path / "saver_app.py").write_text(
+        "import stepswitch as ss\n\n"
+        "@ss.function_tool\n"
+        "def save(title: str) -> dict[str, object]:\n"
+        "    '''Save a report.'''\n"
+        "    return {'saved': True, 'title': title, 'note': 'café'}\n\n"
+        "agent = ss.Agent('writer', tools=[save], tool_use_behavior='stop_on_first_tool')\n"
+        "wf = ss.Workflow('saver', entry=agent)\n")
+    (tmp_path / "script.json").write_text(json.dumps(
+        [{"output": [{"type": "function_call", "name": "save", "arguments": {"title": "T"}}]}]))
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(["run", "saver_app.py:wf", "--input", "go", "--model",
+                               "scripted:script.json"], capsys)
+    assert code == 0, err
+    assert json.loads(out) == {"saved": True, "title": "T", "note": "café"}
+    assert '"note": "café"' in out

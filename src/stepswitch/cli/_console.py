@@ -43,6 +43,14 @@ def print_output(value: Any) -> None:
     # the model's text: a terminal escape in it is shown, never obeyed
     if isinstance(value, BaseModel):
         print(visible(value.model_dump_json(indent=2), keep=TEXT))
+    elif isinstance(value, dict | list):  # a tool's value as the final output, say
+        import json
+
+        try:
+            text = json.dumps(value, indent=2, ensure_ascii=False)
+        except (TypeError, ValueError):  # no JSON form: its Python form, as before
+            text = str(value)
+        print(visible(text, keep=TEXT))
     elif value is not None:
         print(visible(str(value), keep=TEXT))
 

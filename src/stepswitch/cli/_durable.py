@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shlex
 import sys
 import uuid
@@ -199,10 +198,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
         elif not result.cancelled():
             result.exception()  # seen: a run that failed meanwhile is no stray traceback
     out.line(f"done: last agent {output.last_agent}, {output.usage[0]} model call(s)")
-    if isinstance(output.final_output, dict | list):
-        print(json.dumps(output.final_output, indent=2))
-    else:
-        print_output(output.final_output)
+    print_output(output.final_output)
     return 0
 
 
