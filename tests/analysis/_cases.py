@@ -460,15 +460,20 @@ CASES: dict[str, tuple[Build, Build]] = {
 }
 
 
+def _sdk_only_messages(data: Any) -> Any:
+    """An input filter written for the SDK's items (its ``HandoffInputData``)."""
+    return data.clone(pre_handoff_items=())
+
+
 def _sdk_filtered(*, sdk_filter: bool) -> ss.Workflow:
-    """An SDK handoff with the SDK's own input filter (SW603), or with none."""
+    """An SDK handoff with an input filter written for the SDK's items (SW603), or with
+    none. (The SDK's own ``remove_all_tools`` is read as stepswitch's: no SW603.)"""
     import agents
-    from agents.extensions import handoff_filters
 
     from stepswitch.interop.sdk import from_sdk
 
     billing = agents.Agent(name="billing")
-    flt = handoff_filters.remove_all_tools if sdk_filter else None
+    flt = _sdk_only_messages if sdk_filter else None
     return from_sdk(agents.Agent(name="front", handoffs=[
         agents.handoff(billing, input_filter=flt)]))
 

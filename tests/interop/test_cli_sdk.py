@@ -95,18 +95,60 @@ def test_an_sdk_input_filter_is_a_warning_at_the_handoff(
 ) -> None:
     (tmp_path / "filtered_sdk_app.py").write_text(textwrap.dedent('''
         from agents import Agent, handoff
-        from agents.extensions import handoff_filters
+        def only_messages(data):
+            return data.clone(pre_handoff_items=())
         billing = Agent(name="billing", instructions="Bill.")
         front = Agent(name="front", instructions="Front.", handoffs=[
-            handoff(billing, input_filter=handoff_filters.remove_all_tools)])
+            handoff(billing, input_filter=only_messages)])
     '''))
     code, out, _ = run_main(["check", str(tmp_path / "filtered_sdk_app.py")], capsys)
     assert code == 0  # a warning: the workflow checks and draws; the handoff cannot run
     lines = [x for x in out.splitlines() if ": SW603 [" in x]
     assert len(lines) == 1, out
     line = lines[0]
-    assert line.startswith(f"{tmp_path}/filtered_sdk_app.py:5:1: SW603 [warning]"), line
-    assert "agents.extensions.handoff_filters:remove_all_tools" in line
+    assert line.startswith(f"{tmp_path}/filtered_sdk_app.py:6:1: SW603 [warning]"), line
+    assert "filtered_sdk_app:only_messages" in line
+
+
+def test_the_sdk_s_own_remove_all_tools_filter_runs_as_stepswitch_s(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The SDK's most common filter is read as stepswitch's own: no SW603, and the agent
+    handed to sees the messages only (a run that took the handoff failed)."""
+    import json
+
+    (tmp_path / "no_tools_sdk_app.py").write_text(textwrap.dedent('''
+        from agents import Agent, function_tool, handoff
+        from agents.extensions import handoff_filters
+
+        @function_tool
+        def lookup(order_id: int) -> str:
+            """Look an order up."""
+            return "shipped"
+
+        billing = Agent(name="billing", instructions="Bill.")
+        front = Agent(name="front", instructions="Front.", tools=[lookup], handoffs=[
+            handoff(billing, input_filter=handoff_filters.remove_all_tools)])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", str(tmp_path / "no_tools_sdk_app.py")],
+                            capsys)
+    assert code == 0 and "SW603" not in out, out
+    from stepswitch.interop.sdk import from_sdk
+    from stepswitch.targets.load import import_file
+    from stepswitch.testing import ScriptedModel, assistant_message, function_call
+
+    module = import_file(tmp_path / "no_tools_sdk_app.py")
+    machine = from_sdk(module.front).compile()
+    model = ScriptedModel([
+        [assistant_message("Let me look."), function_call("lookup", {"order_id": 1})],
+        [function_call("transfer_to_billing", {})],
+        [assistant_message("Billing here.")],
+    ])
+    done = machine.run_sync("where is order 1?", model=model)
+    assert done.final_output == "Billing here." and done.last_agent == "billing"
+    seen = [getattr(i, "type", "") for i in model.calls[2].input]
+    assert seen == ["user_input_item", "message_output_item"], seen
+    assert json.dumps([i.type for i in done.new_items]).count("tool_call_item") == 1
 
 
 def test_a_plain_function_listed_as_a_guardrail_is_located_and_spares_the_folder(

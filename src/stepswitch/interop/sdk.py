@@ -248,6 +248,14 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
     if kind == "tool_use":
         result = tool_use_function(sdk_obj)
     elif kind == "input_filter":
+        ours = _OWN_FILTERS.get((getattr(sdk_obj, "__module__", ""),
+                                 getattr(sdk_obj, "__qualname__", "")))
+        if ours is not None:  # one stepswitch runs as it is: kept under its own name
+            from stepswitch.runtime import handoffs
+
+            result = getattr(handoffs, ours)
+            _CONVERTED[key] = (sdk_obj, result)
+            return result
         result = sdk_filter(sdk_obj)
     elif type(sdk_obj).__name__ in ("ToolInputGuardrail", "ToolOutputGuardrail"):
         tool_cls = (ToolOutputGuardrail if type(sdk_obj).__name__ == "ToolOutputGuardrail"
@@ -274,6 +282,12 @@ def converted(sdk_obj: Any, kind: str = "", site: Site | None = None) -> Any:
         result.__module__, result.__qualname__ = path
     _CONVERTED[key] = (sdk_obj, result)
     return result
+
+
+_OWN_FILTERS = {
+    ("agents.extensions.handoff_filters", "remove_all_tools"): "remove_all_tools",
+}
+"""The SDK's own input filters stepswitch has for its items, by module and name."""
 
 
 def _short(obj: object) -> str:

@@ -33,7 +33,7 @@ from stepswitch.runtime.tools import (
     parse_typed,
 )
 
-__all__ = ["HandoffInputData", "spent_handoffs", "take_handoffs"]
+__all__ = ["HandoffInputData", "remove_all_tools", "spent_handoffs", "take_handoffs"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,45 @@ class HandoffInputData:
     pre_handoff_items: tuple[RunItem, ...]
     new_items: tuple[RunItem, ...]
     run_context: RunContext[Any] | None = None
+
+
+_TOOL_ITEMS = frozenset({"tool_call_item", "tool_call_output_item", "handoff_call_item",
+                         "handoff_output_item", "tool_approval_item"})
+_TOOL_RESPONSES_ITEMS = frozenset({
+    "reasoning", "function_call", "function_call_output", "computer_call",
+    "computer_call_output", "file_search_call", "web_search_call", "mcp_call",
+    "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
+    "code_interpreter_call", "image_generation_call", "local_shell_call",
+    "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
+    "apply_patch_call_output", "custom_tool_call", "custom_tool_call_output",
+    "tool_search_call", "tool_search_output",
+})
+
+
+def _no_tools(items: tuple[Any, ...]) -> tuple[Any, ...]:
+    kept = []
+    for item in items:
+        kind = item.type
+        if kind in _TOOL_ITEMS:
+            continue
+        if kind == "responses_item" and item.item.get("type") in _TOOL_RESPONSES_ITEMS:
+            continue
+        kept.append(item)
+    return tuple(kept)
+
+
+def remove_all_tools(data: HandoffInputData) -> HandoffInputData:
+    """An input filter that leaves out every tool item (function calls and outputs,
+    handoff calls and outputs, approval requests, hosted tools' and reasoning items):
+    the next agent sees the conversation's messages only. The Agents SDK's
+    ``handoff_filters.remove_all_tools`` for stepswitch's items; ``from_sdk`` reads that
+    filter as this one."""
+    return HandoffInputData(
+        input_history=_no_tools(data.input_history),
+        pre_handoff_items=_no_tools(data.pre_handoff_items),
+        new_items=_no_tools(data.new_items),
+        run_context=data.run_context,
+    )
 
 
 _NO_HIDDEN: frozenset[str] = frozenset()
