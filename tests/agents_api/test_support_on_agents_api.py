@@ -107,11 +107,12 @@ def test_support_pauses_for_approval_then_resumes_from_saved_state(
 
     assert second.final_output == "Refunded order 42."
     assert second.last_agent == "refund"
-    # each turn reports what the session's usage grew by, before and after the pause
+    # each turn reports what the session's usage grew by, before and after the pause; the
+    # resumed run's usage goes on from the saved state's, as the SDK's does
     assert (first.usage.requests, first.usage.input_tokens, first.usage.output_tokens) == (
         3, 50 + 70 + 90, 5 + 9 + 7)
     assert (second.usage.requests, second.usage.input_tokens, second.usage.output_tokens) == (
-        1, 120, 8)
+        3 + 1, 50 + 70 + 90 + 120, 5 + 9 + 7 + 8)
     server.assert_complete()
     # every write-back answers a required action with the same pair, once, with a key
     results = posted(server, "agent.session.input.tool_result")

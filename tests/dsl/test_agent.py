@@ -69,6 +69,20 @@ def test_on_handoff_arity_is_checked() -> None:
         ss.handoff("x", on_handoff=lambda a, b: None)
 
 
+def test_an_instructions_function_must_take_ctx_and_agent() -> None:
+    """It is called as fn(ctx, agent): a function of one parameter failed as a TypeError
+    only when the agent's turn came."""
+    def one(ctx: object) -> str:
+        return "x"
+
+    with pytest.raises(ss.UserError, match=r"Agent\('a'\) at .*test_agent.py:\d+: instructions: "
+                       r"the function must take \(ctx, agent\), it takes 1 parameter"):
+        ss.Agent(name="a", instructions=one)
+    ss.Agent(name="a", instructions=lambda ctx, agent: "x")
+    ss.Agent(name="a", instructions=lambda *args: "x")
+    ss.Agent(name="a", instructions=lambda ctx, agent, extra=1: "x")
+
+
 def test_model_must_be_a_name_or_model() -> None:
     with pytest.raises(ss.UserError, match="model: expected a model name or a model object"):
         ss.Agent(name="a", model=12)

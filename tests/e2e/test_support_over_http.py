@@ -152,7 +152,9 @@ def test_support_flow_pauses_then_resumes_from_saved_state(
     r3 = openai_server.model_requests(api)[3]
     assert outputs_sent(r3)["call_2_0"] == "refunded order 42 (damaged)"
     assert calls_sent(r3)["call_2_0"] == "process_refund"
-    assert (done.usage.requests, done.usage.input_tokens, done.usage.total_tokens) == (1, 120, 128)
+    # the whole run's usage (the saved state keeps it): the first three calls reported
+    # none but their requests, the last one 120 in, 8 out
+    assert (done.usage.requests, done.usage.input_tokens, done.usage.total_tokens) == (4, 120, 128)
     openai_server.assert_complete()
 
 

@@ -177,6 +177,28 @@ def test_a_plain_function_listed_as_a_guardrail_is_located_and_spares_the_folder
     assert "not_a_guardrail" in err
 
 
+@pytest.mark.parametrize(("name", "body", "said"), [
+    ("instructions", "def hello(ctx):\n    return 'hi'\n\n"
+     "a = Agent(name='a', instructions=hello)\n",
+     "agent 'a' at {file}:5: instructions: the function must take (ctx, agent), it takes 1"),
+    ("is_enabled", "def sometimes(ctx, agent, extra):\n    return True\n\n"
+     "@function_tool(is_enabled=sometimes)\n"
+     "def note(text: str) -> str:\n    \"\"\"Take a note.\"\"\"\n    return 'ok'\n\n"
+     "a = Agent(name='a', instructions='x', tools=[note])\n",
+     "tool 'note': is_enabled: the function must take (ctx, agent), it takes 3"),
+])
+def test_an_sdk_function_the_sdk_cannot_call_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, body: str, said: str
+) -> None:
+    """The SDK calls instructions and is_enabled as fn(ctx, agent) and fails on any other
+    shape once the agent's turn comes; check said nothing."""
+    app = tmp_path / f"arity_{name}_sdk_app.py"  # a module name of its own here
+    app.write_text("from agents import Agent, function_tool\n" + body)
+    code, _, err = run_main(["check", "--no-cache", str(app)], capsys)
+    assert code == 2
+    assert said.format(file=app) in err, err
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

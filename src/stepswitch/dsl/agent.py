@@ -26,7 +26,7 @@ from stepswitch.dsl._validate import (
 )
 from stepswitch.dsl.guardrails import InputGuardrail, OutputGuardrail
 from stepswitch.dsl.hosted import HostedTool
-from stepswitch.dsl.tools import FunctionTool, check_is_enabled
+from stepswitch.dsl.tools import FunctionTool, check_is_enabled, ctx_agent_misfit
 from stepswitch.errors import UserError
 from stepswitch.lifecycle import check_hooks
 
@@ -691,6 +691,9 @@ def _check_agent(
             f"{what} at {site}: model: expected a model name or a model object, "
             f"got {type(model).__name__} {model!r}"
         )
+    if callable(instructions) and (takes := ctx_agent_misfit(instructions)) is not None:
+        raise UserError(f"{what} at {site}: instructions: the function must take (ctx, "
+                        f"agent), it takes {takes} parameter(s)")
 
 
 _HANDOFF_KINDS = (Agent, Handoff, str)

@@ -24,6 +24,7 @@ __all__ = [
     "FunctionTool",
     "check_is_enabled",
     "context_param_type",
+    "ctx_agent_misfit",
     "function_tool",
     "tool_namespace",
 ]
@@ -331,19 +332,31 @@ def check_is_enabled(value: Any, what: str, site: Site) -> None:
             f"{what} at {site}: is_enabled: expected True, False or a function (ctx, agent) "
             f"-> bool, got {type(value).__name__} {value!r}"
         )
-    try:
-        params = list(inspect.signature(value).parameters.values())
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = [p for p in positional if p.default is p.empty]
-    if len(required) > 2 or len(positional) < 2:
+    takes = ctx_agent_misfit(value)
+    if takes is not None:
         raise UserError(
             f"{what} at {site}: is_enabled: the function must take (ctx, agent), it takes "
-            f"{len(required) if len(required) > 2 else len(positional)} parameter(s)"
+            f"{takes} parameter(s)"
         )
+
+
+def ctx_agent_misfit(fn: Callable[..., Any]) -> int | None:
+    """How many parameters ``fn`` takes when it cannot be called as ``fn(ctx, agent)``
+    (as instructions and ``is_enabled`` functions are); None when it can, or when its
+    signature cannot be read."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) > 2:
+        return len(required)
+    if len(positional) < 2:
+        return len(positional)
+    return None
 
 
 def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:

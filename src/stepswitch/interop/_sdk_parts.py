@@ -25,7 +25,7 @@ from stepswitch.dsl.hosted import (
     WebSearchTool,
 )
 from stepswitch.dsl.notes import NotCarried
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type
+from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, ctx_agent_misfit
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.schema import strictify
@@ -66,6 +66,16 @@ def fields_of(obj: Any) -> dict[str, Any]:
 
 def instructions_of(value: Any) -> Any:
     return value if value is None or isinstance(value, str) or callable(value) else str(value)
+
+
+def _gate(sdk_tool: Any) -> Any:
+    """A tool's ``is_enabled``; a function the SDK could not call as ``fn(ctx, agent)``
+    is a ``UserError`` now, not a failed run once the agent's turn comes."""
+    gate = getattr(sdk_tool, "is_enabled", True)
+    if callable(gate) and (takes := ctx_agent_misfit(gate)) is not None:
+        raise UserError(f"tool {sdk_tool.name!r}: is_enabled: the function must take (ctx, "
+                        f"agent), it takes {takes} parameter(s)")
+    return gate
 
 
 def settings_of(sdk_settings: Any) -> ModelSettings | None:
@@ -116,7 +126,7 @@ def function_tool(sdk_tool: Any) -> FunctionTool:
         failure_error_function=_DEFAULT if uses_default else custom,
         site=function_site(fn),
         timeout=float(timeout) if isinstance(timeout, int | float) and timeout > 0 else None,
-        is_enabled=getattr(sdk_tool, "is_enabled", True),
+        is_enabled=_gate(sdk_tool),
     )
     made.defer_loading = bool(sdk_tool.defer_loading)
     namespace = private.tool_namespace(sdk_tool)

@@ -35,7 +35,7 @@ from stepswitch.dsl.hosted import (
 )
 from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
-from stepswitch.dsl.tools import FunctionTool
+from stepswitch.dsl.tools import FunctionTool, ctx_agent_misfit
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
@@ -491,6 +491,11 @@ class _Reader:
         agent = copy.copy(self.template)
         agent.name = name
         agent.instructions = instructions_of(sdk.instructions)
+        if callable(agent.instructions):
+            takes = ctx_agent_misfit(agent.instructions)
+            if takes is not None:  # the SDK fails on it when the agent's turn comes
+                raise self._error(sdk, f"instructions: the function must take (ctx, agent), "
+                                       f"it takes {takes} parameter(s)")
         agent.output_type = self._output_type(sdk)
         agent.model = sdk.model if isinstance(sdk.model, str) else None
         agent.model_settings = self._settings(sdk.model_settings)
