@@ -199,6 +199,33 @@ def test_an_sdk_function_the_sdk_cannot_call_is_located(
     assert said.format(file=app) in err, err
 
 
+def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """As for the DSL's tools: the SDK drops that description from the schema too."""
+    app = tmp_path / "doc_typo_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, function_tool
+
+        @function_tool
+        def transfer(account: str, amount: int) -> str:
+            """Move money.
+
+            Args:
+                acct: the account to pay into
+                amount: how much
+            """
+            return "ok"
+
+        entry = Agent(name="entry", instructions="x", tools=[transfer])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
+    assert code == 0
+    [line] = [x for x in out.splitlines() if "SW305" in x]
+    assert line.startswith(f"{app}:4:1: SW305 [warning]"), line
+    assert "describes parameter 'acct'" in line and "did you mean 'account'?" in line
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

@@ -25,6 +25,7 @@ __all__ = [
     "check_is_enabled",
     "context_param_type",
     "ctx_agent_misfit",
+    "described_not_taken",
     "function_tool",
     "tool_namespace",
 ]
@@ -377,6 +378,12 @@ def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:
                 f"got {type(guard).__name__} {guard!r}"
             )
     return list(value)
+
+
+def described_not_taken(fn: Any) -> tuple[str, ...]:
+    """The parameters ``fn``'s docstring describes (``Args:``) that it does not take (a
+    tool read from another framework, whose schema that framework made)."""
+    return _unknown_doc_params(fn, parse_docstring(inspect.getdoc(fn) or ""))
 
 
 def _unknown_doc_params(fn: Any, doc: docstring_parser.Docstring) -> tuple[str, ...]:

@@ -25,7 +25,13 @@ from stepswitch.dsl.hosted import (
     WebSearchTool,
 )
 from stepswitch.dsl.notes import NotCarried
-from stepswitch.dsl.tools import _DEFAULT, FunctionTool, context_param_type, ctx_agent_misfit
+from stepswitch.dsl.tools import (
+    _DEFAULT,
+    FunctionTool,
+    context_param_type,
+    ctx_agent_misfit,
+    described_not_taken,
+)
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
 from stepswitch.schema import strictify
@@ -129,6 +135,7 @@ def function_tool(sdk_tool: Any) -> FunctionTool:
         is_enabled=_gate(sdk_tool),
     )
     made.defer_loading = bool(sdk_tool.defer_loading)
+    made.unknown_doc_params = described_not_taken(fn)  # SW305, as for the DSL's tools
     namespace = private.tool_namespace(sdk_tool)
     if namespace is not None:
         made.namespace, made.namespace_description = namespace
