@@ -108,7 +108,8 @@ def not_importable(ctx: Ctx) -> Iterator[Diagnostic]:
 def _why(ref: Ref) -> str:
     module, _, qualname = ref.path.partition(":")
     if module.startswith("<"):
-        return "has no import path (a generic alias, or an object without a module-level name)"
+        return ("has no import path (an object made where it is passed, such as "
+                "hooks=AuditHooks(), or a generic alias such as list[int])")
     if qualname.startswith("<mcp "):
         return "is a tool of an MCP server that no module-level name holds"
     if "#" in qualname:
@@ -125,7 +126,9 @@ def _help(ref: Ref) -> str:
         return ("assign the server to a module-level name (files = ss.MCPServerStdio(...)); "
                 "a generated runner imports its tools as module:files.tools.NAME")
     if ref.path.startswith("<"):
-        return "declare a named type or function at module level and use it instead"
+        return ("assign the object to a module-level name (audit = AuditHooks()) and pass "
+                "that, or declare a named type at module level; only `stepswitch compile` "
+                "needs it")
     if ref.path.startswith("__main__:"):
         return "move it into a module the runner can import"
     return "define it with def or class at module level, under its own name"
