@@ -136,6 +136,7 @@ def test_unknown_fail_on_category_is_a_usage_error(
                            capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "unknown category 'saftey'" in err
+    assert err.rstrip().endswith(", or all")  # the word that takes every category
 
 
 def test_identical_versions_have_no_changes(

@@ -46,7 +46,8 @@ def parse_categories(text: str) -> list[Category]:
     bad = [c for c in wanted if c not in CATEGORIES]
     if bad:
         raise TargetError(f"--fail-on: unknown categor{'y' if len(bad) == 1 else 'ies'} "
-                          f"{', '.join(map(repr, bad))}; choose from {', '.join(CATEGORIES)}")
+                          f"{', '.join(map(repr, bad))}; choose from "
+                          f"{', '.join(CATEGORIES)}, or all")
     return [c for c in CATEGORIES if c in wanted]
 
 
