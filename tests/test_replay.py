@@ -661,3 +661,24 @@ def test_a_paused_state_replays_clean_on_its_unchanged_workflow() -> None:
            if not (i.get("type") == "function_call_output" and i.get("call_id") == refund_call)]
     found = replay(json.dumps(cut), ungated)
     assert found is not None and found.code == "RP113" and ran == [], found
+
+
+def test_an_output_type_that_rejects_the_recorded_output_is_one_line_per_field() -> None:
+    """RP107 carries pydantic's report as one line: each field with what is wrong."""
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        amount: int
+        reason: str
+
+    recorded_run = build().run_sync("x", model=ScriptedModel([
+        [function_call("lookup_order", {"order_id": 42})],
+        [function_call("transfer_to_refund", {})],
+        [assistant_message(json.dumps({"amount": "lots"}))],
+    ]))
+    found = replay(recorded_run.to_state(), build(output_type=Verdict))
+    assert found is not None and found.code == "RP107"
+    assert "\n" not in found.message and "errors.pydantic.dev" not in found.message
+    assert "2 validation errors for Verdict; amount: Input should be a valid integer" in \
+        found.message
+    assert "; reason: Field required" in found.message

@@ -397,7 +397,7 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         except ModelBehaviorError as exc:
             text = str(exc)
             code = "RP107" if "parsing model output" in text else "RP111"
-            return _at(player, code, text)
+            return _at(player, code, _one_line(text))
         except Exception as exc:
             return _at(player, "RP111", f"{type(exc).__name__}: {exc}")
         if result.interruptions and not _paused_as_recorded(result.interruptions, rec):
@@ -425,6 +425,21 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         history = list(result.to_input_list())
         agent = result.last_agent
     return None
+
+
+def _one_line(text: str) -> str:
+    """A validation error's lines as one (a divergence is one line of a report): the
+    field and what is wrong with it, without pydantic's links to its documentation."""
+    pieces: list[str] = []
+    for row in text.splitlines():
+        bare = row.strip()
+        if not bare or bare.startswith("For further information"):
+            continue
+        if row[:1].isspace() and pieces:  # what is wrong with the field above it
+            pieces[-1] += f": {bare}"
+        else:
+            pieces.append(bare)
+    return "; ".join(pieces)
 
 
 def _paused_as_recorded(waiting: Sequence[Any], rec: Recording) -> bool:
