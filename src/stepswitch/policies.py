@@ -359,16 +359,24 @@ def _setting_line(text: str, key: str) -> str:
 
 def _key_line(text: str, key: str) -> str:
     """``:LINE`` of the first line that sets ``key`` (bare or quoted) after the
-    ``[tool.stepswitch.prices]`` header; empty when it cannot be found."""
+    ``[tool.stepswitch.prices]`` header, or in an inline ``prices = {...}`` of
+    ``[tool.stepswitch]`` (that line itself when the key is not on a line of its own);
+    empty when it cannot be found."""
     rows = text.splitlines()
-    seen = False
+    seen, inline, section = False, 0, False
     for number, row in enumerate(rows, 1):
         bare = row.strip()
-        if bare.replace(" ", "") == "[tool.stepswitch.prices]":
-            seen = True
-        elif seen and any(bare.startswith(f"{q}{key}{q}") for q in ('"', "'", "")):
+        squeezed = bare.replace(" ", "")
+        if squeezed.startswith("["):
+            seen = squeezed == "[tool.stepswitch.prices]"
+            section = squeezed == "[tool.stepswitch]"
+            continue
+        if section and not inline and squeezed.startswith("prices="):
+            inline = number
+        quoted = any(q + key + q in row for q in ('"', "'"))
+        if (seen and (quoted or bare.startswith(key))) or (inline and quoted):
             return f":{number}"
-    return ""
+    return f":{inline}" if inline else ""
 
 
 def prices_from_pyproject(start: Path | None = None) -> dict[str, tuple[float, float]]:

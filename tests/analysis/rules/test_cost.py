@@ -68,6 +68,23 @@ def test_unbounded_output_and_unpriced_models_warn() -> None:
     assert "prices from [tool.stepswitch.prices])" in bound.message, bound.message
     shipped = _one(model="gpt-4.1", max_cost_usd=1.0).check(select=["SW207"])
     assert "prices read 20" in shipped.diagnostics[0].message
+    # a price the project nearly named: the typo is pointed at, not only the gap
+    typo = unpriced.check(select=["SW208"], prices={"my-modle": (1.0, 1.0)})
+    assert ("which the price table does not list ([tool.stepswitch.prices] has "
+            "'my-modle': a typo?)") in typo.diagnostics[0].message
+
+
+def test_an_inline_prices_table_error_names_its_line(tmp_path: Path) -> None:
+    import pytest
+
+    from stepswitch.errors import UserError
+    from stepswitch.policies import prices_from_pyproject
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.stepswitch]\n'
+        'prices = { "fine" = { input = 1, output = 2 }, "bad" = { input = "x", output = 2 } }\n')
+    with pytest.raises(UserError, match=r"pyproject.toml:5: \[tool.stepswitch.prices\] 'bad'"):
+        prices_from_pyproject(tmp_path)
 
 
 def test_pyproject_prices_reach_check(tmp_path: Path) -> None:

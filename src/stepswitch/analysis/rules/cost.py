@@ -61,6 +61,17 @@ class CostBound:
     project's ``[tool.stepswitch.prices]``."""
 
 
+def _near(model: str | None, own: dict[str, tuple[float, float]]) -> str:
+    """A did-you-mean for a model the project's own prices nearly name (a typo there
+    leaves the model unpriced, and the bound with it)."""
+    if model is None or not own:
+        return ""
+    import difflib
+
+    close = difflib.get_close_matches(model, list(own), n=1, cutoff=0.8)
+    return f" ([tool.stepswitch.prices] has {close[0]!r}: a typo?)" if close else ""
+
+
 def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
     """The bound of a run of at most ``calls`` model calls; the reasons there is none
     (an agent without ``max_tokens``, an unpriced model); None without an entry."""
@@ -86,7 +97,7 @@ def worst_case(ctx: Ctx, calls: int) -> CostBound | list[str] | None:
             continue
         if model is None or model not in prices:
             unbounded.append(f"agent {agent.name!r} uses {model or 'a model object'}, "
-                             "which the price table does not list")
+                             f"which the price table does not list{_near(model, own)}")
             continue
         p_in, p_out = prices[model]
         priced.add(model)
