@@ -66,6 +66,7 @@ class Progress:
         # was shown as deltas is not printed again, one that came without deltas (a
         # scripted model, a server that does not stream text) is printed whole
         self._streamed = ""
+        self._agent: str | None = None  # the agent the last "→ agent" line named
         self.calls = 0
         self._held: list[str] = []
 
@@ -95,8 +96,12 @@ class Progress:
     def event(self, event: Any) -> None:
         self.flush_held()
         if isinstance(event, AgentUpdatedStreamEvent):
-            self.line(f"→ agent {visible(event.new_agent)}")
+            # a run resumed after an approval starts at the agent it paused in: said once
+            if event.new_agent != self._agent:
+                self.line(f"→ agent {visible(event.new_agent)}")
+            self._agent = event.new_agent
         elif isinstance(event, FlowNodeStreamEvent):
+            self._agent = None  # a flow's next agent node is announced, even the same one
             # a flow's agent nodes are announced by their own AgentUpdated event
             if event.kind == "step":
                 self.line(f"→ step {visible(event.node)}")
