@@ -623,6 +623,15 @@ def test_replay_names_a_file_of_another_kind_and_the_command_that_reads_it(
     Path("odd.json").write_text('{"zeta": 1, "alpha": 2}')
     code, _, err = run_main(["replay", "odd.json", "--workflow", "wf.py:helpdesk"], capsys)
     assert code == 2 and "got an object with keys 'alpha', 'zeta'" in err
+    # the two arguments the other way round: said so, with the command meant
+    code, _, err = run_main(["replay", "wf.py:helpdesk", "--workflow", "rec.json"], capsys)
+    assert code == 2 and "the two are swapped (stepswitch replay rec.json --workflow " \
+        "wf.py:helpdesk)" in err, err
+    # and trace, given a recorded run or a saved state, names what it is
+    for file, says in (("rec.json", "it is a recorded run (`run --record`)"),
+                       ("hd_st.json", "it is a saved run state")):
+        code, _, err = run_main(["trace", file], capsys)
+        assert code == 2 and f"{file}: not a trace (one span per line): {says}" in err, err
 
 
 def test_a_paused_state_replays_clean_on_its_unchanged_workflow() -> None:

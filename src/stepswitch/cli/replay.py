@@ -68,6 +68,12 @@ def run(args: argparse.Namespace) -> int:
             with open(args.trail, "rb") as f:
                 data = f.read()
     except OSError as exc:
+        given = args.workflow
+        if (given is not None and not given.endswith(".py") and ".py:" not in given
+                and (args.trail.endswith(".py") or ".py:" in args.trail)):
+            raise TargetError(f"{args.trail}: a TARGET where the recorded run goes, and "
+                              f"--workflow {given} names no workflow: the two are swapped "
+                              f"(stepswitch replay {given} --workflow {args.trail})") from None
         raise TargetError(f"{args.trail}: cannot read: {exc.strerror or exc}") from None
     target = args.workflow if args.workflow is not None else _case_workflow(args.trail, data)
     machine, label, context = load_machine(target)

@@ -21,8 +21,37 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    spans = read_spans(args.file)  # a UserError names the file and line: exit 2
+    try:
+        spans = read_spans(args.file)  # a UserError names the file and line: exit 2
+    except UserError:
+        kind = _other_file(args.file)
+        if kind is None:
+            raise
+        raise UserError(f"{args.file}: not a trace (one span per line): it is {kind}") from None
     if not spans:  # exit 2, worded as every other command's error
         raise UserError(f"{args.file} holds no spans")
     sys.stdout.write(format_tree(spans) + "\n")
     return 0
+
+
+def _other_file(path: str) -> str | None:
+    """What a file of stepswitch's own that holds no spans is, and which command reads
+    it (a saved run or a recording given to ``trace``, say)."""
+    from stepswitch._json import loads
+    from stepswitch.review.file_kinds import case_trail, other_kind
+    from stepswitch.runtime.record import RECORD_FORMAT
+
+    try:
+        with open(path, "rb") as handle:
+            doc = loads(handle.read(1 << 24))
+    except (OSError, ValueError):
+        return None
+    if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
+        return ("a saved run state, which `stepswitch trail FILE` checks and `stepswitch run "
+                "TARGET --resume FILE` resumes")
+    if (isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT) or case_trail(doc):
+        return ("a recorded run (`run --record`), which `stepswitch replay FILE` replays and "
+                "`stepswitch trail FILE` checks")
+    if isinstance(doc, list):
+        return "a list of items, which `stepswitch trail FILE` and `stepswitch replay` read"
+    return other_kind(doc)
