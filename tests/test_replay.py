@@ -290,8 +290,9 @@ def test_committed_case_passes_and_a_broken_expectation_fails(
     doc["expect"]["final_output"] = "refunded (in full"
     unbalanced = tmp_path / "unbalanced.trail.json"
     unbalanced.write_text(json.dumps(doc))
-    code, _, err = run_main(["test", str(CASE), str(unbalanced)], capsys)
+    code, out, err = run_main(["test", str(CASE), str(unbalanced)], capsys)
     assert code == 2, err
+    assert out.strip().endswith("1 passed, 0 failed, 1 could not run (stderr says why)")
     assert f"{unbalanced}: expect.final_output: 'refunded (in full' is not a regular " \
            "expression" in err
     doc["expect"]["final_output"] = "ok"
@@ -329,6 +330,14 @@ def test_run_record_writes_a_case_the_pytest_plugin_collects(
                           str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert "1 failed" in ran.stdout and "last_agent" in ran.stdout, ran.stdout
+    # a case that cannot run at all is a failure that names its file once
+    del doc["workflow"]
+    case.write_text(json.dumps(doc))
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(tmp_path)],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert f'{case}: a case is an object with a "workflow" target string' in ran.stdout
+    assert f"{case}: {case}" not in ran.stdout, ran.stdout
 
 
 def test_review_page_replay_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:

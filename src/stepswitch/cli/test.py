@@ -1,6 +1,7 @@
 """``stepswitch test [PATH…]``: replay every recorded case (``*.trail.json``) on the
 workflow it names, check its expectations, and optionally write JUnit XML. Exit 0 all
-pass, 1 a case fails, 2 usage (no case found, a file that is not a case)."""
+pass, 1 a case fails, 2 usage (no case found, or a case that cannot run: not a case, a
+workflow that does not load, an expectation of the wrong kind)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     print(f"{r.path}: FAIL: {failure}")
         print(f"{len(results) - len(failed)} passed, {len(failed)} failed"
-              + (f", {len(errors)} not cases" if errors else ""))
+              + (f", {len(errors)} could not run (stderr says why)" if errors else ""))
     for message in errors.values():
         print(f"stepswitch test: error: {message}", file=sys.stderr)
     if errors:

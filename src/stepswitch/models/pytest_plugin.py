@@ -71,7 +71,8 @@ class TrailCaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:
         if isinstance(excinfo.value, TrailCaseFailed):
-            return f"{self.path}: {excinfo.value}"
+            text = str(excinfo.value)  # a case that cannot run names its file already
+            return text if text.startswith(f"{self.path}:") else f"{self.path}: {text}"
         text: str = str(super().repr_failure(excinfo))
         return text
 
