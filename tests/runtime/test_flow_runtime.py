@@ -249,8 +249,11 @@ def test_pause_in_a_fan_out_branch_keeps_the_finished_branches() -> None:
     assert done.final_output == "<a>+<gate>+<c>"
     assert model2.calls == ["gated:gate"]  # a and c are not run again
     assert RAN == ["publish:g"]
-    # the paused run's items stay a prefix of the finished run's items
+    # the paused run's items stay a prefix of the finished run's items: the finished
+    # branches first (in element order), then the one the resume ran (docs/flows.md)
     assert done.new_items[: len(first.new_items)] == first.new_items
+    said = [text_of(i) for i in done.new_items if i.type == "message_output_item"]
+    assert said == ["<a>", "<c>", "<gate>"]
 
 
 def test_a_tampered_flow_state_fails_closed() -> None:
