@@ -700,3 +700,33 @@ def test_an_output_type_that_rejects_the_recorded_output_is_one_line_per_field()
     assert "2 validation errors for Verdict; amount: Input should be a valid integer" in \
         found.message
     assert "; reason: Field required" in found.message
+
+
+def test_a_dropped_approval_is_a_divergence_not_the_same_run(tmp_path: Path) -> None:
+    """The recorded run asked a human before the refund ran; today's workflow runs it
+    with nobody asked. Everything else replays exactly, which read as "same"."""
+    machine = ref.support.compile()
+    script = ScriptedModel([
+        [function_call("transfer_to_refund", {})],
+        [function_call("process_refund", {"order_id": 42})],
+        [assistant_message("Refunded.")],
+    ])
+    first = machine.run_sync("refund 42", model=script)
+    state = first.to_state()
+    state.approve(first.interruptions[0])
+    done = machine.run_sync(state, model=script)
+    assert replay(done.to_state(), machine) is None  # the same workflow: the same run
+
+    @ss.function_tool
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[process_refund])
+    triage = ss.Agent(name="triage", instructions="Triage.", handoffs=[refund])
+    ungated = ss.Workflow(name="support", entry=triage, agents=[triage, refund])
+    found = replay(done.to_state(), ungated)
+    assert found is not None and found.code == "RP114", found
+    assert found.message == (f"call {first.interruptions[0].call_id!r} of 'process_refund' now "
+                             "runs without a human's approval; the recorded run asked for one")
+    assert found.turn == 2

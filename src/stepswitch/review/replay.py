@@ -87,6 +87,8 @@ _ALL = (
                "recorded run went"),
     ReplayCode("RP113", "unanswered-call", "the run now carries out a call the recorded "
                "run never answered (it waited for approval, or the recording ends there)"),
+    ReplayCode("RP114", "approval-dropped", "a call the recorded run ran only after a "
+               "human's approval now runs without one"),
 )
 
 REPLAY_CODES: dict[str, ReplayCode] = {c.code: c for c in _ALL}
@@ -141,6 +143,7 @@ class _Player:
         self.turn_no = 0
         self.ran: set[str] = set()
         self.seen: set[str] = set()  # call ids whose replayed output was compared
+        self.asked: set[str] = set()  # call ids the replayed run asked a human about
         self.last: Turn | None = None
 
     def start(self, turns: Sequence[Turn], turn_no: int) -> None:
@@ -224,6 +227,13 @@ class _Player:
     def jobs(self, effect: RunJobs) -> RunJobs:
         jobs: list[Any] = []
         for job in effect.jobs:
+            call_id = getattr(job, "call_id", "")
+            if (call_id and call_id in self.rec.approvals and call_id in self.rec.outputs
+                    and call_id not in self.asked):
+                # a human was asked then and it ran; today nobody is asked
+                raise _Stop(self.divergence_at(
+                    "RP114", call_id, f"call {call_id!r} of {job.name!r} now runs without a "
+                    "human's approval; the recorded run asked for one"))
             if type(job) is CallJob and job.call_id and job.call_id in self.rec.outputs:
                 self.ran.add(job.call_id)
                 jobs.append(CallJob(self.answer, (job.call_id,), {}, True, job.name,
@@ -243,6 +253,13 @@ class _Player:
         return RunJobs(tuple(jobs), effect.limit)
 
     def unanswered(self, call_id: str, name: str) -> Divergence:
+        waited = call_id in self.rec.approvals
+        return self.divergence_at(
+            "RP113", call_id, f"call {call_id!r} of {name!r} would now run; the recorded run "
+            + ("waited for a human's decision on it" if waited else "has no output for it"))
+
+    def divergence_at(self, code: str, call_id: str, message: str) -> Divergence:
+        """A divergence at the recorded call ``call_id`` of the last turn played."""
         last = self.last
         where, agent = "end", None
         if last is not None:
@@ -251,11 +268,7 @@ class _Player:
             for out, w in zip(last.output, last.where, strict=True):
                 if type(out) is OutputFunctionCall and out.call_id == call_id:
                     where = w
-        waited = call_id in self.rec.approvals
-        return Divergence(
-            "RP113", f"call {call_id!r} of {name!r} would now run; the recorded run "
-            + ("waited for a human's decision on it" if waited else "has no output for it"),
-            self.turn_no, where, agent)
+        return Divergence(code, message, self.turn_no, where, agent)
 
 
 @dataclass(slots=True)
@@ -374,6 +387,7 @@ async def _replay(rec: Recording, machine: Any, context: Any,
                     i.call_id in rec.approvals for i in result.interruptions):
                 # the recorded run asked a human here too: decide as the human did, each
                 # call it went on to answer (one it never answered, it is paused at)
+                player.asked.update(i.call_id for i in result.interruptions)
                 answered = [i for i in result.interruptions if i.call_id in rec.outputs]
                 if not answered:
                     break
