@@ -73,8 +73,7 @@ class TrailCaseItem(pytest.Item):
         if isinstance(excinfo.value, TrailCaseFailed):
             text = str(excinfo.value)  # a case that cannot run names its file already
             return text if text.startswith(f"{self.path}:") else f"{self.path}: {text}"
-        text: str = str(super().repr_failure(excinfo))
-        return text
+        return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"recorded case {self.path.name}"
