@@ -161,7 +161,7 @@ def test_a_flow_runs_on_temporal_from_the_cli(
     assert code == 0, out.err
     assert out.out == "receipt: reserved and charged\n"
     assert "tool reserve" in out.err and "approved charge (c2)" in out.err
-    assert "packer: reserved and charged\ndone: last agent receipt" in out.err
+    assert "packer: reserved and charged\ndone: last step receipt" in out.err
     assert counts(str(ledger)) == {"take_order": 1, "reserve": 1, "charge": 1, "receipt": 1}
     assert b"worker for durable_flow" in err
 
@@ -274,6 +274,15 @@ def test_a_run_left_waiting_says_the_command_that_decides_it(
         workflow_id = command[command.index("--workflow-id") + 1]
         assert command == ["stepswitch", "run", "tests/temporal/flows.py:durable", "--temporal",
                            dev_server, "--workflow-id", workflow_id, "--approve", "all"]
+        assert counts(str(ledger)) == {"reserve": 1}
+        # attached under another workflow's TARGET: refused, nothing decided
+        code = main(["run", "tests/temporal/flows.py:durable_flow", "--temporal", dev_server,
+                     "--workflow-id", workflow_id, "--approve", "all"])
+        wrong = capsys.readouterr().err
+        assert code == 2 and wrong.strip() == (
+            f"stepswitch: error: run {workflow_id!r} on {dev_server} is a run of workflow "
+            "'durable', not of 'durable_flow' (the TARGET given): attach with that workflow's "
+            "TARGET, whose calls these are"), wrong
         assert counts(str(ledger)) == {"reserve": 1}
         code = main(command[1:])  # as printed
     finally:

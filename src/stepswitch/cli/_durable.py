@@ -96,7 +96,7 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
     session_id = getattr(args, "session_id", None)
     queue = args.task_queue
     if args.input is None:  # attaching: the run's own task queue, not the flag's default
-        queue = await _check_exists(client, workflow_id, args.temporal)
+        queue = await _check_exists(client, workflow_id, args.temporal, machine)
     if args.input is not None:
         await st.wait_for_worker(client, args.task_queue, timeout=args.worker_wait,
                                  target=args.target)
@@ -197,7 +197,9 @@ async def _watch(machine: Any, args: argparse.Namespace, policy: str) -> int:
             result.cancel()
         elif not result.cancelled():
             result.exception()  # seen: a run that failed meanwhile is no stray traceback
-    out.line(f"done: last agent {output.last_agent}, {output.usage[0]} model call(s)")
+    # a flow may end on a step, which is no agent (as in-process)
+    what = "agent" if machine.ir.state(output.last_agent) is not None else "step"
+    out.line(f"done: last {what} {output.last_agent}, {output.usage[0]} model call(s)")
     print_output(output.final_output)
     return 0
 
@@ -230,14 +232,24 @@ def _attach_command(args: argparse.Namespace, workflow_id: str) -> str:
             "--approve all")
 
 
-async def _check_exists(client: Any, workflow_id: str, address: str) -> str:
+async def _check_exists(client: Any, workflow_id: str, address: str, machine: Any) -> str:
     """Attaching: the run's task queue, or a clear error for an id the server does not
-    know (not Temporal's RPC traceback)."""
+    know (not Temporal's RPC traceback), or for a run of another workflow than TARGET's
+    (its calls would be decided, and shown, as this workflow's)."""
     from temporalio.service import RPCError, RPCStatusCode
+
+    import stepswitch.temporal as st
 
     try:
         described = await client.get_workflow_handle(workflow_id).describe()
         queue: str = described.task_queue
+        kind = described.workflow_type
+        if isinstance(kind, str) and kind != st.workflow_name(machine):
+            theirs = kind.removeprefix("stepswitch.")
+            raise UserError(
+                f"run {workflow_id!r} on {address} is a run of workflow {theirs!r}, not of "
+                f"{machine.name!r} (the TARGET given): attach with that workflow's TARGET, "
+                "whose calls these are")
         return queue
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
