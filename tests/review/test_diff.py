@@ -490,3 +490,44 @@ def test_a_copy_under_another_module_name_compares_by_name_in_the_file(
     assert code == 0, err
     assert "step 'final_outline' runs another function: final_outline → outline_final" in out
     assert out.count("\n    ") == 2  # that change and its two locations, nothing else
+
+
+_GATED_APP = '''
+import stepswitch as ss
+
+@ss.function_tool
+def wire_money(amount: int) -> str:
+    """Wire money."""
+    return "sent"
+
+front = ss.Agent("front", "f", tools=[wire_money])
+app = ss.Workflow("app", front, [front])
+'''
+
+
+def test_each_git_side_proves_the_policies_of_its_own_pyproject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rule is removed from pyproject.toml in the head commit: a safety change. Both
+    sides read the work tree's pyproject before, which said "no changes"."""
+    if shutil.which("git") is None:  # pragma: no cover - git is part of the machine
+        pytest.skip("git is not installed")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "app.py").write_text(_GATED_APP)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money" }]\n')
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "a rule")
+    (tmp_path / "pyproject.toml").write_text("[tool.stepswitch]\npolicies = []\n")
+    _git(tmp_path, "commit", "-q", "-am", "the rule dropped")
+    monkeypatch.chdir(tmp_path)
+    doc = _json(["git:HEAD~1:app.py:app", "git:HEAD:app.py:app"], capsys)
+    (pair,) = doc["pairs"]
+    said = [(c["category"], c["message"]) for c in pair["changes"]]
+    assert ("safety", "policy forbid('wire_money') removed: it is no longer proved") in said, said
+    # the work tree (no rule now) against the commit that had it: the same change
+    doc = _json(["git:HEAD~1:app.py:app", "app.py:app"], capsys)
+    assert any(c["category"] == "safety" for c in doc["pairs"][0]["changes"])
+    # the same table on both sides: no change
+    doc = _json(["git:HEAD:app.py:app", "app.py:app"], capsys)
+    assert doc["pairs"][0]["changes"] == []

@@ -9,16 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from stepswitch.errors import TargetError
 from stepswitch.review.diff import CATEGORIES, Category, diff_specs
 from stepswitch.review.diff_formats import DIFF_FORMATS, Compared
 from stepswitch.targets.sides import LoadedSpec, load_side, parse_side
-
-if TYPE_CHECKING:
-    from stepswitch.policies import Policy
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,32 +46,24 @@ def parse_categories(text: str) -> list[Category]:
     return [c for c in CATEGORIES if c in wanted]
 
 
-def _diff(b: LoadedSpec, h: LoadedSpec, policies: Sequence[Policy] = ()) -> Compared:
+def _diff(b: LoadedSpec, h: LoadedSpec) -> Compared:
     # app_old.py:wf against app.py:wf: a function or type of the file is the same one
     # when its name in the file is (module names differ, qualnames are compared)
-    from stepswitch.policies import as_spec
-
-    own = [as_spec(p) for p in policies
-           if p.applies_to(b.spec.name) or p.applies_to(h.spec.name)]
-    return Compared(b.label, h.label, diff_specs(b.spec, h.spec, modules=(b.module, h.module),
-                                                 policies=own))
+    return Compared(b.label, h.label, diff_specs(b.spec, h.spec, modules=(b.module, h.module)))
 
 
-def _pairs(base: list[LoadedSpec], head: list[LoadedSpec],
-           policies: Sequence[Policy] = ()) -> list[Compared]:
+def _pairs(base: list[LoadedSpec], head: list[LoadedSpec]) -> list[Compared]:
     """One workflow on each side: compared whatever their names. Several: paired by
-    ``file.py:NAME``; one found on a single side is added or removed. ``policies``
-    (``[tool.stepswitch] policies``) are proved on both sides of each pair, those of
-    them that apply to either side's workflow."""
+    ``file.py:NAME``; one found on a single side is added or removed. Each side's
+    ``[tool.stepswitch] policies`` are in its spec (:func:`load_side`)."""
     if len(base) == 1 and len(head) == 1:
-        return [_diff(base[0], head[0], policies)]
+        return [_diff(base[0], head[0])]
     heads = {h.key: h for h in head}
     keys = {b.key for b in base}
     out = []
     for b in base:
         h = heads.get(b.key)
-        out.append(Compared(b.label, None, None) if h is None
-                   else _diff(b, h, policies))
+        out.append(Compared(b.label, None, None) if h is None else _diff(b, h))
     out.extend(Compared(None, h.label, None) for h in head if h.key not in keys)
     return out
 
@@ -84,13 +71,11 @@ def _pairs(base: list[LoadedSpec], head: list[LoadedSpec],
 def run(args: argparse.Namespace) -> int:
     failing = parse_categories(args.fail_on)
     base_side, head_side = parse_side(args.base), parse_side(args.head)
+    # each side carries its own pyproject's policies (a git side: its commit's), proved
+    # as its own: a rule removed from the table since is a safety change
     base = load_side(base_side)
     head = load_side(head_side)
-    from stepswitch.policies import policies_from_pyproject
-
-    # the team's rules kept apart from the code: both versions must live by them (a
-    # malformed table is a UserError, exit 2)
-    pairs = _pairs(base, head, policies_from_pyproject())
+    pairs = _pairs(base, head)
     if args.format == "mermaid" and (len(pairs) != 1 or pairs[0].diff is None):
         raise TargetError("--format mermaid draws one workflow: name one on each side "
                           "(FILE.py:NAME)")

@@ -25,8 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from stepswitch._dataclass import dataclass
-from stepswitch.errors import TargetError
+from stepswitch.errors import TargetError, UserError
 from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.policies import Policy, as_spec
 from stepswitch.targets.load import load_targets
 
 __all__ = ["LoadedSpec", "Side", "load_side", "parse_side"]
@@ -87,24 +88,49 @@ def load_side(side: Side) -> list[LoadedSpec]:
         folder = Path(tmp, prefix)
         folder.mkdir(parents=True, exist_ok=True)
         with _isolated(folder):
-            return _specs(side)
+            return _specs(side, Path(tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _specs(side: Side) -> list[LoadedSpec]:
+def _specs(side: Side, export: Path | None = None) -> list[LoadedSpec]:
     try:
         loaded = load_targets([side.target])
+        policies = _side_policies(export)
     except TargetError as exc:
+        if side.ref is None:
+            raise
+        raise TargetError(f"{exc} (at git {side.ref})") from None
+    except UserError as exc:  # the side's own pyproject is malformed
         if side.ref is None:
             raise
         raise TargetError(f"{exc} (at git {side.ref})") from None
     out = []
     for item in loaded:
         label = item.label if side.ref is None else f"{item.label}@{side.ref}"
-        out.append(LoadedSpec(label, item.attribute, item.workflow.to_spec(), item.label,
-                              item.module))
+        spec = item.workflow.to_spec()
+        own = tuple(as_spec(p) for p in policies if p.applies_to(spec.name))
+        if own:  # proved as the side's own: one removed since is a safety change
+            spec = spec.model_copy(update={"policies": (*spec.policies, *own)})
+        out.append(LoadedSpec(label, item.attribute, spec, item.label, item.module))
     return out
+
+
+def _side_policies(export: Path | None) -> tuple[Policy, ...]:
+    """The ``[tool.stepswitch] policies`` of the side's own ``pyproject.toml``: the work
+    tree's (from the working directory up), or the one in the commit a git side was
+    exported from (never a file outside that export)."""
+    from stepswitch.policies import policies_from_pyproject
+
+    if export is None:
+        return policies_from_pyproject()
+    here, top = Path.cwd().resolve(), export.resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return policies_from_pyproject(folder)
+        if folder == top:
+            break
+    return ()
 
 
 def _git(args: list[str], cwd: str | Path) -> str | None:
