@@ -33,8 +33,9 @@ blocking_check = ss.input_guardrail(_verdict)
 def _spec(**agent: Any) -> WorkflowSpec:
     helper = ss.Agent("helper", "Help.")
     workflow = agent.pop("workflow", {})
+    ask = agent.pop("ask", "Ask the helper")
     top = ss.Agent("top", agent.pop("instructions", "Top."),
-                   tools=agent.pop("tools", [lookup, helper.as_tool("ask", "Ask the helper")]),
+                   tools=agent.pop("tools", [lookup, helper.as_tool("ask", ask)]),
                    handoffs=agent.pop("handoffs", []), **agent)
     return ss.Workflow(name="w", entry=top, agents=[top, helper], **workflow).to_spec()
 
@@ -99,8 +100,7 @@ def test_agent_tool_limits_and_budgets() -> None:
 def test_model_facing_fields() -> None:
     base = _spec(model_settings=ss.ModelSettings(temperature=0.1))
     head = _spec(instructions="Top!", model="gpt-x",
-                 model_settings=ss.ModelSettings(temperature=0.9),
-                 tools=[lookup, ss.Agent("helper", "Help.").as_tool("ask", "Ask it")])
+                 model_settings=ss.ModelSettings(temperature=0.9), ask="Ask it")
     assert _found(base, head) == {
         ("model", "changed", "agents.top.instructions"),
         ("model", "changed", "agents.top.model"),
@@ -202,3 +202,18 @@ def test_tool_guardrails_and_gates_are_safety_changes_and_hooks_structure() -> N
     assert by_path["agents.a.handoffs.transfer_to_b.is_enabled"] == "safety"
     assert by_path["agents.a.hooks"] == "structure"
     assert not diff_specs(plain, spec(guarded=False, gated=False, hooked=False)).changes
+
+
+def test_a_change_that_makes_check_fail_is_a_safety_change() -> None:
+    """A handoff back to triage closes a cycle without max_uses (SW201): the diff called
+    it structure, "nothing weakened", while check failed on the head."""
+    def versions(back: bool) -> WorkflowSpec:
+        refunds = ss.Agent("refunds", "R.", handoffs=[ss.handoff("triage")] if back else [])
+        triage = ss.Agent("triage", "T.", handoffs=[refunds])
+        return ss.Workflow(name="w", entry=triage, agents=[triage, refunds]).to_spec()
+
+    changes = diff_specs(versions(False), versions(True)).changes
+    failing = [c for c in changes if c.message.startswith("check now fails")]
+    assert [(c.category, c.message.split(" ")[3]) for c in failing] == [("safety", "SW201")]
+    assert failing[0].head is not None and failing[0].head.line > 0
+    assert not [c for c in diff_specs(versions(True), versions(True)).changes]

@@ -105,24 +105,37 @@ def diff_specs(
     bound: BoundFn | None = model_call_bound,
     modules: tuple[str, str] | None = None,
     policies: Sequence[PolicySpec] = (),
+    errors: bool = True,
 ) -> SpecDiff:
     """Every change from ``base`` to ``head``. ``bound`` computes the worst-case model
     calls of each side (None to skip that comparison). ``modules`` names the module each
     side is declared in; when they differ, references into them are compared by
     qualname (``app_old:Verdict`` is ``app:Verdict``). ``policies`` are proved on both
     sides besides their own (``[tool.stepswitch] policies``, the rules of an SDK app):
-    one that newly fails is a ``safety`` change too."""
+    one that newly fails is a ``safety`` change too. ``errors``: an error of the
+    analysis that ``head`` has and ``base`` had not (a new unbudgeted cycle, say) is a
+    ``safety`` change: ``check`` fails on it."""
     compared_base, compared_head = base, head
     if modules is not None and modules[0] != modules[1]:
         compared_base, compared_head = local_refs(base, modules[0]), local_refs(head, modules[1])
     d = _Differ(compared_base, compared_head)
     d.extra_policies = tuple(policies)
     d.workflow()
+    head_report = None
+    if errors:
+        # one whole analysis of the head; the base's only when the head has errors (the
+        # base may have had them too), since a diff of a passing head has none to report
+        head_report = _analysis(head)
+        failing = _errors_of(head_report)
+        if failing:
+            d.new_errors(_errors_of(_analysis(compared_base)), failing)
     base_bound = head_bound = None
     if bound is not None:
-        base_bound = bound(base)
+        # the head's bound from its whole analysis, when the default bound was asked for
+        head_bound = (head_report.model_call_bound
+                      if head_report is not None and bound is model_call_bound else bound(head))
         # Two workflows of one shape (as far as the bound can see) share their bound.
-        head_bound = base_bound if _bound_shape(base) == _bound_shape(head) else bound(head)
+        base_bound = head_bound if _bound_shape(base) == _bound_shape(head) else bound(base)
         d.bound(base_bound, head_bound)
     order = {c: i for i, c in enumerate(CATEGORIES)}
     changes = sorted(d.changes, key=lambda c: (order[c.category], c.path, c.message))
@@ -193,6 +206,18 @@ class _Differ(_Parts):
                      f"max_cost_usd {b.max_cost_usd} → {h.max_cost_usd}", bl, hl, w)
         self.policies()
         self.unknown_fields(b, h, _WORKFLOW_FIELDS, "workflow", bl, hl, w)
+
+    def new_errors(self, before: dict[tuple[str, str], Any],
+                   after: dict[tuple[str, str], Any]) -> None:
+        """Each error ``check`` reports on the head (``after``) and did not on the base."""
+        for key, d in sorted(after.items()):
+            if key in before:
+                continue
+            loc = d.location
+            self.add("safety", "changed", loc.path or "workflow",
+                     f"check now fails: {d.code} {d.message}", None,
+                     Location(file=loc.file, line=loc.line, column=loc.column),
+                     ("workflow",))
 
     def policies(self) -> None:
         """A policy removed, or one that newly fails, weakens what is proved (safety); a
@@ -403,6 +428,19 @@ class _Differ(_Parts):
             self.add("cosmetic", "changed", f"{p}.output_type",
                      f"output type of agent {name!r}: display name or importability changed",
                      bl, hl, me)
+
+
+def _analysis(spec: WorkflowSpec) -> Any:
+    from stepswitch.analysis import analyze
+    from stepswitch.graph.workflow_graph import WorkflowGraph
+
+    return analyze(WorkflowGraph(spec))
+
+
+def _errors_of(report: Any) -> dict[tuple[str, str], Any]:
+    """A report's errors by (code, spec path), policies' left out (their own change says
+    a policy newly fails)."""
+    return {(d.code, d.location.path): d for d in report.errors if not d.code.startswith("SW80")}
 
 
 def _failing(spec: WorkflowSpec, extra: tuple[PolicySpec, ...] = ()) -> dict[str, str]:
