@@ -217,3 +217,27 @@ def test_a_change_that_makes_check_fail_is_a_safety_change() -> None:
     assert [(c.category, c.message.split(" ")[3]) for c in failing] == [("safety", "SW201")]
     assert failing[0].head is not None and failing[0].head.line > 0
     assert not [c for c in diff_specs(versions(True), versions(True)).changes]
+
+
+def test_a_gated_tool_renamed_with_its_function_names_the_gated_newcomer() -> None:
+    """The function and its tool renamed together (def refund_order): the diff cannot
+    prove it is the same action, so the removal stands, but it says the new tool is
+    gated as strictly, rather than that no gate remains."""
+    def version(fn: Any) -> WorkflowSpec:
+        desk = ss.Agent("desk", "D.", tools=[ss.function_tool(needs_approval=True)(fn)])
+        return ss.Workflow(name="w", entry=desk, agents=[desk]).to_spec()
+
+    def issue_refund(order_id: int) -> str:
+        """Refund an order."""
+        return "ok"
+
+    def refund_order(order_id: int) -> str:
+        """Refund an order."""
+        return "ok"
+
+    changes = diff_specs(version(issue_refund), version(refund_order)).changes
+    [gone] = [c for c in changes if c.path.endswith("needs_approval")]
+    assert gone.category == "safety"
+    assert gone.message.endswith("no gate of the same function remains; tool 'refund_order', "
+                                 "new on agent 'desk', is gated as strictly: if it is this "
+                                 "one renamed, its gate is kept)"), gone.message

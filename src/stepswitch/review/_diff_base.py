@@ -340,7 +340,25 @@ class _Base:
                     return
         self.add("safety", "removed", f"{p}.needs_approval",
                  f"approval of {what} removed with it (was {approval}; no gate of the same "
-                 "action remains)", bl, None, subject)
+                 f"function remains{self._gated_newcomer(p, rank)})", bl, None, subject)
+
+    def _gated_newcomer(self, p: str, rank: int) -> str:
+        """A hint when the agent of the removed tool at ``p`` got a new tool gated at least
+        as strictly: most likely the same action under a new function (a rename the
+        diff cannot prove, so the removal stands)."""
+        parts = p.split(".")
+        if len(parts) < 3 or parts[0] != "agents":
+            return ""
+        name = self.renamed.get(parts[1], parts[1])
+        before = {t.name for a in self.base.agents if a.name == parts[1] for t in a.tools}
+        for agent in self.head.agents:
+            if agent.name != name:
+                continue
+            for t in agent.tools:
+                if t.name not in before and _APPROVAL_RANK[t.needs_approval] >= rank:
+                    return (f"; tool {t.name!r}, new on agent {name!r}, is gated as strictly: "
+                            "if it is this one renamed, its gate is kept")
+        return ""
 
     def approval(
         self,
