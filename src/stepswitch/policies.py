@@ -39,6 +39,7 @@ __all__ = [
     "require_approval",
     "require_guardrail",
     "unmatched_scopes",
+    "unread_pyprojects",
 ]
 
 Rule = Literal["require_approval", "require_guardrail", "forbid", "max_calls", "only_after"]
@@ -418,4 +419,41 @@ def unmatched_scopes(policies: Sequence[Policy], names: set[str]) -> list[str]:
             notes.append(f"{policy.file}:{policy.line}: {policy.rule} applies to workflows "
                          f"{list(policy.workflows)}, none of which this check read "
                          f"(checked: {shown}); it proved nothing here")
+    return notes
+
+
+def unread_pyprojects(targets: Sequence[str]) -> list[str]:
+    """A note for each ``pyproject.toml`` nearest a TARGET's file or folder that holds
+    ``[tool.stepswitch]`` settings but is not the one read (that is found from the
+    working directory up): a check run from another folder would otherwise pass without
+    the project's rules, and say nothing of them."""
+    import os
+
+    try:
+        read = _pyproject(None)
+    except UserError:
+        return []  # said by the reader of the settings
+    read_path = read[0] if read is not None else None
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for target in targets:
+        part = target.rpartition(":")[0] if ":" in target and not os.path.exists(target) \
+            else target
+        path = Path(part)
+        if not path.exists():
+            continue
+        start = path if path.is_dir() else path.parent
+        try:
+            near = _pyproject(start)
+        except UserError:
+            continue
+        if near is None or near[0] == read_path or near[0] in seen:
+            continue
+        seen.add(near[0])
+        tool = near[2].get("tool", {})
+        if isinstance(tool, dict) and tool.get("stepswitch"):
+            shown = display_path(str(near[0]))
+            notes.append(f"{shown} has [tool.stepswitch] settings this check did not read: "
+                         "they are read from the working directory up (run it from "
+                         f"{display_path(str(near[0].parent)) or '.'})")
     return notes

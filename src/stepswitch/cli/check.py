@@ -83,6 +83,7 @@ def _check(args: argparse.Namespace) -> int:
         policies_from_pyproject,
         prices_from_pyproject,
         unmatched_scopes,
+        unread_pyprojects,
     )
 
     try:
@@ -132,7 +133,7 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write((sarif if args.format == "sarif" else github)(checked, failures))
     elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
-    for note in skipped + unmatched_scopes(policies, names):
+    for note in skipped + unmatched_scopes(policies, names) + unread_pyprojects(args.targets):
         print(f"stepswitch: note: {note}", file=sys.stderr)
     for failure in failures:
         print(f"stepswitch: error: {failure}", file=sys.stderr)

@@ -37,14 +37,14 @@ def run(args: argparse.Namespace) -> int:
 def _other_file(path: str) -> str | None:
     """What a file of stepswitch's own that holds no spans is, and which command reads
     it (a saved run or a recording given to ``trace``, say)."""
+    from stepswitch._files import FileRefused, read_regular
     from stepswitch._json import loads
     from stepswitch.review.file_kinds import case_trail, other_kind
     from stepswitch.runtime.record import RECORD_FORMAT
 
-    try:
-        with open(path, "rb") as handle:
-            doc = loads(handle.read(1 << 24))
-    except (OSError, ValueError):
+    try:  # a regular file only: opening a FIFO to look would wait for a writer
+        doc = loads(read_regular(path))
+    except (FileRefused, OSError, ValueError):
         return None
     if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
         return ("a saved run state, which `stepswitch trail FILE` checks and `stepswitch run "
@@ -52,6 +52,6 @@ def _other_file(path: str) -> str | None:
     if (isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT) or case_trail(doc):
         return ("a recorded run (`run --record`), which `stepswitch replay FILE` replays and "
                 "`stepswitch trail FILE` checks")
-    if isinstance(doc, list):
+    if isinstance(doc, list) and doc and all(isinstance(i, dict) and "type" in i for i in doc):
         return "a list of items, which `stepswitch trail FILE` and `stepswitch replay` read"
     return other_kind(doc)

@@ -549,3 +549,23 @@ def test_a_scope_naming_no_checked_workflow_is_noted_at_its_line(tmp_path: Path)
     assert ("note: pyproject.toml:4: forbid applies to workflows ['ap'], none of which this "
             "check read (checked: app)") in out.stderr, out.stderr
     assert "pyproject.toml:3" not in out.stderr
+
+
+def test_a_project_pyproject_the_check_does_not_read_is_noted(tmp_path: Path) -> None:
+    """Run from above the project, the check reads no pyproject (from the working
+    directory up), so the project's rules do not hold: it says so, not a silent pass."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "app.py").write_text(APP)
+    (proj / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "wire_money" }]\n')
+    env = {"PYTHONPATH": f"{ROOT / 'src'}", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-m", "stepswitch", "check", "--no-cache",
+                          "proj/app.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and "passed" in out.stdout
+    assert ("note: proj/pyproject.toml has [tool.stepswitch] settings this check did not "
+            "read: they are read from the working directory up (run it from proj)") in out.stderr
+    inside = subprocess.run([sys.executable, "-m", "stepswitch", "check", "--no-cache",
+                             "app.py"], cwd=proj, capture_output=True, text=True, env=env)
+    assert inside.returncode == 1 and "SW803" in inside.stdout
+    assert "did not read" not in inside.stderr
