@@ -43,6 +43,7 @@ def test_bad_session_ids(bad: str, message: str) -> None:
 @pytest.mark.parametrize("url, message", [
     ("mongodb://x/y", "unknown session URL scheme 'mongodb'"),
     ("conversations.db", "has no scheme"),
+    ("sqlite:/conv.db", r"'sqlite:/conv.db': sqlite: is followed by // \(then the place\)"),
     ("sqlite://relative.db", "sqlite:///relative/path.db"),
     ("postgresql://h/db?synchronous_commit=maybe", "synchronous_commit is on or off"),
     # a misspelt option: redis-py would raise a TypeError at the first connect

@@ -25,6 +25,11 @@ def open_session(url: str, session_id: str) -> StoreSession:
     Nothing is read or written until the session is first used.
     """
     if not isinstance(url, str) or "://" not in url:
+        head = url.split(":", 1)[0].lower() if isinstance(url, str) and ":" in url else ""
+        if head in ("sqlite", "postgresql", "postgres", "redis", "rediss", "unix"):
+            # a scheme whose slashes are missing or short (sqlite:/x.db)
+            raise SessionError(f"session URL {url!r}: {head}: is followed by // (then the "
+                               f"place): use {_SCHEMES}")
         raise SessionError(f"session URL {url!r} has no scheme: use {_SCHEMES}")
     scheme = url.split("://", 1)[0].lower()
     if scheme == "sqlite":
