@@ -138,22 +138,29 @@ def test_a_sqlite_session_creates_nothing_until_first_use(tmp_path: Any) -> None
     asyncio.run(session.close())
 
 
-def test_newer_sqlite_schema_is_refused_and_left_alone(tmp_path: Any) -> None:
+@pytest.mark.parametrize(("value", "said"), [
+    ("9", r"newer stepswitch \(schema version 9"),
+    # no stepswitch wrote a version 0: an edited or foreign store, not read as ours
+    ("0", r"say schema version '0', which no stepswitch wrote \(this one reads 1\)"),
+    ("x", r"say schema version 'x', which no stepswitch wrote"),
+])
+def test_a_sqlite_schema_not_this_one_is_refused_and_left_alone(
+        tmp_path: Any, value: str, said: str) -> None:
     path = tmp_path / "new.db"
     asyncio.run(SQLiteSession("u", path).load())  # creates the tables
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE stepswitch_meta SET value = '9' WHERE key = 'schema_version'")
+    conn.execute("UPDATE stepswitch_meta SET value = ? WHERE key = 'schema_version'", (value,))
     conn.commit()
     conn.close()
     from stepswitch.sessions import sqlite as backend
 
     backend._REGISTRY.clear()  # a new process, as far as the store is concerned
     refused = SQLiteSession("u", path)
-    with pytest.raises(ss.SessionError, match=r"newer stepswitch \(schema version 9"):
+    with pytest.raises(ss.SessionError, match=said):
         asyncio.run(refused.load())
     asyncio.run(refused.close())
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM stepswitch_meta").fetchall() == [("9",)]
+    assert conn.execute("SELECT value FROM stepswitch_meta").fetchall() == [(value,)]
     conn.close()
 
 

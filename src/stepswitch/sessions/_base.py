@@ -45,11 +45,29 @@ __all__ = [
     "decode_rows",
     "encode_items",
     "encode_responses_items",
+    "schema_refusal",
 ]
 
 SCHEMA_VERSION = 1
 """The layout of the stores' tables and keys this stepswitch writes and reads."""
 MAX_SESSION_ID = 256
+
+
+def schema_refusal(where: str, found: object, what: str) -> SessionError | None:
+    """Why a store whose ``schema_version`` is ``found`` is not read (None: it is this
+    stepswitch's): a newer one's layout, or a value no stepswitch wrote (an edited or a
+    foreign store, an "older" version there never was), which is refused as well rather
+    than read as if it were this layout. ``what``: ``tables`` or ``keys``."""
+    text = found.decode() if isinstance(found, bytes) else str(found)
+    if text == str(SCHEMA_VERSION):
+        return None
+    if text.isdigit() and int(text) > SCHEMA_VERSION:
+        return SessionError(f"{where}: its session {what} were written by a newer stepswitch "
+                            f"(schema version {text}; this one reads {SCHEMA_VERSION}); "
+                            "upgrade stepswitch")
+    return SessionError(f"{where}: its session {what} say schema version {text!r}, which no "
+                        f"stepswitch wrote (this one reads {SCHEMA_VERSION}): the store was "
+                        "edited, or is not stepswitch's; use another")
 
 T = TypeVar("T")
 

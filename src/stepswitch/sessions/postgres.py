@@ -35,7 +35,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from stepswitch._site import shadowing
 from stepswitch.errors import SessionError
-from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
+from stepswitch.sessions._base import (
+    SCHEMA_VERSION,
+    AppendStatus,
+    StoreSession,
+    check_session_id,
+    schema_refusal,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -225,12 +231,10 @@ class _Backend:
             if row is not None and row[0] is not None:
                 cur.execute(self.q["schema_version"])
                 found = cur.fetchone()
-                if found is not None and _newer(found[0]):
-                    raise SessionError(
-                        f"{self.where}: its session tables were written by a newer "
-                        f"stepswitch (schema version {found[0]}; this one reads "
-                        f"{SCHEMA_VERSION}); upgrade stepswitch"
-                    )
+                refused = (None if found is None
+                           else schema_refusal(self.where, found[0], "tables"))
+                if refused is not None:
+                    raise refused
             for name in ("create_schema", "create_meta", "create_sessions", "create_items",
                          "create_operations", "create_append"):
                 cur.execute(self.q[name])
@@ -315,13 +319,6 @@ class _Backend:
                 del _REGISTRY[self.shared.key]
         if last:
             self.shared.close()
-
-
-def _newer(value: object) -> bool:
-    try:
-        return int(str(value)) > SCHEMA_VERSION
-    except ValueError:
-        return True
 
 
 _QUERIES = {

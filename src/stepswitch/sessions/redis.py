@@ -16,7 +16,13 @@ from typing import Any
 
 from stepswitch._site import shadowing
 from stepswitch.errors import SessionError
-from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
+from stepswitch.sessions._base import (
+    SCHEMA_VERSION,
+    AppendStatus,
+    StoreSession,
+    check_session_id,
+    schema_refusal,
+)
 
 __all__ = ["RedisSession"]
 
@@ -71,7 +77,7 @@ return 1
 
 _SETUP = """
 local found = redis.call('GET', KEYS[1])
-if found and tonumber(found) ~= nil and tonumber(found) > tonumber(ARGV[1]) then
+if found and found ~= ARGV[1] then
   return found
 end
 if not found then redis.call('SET', KEYS[1], ARGV[1]) end
@@ -147,13 +153,9 @@ class _Backend:
                 found = self.shared.scripts["setup"](
                     keys=[self.prefix + "schema"], args=[SCHEMA_VERSION]
                 )
-                if found is not None:
-                    text = found.decode() if isinstance(found, bytes) else found
-                    raise SessionError(
-                        f"{self.where}: its session keys were written by a newer stepswitch "
-                        f"(schema version {text}; this one reads {SCHEMA_VERSION}); "
-                        "upgrade stepswitch"
-                    )
+                refused = None if found is None else schema_refusal(self.where, found, "keys")
+                if refused is not None:
+                    raise refused
                 self.shared.ready.add(self.prefix)
             return self.shared.scripts[script](keys=keys, args=args)
         except redis.ConnectionError as exc:

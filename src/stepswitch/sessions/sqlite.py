@@ -21,7 +21,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from stepswitch.errors import SessionError
-from stepswitch.sessions._base import SCHEMA_VERSION, AppendStatus, StoreSession, check_session_id
+from stepswitch.sessions._base import (
+    SCHEMA_VERSION,
+    AppendStatus,
+    StoreSession,
+    check_session_id,
+    schema_refusal,
+)
 
 __all__ = ["SQLiteSession"]
 
@@ -96,12 +102,9 @@ class _Db:
                 row = cur.execute(
                     "SELECT value FROM stepswitch_meta WHERE key = 'schema_version'"
                 ).fetchone()
-                if row is not None and _newer(row[0]):
-                    raise SessionError(
-                        f"{self.where}: its session tables were written by a newer stepswitch "
-                        f"(schema version {row[0]}; this one reads {SCHEMA_VERSION}); "
-                        "upgrade stepswitch"
-                    )
+                refused = None if row is None else schema_refusal(self.where, row[0], "tables")
+                if refused is not None:
+                    raise refused
             for ddl in _TABLES:
                 cur.execute(ddl)
             cur.execute(
@@ -211,13 +214,6 @@ def _copy_new(source: str, path: str, where: str) -> None:
         raise SessionError(f"cannot create {where}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-
-
-def _newer(value: object) -> bool:
-    try:
-        return int(str(value)) > SCHEMA_VERSION
-    except ValueError:
-        return True
 
 
 _REGISTRY: dict[str, _Db] = {}
