@@ -815,3 +815,23 @@ def test_a_tool_value_as_the_final_output_is_printed_as_json(
     assert code == 0, err
     assert json.loads(out) == {"saved": True, "title": "T", "note": "café"}
     assert '"note": "café"' in out
+
+
+def test_a_run_that_fails_says_why_before_where_it_was_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "typed_flow_app.py").write_text(
+        "import stepswitch as ss\n\n"
+        "@ss.step\n"
+        "def entry(text: str) -> int:\n"
+        "    return text  # type: ignore[return-value]\n\n"
+        "wf = ss.Workflow('wf', entry, flow=[ss.then(entry, ss.END)])\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(["run", "typed_flow_app.py:wf", "--input", "x", "--state",
+                             "s.json"], capsys)
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    said = next(i for i, line in enumerate(lines) if line.startswith("stepswitch: error: "))
+    saved = next(i for i, line in enumerate(lines) if "saved the run so far" in line)
+    assert said < saved, err
+    assert "returned str" in lines[said]

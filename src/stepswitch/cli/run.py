@@ -295,8 +295,12 @@ async def _drive(
                 return failed(head + user_code_error(cause) + no_context(cause, args), exc,
                                args, out)
             out.drop_held()
+            out.end_text()
+            # the error first, then where the run so far was saved (main() would say
+            # the error after it)
+            print(f"stepswitch: error: {exc.summary}", file=sys.stderr)
             keep(exc, args, out)
-            raise
+            return 2
         except Exception as exc:  # raised by the user's own tool, hook or guardrail
             out.flush_held()
             if isinstance(exc, StepswitchError) and not in_user_code(exc):
