@@ -17,6 +17,7 @@ from stepswitch.cli._state_files import flow_edge, save
 from stepswitch.errors import (
     FlowBudgetExceeded,
     MaxTurnsExceeded,
+    ModelBehaviorError,
     SessionConflict,
     StepswitchError,
     UserError,
@@ -104,7 +105,13 @@ def keep(exc: BaseException, args: argparse.Namespace, out: Progress) -> None:
     if isinstance(exc, MaxTurnsExceeded):  # the saved budget is spent: retry with a larger one
         spent = state.max_turns or args.max_turns or 10
         more = f" --max-turns {2 * spent}"
-    out.line(f"saved the run so far to {', '.join(saved)}; retry with --resume {saved[0]}"
+    # a mistake a resume would meet again (a step's wrong return type, a fan-out over
+    # more than max_items) needs its fix first; a server's or the user's code's failure
+    # may pass on a retry
+    again = isinstance(exc, UserError) or (isinstance(exc, ModelBehaviorError)
+                                           and "max_items" in str(exc))
+    how = "once the cause is fixed, resume with" if again else "retry with"
+    out.line(f"saved the run so far to {', '.join(saved)}; {how} --resume {saved[0]}"
              f"{more}{session_flags(args)}")
 
 
