@@ -255,3 +255,20 @@ def test_a_folder_reports_every_module_that_does_not_import(
     assert code == 2
     assert "one_bad_x5.py" in err and "RuntimeError: first" in err
     assert "two_bad_x5.py" in err and "syntax error" in err
+
+
+def test_a_workflow_that_does_not_compile_names_its_first_error_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = write(tmp_path, "cycle_mod_x3.py", """
+        import stepswitch as ss
+        a = ss.Agent("a", "A.", handoffs=["b"])
+        b = ss.Agent("b", "B.", handoffs=["a"])
+        wf = ss.Workflow("wf", entry=a, agents=[a, b])
+    """)
+    rec = tmp_path / "rec.json"
+    rec.write_text("[]")
+    code, _, err = run_main(["trail", str(rec), "--workflow", f"{app}:wf"], capsys)
+    assert code == 2
+    assert f"--workflow {app}:wf: does not compile: {app}:" in err, err
+    assert "SW201" in err and "errors)" not in err

@@ -141,8 +141,11 @@ def compile_one(target: str, *, flag: str = "--workflow"
     try:
         machine = compile_target(loaded.workflow)
     except CompileError as exc:
-        raise TargetError(f"{flag} {loaded.label}: does not compile ({len(exc.report.errors)} "
-                          f"errors); see `stepswitch check {target}`") from None
+        errors = exc.report.errors
+        first = errors[0].format_line() if errors else ""
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise TargetError(f"{flag} {loaded.label}: does not compile: {first}{more}; see "
+                          f"`stepswitch check {target}`") from None
     return loaded, machine
 
 
