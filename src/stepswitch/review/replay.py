@@ -411,6 +411,10 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         except ModelBehaviorError as exc:
             text = str(exc)
             code = "RP107" if "parsing model output" in text else "RP111"
+            if code == "RP107" and "validation error" in text:
+                # the SDK's wording says JSON for both; here the JSON was fine
+                text = text.replace("Invalid JSON when parsing model output",
+                                    "the output type rejects the recorded output", 1)
             return _at(player, code, _one_line(text))
         except Exception as exc:
             return _at(player, "RP111", f"{type(exc).__name__}: {exc}")
