@@ -48,6 +48,15 @@ def _open(browser: Any, url: str) -> tuple[Any, list[str]]:
 
 def test_support_page_loads_and_no_request_leaves_the_machine(browser: Any,
                                                                support: Served) -> None:
+    failed: list[str] = []
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400
+            else None)
+    page.goto(support.url)
+    page.wait_for_selector("#canvas svg g.node")
+    page.wait_for_timeout(300)
+    assert failed == []  # nothing the page asks for is missing (a favicon was a 404)
+    page.close()
     page, requests = _open(browser, support.url)
     titles = page.eval_on_selector_all("#canvas g.node text", "els => els.map(e => e.textContent)")
     assert {"triage", "refund", "researcher"} <= set(titles)
