@@ -76,17 +76,22 @@ def test_check_never_raises_on_an_empty_workflow() -> None:
 
 
 def test_a_budget_hint_names_what_the_located_edge_takes() -> None:
-    """SW705's hint names the kind of the edge it points at (it said ss.route for a
-    cycle located at an ss.then), and SW201's says how an SDK app gets a budget (the
-    SDK's handoff() takes no max_uses)."""
+    """SW705's hint names the edge that closes the cycle, its kind and where it is (it
+    said ss.route for a cycle located at an ss.then, then 'this one' for the first edge
+    of the cycle rather than the one going back), and SW201's says how an SDK app gets a
+    budget (the SDK's handoff() takes no max_uses)."""
     from tests.analysis._cases import CASES
 
     failing, _ = CASES["SW705"]
     flow = failing()
     (loop,) = [d for d in flow.check().diagnostics if d.code == "SW705"]
-    index = int(loop.location.path.removeprefix("flow[").removesuffix("]"))
-    located = (flow.graph().spec.flow or ())[index].kind
-    assert f"this one: ss.{located}(..., max_uses=3)" in (loop.help or ""), loop.help
+    cycle = loop.message.split("flow cycle ", 1)[1].split(" has no", 1)[0].split(" → ")
+    back_from, back_to = cycle[-2], cycle[-1]
+    [back] = [e for e in flow.graph().spec.flow or ()
+              if e.source == back_from and back_to in e.targets()]
+    assert (f"e.g. the one back to {back_to!r}, ss.{back.kind}({back_from!r}, ..., "
+            f"max_uses=3) at {back.location.file}:{back.location.line}") in (loop.help or ""), \
+        loop.help
     failing, _ = CASES["SW201"]
     (cycle,) = [d for d in failing().check().diagnostics if d.code == "SW201"]
     assert "ss.from_sdk(agent, handoff_max_uses=2)" in (cycle.help or "")

@@ -445,14 +445,21 @@ def budgets(ctx: Ctx) -> Iterator[Diagnostic]:
         cycle = path_within(start, start, unbudgeted, frozenset(comp))
         shown = " → ".join(fx.names[i] for i in cycle)
         edge, k = fx.exits[start][0]
+        back, _ = fx.exits[cycle[-2]][0]  # the edge that closes the cycle, back to its start
+        if back.kind != "fan_out":  # (a fan-out takes no max_uses)
+            loc = back.location
+            example = (f"the one back to {fx.names[start]!r}, ss.{back.kind}("
+                       f"{back.source!r}, ..., max_uses=3) at {loc.file}:{loc.line}")
+        elif edge.kind != "fan_out":
+            example = f"this one: ss.{edge.kind}(..., max_uses=3)"
+        else:
+            example = "ss.then(..., max_uses=3): a fan-out takes none"
         yield ctx.diag(
             "SW705",
             f"flow cycle {shown} has no max_uses on any edge: a run could go round it forever",
             _edge_loc(edge, k),
             help=("give an edge of the cycle a budget (any edge of it will do; the one that "
-                  "goes back reads best), e.g. "
-                  + ("ss.then(..., max_uses=3): a fan-out takes none" if edge.kind == "fan_out"
-                     else f"this one: ss.{edge.kind}(..., max_uses=3)")),
+                  f"goes back reads best), e.g. {example}"),
         )
     for k, edge in enumerate(ctx.graph.spec.flow or ()):
         if edge.kind == "fan_out" and edge.max_items is None:
