@@ -16,6 +16,8 @@ import pytest
 import stepswitch as ss
 from stepswitch.cli.main import main
 from stepswitch.runtime.state_json import _digest
+from tests._paths import ROOT
+from tests.cli.conftest import run_main
 
 APP = textwrap.dedent('''
     import os
@@ -290,3 +292,30 @@ def test_a_flow_of_values_without_json_runs_and_only_saving_it_is_refused(
     assert one_error_line(err).startswith(
         "stepswitch: error: flow 'blobs': the value at node 'unwrap' has no JSON form, so "
         "the run's state cannot be saved")
+
+
+_FAN_APP = '''
+import stepswitch as ss
+from tests.runtime.test_flow_runtime import EchoModel, joined, publish, split
+
+gated = ss.Agent("gated", "Translate.", tools=[publish])
+fan = ss.Workflow("fan", split, flow=[
+    ss.fan_out(split, over="items", each=gated, then=joined, max_items=4, concurrency=2),
+    ss.then(joined, ss.END),
+])
+model = EchoModel()
+'''
+
+
+def test_a_pause_in_a_fan_out_branch_says_which_branch_waits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "fan_pause_app.py").write_text(_FAN_APP)
+    monkeypatch.chdir(ROOT)
+    app = tmp_path / "fan_pause_app.py"
+    code, _, err = run_main(["run", f"{app}:fan", "--input", "a gate c", "--model",
+                             f"{app}:model", "--approve", "none", "--state",
+                             str(tmp_path / "s.json")], capsys)
+    assert code == 0, err
+    [line] = [x for x in err.splitlines() if "publish(" in x and "by gated" in x]
+    assert line.endswith("by gated in fan-out branch 2 ('gated')"), line

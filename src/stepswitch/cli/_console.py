@@ -31,7 +31,7 @@ from stepswitch.runtime.items import (
 )
 from stepswitch.runtime.state import RunState
 
-__all__ = ["TEXT", "Progress", "ask", "call_text", "decide", "print_output"]
+__all__ = ["TEXT", "Progress", "ask", "call_text", "decide", "print_output", "where_waits"]
 
 
 TEXT = "\n\t"
@@ -180,6 +180,21 @@ def call_text(item: ToolApprovalItem) -> str:
     """``name(arguments)`` exactly as the model sent them, every hidden character
     escaped: what a person approves is what runs (never shortened)."""
     return f"{visible(item.name)}({visible(item.arguments)})"
+
+
+def where_waits(item: ToolApprovalItem) -> str:
+    """Whose call it is, when not the run's own: `` in fan-out branch 2 ('handler')``
+    (the element's branch, counted from 1), `` in agent tool call c3`` (nested runs
+    outermost first)."""
+    parts = []
+    for key in item.run_path:
+        if key.startswith("flow:"):
+            node, _, branch = key[len("flow:"):].partition("#")
+            parts.append(f"fan-out branch {int(branch) + 1} ({node!r})" if branch.isdigit()
+                         else f"node {node!r}")
+        else:
+            parts.append(f"agent tool call {key}")
+    return f" in {visible(', '.join(parts))}" if parts else ""
 
 
 def decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: Progress,

@@ -27,7 +27,14 @@ from typing import Any
 
 from stepswitch._visible import visible
 from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
-from stepswitch.cli._console import TEXT, Progress, call_text, decide, print_output
+from stepswitch.cli._console import (
+    TEXT,
+    Progress,
+    call_text,
+    decide,
+    print_output,
+    where_waits,
+)
 from stepswitch.cli._failures import (
     failed,
     in_user_code,
@@ -355,7 +362,8 @@ def _paused(
 ) -> int:
     out.line(f"paused: {len(pending)} call(s) wait for approval:")
     for item in pending:
-        out.line(f"  {visible(item.call_id)}: {call_text(item)} by {visible(item.agent)}")
+        out.line(f"  {visible(item.call_id)}: {call_text(item)} by {visible(item.agent)}"
+                 f"{where_waits(item)}")
     saved = save(args, state)
     if not saved:
         out.line("stepswitch: the paused run was not saved; rerun with --state FILE to keep it")
