@@ -643,6 +643,20 @@ def test_replay_names_a_file_of_another_kind_and_the_command_that_reads_it(
         assert code == 2 and f"{file}: not a trace (one span per line): {says}" in err, err
 
 
+def _ungated_support(ran: list[int]) -> ss.Workflow:
+    """The support workflow's triage and refund with the refund's approval dropped (a
+    call of it is appended to ``ran``: a replay must never make one)."""
+    @ss.function_tool
+    def process_refund(order_id: int) -> str:
+        """Refund an order."""
+        ran.append(order_id)
+        return "refunded"
+
+    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[process_refund])
+    triage = ss.Agent(name="triage", instructions="Triage.", handoffs=[refund])
+    return ss.Workflow(name="support", entry=triage, agents=[triage, refund])
+
+
 def test_a_paused_state_replays_clean_on_its_unchanged_workflow() -> None:
     """A run saved while a call waits for approval stopped there; today's run stops at
     the same call, which is not a divergence. Once answered, it replays as before."""
@@ -658,16 +672,7 @@ def test_a_paused_state_replays_clean_on_its_unchanged_workflow() -> None:
     assert replay(saved, machine) is None
     # the gate gone: today's run would make the refund unasked, and a replay runs no tool
     ran: list[int] = []
-
-    @ss.function_tool
-    def process_refund(order_id: int) -> str:
-        """Refund an order."""
-        ran.append(order_id)
-        return "refunded"
-
-    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[process_refund])
-    triage = ss.Agent(name="triage", instructions="Triage.", handoffs=[refund])
-    ungated = ss.Workflow(name="support", entry=triage, agents=[triage, refund])
+    ungated = _ungated_support(ran)
     found = replay(saved, ungated)
     assert found is not None and found.code == "RP113", found
     assert "waited for a human" in found.message and found.turn == 2
@@ -718,16 +723,7 @@ def test_a_dropped_approval_is_a_divergence_not_the_same_run(tmp_path: Path) -> 
     state.approve(first.interruptions[0])
     done = machine.run_sync(state, model=script)
     assert replay(done.to_state(), machine) is None  # the same workflow: the same run
-
-    @ss.function_tool
-    def process_refund(order_id: int) -> str:
-        """Refund an order."""
-        return "refunded"
-
-    refund = ss.Agent(name="refund", instructions="Refunds.", tools=[process_refund])
-    triage = ss.Agent(name="triage", instructions="Triage.", handoffs=[refund])
-    ungated = ss.Workflow(name="support", entry=triage, agents=[triage, refund])
-    found = replay(done.to_state(), ungated)
+    found = replay(done.to_state(), _ungated_support([]))
     assert found is not None and found.code == "RP114", found
     assert found.message == (f"call {first.interruptions[0].call_id!r} of 'process_refund' now "
                              "runs without a human's approval; the recorded run asked for one")
