@@ -85,8 +85,8 @@ def test_a_budget_hint_names_what_the_located_edge_takes() -> None:
     failing, _ = CASES["SW705"]
     flow = failing()
     (loop,) = [d for d in flow.check().diagnostics if d.code == "SW705"]
-    cycle = loop.message.split("flow cycle ", 1)[1].split(" has no", 1)[0].split(" → ")
-    back_from, back_to = cycle[-2], cycle[-1]
+    nodes = loop.message.split("flow cycle ", 1)[1].split(" has no", 1)[0].split(" → ")
+    back_from, back_to = nodes[-2], nodes[-1]
     [back] = [e for e in flow.graph().spec.flow or ()
               if e.source == back_from and back_to in e.targets()]
     assert (f"e.g. the one back to {back_to!r}, ss.{back.kind}({back_from!r}, ..., "
