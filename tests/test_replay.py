@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 import stepswitch as ss
 from graphs import support as ref
@@ -728,3 +729,34 @@ def test_a_dropped_approval_is_a_divergence_not_the_same_run(tmp_path: Path) -> 
     assert found.message == (f"call {first.interruptions[0].call_id!r} of 'process_refund' now "
                              "runs without a human's approval; the recorded run asked for one")
     assert found.turn == 2
+
+
+class _Answer(BaseModel):
+    text: str
+
+
+class _SourcedAnswer(BaseModel):
+    text: str
+    source: str
+
+
+def _desk(output_type: Any) -> ss.Workflow:
+    kb = ss.Agent(name="kb", instructions="Know things.", output_type=output_type)
+    desk = ss.Agent(name="desk", instructions="Help.", tools=[kb.as_tool("ask_kb", "Ask")])
+    return ss.Workflow(name="desk", entry=desk, agents=[desk, kb])
+
+
+def test_an_agent_tool_s_recorded_output_its_output_type_now_rejects_is_rp107() -> None:
+    """The nested run is not run again (it answers as recorded), so its agent's stricter
+    output type went unchecked and the replay said "same"."""
+    run = _desk(_Answer).compile().run_sync("how long?", model=ScriptedModel([
+        [function_call("ask_kb", {"input": "refund window"})],
+        [assistant_message('{"text": "30 days"}')],
+        [assistant_message("Thirty days.")],
+    ]))
+    assert replay(run.to_state(), _desk(_Answer)) is None
+    found = replay(run.to_state(), _desk(_SourcedAnswer))
+    assert found is not None and found.code == "RP107", found
+    assert found.message.startswith("agent tool 'ask_kb': the output type of agent 'kb' "
+                                    "rejects the recorded output: "), found.message
+    assert "source" in found.message and found.turn == 1

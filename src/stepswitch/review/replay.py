@@ -24,6 +24,7 @@ from stepswitch.errors import (
     MaxTurnsExceeded,
     ModelBehaviorError,
 )
+from stepswitch.ir import RunAgent
 from stepswitch.review.recording import (
     Recording,
     ReplayError,
@@ -134,9 +135,10 @@ class _Player:
 
     provider_name = "stepswitch.replay"
 
-    def __init__(self, recording: Recording, flow: bool = False) -> None:
+    def __init__(self, recording: Recording, flow: bool = False, machine: Any = None) -> None:
         self.rec = recording
         self.flow = flow
+        self.machine = machine
         self.used: set[int] = set()
         self.turns: list[Turn] = []
         self.pos = 0
@@ -239,8 +241,13 @@ class _Player:
                 jobs.append(CallJob(self.answer, (job.call_id,), {}, True, job.name,
                                     job.call_id))
             elif type(job) is NestedJob and job.call_id in self.rec.outputs:
-                # an agent tool: its nested run answers with what it answered then
+                # an agent tool: its nested run answers with what it answered then, if the
+                # nested agent's output type still takes it
                 job.loop.close()
+                rejected = self.nested_misfit(job.name, job.agent,
+                                              self.rec.outputs[job.call_id][0])
+                if rejected is not None:
+                    raise _Stop(self.divergence_at("RP107", job.call_id, rejected))
                 self.ran.add(job.call_id)
                 jobs.append(NestedJob(_canned(self.rec.outputs[job.call_id][0]), job.name,
                                       job.call_id, job.agent))
@@ -251,6 +258,29 @@ class _Player:
             else:
                 jobs.append(job)
         return RunJobs(tuple(jobs), effect.limit)
+
+    def nested_misfit(self, tool: str, agent: str, text: str) -> str | None:
+        """Why the recorded output of agent tool ``tool`` (agent ``agent``) no longer
+        fits that agent's output type; None when it does, when the agent's output is
+        text, or when an ``output_extractor`` made the output (it is no such value)."""
+        machine = self.machine
+        state = machine.ir.state(agent) if machine is not None else None
+        if state is None or state.output.kind == "text":
+            return None
+        for other in machine.ir.states:
+            for entry in other.tools:
+                action = entry.action
+                if (entry.name == tool and isinstance(action, RunAgent)
+                        and action.target == agent and action.output_extractor is not None):
+                    return None
+        from stepswitch.runtime.tools import parse_typed_output
+
+        try:
+            parse_typed_output(machine._core.obj(state.output.type_ref or ""), False, text)
+        except ValueError as exc:
+            return (f"agent tool {tool!r}: the output type of agent {agent!r} rejects the "
+                    f"recorded output: {_one_line(str(exc))}")
+        return None
 
     def unanswered(self, call_id: str, name: str) -> Divergence:
         waited = call_id in self.rec.approvals
@@ -357,7 +387,7 @@ async def _replay(rec: Recording, machine: Any, context: Any,
     from stepswitch.runtime.pump import drive
 
     flow = machine.ir.flow is not None
-    player = _Player(rec, flow)
+    player = _Player(rec, flow, machine)
     history: list[Any] = list(rec.history)
     agent = rec.start_agent
     if flow:
