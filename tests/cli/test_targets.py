@@ -272,3 +272,47 @@ def test_a_workflow_that_does_not_compile_names_its_first_error_where_it_is(
     assert code == 2
     assert f"--workflow {app}:wf: does not compile: {app}:" in err, err
     assert "SW201" in err and "errors)" not in err
+
+
+def test_show_lists_guardrails_gates_and_a_handoff_s_hook_and_filter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What decides a run beyond tools and edges is listed too: an agent's guardrails, a
+    tool's or edge's is_enabled, a tool's guardrails, a handoff's on_handoff and filter."""
+    app = write(tmp_path, "shown_mod_x4.py", """
+        import stepswitch as ss
+
+        def premium(ctx, agent):
+            return True
+
+        @ss.input_guardrail
+        def polite(ctx, agent, text):
+            return ss.GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)
+
+        @ss.tool_input_guardrail
+        def no_huge(data):
+            return ss.ToolGuardrailFunctionOutput.allow()
+
+        @ss.function_tool(is_enabled=premium, tool_input_guardrails=[no_huge])
+        def deep(topic: str) -> str:
+            '''Dig deep.'''
+            return topic
+
+        def noted(ctx):
+            return None
+
+        def messages_only(data):
+            return data
+
+        back = ss.Agent("back", "B.")
+        front = ss.Agent("front", "F.", tools=[deep], input_guardrails=[polite],
+                         handoffs=[ss.handoff(back, on_handoff=noted,
+                                              input_filter=messages_only)])
+        wf = ss.Workflow("wf", entry=front, agents=[front, back])
+    """)
+    code, out, err = run_main(["show", f"{app}:wf"], capsys)
+    assert code == 0, err
+    assert "      tool deep  [enabled when premium]  [tool guardrails no_huge]" in out, out
+    assert "      input guardrails: polite" in out
+    assert ("front ─handoff→ back via transfer_to_back (on_handoff noted, input_filter "
+            "messages_only)") in out

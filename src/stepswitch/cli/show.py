@@ -6,9 +6,10 @@ bidi character), so the terminal shows what the workflow holds."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from stepswitch._visible import visible
-from stepswitch.graph.spec import WorkflowSpec
+from stepswitch.graph.spec import AgentToolSpec, HandoffSpec, Ref, ToolSpec, WorkflowSpec
 from stepswitch.graph.workflow_graph import WorkflowGraph
 from stepswitch.targets.load import load_targets
 
@@ -37,8 +38,12 @@ def run(args: argparse.Namespace) -> int:
             suffix = f"  ({', '.join(marks)})" if marks else ""
             print(f"    {visible(name)}{suffix}")
             for tool in agent.tools:
-                pause = "  [needs approval]" if tool.needs_approval != "never" else ""
-                print(f"      tool {visible(tool.call_name)}{pause}")
+                print(f"      tool {visible(tool.call_name)}{_tool_marks(tool)}")
+            for kind, guards in (("input", agent.input_guardrails),
+                                 ("output", agent.output_guardrails)):
+                if guards:
+                    names = ", ".join(visible(g.name) for g in guards)
+                    print(f"      {kind} guardrails: {names}")
             for hosted in agent.hosted_tools:
                 print(f"      hosted {visible(hosted.name)} ({hosted.kind}, run by OpenAI)")
         edges = list(graph.edges())
@@ -48,10 +53,12 @@ def run(args: argparse.Namespace) -> int:
             # flow's, listed below; a heading with nothing under it would say otherwise
             print("  edges:" if edges or graph.dangling else "  edges: none")
         for edge in edges:
-            budget = f" (max_uses={edge.max_uses})" if edge.max_uses is not None else ""
+            notes = [f"max_uses={edge.max_uses}"] if edge.max_uses is not None else []
+            notes.extend(_edge_notes(edge.spec))
+            shown = f" ({', '.join(notes)})" if notes else ""
             arrow = "─handoff→" if edge.kind == "handoff" else "─calls→"
             print(f"    {visible(edge.source)} {arrow} {visible(edge.target)} via "
-                  f"{visible(edge.tool_name)}{budget}")
+                  f"{visible(edge.tool_name)}{shown}")
         for edge in graph.dangling:
             print(f"    {visible(edge.source)} → ? {visible(edge.target)} via "
                   f"{visible(edge.tool_name)} (unknown agent)")
@@ -59,6 +66,41 @@ def run(args: argparse.Namespace) -> int:
             _show_flow(graph.spec)
         _show_policies_and_cost(graph)
     return 0
+
+
+def _gate(enabled: bool | Ref) -> str | None:
+    """How ``is_enabled`` gates a tool or an edge: None when it is always offered."""
+    if enabled is True:
+        return None
+    if enabled is False or not isinstance(enabled, Ref):
+        return "disabled"
+    return f"enabled when {visible(enabled.display or enabled.path)}"
+
+
+def _tool_marks(tool: ToolSpec) -> str:
+    marks = []
+    if tool.needs_approval != "never":
+        marks.append("needs approval")
+    gate = _gate(tool.is_enabled)
+    if gate is not None:
+        marks.append(gate)
+    guards = [*tool.input_guardrails, *tool.output_guardrails]
+    if guards:
+        marks.append("tool guardrails " + ", ".join(visible(g.name) for g in guards))
+    return "".join(f"  [{m}]" for m in marks)
+
+
+def _edge_notes(spec: HandoffSpec | AgentToolSpec) -> list[str]:
+    """What an edge's declaration adds: its gate, and a handoff's hook and filter."""
+    notes = []
+    gate = _gate(spec.is_enabled)
+    if gate is not None:
+        notes.append(gate)
+    for field in ("on_handoff", "input_filter"):
+        ref: Any = getattr(spec, field, None)
+        if isinstance(ref, Ref):
+            notes.append(f"{field} {visible(ref.display or ref.path)}")
+    return notes
 
 
 def _show_policies_and_cost(graph: WorkflowGraph) -> None:
