@@ -332,7 +332,9 @@ def test_a_script_continues_across_commands_in_one_session(
     assert main(["run", TARGET, "--resume", str(state), "--approve", "all", *flags]) == 0
     out, err = capsys.readouterr()
     assert out == "Refunded.\n", err
-    assert "the script continues at step 4" in err
+    # step 1 the first command's, steps 2-3 this run's before it paused
+    assert ("its first 1 step(s) are the session's earlier model call(s), and the next 2 "
+            "this run's before it paused; the script continues at step 4") in err, err
     code, out, err = _chat(flags, "thanks\n", capsys, monkeypatch)
     assert code == 0 and out == "refund> Anything else?\n", err
 

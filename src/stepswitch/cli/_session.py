@@ -130,9 +130,12 @@ def continue_script(model: Any, snap: Any, state: Any = None) -> None:
     if [sorted(s) if s is not None else None for s in steps] != [sorted(e) for e in earlier]:
         return
     model.skip(len(earlier))
-    at = len(earlier) + 1 + (state.calls_made if state is not None else 0)
+    made = state.calls_made if state is not None else 0
+    at = len(earlier) + 1 + made
+    # the steps a resumed run made before it paused are skipped too (by calls_made)
+    before = (f", and the next {made} this run's before it paused" if made else "")
     print(f"{model.name}: its first {len(earlier)} step(s) are the session's earlier model "
-          f"call(s); the script continues at step {at}", file=sys.stderr)
+          f"call(s){before}; the script continues at step {at}", file=sys.stderr)
 
 
 def refuse_flow(machine: Any, why: str) -> None:
