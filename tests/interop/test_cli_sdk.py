@@ -226,6 +226,33 @@ def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     assert "describes parameter 'acct'" in line and "did you mean 'account'?" in line
 
 
+def test_a_tool_guardrail_in_the_wrong_list_is_located_where_it_is_listed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """SW409 pointed at the guardrail's def, far from the list the fix is in."""
+    app = tmp_path / "wrong_list_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import (Agent, ToolGuardrailFunctionOutput, function_tool,
+                            tool_output_guardrail)
+
+        @tool_output_guardrail
+        def redact(data):
+            return ToolGuardrailFunctionOutput.allow()
+
+        @function_tool(tool_input_guardrails=[redact])
+        def close_account(account: str) -> str:
+            """Close an account."""
+            return "closed"
+
+        a = Agent(name="a", instructions="x", tools=[close_account])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
+    assert code == 1
+    [line] = [x for x in out.splitlines() if ": SW409 [" in x]
+    assert line.startswith(f"{app}:9:1: SW409 [error] tool input guardrail 'redact' of "
+                           "tool 'close_account' is a tool output guardrail"), line
+
+
 def test_a_broken_sdk_app_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_main(["check", "tests/interop/sdk_apps/broken.py:fragile"], capsys)
     assert code == 2

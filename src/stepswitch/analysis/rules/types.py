@@ -153,11 +153,12 @@ def tool_guardrail_types(ctx: Ctx) -> Iterator[Diagnostic]:
                         "ToolGuardrailFunctionOutput",
                     )
                 if g.declared_kind is not None and g.declared_kind != g.kind:
+                    # the fix is where it is listed: at the tool's declaration
                     yield ctx.diag(
                         "SW409",
                         f"{what} is a tool {g.declared_kind} guardrail, listed in "
                         f"tool_{g.kind}_guardrails: it would get the wrong data",
-                        loc,
+                        where(tool.location, f"agents.{agent.name}.tools[{i}]"),
                         help=f"move it to tool_{g.declared_kind}_guardrails=[...]",
                     )
                     continue
