@@ -215,13 +215,10 @@ class _Player:
             recorded = self.rec.outputs.get(call_id)
             if recorded is None or recorded[0] == item.output:
                 continue
-            where = recorded[2]
-            for out, w in zip(last.output, last.where, strict=True):
-                if type(out) is OutputFunctionCall and out.call_id == call_id:
-                    where = w
             raise _Stop(Divergence(
                 "RP102", f"the arguments of call {call_id!r} of {item.name!r} are now rejected: "
-                f"{item.output}", self.turn_no, where, item.agent))
+                f"{item.output}", self.turn_no, self.call_where(call_id, recorded[2]),
+                item.agent))
 
     async def answer(self, call_id: str) -> str:
         return self.rec.outputs[call_id][0]
@@ -288,17 +285,25 @@ class _Player:
             "RP113", call_id, f"call {call_id!r} of {name!r} would now run; the recorded run "
             + ("waited for a human's decision on it" if waited else "has no output for it"))
 
-    def divergence_at(self, code: str, call_id: str, message: str) -> Divergence:
-        """A divergence at the recorded call ``call_id`` of the last turn played."""
+    def call_where(self, call_id: str, otherwise: str) -> str:
+        """Where the last turn played recorded the call ``call_id``; ``otherwise`` when
+        it holds no such call."""
         last = self.last
-        where, agent = "end", None
         if last is not None:
-            agent = last.agent
-            where = last.where[-1]
             for out, w in zip(last.output, last.where, strict=True):
                 if type(out) is OutputFunctionCall and out.call_id == call_id:
-                    where = w
-        return Divergence(code, message, self.turn_no, where, agent)
+                    return w
+        return otherwise
+
+    def divergence_at(self, code: str, call_id: str, message: str,
+                      agent: str | None = None) -> Divergence:
+        """A divergence at the recorded call ``call_id`` of the last turn played (made
+        by ``agent``, default that turn's)."""
+        last = self.last
+        end = last.where[-1] if last is not None else "end"
+        if agent is None and last is not None:
+            agent = last.agent
+        return Divergence(code, message, self.turn_no, self.call_where(call_id, end), agent)
 
 
 @dataclass(slots=True)
@@ -450,14 +455,9 @@ async def _replay(rec: Recording, machine: Any, context: Any,
             return _at(player, "RP111", f"{type(exc).__name__}: {exc}")
         if result.interruptions and not _paused_as_recorded(result.interruptions, rec):
             pending = result.interruptions[0]
-            where = player.last.where[-1] if player.last is not None else "end"
-            if player.last is not None:
-                for out, w in zip(player.last.output, player.last.where, strict=True):
-                    if type(out) is OutputFunctionCall and out.call_id == pending.call_id:
-                        where = w
-            return Divergence("RP105", f"call {pending.call_id!r} of {pending.name!r} now waits "
-                              "for approval; the recorded run ran it", player.turn_no, where,
-                              pending.agent)
+            return player.divergence_at(
+                "RP105", pending.call_id, f"call {pending.call_id!r} of {pending.name!r} now "
+                "waits for approval; the recorded run ran it", pending.agent)
         if player.pos < len(player.turns):
             nxt = player.next_turn()
             assert nxt is not None
