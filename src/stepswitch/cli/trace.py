@@ -41,12 +41,13 @@ def _other_file(path: str) -> str | None:
     from stepswitch._json import loads
     from stepswitch.review.file_kinds import case_trail, other_kind
     from stepswitch.runtime.record import RECORD_FORMAT
+    from stepswitch.runtime.state_json import FORMAT as STATE_FORMAT
 
     try:  # a regular file only: opening a FIFO to look would wait for a writer
         doc = loads(read_regular(path))
     except (FileRefused, OSError, ValueError):
         return None
-    if isinstance(doc, dict) and doc.get("format") == "stepswitch.run_state":
+    if isinstance(doc, dict) and doc.get("format") == STATE_FORMAT:
         return ("a saved run state, which `stepswitch trail FILE` checks and `stepswitch run "
                 "TARGET --resume FILE` resumes")
     if (isinstance(doc, dict) and doc.get("format") == RECORD_FORMAT) or case_trail(doc):

@@ -97,11 +97,7 @@ def _specs(side: Side, export: Path | None = None) -> list[LoadedSpec]:
     try:
         loaded = load_targets([side.target])
         policies = _side_policies(export)
-    except TargetError as exc:
-        if side.ref is None:
-            raise
-        raise TargetError(f"{exc} (at git {side.ref})") from None
-    except UserError as exc:  # the side's own pyproject is malformed
+    except UserError as exc:  # a TargetError, or the side's own pyproject is malformed
         if side.ref is None:
             raise
         raise TargetError(f"{exc} (at git {side.ref})") from None
