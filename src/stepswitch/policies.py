@@ -422,13 +422,12 @@ def unmatched_scopes(policies: Sequence[Policy], names: set[str]) -> list[str]:
     return notes
 
 
-def unread_pyprojects(targets: Sequence[str]) -> list[str]:
-    """A note for each ``pyproject.toml`` nearest a TARGET's file or folder that holds
-    ``[tool.stepswitch]`` settings but is not the one read (that is found from the
-    working directory up): a check run from another folder would otherwise pass without
-    the project's rules, and say nothing of them."""
-    import os
-
+def unread_pyprojects(folders: Sequence[Path]) -> list[str]:
+    """A note for each ``pyproject.toml`` nearest one of ``folders`` (those of the
+    modules a check read its workflows from) that holds ``[tool.stepswitch]`` settings
+    but is not the one read (that is found from the working directory up): a check run
+    from another folder would otherwise pass without the project's rules, and say
+    nothing of them."""
     try:
         read = _pyproject(None)
     except UserError:
@@ -436,15 +435,9 @@ def unread_pyprojects(targets: Sequence[str]) -> list[str]:
     read_path = read[0] if read is not None else None
     notes: list[str] = []
     seen: set[Path] = set()
-    for target in targets:
-        part = target.rpartition(":")[0] if ":" in target and not os.path.exists(target) \
-            else target
-        path = Path(part)
-        if not path.exists():
-            continue
-        start = path if path.is_dir() else path.parent
+    for folder in folders:
         try:
-            near = _pyproject(start)
+            near = _pyproject(folder)
         except UserError:
             continue
         if near is None or near[0] == read_path or near[0] in seen:

@@ -100,9 +100,11 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     checked: list[CheckedWorkflow] = []
     names: set[str] = set()  # the workflows read, for the rules scoped to others
+    folders: dict[Path, None] = {}  # their modules' folders, for a pyproject there
     failures: list[str] = []  # modules of a folder that did not import; the rest is checked
     skipped: list[str] = []  # files of a folder with nothing to check, and why
     import warnings
+    from pathlib import Path
 
     try:
         with warnings.catch_warnings():
@@ -112,6 +114,9 @@ def _check(args: argparse.Namespace) -> int:
                                     r"stepswitch", category=UserWarning)
             for loaded in load_targets(args.targets, failures=failures, skipped=skipped):
                 names.add(loaded.workflow.name)
+                file = getattr(sys.modules.get(loaded.module), "__file__", None)
+                if isinstance(file, str):
+                    folders.setdefault(Path(file).parent, None)
                 own = [p for p in policies if p.applies_to(loaded.workflow.name)]
                 report = loaded.workflow.check(
                     select=select, ignore=ignore, max_model_calls=args.max_model_calls,
@@ -133,7 +138,7 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write((sarif if args.format == "sarif" else github)(checked, failures))
     elif checked:
         sys.stdout.write(FORMATS[args.format](checked))
-    for note in skipped + unmatched_scopes(policies, names) + unread_pyprojects(args.targets):
+    for note in skipped + unmatched_scopes(policies, names) + unread_pyprojects(list(folders)):
         print(f"stepswitch: note: {note}", file=sys.stderr)
     for failure in failures:
         print(f"stepswitch: error: {failure}", file=sys.stderr)
