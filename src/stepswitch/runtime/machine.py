@@ -468,16 +468,7 @@ class RunResultStreaming:
         except BaseException as exc:  # _Cancelled, or what the loop raised leaving
             data = getattr(exc, "run_data", None)
             if data is not None:
-                self._result = RunResult(
-                    input=data.input, new_items=data.new_items, final_output=None,
-                    last_agent=data.last_agent, interruptions=[],
-                    raw_responses=data.raw_responses, usage=data.usage, max_turns=None,
-                    input_guardrail_results=data.input_guardrail_results,
-                    output_guardrail_results=data.output_guardrail_results,
-                    tool_input_guardrail_results=data.tool_input_guardrail_results,
-                    tool_output_guardrail_results=data.tool_output_guardrail_results,
-                    _state=data._state,
-                )
+                self._result = data.as_result()
         finally:
             self._loop.close()
 

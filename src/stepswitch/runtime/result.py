@@ -93,3 +93,17 @@ class RunErrorDetails:
         if self._state is None:
             raise RuntimeError("this run cannot be resumed")
         return self._state()
+
+    def as_result(self) -> RunResult:
+        """The run so far as a :class:`RunResult` (no final output, nothing pending):
+        what a streamed run cancelled between two events gives."""
+        return RunResult(
+            input=self.input, new_items=self.new_items, final_output=None,
+            last_agent=self.last_agent, interruptions=[], raw_responses=self.raw_responses,
+            usage=self.usage, max_turns=None,
+            input_guardrail_results=self.input_guardrail_results,
+            output_guardrail_results=self.output_guardrail_results,
+            tool_input_guardrail_results=self.tool_input_guardrail_results,
+            tool_output_guardrail_results=self.tool_output_guardrail_results,
+            _state=self._state,
+        )
