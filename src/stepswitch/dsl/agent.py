@@ -691,9 +691,8 @@ def _check_agent(
             f"{what} at {site}: model: expected a model name or a model object, "
             f"got {type(model).__name__} {model!r}"
         )
-    if callable(instructions) and (takes := ctx_agent_misfit(instructions)) is not None:
-        raise UserError(f"{what} at {site}: instructions: the function must take (ctx, "
-                        f"agent), it takes {takes} parameter(s)")
+    if callable(instructions) and (misfit := ctx_agent_misfit(instructions, "instructions")):
+        raise UserError(f"{what} at {site}: {misfit}")
 
 
 _HANDOFF_KINDS = (Agent, Handoff, str)

@@ -333,17 +333,15 @@ def check_is_enabled(value: Any, what: str, site: Site) -> None:
             f"{what} at {site}: is_enabled: expected True, False or a function (ctx, agent) "
             f"-> bool, got {type(value).__name__} {value!r}"
         )
-    takes = ctx_agent_misfit(value)
-    if takes is not None:
-        raise UserError(
-            f"{what} at {site}: is_enabled: the function must take (ctx, agent), it takes "
-            f"{takes} parameter(s)"
-        )
+    misfit = ctx_agent_misfit(value, "is_enabled")
+    if misfit is not None:
+        raise UserError(f"{what} at {site}: {misfit}")
 
 
-def ctx_agent_misfit(fn: Callable[..., Any]) -> int | None:
-    """How many parameters ``fn`` takes when it cannot be called as ``fn(ctx, agent)``
-    (as instructions and ``is_enabled`` functions are); None when it can, or when its
+def ctx_agent_misfit(fn: Callable[..., Any], field: str) -> str | None:
+    """Why ``fn`` cannot be called as ``fn(ctx, agent)`` (as instructions and
+    ``is_enabled`` functions are), worded for ``field``: ``is_enabled: the function must
+    take (ctx, agent), it takes 1 parameter(s)``; None when it can, or when its
     signature cannot be read."""
     try:
         params = list(inspect.signature(fn).parameters.values())
@@ -354,10 +352,12 @@ def ctx_agent_misfit(fn: Callable[..., Any]) -> int | None:
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
     if len(required) > 2:
-        return len(required)
-    if len(positional) < 2:
-        return len(positional)
-    return None
+        takes = len(required)
+    elif len(positional) < 2:
+        takes = len(positional)
+    else:
+        return None
+    return f"{field}: the function must take (ctx, agent), it takes {takes} parameter(s)"
 
 
 def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:

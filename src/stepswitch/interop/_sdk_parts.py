@@ -78,9 +78,8 @@ def _gate(sdk_tool: Any) -> Any:
     """A tool's ``is_enabled``; a function the SDK could not call as ``fn(ctx, agent)``
     is a ``UserError`` now, not a failed run once the agent's turn comes."""
     gate = getattr(sdk_tool, "is_enabled", True)
-    if callable(gate) and (takes := ctx_agent_misfit(gate)) is not None:
-        raise UserError(f"tool {sdk_tool.name!r}: is_enabled: the function must take (ctx, "
-                        f"agent), it takes {takes} parameter(s)")
+    if callable(gate) and (misfit := ctx_agent_misfit(gate, "is_enabled")) is not None:
+        raise UserError(f"tool {sdk_tool.name!r}: {misfit}")
     return gate
 
 

@@ -492,10 +492,9 @@ class _Reader:
         agent.name = name
         agent.instructions = instructions_of(sdk.instructions)
         if callable(agent.instructions):
-            takes = ctx_agent_misfit(agent.instructions)
-            if takes is not None:  # the SDK fails on it when the agent's turn comes
-                raise self._error(sdk, f"instructions: the function must take (ctx, agent), "
-                                       f"it takes {takes} parameter(s)")
+            misfit = ctx_agent_misfit(agent.instructions, "instructions")
+            if misfit is not None:  # the SDK fails on it when the agent's turn comes
+                raise self._error(sdk, misfit)
         agent.output_type = self._output_type(sdk)
         agent.model = sdk.model if isinstance(sdk.model, str) else None
         agent.model_settings = self._settings(sdk.model_settings)
