@@ -46,6 +46,8 @@ class SpanRecord:
     start_ns: int
     end_ns: int
     status: str = "UNSET"
+    status_description: str | None = None
+    """What the error was (the exception's message), on a span whose status is ERROR."""
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
 
@@ -60,6 +62,8 @@ class SpanRecord:
                 "start_ns": self.start_ns,
                 "end_ns": self.end_ns,
                 "status": self.status,
+                **({"status_description": self.status_description}
+                   if self.status_description else {}),
                 "attributes": self.attributes,
                 "events": self.events,
             },
@@ -79,6 +83,7 @@ def _record(span: Any) -> SpanRecord:
         start_ns=span.start_time or 0,
         end_ns=span.end_time or 0,
         status=span.status.status_code.name,
+        status_description=span.status.description or None,
         attributes={k: _plain(v) for k, v in (span.attributes or {}).items()},
         events=[
             {"name": e.name, "time_ns": e.timestamp,
@@ -245,11 +250,18 @@ def _from_json(raw: dict[str, Any]) -> SpanRecord:
     events = raw.get("events", [])
     if not isinstance(attrs, dict) or not isinstance(events, list):
         raise TypeError("attributes/events have the wrong type")
+    for i, event in enumerate(events):
+        if isinstance(event, dict) and not isinstance(event.get("attributes", {}), dict):
+            raise TypeError(f"events[{i}].attributes is not an object")
+    description = raw.get("status_description")
+    if description is not None and not isinstance(description, str):
+        raise TypeError("status_description is not a string")
     return SpanRecord(
         name=text("name"), trace_id=text("trace_id"), span_id=text("span_id"),
         parent_id=parent, kind=text("kind"), start_ns=number("start_ns"),
         end_ns=number("end_ns"), status=str(raw.get("status", "UNSET")),
-        attributes=attrs, events=[e for e in events if isinstance(e, dict)],
+        status_description=description, attributes=attrs,
+        events=[e for e in events if isinstance(e, dict)],
     )
 
 
@@ -269,8 +281,17 @@ def _label(span: SpanRecord) -> str:
     if sc.TOOL_CALL_ID in a:
         parts.append(f"call {a[sc.TOOL_CALL_ID]}")
     if span.status == "ERROR":
-        parts.append(f"ERROR {a.get(sc.ERROR_TYPE, '')}".rstrip())
+        error = f"ERROR {a.get(sc.ERROR_TYPE, '')}".rstrip()
+        if span.status_description:
+            error += f": {_clip(span.status_description)}"
+        parts.append(error)
     return "  ".join(str(p) for p in parts)
+
+
+def _clip(text: str, room: int = 120) -> str:
+    """An error's message on one line of the tree: its first line, at most ``room``."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= room else first[: room - 1] + "…"
 
 
 _SHORT = {
@@ -317,20 +338,29 @@ def format_tree(spans: Iterable[SpanRecord]) -> str:
     shown: set[str] = set()  # ids whose children are listed (a shared id: listed once)
 
     def walk(root: SpanRecord) -> None:
-        stack: list[tuple[SpanRecord, int]] = [(root, 1)]
+        # a span's events and its children in the order they happened (an event with
+        # no time, as a hand-written file may have, at its span's start)
+        stack: list[tuple[SpanRecord | str, int]] = [(root, 1)]
         while stack:
             span, depth = stack.pop()
             pad = "  " * depth
+            if isinstance(span, str):  # an event's line
+                lines.append(pad + visible(span))
+                continue
             lines.append(pad + visible(_label(span)))
+            below: list[tuple[int, int, SpanRecord | str]] = []
             for event in span.events:
                 text = _event_label(event)
                 if text is not None:
-                    lines.append(pad + "  " + visible(text))
-            if span.span_id in shown:
-                continue
-            shown.add(span.span_id)
-            kids = children.get(span.span_id, [])
-            stack.extend((kid, depth + 1) for kid in reversed(kids))
+                    at = event.get("time_ns")
+                    when = at if type(at) is int else span.start_ns
+                    below.append((when, len(below), text))
+            if span.span_id not in shown:
+                shown.add(span.span_id)
+                for kid in children.get(span.span_id, []):
+                    below.append((kid.start_ns, len(below), kid))
+            below.sort(key=lambda entry: (entry[0], entry[1]))
+            stack.extend((entry, depth + 1) for _, _, entry in reversed(below))
 
     roots = children.get(None, [])
     traces: dict[str, list[SpanRecord]] = {}

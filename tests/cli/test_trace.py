@@ -73,6 +73,9 @@ def test_trace_over_real_http_names_the_model_and_provider(tmp_path: Path) -> No
         ('{"name": "x", "trace_id": "t", "span_id": "s", "kind": "INTERNAL", "start_ns": 1}\n',
          "bad.jsonl:1: not a span (missing field end_ns)"),
         ("[1, 2]\n", "bad.jsonl:1: not a span"),
+        ('{"name": "x", "trace_id": "t", "span_id": "s", "kind": "INTERNAL", "start_ns": 1, '
+         '"end_ns": 2, "events": [{"name": "e", "attributes": "oops"}]}\n',
+         "bad.jsonl:1: not a span (events[0].attributes is not an object)"),
         ("\n", "holds no spans"),
     ],
 )
@@ -186,3 +189,43 @@ def test_trace_refuses_a_file_past_the_size_bound(
     monkeypatch.setattr(_files, "MAX_FILE_BYTES", 1024)
     assert main(["trace", str(f)]) == 2
     assert "larger than" in capsys.readouterr().err
+
+
+def test_trace_shows_events_among_children_in_time_order_and_the_error_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spans = tmp_path / "spans.jsonl"
+    spans.write_text("".join([
+        _span("a", None, start_ns=100, end_ns=900, events=[
+            {"name": "stepswitch.handoff", "time_ns": 500,
+             "attributes": {"gen_ai.agent.name": "b"}},
+        ]),
+        _span("c1", "a", name="chat one", start_ns=200, end_ns=300),
+        _span("c2", "a", name="chat two", start_ns=600, end_ns=700, status="ERROR",
+              status_description="database down\nsecond line",
+              attributes={"error.type": "RuntimeError"}),
+    ]))
+    assert main(["trace", str(spans)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    body = [line.strip() for line in lines[2:]]
+    assert body[0].startswith("chat one")
+    assert body[1] == "· handoff (agent=b)"  # after the call that made it, before the next
+    assert body[2].startswith("chat two")
+    assert body[2].endswith("ERROR RuntimeError: database down")
+
+
+def test_run_trace_writes_the_error_message_of_a_failed_span(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fail.jsonl"
+    code = main(["run", TARGET, "--input", "hi", "--model", "scripted:" + SCRIPT,
+                 "--max-turns", "1", "--trace", str(out)])
+    assert code == 1
+    spans = [json.loads(line) for line in out.read_text().splitlines()]
+    failed = [s for s in spans if s["status"] == "ERROR"]
+    assert failed and all("status_description" in s for s in failed)
+    assert any("MaxTurnsExceeded" in s["attributes"].get("error.type", "") for s in failed)
+    capsys.readouterr()
+    assert main(["trace", str(out)]) == 0
+    tree = capsys.readouterr().out
+    assert "ERROR MaxTurnsExceeded: " in tree

@@ -221,6 +221,47 @@ def test_nested_agent_tool_run_is_a_child_of_its_tool_span() -> None:
     assert nested.parent is not None and nested.parent.span_id == tool.context.span_id
 
 
+def test_content_on_an_agent_tool_span_is_its_arguments_and_the_nested_final_output() -> None:
+    exporter, config = traced_config(trace_content=True)
+    model = ScriptedModel([
+        [function_call("research", {"input": "is 42 late?"})],
+        [assistant_message('{"summary": "on time"}')],
+        [assistant_message("It is on time.")],
+    ])
+    support.compile().run_sync("is 42 late?", model=model, run_config=config)
+    tool = dict(spans_named(exporter, "execute_tool research")[0].attributes or {})
+    assert tool[sc.TOOL_CALL_ARGUMENTS] == '{"input": "is 42 late?"}'
+    assert "on time" in str(tool[sc.TOOL_CALL_RESULT])
+    # and without content, neither
+    exporter, config = traced_config()
+    model = ScriptedModel([
+        [function_call("research", {"input": "is 42 late?"})],
+        [assistant_message('{"summary": "on time"}')],
+        [assistant_message("It is on time.")],
+    ])
+    support.compile().run_sync("is 42 late?", model=model, run_config=config)
+    tool = dict(spans_named(exporter, "execute_tool research")[0].attributes or {})
+    assert sc.TOOL_CALL_ARGUMENTS not in tool and sc.TOOL_CALL_RESULT not in tool
+
+
+def test_a_state_saved_untraced_resumes_into_a_trace_that_says_it_resumed() -> None:
+    machine = support.compile()
+    model = ScriptedModel(REFUND_SCRIPT)
+    paused = machine.run_sync("refund order 42", model=model)
+    state = ss.RunState.from_json(paused.to_state().to_json())
+    state.approve(paused.interruptions[0])
+    exporter, config = traced_config()
+    machine.run_sync(state, model=model, run_config=config)
+    root = spans_named(exporter, "invoke_workflow support")[0]
+    assert root.parent is None  # a trace of its own: the first half had none
+    events = [(e.name, dict(e.attributes or {})) for e in root.events]
+    assert events[0] == ("stepswitch.run.resumed", {sc.TURN: 3})
+    assert events[1][0] == "stepswitch.approval.decided"
+    # the events come before the resumed agent's span opens
+    agent = spans_named(exporter, "invoke_agent refund")[0]
+    assert all(e.timestamp <= (agent.start_time or 0) for e in root.events)
+
+
 @ss.function_tool
 def flaky(order_id: int) -> str:
     """Fails."""

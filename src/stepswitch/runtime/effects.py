@@ -69,6 +69,8 @@ class NestedJob:
     """The agent tool's name, the model's call id and the nested agent (for tracing)."""
     call_id: str = ""
     agent: str = ""
+    arguments: str = ""
+    """The model's arguments to the agent tool, as it sent them (for tracing)."""
 
 
 Job: TypeAlias = CallJob | NestedJob

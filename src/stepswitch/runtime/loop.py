@@ -431,7 +431,7 @@ def _settle_resumed(
             slots.append((call, row, len(jobs), None))
             jobs.append(NestedJob(
                 _nested_resume(core, run, config, child), call.name, call.call_id,
-                child.current_agent,
+                child.current_agent, call.arguments,
             ))
             continue
         gated = call.call_id in earlier.approvals
@@ -685,7 +685,9 @@ def _agent_job(
     )
     child.always = dict(run.always)
     child.model = run.model
-    return NestedJob(run_loop(core, child, config), call.name, call.call_id, action.target)
+    return NestedJob(
+        run_loop(core, child, config), call.name, call.call_id, action.target, call.arguments
+    )
 
 
 def _nested_resume(core: MachineCore, run: Run, config: RunConfig, child: RunState) -> Loop:

@@ -180,7 +180,7 @@ class StateMachine:
                     decisions=input.all_decisions() if isinstance(input, RunState) else (),
                     # where it resumed: the model calls its nodes had made (a flow's
                     # turns are its nodes' turns, one budget across them)
-                    turn=fr.calls.n,
+                    turn=fr.calls.n, resumed=isinstance(input, RunState),
                 )
             return loop
 
@@ -208,7 +208,7 @@ class StateMachine:
                     content=config.trace_content, conversation_id=conversation_id,
                     saved_context=run.trace_context,
                     decisions=input.all_decisions() if isinstance(input, RunState) else (),
-                    turn=run.turn,
+                    turn=run.turn, resumed=isinstance(input, RunState),
                 )
             return loop
 

@@ -143,7 +143,10 @@ class _Trace:
         workflow: str | None,
         content: bool,
         conversation_id: str | None,
+        events: Iterable[tuple[str, dict[str, Any]]] = (),
     ) -> None:
+        """``events`` go on the workflow span before its first agent's span opens (a
+        resumed run's ``run.resumed`` and ``approval.decided``: they come first)."""
         from opentelemetry import context, trace
 
         self.api = trace
@@ -167,6 +170,8 @@ class _Trace:
                 f"{sc.OP_INVOKE_WORKFLOW} {workflow}", context=parent,
                 kind=trace.SpanKind.INTERNAL, attributes=attrs,
             )
+            for name, event in events:
+                self.root.add_event(name, event)
             self.parent = trace.set_span_in_context(self.root)
         # the open segment: an agent's span, or (in a flow) a step's or a fan-out's; a
         # flow opens its first segment when its first node starts
@@ -344,8 +349,8 @@ class _Trace:
             sc.TOOL_CALL_ID: call_id,
             sc.TOOL_TYPE: kind,
         }
-        if self.content and args is not None:
-            attrs[sc.TOOL_CALL_ARGUMENTS] = _json(args)
+        if self.content and args is not None:  # an agent tool's: the model's JSON text
+            attrs[sc.TOOL_CALL_ARGUMENTS] = args if type(args) is str else _json(args)
         return self.tracer.start_span(
             f"{sc.OP_EXECUTE_TOOL} {name}",
             context=self.agent_ctx,
@@ -493,7 +498,9 @@ class _Trace:
         fan-out branch (a job with no tool name) under the fan-out's span."""
         span = None
         if job.name:
-            span = self.guard(self.tool_span, job.name, job.call_id, "agent", None)
+            span = self.guard(
+                self.tool_span, job.name, job.call_id, "agent", job.arguments or None
+            )
             if span is None:
                 return
             parent = self.api.set_span_in_context(span)
@@ -521,27 +528,31 @@ def start(
     saved_context: str | None,
     decisions: Iterable[tuple[str, Any]] = (),
     turn: int = 0,
+    resumed: bool = False,
 ) -> tuple[Loop, str | None]:
     """Wrap a whole run's loop; returns it with the traceparent to keep in its states.
 
-    ``saved_context`` is the traceparent a resumed state carries: the resumed run
-    continues that trace (its workflow span is a child of the saved one), with one
-    ``stepswitch.approval.decided`` event per ``(call id, decision)`` of ``decisions``.
+    A ``resumed`` run's workflow span opens with a ``stepswitch.run.resumed`` event (at
+    ``turn``) and one ``stepswitch.approval.decided`` event per ``(call id, decision)``
+    of ``decisions``. ``saved_context`` is the traceparent its state carries: the run
+    continues that trace (its workflow span is a child of the saved one); a state
+    saved by an untraced run has none, and its resumed run starts a trace of its own.
     """
     try:
         parent = _remote_parent(saved_context) if saved_context else None
-        trace = _Trace(
-            tracer, agent=agent, parent=parent, workflow=workflow, content=content,
-            conversation_id=conversation_id,
-        )
-        if saved_context is not None:
-            trace.root.add_event(sc.EVENT_RESUMED, {sc.TURN: turn})
+        events: list[tuple[str, dict[str, Any]]] = []
+        if resumed or saved_context is not None:
+            events.append((sc.EVENT_RESUMED, {sc.TURN: turn}))
         for call_id, decision in decisions:
-            trace.root.add_event(
+            events.append((
                 sc.EVENT_APPROVAL_DECIDED,
                 {sc.TOOL_CALL_ID: str(call_id),
                  "stepswitch.approved": bool(getattr(decision, "approved", False))},
-            )
+            ))
+        trace = _Trace(
+            tracer, agent=agent, parent=parent, workflow=workflow, content=content,
+            conversation_id=conversation_id, events=events,
+        )
     except Exception as exc:
         _warn_once(exc)
         return loop, saved_context
@@ -618,6 +629,9 @@ def traced(loop: Loop, trace: _Trace, *, tool_span: Any = None) -> Loop:
     # exporter that raises here (and a span processor that logs it, as the SDK's do)
     # chains nothing of the run into the logged traceback
     trace.guard(trace.finish, relay.result)
-    if tool_span is not None:
-        trace.guard(tool_span.end)
+    if tool_span is not None:  # an agent tool's result: its nested run's final output
+        if getattr(relay.result, "interruptions", None):  # paused: no result yet
+            trace.guard(tool_span.end)
+        else:
+            trace.guard(trace.tool_done, tool_span, getattr(relay.result, "final_output", None))
     return relay.result
