@@ -26,7 +26,7 @@ def index_page() -> str:
         "|---|---|---|---|",
     ]
     group = ""
-    for code in CODES.values():
+    for code in sorted(CODES.values(), key=lambda c: c.code):  # SW8xx before SW9xx
         if code.code[:3] != group:
             group = code.code[:3]
             lines.append(f"| **{group}xx** | **{GROUPS[group]}** | | |")
