@@ -19,7 +19,7 @@ users who want spans in a file with no collector::
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -164,9 +164,15 @@ _SPAN_FIELDS = ("name", "trace_id", "span_id", "kind", "start_ns", "end_ns")
 """The fields every span line has (``run --trace`` writes them all)."""
 
 
-def read_spans(path: str | Path) -> list[SpanRecord]:
+def read_spans(
+    path: str | Path, *, cut_off: Callable[[str], None] | None = None
+) -> list[SpanRecord]:
     """The spans of a JSON-lines file; ``UserError`` names the line that is not a span,
-    the second span of a shared id, or a span whose parents lead back to it."""
+    the second span of a shared id, or a span whose parents lead back to it.
+
+    A last line that is not JSON and has no newline after it is what a run stopped in
+    the middle of writing leaves: given ``cut_off``, it is passed a note saying so and
+    the spans before it are read; without, it is refused as any bad line is."""
     try:
         text = read_regular(path).decode("utf-8")
     except FileRefused as exc:
@@ -175,12 +181,17 @@ def read_spans(path: str | Path) -> list[SpanRecord]:
         raise UserError(f"{path}: cannot read it: not UTF-8 text") from None
     out: list[SpanRecord] = []
     lines: dict[str, int] = {}  # span id -> its line
-    for n, line in enumerate(text.splitlines(), start=1):
+    rows = text.splitlines()
+    for n, line in enumerate(rows, start=1):
         if not line.strip():
             continue
         try:
             raw = loads(line)
         except ValueError as exc:
+            if cut_off is not None and n == len(rows) and out and not text.endswith("\n"):
+                cut_off(f"{path}:{n}: the last line is cut off (a run stopped while writing "
+                        f"it?); showing the {len(out)} span(s) before it")
+                break
             raise UserError(f"{path}:{n}: not a JSON line ({exc.args[0]})") from None
         if not isinstance(raw, dict):
             raise UserError(f"{path}:{n}: not a span (expected a JSON object)")

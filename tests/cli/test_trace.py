@@ -229,3 +229,20 @@ def test_run_trace_writes_the_error_message_of_a_failed_span(
     assert main(["trace", str(out)]) == 0
     tree = capsys.readouterr().out
     assert "ERROR MaxTurnsExceeded: " in tree
+
+
+def test_trace_of_a_file_cut_off_mid_line_shows_the_spans_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    whole = _span("a", None) + _span("b", "a", name="chat x")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(whole + whole.splitlines()[0][:40].replace('"a"', '"c"'))
+    assert main(["trace", str(cut)]) == 0
+    captured = capsys.readouterr()
+    assert "chat x" in captured.out
+    assert captured.err == (f"stepswitch: warning: {cut}:3: the last line is cut off (a run "
+                            "stopped while writing it?); showing the 2 span(s) before it\n")
+    # a bad line that is not the last, or a last line with its newline, is refused
+    cut.write_text(whole + "{not json\n")
+    assert main(["trace", str(cut)]) == 2
+    assert "cut.jsonl:3: not a JSON line" in capsys.readouterr().err

@@ -308,6 +308,7 @@ def test_guardrail_trip_is_an_event_and_an_error() -> None:
     root = spans_named(exporter, "invoke_workflow w")[0]
     assert root.status.status_code is StatusCode.ERROR
     assert (root.attributes or {})[sc.ERROR_TYPE] == "InputGuardrailTripwireTriggered"
+    assert (root.attributes or {})[sc.AGENT_NAME] == "a"  # a failed run names its agent too
 
 
 def test_max_turns_ends_the_last_turn_with_its_step() -> None:
@@ -317,6 +318,8 @@ def test_max_turns_ends_the_last_turn_with_its_step() -> None:
         support.compile().run_sync("x", model=model, max_turns=2, run_config=config)
     steps = [(s.attributes or {}).get(sc.STEP) for s in spans_named(exporter, "chat scripted")]
     assert steps == ["RunAgain", "RunAgain"]
+    root = spans_named(exporter, "invoke_workflow support")[0]
+    assert (root.attributes or {})[sc.AGENT_NAME] == "triage"
 
 
 class _Broken(SpanExporter):

@@ -22,7 +22,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     try:
-        spans = read_spans(args.file)  # a UserError names the file and line: exit 2
+        spans = read_spans(  # a UserError names the file and line: exit 2
+            args.file, cut_off=lambda note: print(f"stepswitch: warning: {note}",
+                                                  file=sys.stderr),
+        )
     except UserError:
         kind = _other_file(args.file)
         if kind is None:

@@ -400,6 +400,7 @@ class _Trace:
             self._error(self.agent_span, exc)
         self._end_agent()
         if self.root is not None:
+            self.root.set_attribute(sc.AGENT_NAME, last or self.agent)  # as finish() does
             self._error(self.root, exc)
             self.root.end()
 
