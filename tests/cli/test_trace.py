@@ -246,3 +246,24 @@ def test_trace_of_a_file_cut_off_mid_line_shows_the_spans_before_it(
     cut.write_text(whole + "{not json\n")
     assert main(["trace", str(cut)]) == 2
     assert "cut.jsonl:3: not a JSON line" in capsys.readouterr().err
+
+
+def test_run_trace_content_records_tool_arguments_only_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def tool_attrs(flags: list[str]) -> dict[str, object]:
+        out = tmp_path / f"run{len(flags)}.jsonl"
+        code = main(["run", TARGET, "--input", "refund order 42", "--model",
+                     f"scripted:{SCRIPT}", "--approve", "all", "--trace", str(out), *flags])
+        assert code == 0
+        spans = [json.loads(line) for line in out.read_text().splitlines()]
+        attrs: dict[str, object] = next(
+            s["attributes"] for s in spans if s["name"] == "execute_tool lookup_order")
+        return attrs
+
+    assert "gen_ai.tool.call.arguments" not in tool_attrs([])
+    assert tool_attrs(["--trace-content"])["gen_ai.tool.call.arguments"] == '{"order_id": 42}'
+    capsys.readouterr()
+    assert main(["run", TARGET, "--input", "x", "--model", f"scripted:{SCRIPT}",
+                 "--trace-content"]) == 2
+    assert "give --trace FILE.jsonl too" in capsys.readouterr().err

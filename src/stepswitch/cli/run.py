@@ -122,6 +122,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(print them with `stepswitch trace FILE`)",
     )
     p.add_argument(
+        "--trace-content", action="store_true",
+        help="with --trace: also record messages, instructions, tool arguments and results "
+        "(RunConfig(trace_content=True); they may hold personal data)",
+    )
+    p.add_argument(
         "--record", metavar="FILE",
         help="write the finished run to FILE for `stepswitch replay`; a FILE named "
         "*.trail.json is a case for `stepswitch test` (the run's outcome as expectations)",
@@ -222,16 +227,21 @@ def run(args: argparse.Namespace) -> int:
         continue_script(model, snap, start if isinstance(start, RunState) else None)
     args.run_config = None
     provider = None
+    content = getattr(args, "trace_content", False)
+    if content and not args.trace:
+        raise UserError("--trace-content records content into the spans --trace FILE "
+                        "writes; give --trace FILE.jsonl too")
     if args.trace:
         from stepswitch.otel import file_provider
 
         provider = file_provider(args.trace)
-        args.run_config = RunConfig(tracer_provider=provider)
+        args.run_config = RunConfig(tracer_provider=provider, trace_content=content)
     if args.max_cost is not None:
         from stepswitch.policies import prices_from_pyproject
 
         # priced as `check` prices its bound: the shipped table, the project's over it
-        args.run_config = RunConfig(tracer_provider=provider, max_cost_usd=args.max_cost,
+        args.run_config = RunConfig(tracer_provider=provider, trace_content=content,
+                                    max_cost_usd=args.max_cost,
                                     prices=prices_from_pyproject() or None)
     stop = args.stop = Stop()
     try:
