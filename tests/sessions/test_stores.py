@@ -48,6 +48,10 @@ def test_bad_session_ids(bad: str, message: str) -> None:
     ("postgresql://h/db?synchronous_commit=maybe", "synchronous_commit is on or off"),
     # a misspelt option: redis-py would raise a TypeError at the first connect
     ("redis://127.0.0.1:1/0?prefx=p:", "unknown option 'prefx'"),
+    # a typo that would write somewhere else: the public schema, redis db 0
+    ("postgresql://h/db?schema=", r"schema= is empty \(leave it out for the default"),
+    ("redis://127.0.0.1:6379/abc", r"the database after the port is a number \(redis://"),
+    ("redis://127.0.0.1:6379/0?prefix=", "prefix= is empty"),
 ])
 def test_bad_urls(url: str, message: str) -> None:
     with pytest.raises(ss.SessionError, match=message):
@@ -67,6 +71,39 @@ def test_urls_open_each_backend(tmp_path: Any, pg_schema: str, redis_prefix: str
 
     asyncio.run(go())
     assert (tmp_path / "c.db").exists()
+
+
+def test_a_postgres_url_reaches_libpq_as_written_but_for_schema(pg_schema: str) -> None:
+    """No host before the path (libpq's host= in the query instead), and percent-escapes
+    in a value: the URL goes to the driver unchanged, schema= taken out."""
+    async def go() -> str:
+        url = (f"postgresql:///test?user=postgres&host=127.0.0.1&schema={pg_schema}"
+               "&application_name=a%26b%20c")
+        s = open_session(url, "u")
+        await s.append([ss.runtime.UserInputItem("hi")], operation_id="o",
+                       expected_version=0, current_agent="triage")
+        await s.close()
+        return url
+
+    asyncio.run(go())
+    with pg_connect() as conn:
+        rows = conn.execute(
+            "select count(*) from information_schema.tables where table_schema = %s",
+            (pg_schema,),
+        ).fetchone()
+    assert rows is not None and rows[0] >= 1  # its tables are in the schema asked for
+
+
+def test_sqlite_url_with_a_tilde_is_in_the_home_folder(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    session = open_session("sqlite:///~/chat.db", "u")
+    asyncio.run(session.load())
+    asyncio.run(session.close())
+    assert (tmp_path / "home" / "chat.db").is_file()
+    assert not (tmp_path / "~").exists()
 
 
 def test_unreachable_servers_are_one_line_errors() -> None:

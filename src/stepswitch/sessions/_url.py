@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from stepswitch.errors import SessionError
 
@@ -41,25 +42,49 @@ def open_session(url: str, session_id: str) -> StoreSession:
                 f"session URL {url!r}: a SQLite URL is sqlite:///relative/path.db or "
                 "sqlite:////absolute/path.db"
             )
-        return SQLiteSession(session_id, path[1:])
+        path = path[1:]
+        if path == "~" or path.startswith("~/"):  # sqlite:///~/x.db: in the home folder
+            path = os.path.expanduser(path)
+        return SQLiteSession(session_id, path)
     if scheme in ("postgresql", "postgres"):
         from stepswitch.sessions.postgres import PostgresSession
 
-        parts = urlsplit(url)
-        query = parse_qs(parts.query)
-        schema = query.pop("schema", ["public"])[-1]
-        sync = query.pop("synchronous_commit", ["on"])[-1].lower()
+        dsn, ours = _take_query(url, ("schema", "synchronous_commit"))
+        schema = ours.get("schema", "public")
+        if not schema:
+            raise SessionError(f"session URL {url!r}: schema= is empty (leave it out for "
+                               "the default, public)")
+        sync = ours.get("synchronous_commit", "on").lower()
         if sync not in ("on", "off"):
             raise SessionError(f"session URL {url!r}: synchronous_commit is on or off")
-        rest = "&".join(f"{k}={v[-1]}" for k, v in query.items())
-        dsn = parts._replace(query=rest).geturl()
         return PostgresSession(session_id, dsn, schema=schema, synchronous_commit=sync == "on")
     if scheme in ("redis", "rediss", "unix"):
         from stepswitch.sessions.redis import RedisSession
 
-        parts = urlsplit(url)
-        query = parse_qs(parts.query)
-        prefix = query.pop("prefix", ["stepswitch:"])[-1]
-        rest = "&".join(f"{k}={v[-1]}" for k, v in query.items())
-        return RedisSession(session_id, parts._replace(query=rest).geturl(), key_prefix=prefix)
+        address, ours = _take_query(url, ("prefix",))
+        db = urlsplit(address).path.strip("/")
+        if scheme != "unix" and db and not db.isdigit():  # unix://: the path is the socket
+            raise SessionError(f"session URL {url!r}: the database after the port is a "
+                               f"number (redis://host:port/0), not {db!r}")
+        prefix = ours.get("prefix", "stepswitch:")
+        if not prefix:
+            raise SessionError(f"session URL {url!r}: prefix= is empty (leave it out for "
+                               "the default, stepswitch:)")
+        return RedisSession(session_id, address, key_prefix=prefix)
     raise SessionError(f"unknown session URL scheme {scheme!r} in {url!r}: use {_SCHEMES}")
+
+
+def _take_query(url: str, names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """``url`` without the query parameters ``names`` (the rest kept byte for byte: a
+    driver reads them, percent-escapes and all), and the values of those it had (the
+    last of a repeated one)."""
+    base, sep, query = url.partition("?")
+    kept: list[str] = []
+    ours: dict[str, str] = {}
+    for part in query.split("&") if sep else ():
+        key, _, value = part.partition("=")
+        if unquote(key) in names:
+            ours[unquote(key)] = unquote(value)
+        elif part:
+            kept.append(part)
+    return (base + "?" + "&".join(kept) if kept else base), ours
