@@ -207,7 +207,15 @@ class SessionError(StepswitchError):
 
 class SessionConflict(SessionError):
     """Another writer changed the session since this one loaded it (a stale
-    ``expected_version``): two overlapping runs never interleave their items."""
+    ``expected_version``): two overlapping runs never interleave their items.
+    ``found`` is the version the store holds, where the store says."""
+
+    def __init__(
+        self, message: str, *, run_data: Any = None, hint: str | None = None,
+        found: int | None = None,
+    ) -> None:
+        super().__init__(message, run_data=run_data, hint=hint)
+        self.found = found
 
 
 class ModelBehaviorError(StepswitchError):

@@ -407,6 +407,55 @@ def test_cli_refuses_a_session_file_that_is_not_a_database(
     assert (pkg / "__init__.py").read_bytes() == b""
 
 
+def test_cli_resume_from_another_folder_names_the_store_not_a_race(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run paused with a relative ``sqlite:///`` store, resumed from another folder:
+    refused before a new empty file is made there (which the resume would then call a
+    session that "moved on"); the printed continue-command works from anywhere."""
+    from stepswitch.cli.main import main
+
+    target = str(ROOT / "graphs/support.py") + ":support"
+    script = str(ROOT / "examples/support_script.json")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    state = tmp_path / "rel.json"
+    monkeypatch.chdir(tmp_path / "a")
+    assert main(["run", target, "--input", "refund order 42", "--model", f"scripted:{script}",
+                 "--approve", "none", "--session", "sqlite:///rel.db", "--session-id", "eve",
+                 "--state", str(state)]) == 0
+    err = capsys.readouterr().err
+    assert f"--session sqlite:///{tmp_path}/a/rel.db --session-id eve" in err
+    monkeypatch.chdir(tmp_path / "b")
+    resume = ["run", target, "--resume", str(state), "--approve", "all", "--model",
+              f"scripted:{script}", "--session-id", "eve", "--session"]
+    assert main([*resume, "sqlite:///rel.db"]) == 2
+    err = capsys.readouterr().err
+    assert f"there is no such file ({tmp_path}/b/rel.db)" in err
+    assert "had items when it was taken" in err
+    assert not (tmp_path / "b" / "rel.db").exists()
+    # an empty store elsewhere (not a missing file) is named as such too, not a race
+    other = SQLiteSession("someone-else", tmp_path / "b" / "other.db")
+    asyncio.run(other.load())
+    asyncio.run(other.close())
+    assert main([*resume, "sqlite:///other.db"]) == 1
+    err = capsys.readouterr().err
+    assert "holds nothing in this store (version 0), but the state was taken at its " in err
+    assert "moved on" not in err
+    assert main([*resume, f"sqlite:///{tmp_path}/a/rel.db"]) == 0
+    assert "Done: order 42 is refunded in full." in capsys.readouterr().out
+
+
+def test_cli_refuses_a_session_in_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    from stepswitch.cli.main import main
+
+    code = main(["run", str(ROOT / "graphs/support.py") + ":support", "--input", "x",
+                 "--model", f"scripted:{ROOT / 'examples/support_script.json'}",
+                 "--session", "sqlite:///:memory:"])
+    assert code == 2
+    assert "lives only in this process" in capsys.readouterr().err
+
+
 def _store(kind: str, tmp_path: Any, pg_schema: str, redis_prefix: str, sid: str) -> Any:
     if kind == "memory":
         return MemorySession(sid)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from typing import Any
 
@@ -57,6 +58,10 @@ def load_cli_session(
             raise UserError("--session-id needs --session URL (where the conversation is kept)")
         return None, None
     sid = DEFAULT_ID if session_id is None else session_id
+    if url.strip().lower() == "sqlite:///:memory:":
+        raise UserError("--session sqlite:///:memory: lives only in this process: the "
+                        "conversation would be lost when the command exits; give a file "
+                        "(sqlite:///chat.db)")
     try:
         session = open_session(url, sid)
         snap = asyncio.run(session.load(limit=None if items else 0))
@@ -172,6 +177,21 @@ def check_resumed_session(state: Any, path: str, url: str | None,
             f"--resume {path}: this run belongs to session {pin.session_id!r}, not "
             f"{given!r}: pass --session-id {shlex.quote(pin.session_id)}"
         )
+    file = _sqlite_file(url)
+    if file is not None and pin.version > 0 and not os.path.exists(file):
+        # opening it would make an empty store here, which the resume then conflicts with
+        raise UserError(
+            f"--session {url}: there is no such file ({os.path.abspath(file)}), but this "
+            f"run's session {pin.session_id!r} had items when it was taken: pass the store "
+            "it was taken with (a relative sqlite:/// path is read from the current folder)"
+        )
+
+
+def _sqlite_file(url: str) -> str | None:
+    """The file a ``sqlite:///`` URL names (``~`` expanded, as the store does), else None."""
+    if not url.lower().startswith("sqlite:///") or url[len("sqlite:///"):] == ":memory:":
+        return None
+    return os.path.expanduser(url[len("sqlite:///"):])
 
 
 def session_flags(args: argparse.Namespace) -> str:
@@ -180,6 +200,9 @@ def session_flags(args: argparse.Namespace) -> str:
     session_id = getattr(args, "session_id", None)
     if url is None:
         return ""
+    file = _sqlite_file(url)
+    if file is not None and not os.path.isabs(file):  # the command works from any folder
+        url = "sqlite:///" + os.path.abspath(file)
     out = f" --session {shlex.quote(url)}"
     if session_id is not None:
         out += f" --session-id {shlex.quote(session_id)}"

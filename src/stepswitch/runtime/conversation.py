@@ -144,6 +144,14 @@ def _resumed(
             [], operation_id=claim, expected_version=link.version, current_agent=None
         ))
     except SessionConflict as exc:
+        if exc.found == 0 and link.version > 0:  # nothing here: another store, not a race
+            raise SessionError(
+                f"session {session_id!r} holds nothing in this store (version 0), but the "
+                f"state was taken at its version {link.version}: resume it with the store "
+                "the run was taken with (the same --session URL, from the same folder for "
+                "a relative sqlite:/// path)",
+                run_data=run.error_details(),
+            ) from None
         raise SessionConflict(
             f"session {session_id!r} moved on since this state was taken (it was resumed "
             f"already, or another run wrote to the session): {exc.summary}",

@@ -394,6 +394,7 @@ class StoreSession:
                 f"{expected_version}: another writer changed it first; nothing was "
                 "appended",
                 hint="load it again, or run with RunConfig(on_conflict='reload')",
+                found=version,
             )
         return version
 
