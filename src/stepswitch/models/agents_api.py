@@ -51,7 +51,12 @@ from stepswitch._agents_api import (
     tools_bytes,
 )
 from stepswitch.context import Usage
-from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
+from stepswitch.errors import (
+    ModelBehaviorError,
+    ModelProviderError,
+    StepswitchError,
+    UserError,
+)
 from stepswitch.models._agents_api_http import (
     PIN_TYPE,
     Pin,
@@ -335,8 +340,7 @@ class AgentsAPIModel(OpenAIModelBase):
         """The session once it stopped, polled after its event stream broke."""
         session_id = watch.session_id
         if session_id is None:
-            raise ModelProviderError("the session's event stream broke before the session "
-                                     "was created; retry the run")
+            raise _unnamed(watch, self.wait_timeout)
         deadline = time.monotonic() + self.wait_timeout
         delay = 0.05
         while True:
@@ -404,6 +408,12 @@ class _Watch:
         self.stopped: dict[str, Any] | None = None
         self.error: str | None = None
         self.broken = False
+        self.events = 0
+        """Events the stream delivered (duplicates too): none at all, in good order, is
+        a body that is no event stream."""
+        self.cut: str | None = None
+        """How the stream broke: ``"cut"`` (the connection), ``"silent"`` (nothing for
+        ``wait`` seconds); None when it ended in good order (or has not ended)."""
         self.moved = False
         """The session moved after our input (an item was added): a stop seen before that
         is an old one."""
@@ -416,6 +426,7 @@ class _Watch:
         try:
             async with asyncio.timeout(wait):
                 async for event in stream:
+                    self.events += 1
                     event_id = getattr(event, "event_id", None)
                     if event_id is not None:
                         if event_id in self._seen:  # a duplicate delivery
@@ -424,11 +435,14 @@ class _Watch:
                     yield event
                     if self._take(event):
                         return
-        except (openai.APIConnectionError, openai.APITimeoutError, TimeoutError):
-            pass  # a cut stream: the session is read back instead
+        except TimeoutError:
+            self.cut = "silent"  # read back like a cut stream
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            self.cut = "cut"  # a cut stream: the session is read back instead
         except Exception as exc:  # a transport error mid-body, not wrapped by the client
             if not any(c.__name__ == "TransportError" for c in type(exc).__mro__):
                 raise
+            self.cut = "cut"
         self.broken = True
 
     def _take(self, event: Any) -> bool:
@@ -555,6 +569,24 @@ def _deliver_instructions(
         "has, and no handoff to it can carry them; a session's instructions are set once, "
         "at create (an instructions function whose text changes between turns)", "SW654"
     )
+
+
+def _unnamed(watch: _Watch, wait: float) -> StepswitchError:
+    """A create's event stream that stopped before it named the session. Cut or silent,
+    the session may yet exist and a retry may get through; ended in good order, the
+    server answered with something else than the API's events, which no retry mends."""
+    if watch.cut == "cut":
+        return ModelProviderError("the session's event stream broke before the session "
+                                  "was created; retry the run")
+    if watch.cut == "silent":
+        return ModelProviderError(f"the session's event stream sent no event naming the "
+                                  f"session in {wait:g} s; retry the run")
+    if not watch.events:
+        return ModelBehaviorError("malformed response: the answer to the session create "
+                                  "is no Agents API event stream (it ended with no events)")
+    return ModelBehaviorError(f"malformed response: the session create's event stream "
+                              f"ended after {watch.events} event(s), none of them "
+                              "agent.session.created or a session's stop")
 
 
 def _cannot(message: str, what: str) -> UserError:
