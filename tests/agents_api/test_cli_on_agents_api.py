@@ -158,3 +158,27 @@ def test_chat_keeps_one_hosted_session_for_the_whole_conversation(
                 if e["type"] == "agent.session.input.message"]
     assert [m["input"][0]["content"][0]["text"] for m in messages] == ["order 7"]
     server.assert_complete()
+
+
+def test_a_conversation_whose_hosted_session_is_gone_says_so_and_what_to_do(
+    app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = f"sqlite:///{app.parent / 'chat.db'}"
+    with AgentsAPIServer([[message("Which order?")]]) as first:
+        monkeypatch.setattr("sys.stdin", io.StringIO("I want a refund\n"))
+        code, _out, err = run_main(["chat", f"{app}:shop", *flags(first), "--session", store],
+                                   capsys)
+        assert code == 0, err
+    with AgentsAPIServer([[message("never said")]]) as fresh:  # sess_1 is not on it
+        monkeypatch.setattr("sys.stdin", io.StringIO("order 7\n"))
+        said = [run_main(["chat", f"{app}:shop", *flags(fresh), "--session", store], capsys),
+                run_main(["run", f"{app}:shop", *flags(fresh), "--session", store, "--input",
+                          "order 7"], capsys)]
+        assert fresh.sessions == {}
+    for code, _out, err in said:
+        assert code == 2, err
+        [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
+        assert ("the saved conversation's hosted session sess_1 no longer exists at "
+                f"{fresh.url}/ (404: No session found with id 'sess_1'.)") in line
+        assert "start a new conversation" in line
+        assert "check the model name" not in line

@@ -69,7 +69,7 @@ from stepswitch.models._agents_api_http import (
     write_back_key,
 )
 from stepswitch.models._base import OpenAIModelBase
-from stepswitch.models._convert import as_dict, map_error
+from stepswitch.models._convert import as_dict, map_error, server_message
 from stepswitch.runtime.items import (
     HandoffOutputItem,
     ResponsesItem,
@@ -203,19 +203,23 @@ class AgentsAPIModel(OpenAIModelBase):
             return
         session_id = pin.session_id
         results, inputs = _after_pin(pin, tail, request.agent)
-        if wanted.config != pin.config:  # a handoff (or a conversation resumed elsewhere)
-            update: dict[str, Any] = {k: config[k] for k in ("model", "tools") if k in config}
-            update["reasoning"] = config.get("reasoning") or {"effort": None}
-            await sessions.update(session_id, agent=update)
-        if wanted.text != pin.text:
-            raise _cannot(
-                f"agent {request.agent!r}: its output type differs from the one session "
-                f"{session_id} was created with, and a session's output format is set once, "
-                "at create", "SW654"
-            )
-        if wanted.instructions != pin.instructions:
-            results = _deliver_instructions(request, results, session_id)
-        stream = await sessions.events.stream(session_id)
+        try:  # the first calls that name the session: is it still there?
+            if wanted.config != pin.config:  # a handoff (or a conversation resumed elsewhere)
+                update: dict[str, Any] = {k: config[k] for k in ("model", "tools")
+                                          if k in config}
+                update["reasoning"] = config.get("reasoning") or {"effort": None}
+                await sessions.update(session_id, agent=update)
+            if wanted.text != pin.text:
+                raise _cannot(
+                    f"agent {request.agent!r}: its output type differs from the one session "
+                    f"{session_id} was created with, and a session's output format is set "
+                    "once, at create", "SW654"
+                )
+            if wanted.instructions != pin.instructions:
+                results = _deliver_instructions(request, results, session_id)
+            stream = await sessions.events.stream(session_id)
+        except openai.NotFoundError as exc:
+            raise _gone(session_id, str(client.base_url), exc) from exc
         try:
             snapshot = await sessions.retrieve(session_id)
             if snapshot.status == "failed":
@@ -587,6 +591,17 @@ def _unnamed(watch: _Watch, wait: float) -> StepswitchError:
     return ModelBehaviorError(f"malformed response: the session create's event stream "
                               f"ended after {watch.events} event(s), none of them "
                               "agent.session.created or a session's stop")
+
+
+def _gone(session_id: str, base_url: str, exc: openai.NotFoundError) -> UserError:
+    """The pinned session is not on the server (deleted, expired, or another server):
+    the conversation's history lived there, so the run cannot go on with it."""
+    return UserError(
+        f"the saved conversation's hosted session {session_id} no longer exists at "
+        f"{base_url} (404: {server_message(exc)}); its history was kept there, so the "
+        "conversation cannot go on there: start a new conversation (another session id; "
+        "for a saved run, the run again from its input)"
+    )
 
 
 def _cannot(message: str, what: str) -> UserError:
