@@ -182,3 +182,24 @@ def test_a_conversation_whose_hosted_session_is_gone_says_so_and_what_to_do(
                 f"{fresh.url}/ (404: No session found with id 'sess_1'.)") in line
         assert "start a new conversation" in line
         assert "check the model name" not in line
+
+
+def test_api_agents_with_a_scripted_model_refuses_what_the_api_cannot_express(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = app.parent / "script.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "A poem."}]]), encoding="utf-8")
+    scripted = ["--api", "agents", "--model", f"scripted:{script}", "--input", "hi"]
+    code, out, err = run_main(["run", f"{app}:warm", *scripted], capsys)
+    assert code == 1, err
+    [finding] = [x for x in err.splitlines() if "SW654" in x]
+    assert finding.startswith(f"{app}:") and "temperature" in finding
+    assert "the hosted Agents API cannot run this workflow as written" in err
+    assert out == ""  # the scripted model never answered
+
+    # what the API can express runs on the script, and the flag is not passed over unsaid
+    code, out, err = run_main(["run", f"{app}:shop", *scripted], capsys)
+    assert code == 0, err
+    assert out.strip() == "A poem."
+    assert ("note: --api agents: the workflow was checked for the hosted Agents API, but "
+            "this model answers in this process") in err

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 f"`stepswitch run {args.target} --input TEXT`)")
     context = build_context(args.context, loaded.workflow)
     model = model_for(args)
-    refused = refuse_inexpressible(loaded.workflow, model, "chat")
+    refused = refuse_inexpressible(loaded.workflow, model, "chat", args.api)
     if refused is not None:
         return refused
     # the store is opened (and its folder made) only once the target and model are

@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     # a flow of steps only never calls a model: it needs no key, no --model
     model: Model | None = model_for(args) if calls_models(machine) else None
     if model is not None:  # on the Agents API: what a session cannot hold, before a run
-        refused = refuse_inexpressible(loaded.workflow, model, "run")
+        refused = refuse_inexpressible(loaded.workflow, model, "run", args.api)
         if refused is not None:
             return refused
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
