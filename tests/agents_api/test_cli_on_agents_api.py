@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from stepswitch.models import AgentsAPIServer
 from stepswitch.models.agents_api_server import Fault, session_failed
 from stepswitch.models.script import call, message
 from tests._paths import ROOT
+from tests.agents_api.raw_server import RawServer
 from tests.cli.conftest import MODEL_ENV, run_main
 
 APP = '''
@@ -203,3 +205,47 @@ def test_api_agents_with_a_scripted_model_refuses_what_the_api_cannot_express(
     assert out.strip() == "A poem."
     assert ("note: --api agents: the workflow was checked for the hosted Agents API, but "
             "this model answers in this process") in err
+
+
+def test_wait_timeout_bounds_a_server_that_opens_the_stream_and_stays_silent(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RawServer(silent=True) as silent:
+        started = time.monotonic()
+        code, _out, err = run_main(["run", f"{app}:shop", "--api", "agents", "--base-url",
+                                    silent.url, "--model", "gpt-test", "--input", "hi",
+                                    "--wait-timeout", "0.5"], capsys)
+        took = time.monotonic() - started
+    assert code == 1, err
+    [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
+    assert (f"model 'gpt-test' at {silent.url}/: the session's event stream sent no event "
+            "naming the session in 0.5 s (the wait timeout); retry the run") in line
+    assert took < 10
+
+
+def test_wait_timeout_is_kept_in_the_resume_hint(
+    app: Path, server: AgentsAPIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.add([call("process_refund", {"order_id": 1})])
+    code, _out, err = run_main(["run", f"{app}:shop", *flags(server), "--input", "refund 1",
+                                "--state", str(app.parent / "s.json"), "--approve", "none",
+                                "--wait-timeout", "30"], capsys)
+    assert code == 0, err
+    assert "--api agents --wait-timeout 30" in err
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    (["--model", "gpt-test"], "--wait-timeout bounds the wait for a hosted Agents API session: "
+     "add --api agents, or drop --wait-timeout"),
+    (["--api", "agents", "--model", "scripted:s.json"], "--model scripted:s.json answers in "
+     "this process, with no session to wait for"),
+    (["--api", "agents", "--model", "gpt-test", "--wait-timeout", "0"],
+     "--wait-timeout must be a positive number of seconds, got 0"),
+])
+def test_wait_timeout_where_it_bounds_nothing_is_a_usage_error(
+    given: list[str], says: str, app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in (["run", f"{app}:shop", "--input", "hi"], ["chat", f"{app}:shop"]):
+        code, _out, err = run_main([*command, "--base-url", "http://127.0.0.1:9/v1",
+                                    "--wait-timeout", "5", *given], capsys)
+        assert code == 2 and says in err, err

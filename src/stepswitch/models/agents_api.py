@@ -194,6 +194,7 @@ class AgentsAPIModel(OpenAIModelBase):
                 extra_headers={"Idempotency-Key": f"stepswitch-{uuid.uuid4().hex}"},
             )
             watch = _Watch(None, frozenset())
+            watch.where = f"model {name!r} at {client.base_url}"
             try:
                 async for event in watch.read(stream, self.wait_timeout):
                     yield event
@@ -418,6 +419,8 @@ class _Watch:
         self.cut: str | None = None
         """How the stream broke: ``"cut"`` (the connection), ``"silent"`` (nothing for
         ``wait`` seconds); None when it ended in good order (or has not ended)."""
+        self.where = ""
+        """``model 'NAME' at URL``, for what only a create's stream can say."""
         self.moved = False
         """The session moved after our input (an item was added): a stop seen before that
         is an old one."""
@@ -580,11 +583,12 @@ def _unnamed(watch: _Watch, wait: float) -> StepswitchError:
     the session may yet exist and a retry may get through; ended in good order, the
     server answered with something else than the API's events, which no retry mends."""
     if watch.cut == "cut":
-        return ModelProviderError("the session's event stream broke before the session "
-                                  "was created; retry the run")
+        return ModelProviderError(f"{watch.where}: the session's event stream broke before "
+                                  "the session was created; retry the run")
     if watch.cut == "silent":
-        return ModelProviderError(f"the session's event stream sent no event naming the "
-                                  f"session in {wait:g} s; retry the run")
+        return ModelProviderError(f"{watch.where}: the session's event stream sent no event "
+                                  f"naming the session in {wait:g} s (the wait timeout); "
+                                  "retry the run")
     if not watch.events:
         return ModelBehaviorError("malformed response: the answer to the session create "
                                   "is no Agents API event stream (it ended with no events)")
