@@ -150,3 +150,12 @@ def test_models_page_own_model_answers_from_the_conversation(
 def test_runtime_page_tool_guardrails_gates_and_hooks(capsys: pytest.CaptureFixture[str]) -> None:
     run(block("docs/runtime.md", "class Log(ss.RunHooks):"))
     assert capsys.readouterr().out.startswith("desk calls send_email (")
+
+
+def test_models_page_says_where_transcript_model_and_load_script_are_imported_from() -> None:
+    from stepswitch.models import TranscriptModel
+
+    ns = run(block("docs/models.md", "TranscriptModel.from_file("))
+    model, steps = ns["model"], ns["steps"]
+    assert isinstance(model, TranscriptModel) and isinstance(steps, list)
+    assert len(steps) == model.remaining

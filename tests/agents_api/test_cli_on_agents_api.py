@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from stepswitch.models import AgentsAPIServer
 from stepswitch.models.agents_api_server import Fault, session_failed
 from stepswitch.models.script import call, message
 from tests._paths import ROOT
+from tests.agents_api.raw_server import RawServer
 from tests.cli.conftest import MODEL_ENV, run_main
 
 APP = '''
@@ -158,3 +160,92 @@ def test_chat_keeps_one_hosted_session_for_the_whole_conversation(
                 if e["type"] == "agent.session.input.message"]
     assert [m["input"][0]["content"][0]["text"] for m in messages] == ["order 7"]
     server.assert_complete()
+
+
+def test_a_conversation_whose_hosted_session_is_gone_says_so_and_what_to_do(
+    app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = f"sqlite:///{app.parent / 'chat.db'}"
+    with AgentsAPIServer([[message("Which order?")]]) as first:
+        monkeypatch.setattr("sys.stdin", io.StringIO("I want a refund\n"))
+        code, _out, err = run_main(["chat", f"{app}:shop", *flags(first), "--session", store],
+                                   capsys)
+        assert code == 0, err
+    with AgentsAPIServer([[message("never said")]]) as fresh:  # sess_1 is not on it
+        monkeypatch.setattr("sys.stdin", io.StringIO("order 7\n"))
+        said = [run_main(["chat", f"{app}:shop", *flags(fresh), "--session", store], capsys),
+                run_main(["run", f"{app}:shop", *flags(fresh), "--session", store, "--input",
+                          "order 7"], capsys)]
+        assert fresh.sessions == {}
+    for code, _out, err in said:
+        assert code == 2, err
+        [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
+        assert ("the saved conversation's hosted session sess_1 no longer exists at "
+                f"{fresh.url}/ (404: No session found with id 'sess_1'.)") in line
+        assert "start a new conversation" in line
+        assert "check the model name" not in line
+
+
+def test_api_agents_with_a_scripted_model_refuses_what_the_api_cannot_express(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = app.parent / "script.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "A poem."}]]), encoding="utf-8")
+    scripted = ["--api", "agents", "--model", f"scripted:{script}", "--input", "hi"]
+    code, out, err = run_main(["run", f"{app}:warm", *scripted], capsys)
+    assert code == 1, err
+    [finding] = [x for x in err.splitlines() if "SW654" in x]
+    assert finding.startswith(f"{app}:") and "temperature" in finding
+    assert "the hosted Agents API cannot run this workflow as written" in err
+    assert out == ""  # the scripted model never answered
+
+    # what the API can express runs on the script, and the flag is not passed over unsaid
+    code, out, err = run_main(["run", f"{app}:shop", *scripted], capsys)
+    assert code == 0, err
+    assert out.strip() == "A poem."
+    assert ("note: --api agents: the workflow was checked for the hosted Agents API, but "
+            "this model answers in this process") in err
+
+
+def test_wait_timeout_bounds_a_server_that_opens_the_stream_and_stays_silent(
+    app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RawServer(silent=True) as silent:
+        started = time.monotonic()
+        code, _out, err = run_main(["run", f"{app}:shop", "--api", "agents", "--base-url",
+                                    silent.url, "--model", "gpt-test", "--input", "hi",
+                                    "--wait-timeout", "0.5"], capsys)
+        took = time.monotonic() - started
+    assert code == 1, err
+    [line] = [x for x in err.splitlines() if x.startswith("stepswitch: error:")]
+    assert (f"model 'gpt-test' at {silent.url}/: the session's event stream sent no event "
+            "naming the session in 0.5 s (the wait timeout); retry the run") in line
+    assert took < 10
+
+
+def test_wait_timeout_is_kept_in_the_resume_hint(
+    app: Path, server: AgentsAPIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.add([call("process_refund", {"order_id": 1})])
+    code, _out, err = run_main(["run", f"{app}:shop", *flags(server), "--input", "refund 1",
+                                "--state", str(app.parent / "s.json"), "--approve", "none",
+                                "--wait-timeout", "30"], capsys)
+    assert code == 0, err
+    assert "--api agents --wait-timeout 30" in err
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    (["--model", "gpt-test"], "--wait-timeout bounds the wait for a hosted Agents API session: "
+     "add --api agents, or drop --wait-timeout"),
+    (["--api", "agents", "--model", "scripted:s.json"], "--model scripted:s.json answers in "
+     "this process, with no session to wait for"),
+    (["--api", "agents", "--model", "gpt-test", "--wait-timeout", "0"],
+     "--wait-timeout must be a positive number of seconds, got 0"),
+])
+def test_wait_timeout_where_it_bounds_nothing_is_a_usage_error(
+    given: list[str], says: str, app: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in (["run", f"{app}:shop", "--input", "hi"], ["chat", f"{app}:shop"]):
+        code, _out, err = run_main([*command, "--base-url", "http://127.0.0.1:9/v1",
+                                    "--wait-timeout", "5", *given], capsys)
+        assert code == 2 and says in err, err

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 import stepswitch as ss
 from graphs.support import support
+from stepswitch._site import display_path
 from stepswitch.compiler.codegen import codegen, load_source, plan_module, render
 from stepswitch.compiler.lower import lower, step_switch
 from stepswitch.ir import (
@@ -187,8 +188,25 @@ _shadowed = lambda x: x  # noqa: E731
 
 def test_a_path_that_imports_a_different_object_is_refused() -> None:
     agent = ss.Agent(name="a", tools=[_tool])
-    with pytest.raises(ss.UserError, match="not the object the workflow uses"):
+    with pytest.raises(ss.UserError, match="not the object the workflow uses") as info:
         codegen(_machine(ss.Workflow(name="w", entry=agent)))
+    message = str(info.value)
+    # named the same on every run: no memory address, but what it is and where it is from
+    assert "0x" not in message
+    assert (f"importing it gives function {__name__}.<lambda> defined at "
+            f"{display_path(__file__)}:{_shadowed.__code__.co_firstlineno}, not the object"
+            ) in message
+
+
+class _Plain:
+    """An instance whose default repr holds its memory address."""
+
+
+def test_an_object_without_a_qualname_is_named_without_its_address() -> None:
+    from stepswitch.compiler.codegen import _named
+
+    assert _named(_Plain()) == f"_Plain <{__name__}._Plain object>"
+    assert _named(3) == "int 3"
 
 
 # -- tracebacks and versions ---------------------------------------------------------------

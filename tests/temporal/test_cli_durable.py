@@ -127,6 +127,7 @@ def test_attaching_to_an_unknown_run_is_a_one_line_error(
     (["--model", "scripted:s.json"], "--model: on Temporal the worker calls the model: start it "
      "with `stepswitch worker ... --model scripted:s.json` and drop --model here"),
     (["--base-url", "http://x/v1"], "--base-url: on Temporal the worker calls the model"),
+    (["--wait-timeout", "5"], "--wait-timeout: on Temporal the worker calls the model"),
     (["--session-id", "ann", "--workflow-id", "bob"], "--session-id 'ann' and --workflow-id"),
 ])
 def test_flags_a_durable_run_cannot_honour_are_refused_not_ignored(

@@ -42,6 +42,11 @@ def run_durable(args: argparse.Namespace) -> int:
                 f"{flag}: on Temporal the worker calls the model: start it with "
                 f"`stepswitch worker ... {flag} {shlex.quote(value)}` and drop {flag} here"
             )
+    if getattr(args, "wait_timeout", None) is not None:
+        raise UserError(
+            "--wait-timeout: on Temporal the worker calls the model, and its "
+            "--model-timeout bounds each call; drop --wait-timeout here"
+        )
     if getattr(args, "session", None):
         raise UserError(
             "with --temporal the worker keeps the conversations: start it with "

@@ -44,13 +44,16 @@ def model_for(args: argparse.Namespace) -> Model:
     """The model ``--model``, ``--base-url`` and ``--api`` name; without ``--stream`` it
     is called once per turn, never streamed."""
     # imported here: only a command that calls a model loads the openai client
+    from stepswitch.cli._agents_api import wait_timeout
     from stepswitch.models.provider import OpenAIProvider, TranscriptModel
 
     name = args.model or os.environ.get("STEPSWITCH_MODEL") or DEFAULT_MODEL
     if args.model is not None:
         mine = user_model(args.model)  # FILE.py:NAME, as `stepswitch worker` takes it
         if mine is not None:
+            wait_timeout(args, args.model, yours=True)
             return mine if args.stream else _Unstreamed(mine)
+    wait = wait_timeout(args, name)
     if name.startswith(_SCRIPTED):
         path = name[len(_SCRIPTED) :]
         if not path:
@@ -72,7 +75,7 @@ def model_for(args: argparse.Namespace) -> Model:
     if args.api == "agents":
         from stepswitch.cli._agents_api import agents_model
 
-        model = agents_model(name, base_url, key or "unused")
+        model = agents_model(name, base_url, key or "unused", wait)
     else:
         provider = OpenAIProvider(api=args.api, base_url=base_url, api_key=key or "unused")
         model = provider.get_model(name)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from stepswitch._visible import visible
-from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
+from stepswitch.cli._agents_api import API_CHOICES, add_wait_timeout, refuse_inexpressible
 from stepswitch.cli._console import TEXT, Progress, decide
 from stepswitch.cli._failures import user_code_error
 from stepswitch.cli._models import is_transcript, model_for
@@ -64,6 +64,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--api", choices=API_CHOICES, default="responses",
                    help="wire API: responses (OpenAI), chat (most compatible servers) or "
                    "agents (the hosted Agents API)")
+    add_wait_timeout(p)
     p.add_argument("--approve", choices=("ask", "all"), default="ask",
                    help="calls that need approval: ask (default) or approve all")
     p.add_argument("--context", metavar="MODULE:FACTORY", help="build the run context")
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 f"`stepswitch run {args.target} --input TEXT`)")
     context = build_context(args.context, loaded.workflow)
     model = model_for(args)
-    refused = refuse_inexpressible(loaded.workflow, model, "chat")
+    refused = refuse_inexpressible(loaded.workflow, model, "chat", args.api)
     if refused is not None:
         return refused
     # the store is opened (and its folder made) only once the target and model are

@@ -26,7 +26,7 @@ import sys
 from typing import Any
 
 from stepswitch._visible import visible
-from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
+from stepswitch.cli._agents_api import API_CHOICES, add_wait_timeout, refuse_inexpressible
 from stepswitch.cli._console import (
     TEXT,
     Progress,
@@ -100,6 +100,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="wire API: responses (OpenAI), chat (most compatible servers) or agents "
         "(the hosted Agents API: sessions)",
     )
+    add_wait_timeout(p)
     p.add_argument(
         "--state",
         metavar="FILE",
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
     # a flow of steps only never calls a model: it needs no key, no --model
     model: Model | None = model_for(args) if calls_models(machine) else None
     if model is not None:  # on the Agents API: what a session cannot hold, before a run
-        refused = refuse_inexpressible(loaded.workflow, model, "run")
+        refused = refuse_inexpressible(loaded.workflow, model, "run", args.api)
         if refused is not None:
             return refused
     policy = args.approve or ("ask" if sys.stdin.isatty() else "none")
@@ -390,8 +391,10 @@ def _run_flags(args: argparse.Namespace) -> str:
     """The flags this command was given that its resumption needs again: the model and
     how to reach it, and the context factory (a resumed run rebuilds its context)."""
     out = ""
+    wait = args.wait_timeout
     for flag, value in (("--model", args.model), ("--base-url", args.base_url),
                         ("--api", None if args.api == "responses" else args.api),
+                        ("--wait-timeout", None if wait is None else f"{wait:g}"),
                         ("--context", args.context)):
         if value is not None:
             out += f" {flag} {shlex.quote(value)}"

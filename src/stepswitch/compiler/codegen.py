@@ -143,10 +143,25 @@ def _why_not_importable(path: str, obj: object) -> str | None:
         return str(exc)
     if found is not obj:
         return (
-            f"importing it gives {type(found).__name__} {found!r}, not the object the "
-            "workflow uses; keep the object at the module-level name its function has"
+            f"importing it gives {_named(found)}, not the object the workflow uses; keep "
+            "the object at the module-level name its function has"
         )
     return None
+
+
+def _named(obj: object) -> str:
+    """``obj`` as a message names it, the same text on every run: its kind, module,
+    qualname and where it was defined; never a repr that holds a memory address."""
+    kind = type(obj).__name__
+    where = _declared_at(obj)
+    at = f" defined at {where}" if where else ""
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(qualname, str):
+        module = getattr(obj, "__module__", None)
+        return f"{kind} {module}.{qualname}{at}" if isinstance(module, str) else \
+            f"{kind} {qualname}{at}"
+    text = re.sub(r"\s+at 0x[0-9a-fA-F]+", "", repr(obj))
+    return f"{kind} {text}{at}" if len(text) <= 80 else f"a {kind}{at}"
 
 
 def _uses(ir: MachineIR) -> dict[str, list[str]]:

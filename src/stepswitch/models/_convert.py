@@ -40,6 +40,7 @@ __all__ = [
     "make_client",
     "map_error",
     "plan_history",
+    "server_message",
     "usage_from",
     "verbatim_kwargs",
 ]
@@ -216,7 +217,8 @@ def make_client(
     return openai.AsyncOpenAI(**options)
 
 
-def _server_message(exc: openai.APIStatusError) -> str:
+def server_message(exc: openai.APIStatusError) -> str:
+    """The server's own words for an HTTP error: its error message, else its body."""
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -250,12 +252,12 @@ def map_error(
         return exc
     if isinstance(exc, openai.AuthenticationError):
         return UserError(
-            f"{base_url} rejected the API key (401: {_server_message(exc)}); "
+            f"{base_url} rejected the API key (401: {server_message(exc)}); "
             "check OPENAI_API_KEY or the api_key you passed"
         )
     if isinstance(exc, openai.PermissionDeniedError):
         return UserError(
-            f"no access to {where} (403: {_server_message(exc)}); "
+            f"no access to {where} (403: {server_message(exc)}); "
             "the key's organization or project is not allowed to use it"
         )
     if isinstance(exc, openai.NotFoundError):
@@ -266,19 +268,19 @@ def map_error(
             else ""
         )
         return UserError(
-            f"{where} was not found (404: {_server_message(exc)}); check the model name "
+            f"{where} was not found (404: {server_message(exc)}); check the model name "
             f"and the base URL (OpenAI-compatible servers usually end in /v1){hint}"
         )
     if isinstance(
         exc, openai.BadRequestError | openai.UnprocessableEntityError | openai.ConflictError
     ):
         return UserError(
-            f"{where} rejected the request ({exc.status_code}: {_server_message(exc)})"
+            f"{where} rejected the request ({exc.status_code}: {server_message(exc)})"
         )
     if isinstance(exc, openai.APIStatusError):
         return ModelProviderError(
             f"{where} failed with HTTP {exc.status_code} after the client's retries: "
-            f"{_server_message(exc)}",
+            f"{server_message(exc)}",
             status=exc.status_code,
         )
     if isinstance(exc, openai.APITimeoutError):

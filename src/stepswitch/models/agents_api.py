@@ -51,7 +51,12 @@ from stepswitch._agents_api import (
     tools_bytes,
 )
 from stepswitch.context import Usage
-from stepswitch.errors import ModelBehaviorError, ModelProviderError, UserError
+from stepswitch.errors import (
+    ModelBehaviorError,
+    ModelProviderError,
+    StepswitchError,
+    UserError,
+)
 from stepswitch.models._agents_api_http import (
     PIN_TYPE,
     Pin,
@@ -64,7 +69,7 @@ from stepswitch.models._agents_api_http import (
     write_back_key,
 )
 from stepswitch.models._base import OpenAIModelBase
-from stepswitch.models._convert import as_dict, map_error
+from stepswitch.models._convert import as_dict, map_error, server_message
 from stepswitch.runtime.items import (
     HandoffOutputItem,
     ResponsesItem,
@@ -189,6 +194,7 @@ class AgentsAPIModel(OpenAIModelBase):
                 extra_headers={"Idempotency-Key": f"stepswitch-{uuid.uuid4().hex}"},
             )
             watch = _Watch(None, frozenset())
+            watch.where = f"model {name!r} at {client.base_url}"
             try:
                 async for event in watch.read(stream, self.wait_timeout):
                     yield event
@@ -198,19 +204,23 @@ class AgentsAPIModel(OpenAIModelBase):
             return
         session_id = pin.session_id
         results, inputs = _after_pin(pin, tail, request.agent)
-        if wanted.config != pin.config:  # a handoff (or a conversation resumed elsewhere)
-            update: dict[str, Any] = {k: config[k] for k in ("model", "tools") if k in config}
-            update["reasoning"] = config.get("reasoning") or {"effort": None}
-            await sessions.update(session_id, agent=update)
-        if wanted.text != pin.text:
-            raise _cannot(
-                f"agent {request.agent!r}: its output type differs from the one session "
-                f"{session_id} was created with, and a session's output format is set once, "
-                "at create", "SW654"
-            )
-        if wanted.instructions != pin.instructions:
-            results = _deliver_instructions(request, results, session_id)
-        stream = await sessions.events.stream(session_id)
+        try:  # the first calls that name the session: is it still there?
+            if wanted.config != pin.config:  # a handoff (or a conversation resumed elsewhere)
+                update: dict[str, Any] = {k: config[k] for k in ("model", "tools")
+                                          if k in config}
+                update["reasoning"] = config.get("reasoning") or {"effort": None}
+                await sessions.update(session_id, agent=update)
+            if wanted.text != pin.text:
+                raise _cannot(
+                    f"agent {request.agent!r}: its output type differs from the one session "
+                    f"{session_id} was created with, and a session's output format is set "
+                    "once, at create", "SW654"
+                )
+            if wanted.instructions != pin.instructions:
+                results = _deliver_instructions(request, results, session_id)
+            stream = await sessions.events.stream(session_id)
+        except openai.NotFoundError as exc:
+            raise _gone(session_id, str(client.base_url), exc) from exc
         try:
             snapshot = await sessions.retrieve(session_id)
             if snapshot.status == "failed":
@@ -335,8 +345,7 @@ class AgentsAPIModel(OpenAIModelBase):
         """The session once it stopped, polled after its event stream broke."""
         session_id = watch.session_id
         if session_id is None:
-            raise ModelProviderError("the session's event stream broke before the session "
-                                     "was created; retry the run")
+            raise _unnamed(watch, self.wait_timeout)
         deadline = time.monotonic() + self.wait_timeout
         delay = 0.05
         while True:
@@ -404,6 +413,14 @@ class _Watch:
         self.stopped: dict[str, Any] | None = None
         self.error: str | None = None
         self.broken = False
+        self.events = 0
+        """Events the stream delivered (duplicates too): none at all, in good order, is
+        a body that is no event stream."""
+        self.cut: str | None = None
+        """How the stream broke: ``"cut"`` (the connection), ``"silent"`` (nothing for
+        ``wait`` seconds); None when it ended in good order (or has not ended)."""
+        self.where = ""
+        """``model 'NAME' at URL``, for what only a create's stream can say."""
         self.moved = False
         """The session moved after our input (an item was added): a stop seen before that
         is an old one."""
@@ -416,6 +433,7 @@ class _Watch:
         try:
             async with asyncio.timeout(wait):
                 async for event in stream:
+                    self.events += 1
                     event_id = getattr(event, "event_id", None)
                     if event_id is not None:
                         if event_id in self._seen:  # a duplicate delivery
@@ -424,11 +442,14 @@ class _Watch:
                     yield event
                     if self._take(event):
                         return
-        except (openai.APIConnectionError, openai.APITimeoutError, TimeoutError):
-            pass  # a cut stream: the session is read back instead
+        except TimeoutError:
+            self.cut = "silent"  # read back like a cut stream
+        except (openai.APIConnectionError, openai.APITimeoutError):
+            self.cut = "cut"  # a cut stream: the session is read back instead
         except Exception as exc:  # a transport error mid-body, not wrapped by the client
             if not any(c.__name__ == "TransportError" for c in type(exc).__mro__):
                 raise
+            self.cut = "cut"
         self.broken = True
 
     def _take(self, event: Any) -> bool:
@@ -554,6 +575,36 @@ def _deliver_instructions(
         f"agent {request.agent!r}: its instructions differ from those session {session_id} "
         "has, and no handoff to it can carry them; a session's instructions are set once, "
         "at create (an instructions function whose text changes between turns)", "SW654"
+    )
+
+
+def _unnamed(watch: _Watch, wait: float) -> StepswitchError:
+    """A create's event stream that stopped before it named the session. Cut or silent,
+    the session may yet exist and a retry may get through; ended in good order, the
+    server answered with something else than the API's events, which no retry mends."""
+    if watch.cut == "cut":
+        return ModelProviderError(f"{watch.where}: the session's event stream broke before "
+                                  "the session was created; retry the run")
+    if watch.cut == "silent":
+        return ModelProviderError(f"{watch.where}: the session's event stream sent no event "
+                                  f"naming the session in {wait:g} s (the wait timeout); "
+                                  "retry the run")
+    if not watch.events:
+        return ModelBehaviorError("malformed response: the answer to the session create "
+                                  "is no Agents API event stream (it ended with no events)")
+    return ModelBehaviorError(f"malformed response: the session create's event stream "
+                              f"ended after {watch.events} event(s), none of them "
+                              "agent.session.created or a session's stop")
+
+
+def _gone(session_id: str, base_url: str, exc: openai.NotFoundError) -> UserError:
+    """The pinned session is not on the server (deleted, expired, or another server):
+    the conversation's history lived there, so the run cannot go on with it."""
+    return UserError(
+        f"the saved conversation's hosted session {session_id} no longer exists at "
+        f"{base_url} (404: {server_message(exc)}); its history was kept there, so the "
+        "conversation cannot go on there: start a new conversation (another session id; "
+        "for a saved run, the run again from its input)"
     )
 
 
