@@ -112,7 +112,10 @@ def test_pause_without_a_state_file_exits_1(
 
 
 @pytest.mark.parametrize(
-    ("answer", "expected"), [("y\n", "refunded order 42"), ("n\n", "rejected process_refund")]
+    ("answer", "expected"),
+    [("y\n", "refunded order 42"), ("n\n", "rejected process_refund"),
+     ("\n", "rejected process_refund"),  # the default, N
+     ("maybe\nyes\n", "answer y or n (or p to pause): ")],  # a typo is asked again
 )
 def test_ask_reads_the_answer_from_the_terminal(
     answer: str,

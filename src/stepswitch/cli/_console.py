@@ -209,8 +209,11 @@ def decide(state: RunState, pending: list[ToolApprovalItem], policy: str, out: P
             state.approve(item)
             continue
         choices = "[y/N/p(ause)]" if can_pause else "[y/N]"
+        known = {"y", "yes", "n", "no", ""} | ({"p", "pause"} if can_pause else set())
         answer = ask(f"approve {call_text(item)} for agent {visible(item.agent)}? {choices} ")
-        if answer is None or (can_pause and answer.startswith("p")):
+        while answer is not None and answer not in known:  # a typo is asked again, not a no
+            answer = ask(f"  answer y or n{' (or p to pause)' if can_pause else ''}: ")
+        if answer is None or answer in ("p", "pause"):
             return False
         if answer in ("y", "yes"):
             state.approve(item)
