@@ -159,3 +159,16 @@ def test_models_page_says_where_transcript_model_and_load_script_are_imported_fr
     model, steps = ns["model"], ns["steps"]
     assert isinstance(model, TranscriptModel) and isinstance(steps, list)
     assert len(steps) == model.remaining
+
+
+def test_the_guides_blocks_run_in_order_and_check_clean() -> None:
+    """docs/guide.md's declaration blocks, pasted one after another as the page says."""
+    text = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
+    blocks = [body for lang, body in FENCE.findall(text) if lang == "python"]
+    namespace: dict[str, object] = {}
+    for body in blocks[:5]:  # the import, tools, agents, workflow, one build
+        run(body, namespace)
+    support = namespace["support"]
+    report = support.check()  # type: ignore[attr-defined]
+    assert not report.errors, report
+    assert namespace["text"] and namespace["dot"]  # the diagrams the last block drew
