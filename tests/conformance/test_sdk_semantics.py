@@ -119,6 +119,11 @@ def test_invalid_structured_output_is_a_model_behavior_error() -> None:
     assert isinstance(out.error, ss.ModelBehaviorError)
     assert "Invalid JSON when parsing model output" in str(out.error)
     assert len(out.error.run_data.new_items) == 1
+    # one line per field, not pydantic's many lines and its documentation URL
+    message = str(out.error)
+    assert "\n" not in message and "errors.pydantic.dev" not in message
+    assert "order_id: Input should be a valid integer (got '4')" in message
+    assert "approved: Field required" in message
 
 
 def test_on_invalid_output_recovers() -> None:

@@ -40,6 +40,7 @@ from stepswitch.runtime.steps import (
     TurnOutcome,
 )
 from stepswitch.runtime.tools import (
+    describe_invalid,
     output_text,
     parse_typed_output,
 )
@@ -96,9 +97,13 @@ def _parse_final(
     try:
         return parse_typed_output(core.obj(rule.type_ref or ""), rule.wrapped, text)
     except ValueError as exc:  # pydantic's ValidationError and json's errors are ValueErrors
+        from pydantic import ValidationError
+
+        # pydantic's own text is many lines and a URL; one line per field, as tools say
+        why = describe_invalid(exc) if isinstance(exc, ValidationError) else str(exc)
         error = ModelBehaviorError(
             f"Invalid JSON when parsing model output of agent {state.agent!r} as "
-            f"{rule.name or 'its output type'}: {exc}"
+            f"{rule.name or 'its output type'}: {why}"
         )
         if config.on_invalid_output is not None:
             value = yield from call_hook(config.on_invalid_output(error, text))

@@ -94,7 +94,7 @@ def parse_arguments(tool: BoundTool, raw: str) -> BaseModel:
         return tool.params_model.model_validate(data)
     except ValidationError as exc:
         raise ArgumentError(
-            f"Invalid arguments for tool {tool.name}: {_describe(exc)}. "
+            f"Invalid arguments for tool {tool.name}: {describe_invalid(exc)}. "
             "Fix the arguments and call the tool again."
         ) from None
 
@@ -108,7 +108,7 @@ def parse_typed(what: str, tp: Any, raw: str) -> Any:
         return adapter_for(tp).validate_python(data)
     except ValidationError as exc:
         raise ArgumentError(
-            f"Invalid arguments for {what}: {_describe(exc)}. "
+            f"Invalid arguments for {what}: {describe_invalid(exc)}. "
             "Fix the arguments and call it again."
         ) from None
 
@@ -121,7 +121,8 @@ def adapter_for(tp: Any) -> TypeAdapter[Any]:
     return TypeAdapter(tp)
 
 
-def _describe(exc: ValidationError) -> str:
+def describe_invalid(exc: ValidationError) -> str:
+    """A validation error on one line: each bad field, what is wrong, what it got."""
     parts = []
     for err in exc.errors(include_url=False)[:5]:
         where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
