@@ -113,6 +113,18 @@ def test_run_refuses_what_the_api_cannot_express_before_a_session_exists(
     assert server.requests == []
 
 
+def test_worker_refuses_what_the_api_cannot_express_before_it_takes_runs(
+    app: Path, server: AgentsAPIServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no Temporal server is contacted: the refusal comes first
+    code, _out, err = run_main(["worker", f"{app}:warm", *flags(server),
+                                "--address", "127.0.0.1:1", "--task-queue", "q"], capsys)
+    assert code == 1, err
+    assert any("SW654" in line for line in err.splitlines())
+    assert "stepswitch worker: 1 finding(s) above" in err
+    assert server.requests == []
+
+
 def test_check_for_the_agents_api_target(
     app: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,7 +15,7 @@ import asyncio
 import signal
 import sys
 
-from stepswitch.cli._agents_api import API_CHOICES
+from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
 from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
 from stepswitch.targets.load import compile_target, load_one
@@ -70,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_one(args.target)
     machine = compile_target(loaded.workflow)
     model = load_model(args)
+    # what the hosted Agents API cannot run is refused before the worker takes runs, as
+    # `run --api agents` refuses it before a run
+    refused = refuse_inexpressible(loaded.workflow, model, "worker", args.api)
+    if refused is not None:
+        return refused
     try:
         import stepswitch.temporal as st
     except ImportError as exc:
