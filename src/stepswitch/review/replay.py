@@ -446,8 +446,10 @@ async def _replay(rec: Recording, machine: Any, context: Any,
         except ModelBehaviorError as exc:
             text = str(exc)
             code = "RP107" if "parsing model output" in text else "RP111"
-            if code == "RP107" and "validation error" in text:
-                # the SDK's wording says JSON for both; here the JSON was fine
+            said = text.partition("parsing model output")[2]
+            if code == "RP107" and "(got " in said and "Invalid JSON:" not in said:
+                # fields rejected (one "(got …)" each); the SDK's wording says JSON for
+                # both, but here the JSON was fine
                 text = text.replace("Invalid JSON when parsing model output",
                                     "the output type rejects the recorded output", 1)
             return _at(player, code, _one_line(text))
