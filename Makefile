@@ -33,6 +33,7 @@ typecheck: venv
 	@rm -rf $(OUT)/typecheck
 	$(BIN)/python -m tests.codegen.write_runners $(OUT)/typecheck
 	$(BIN)/ruff check --no-cache $(OUT)/typecheck
+	$(BIN)/ruff format --check --no-cache codegen $(OUT)/typecheck
 	MYPYPATH=src $(BIN)/mypy --strict --explicit-package-bases src/stepswitch codegen $(OUT)/typecheck tests
 
 # The suite on PYTEST_WORKERS pytest-xdist workers (`make test PYTEST_WORKERS=0` runs it in

@@ -41,308 +41,308 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='financial',
-    entry='FinancialPlannerAgent',
+    name="financial",
+    entry="FinancialPlannerAgent",
     states=(
         StateIR(
-            agent='FinancialPlannerAgent',
+            agent="FinancialPlannerAgent",
             instructions=(
-                'You are a financial research planner. Given a request for '
-                'financial analysis, produce a set of web searches to gather '
-                'the context needed. Aim for recent headlines, earnings '
-                'calls or 10-K snippets, analyst commentary, and industry '
-                'background. Output between 5 and 15 search terms to query '
-                'for.'
+                "You are a financial research planner. Given a request for "
+                "financial analysis, produce a set of web searches to gather "
+                "the context needed. Aim for recent headlines, earnings "
+                "calls or 10-K snippets, analyst commentary, and industry "
+                "background. Output between 5 and 15 search terms to query "
+                "for."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.financial:FinancialSearchPlan',
+                kind="typed",
+                type_ref="graphs.financial:FinancialSearchPlan",
                 schema={
-                    '$defs': {
-                        'FinancialSearchItem': {
-                            'description': 'One search to run.',
-                            'properties': {
-                                'reason': {'title': 'Reason', 'type': 'string'},
-                                'query': {'title': 'Query', 'type': 'string'},
+                    "$defs": {
+                        "FinancialSearchItem": {
+                            "description": "One search to run.",
+                            "properties": {
+                                "reason": {"title": "Reason", "type": "string"},
+                                "query": {"title": "Query", "type": "string"},
                             },
-                            'required': ['reason', 'query'],
-                            'title': 'FinancialSearchItem',
-                            'type': 'object',
-                            'additionalProperties': False,
+                            "required": ["reason", "query"],
+                            "title": "FinancialSearchItem",
+                            "type": "object",
+                            "additionalProperties": False,
                         },
                     },
-                    'description': "The planner's searches.",
-                    'properties': {
-                        'searches': {
-                            'items': {'$ref': '#/$defs/FinancialSearchItem'},
-                            'title': 'Searches',
-                            'type': 'array',
+                    "description": "The planner's searches.",
+                    "properties": {
+                        "searches": {
+                            "items": {"$ref": "#/$defs/FinancialSearchItem"},
+                            "title": "Searches",
+                            "type": "array",
                         },
                     },
-                    'required': ['searches'],
-                    'title': 'FinancialSearchPlan',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["searches"],
+                    "title": "FinancialSearchPlan",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='FinancialSearchPlan',
+                name="FinancialSearchPlan",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='FinancialSearchAgent',
+            agent="FinancialSearchAgent",
             instructions=(
-                'You are a research assistant specializing in financial '
-                'topics. Given a search term, search the web for it and '
-                'produce a short summary of at most 300 words. Focus on key '
-                'numbers, events, or quotes that will be useful to a '
-                'financial analyst.'
+                "You are a research assistant specializing in financial "
+                "topics. Given a search term, search the web for it and "
+                "produce a short summary of at most 300 words. Focus on key "
+                "numbers, events, or quotes that will be useful to a "
+                "financial analyst."
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='FinancialWriterAgent',
+            agent="FinancialWriterAgent",
             instructions=(
-                'You are a senior financial analyst. You will be provided '
-                'with the original query and a set of raw search summaries. '
-                'Your task is to synthesize these into a long-form markdown '
-                'report (at least several paragraphs) including a short '
-                'executive summary and follow-up questions. If needed, you '
-                'can call the available analysis tools (e.g. '
-                'fundamentals_analysis, risk_analysis) to get short '
-                'specialist write-ups to incorporate.'
+                "You are a senior financial analyst. You will be provided "
+                "with the original query and a set of raw search summaries. "
+                "Your task is to synthesize these into a long-form markdown "
+                "report (at least several paragraphs) including a short "
+                "executive summary and follow-up questions. If needed, you "
+                "can call the available analysis tools (e.g. "
+                "fundamentals_analysis, risk_analysis) to get short "
+                "specialist write-ups to incorporate."
             ),
             tools=(
                 ToolEntry(
-                    name='fundamentals_analysis',
-                    description='Use to get a short write-up of key financial metrics',
+                    name="fundamentals_analysis",
+                    description="Use to get a short write-up of key financial metrics",
                     parameters={
-                        'type': 'object',
-                        'title': 'AgentAsToolInput',
-                        'properties': {'input': {'type': 'string', 'title': 'Input'}},
-                        'required': ['input'],
-                        'additionalProperties': False,
+                        "type": "object",
+                        "title": "AgentAsToolInput",
+                        "properties": {"input": {"type": "string", "title": "Input"}},
+                        "required": ["input"],
+                        "additionalProperties": False,
                     },
                     action=RunAgent(
-                        target='FundamentalsAnalystAgent',
+                        target="FundamentalsAnalystAgent",
                         max_turns=2,
-                        output_extractor='graphs.financial:summary_of',
+                        output_extractor="graphs.financial:summary_of",
                     ),
                 ),
                 ToolEntry(
-                    name='risk_analysis',
-                    description='Use to get a short write-up of potential red flags',
+                    name="risk_analysis",
+                    description="Use to get a short write-up of potential red flags",
                     parameters={
-                        'type': 'object',
-                        'title': 'AgentAsToolInput',
-                        'properties': {'input': {'type': 'string', 'title': 'Input'}},
-                        'required': ['input'],
-                        'additionalProperties': False,
+                        "type": "object",
+                        "title": "AgentAsToolInput",
+                        "properties": {"input": {"type": "string", "title": "Input"}},
+                        "required": ["input"],
+                        "additionalProperties": False,
                     },
                     action=RunAgent(
-                        target='RiskAnalystAgent',
+                        target="RiskAnalystAgent",
                         max_turns=2,
-                        output_extractor='graphs.financial:summary_of',
+                        output_extractor="graphs.financial:summary_of",
                     ),
                 ),
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.financial:FinancialReportData',
+                kind="typed",
+                type_ref="graphs.financial:FinancialReportData",
                 schema={
-                    'description': "The writer's report.",
-                    'properties': {
-                        'short_summary': {'title': 'Short Summary', 'type': 'string'},
-                        'markdown_report': {'title': 'Markdown Report', 'type': 'string'},
-                        'follow_up_questions': {
-                            'items': {'type': 'string'},
-                            'title': 'Follow Up Questions',
-                            'type': 'array',
+                    "description": "The writer's report.",
+                    "properties": {
+                        "short_summary": {"title": "Short Summary", "type": "string"},
+                        "markdown_report": {"title": "Markdown Report", "type": "string"},
+                        "follow_up_questions": {
+                            "items": {"type": "string"},
+                            "title": "Follow Up Questions",
+                            "type": "array",
                         },
                     },
-                    'required': ['short_summary', 'markdown_report', 'follow_up_questions'],
-                    'title': 'FinancialReportData',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["short_summary", "markdown_report", "follow_up_questions"],
+                    "title": "FinancialReportData",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='FinancialReportData',
+                name="FinancialReportData",
             ),
             switch=(
-                StepCase(when='tools_ran', then='run_again'),
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="tools_ran", then="run_again"),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='VerificationAgent',
+            agent="VerificationAgent",
             instructions=(
-                'You are a meticulous auditor. You have been handed a '
-                'financial analysis report. Your job is to verify the report '
-                'is internally consistent, clearly sourced, and makes no '
-                'unsupported claims. Point out any issues or uncertainties.'
+                "You are a meticulous auditor. You have been handed a "
+                "financial analysis report. Your job is to verify the report "
+                "is internally consistent, clearly sourced, and makes no "
+                "unsupported claims. Point out any issues or uncertainties."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.financial:VerificationResult',
+                kind="typed",
+                type_ref="graphs.financial:VerificationResult",
                 schema={
-                    'description': "The verifier's verdict.",
-                    'properties': {
-                        'verified': {'title': 'Verified', 'type': 'boolean'},
-                        'issues': {'title': 'Issues', 'type': 'string'},
+                    "description": "The verifier's verdict.",
+                    "properties": {
+                        "verified": {"title": "Verified", "type": "boolean"},
+                        "issues": {"title": "Issues", "type": "string"},
                     },
-                    'required': ['verified', 'issues'],
-                    'title': 'VerificationResult',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["verified", "issues"],
+                    "title": "VerificationResult",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='VerificationResult',
+                name="VerificationResult",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='FundamentalsAnalystAgent',
+            agent="FundamentalsAnalystAgent",
             instructions=(
-                'You are a financial analyst focused on company fundamentals '
-                'such as revenue, profit, margins and growth trajectory. '
-                'Given a collection of web (and optional file) search '
-                'results about a company, write a concise analysis of its '
-                'recent financial performance. Keep it under 2 paragraphs.'
+                "You are a financial analyst focused on company fundamentals "
+                "such as revenue, profit, margins and growth trajectory. "
+                "Given a collection of web (and optional file) search "
+                "results about a company, write a concise analysis of its "
+                "recent financial performance. Keep it under 2 paragraphs."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.financial:AnalysisSummary',
+                kind="typed",
+                type_ref="graphs.financial:AnalysisSummary",
                 schema={
-                    'description': "An analyst's short finding.",
-                    'properties': {'summary': {'title': 'Summary', 'type': 'string'}},
-                    'required': ['summary'],
-                    'title': 'AnalysisSummary',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "description": "An analyst's short finding.",
+                    "properties": {"summary": {"title": "Summary", "type": "string"}},
+                    "required": ["summary"],
+                    "title": "AnalysisSummary",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='AnalysisSummary',
+                name="AnalysisSummary",
             ),
             facts=StateFacts(nested_only=True),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='RiskAnalystAgent',
+            agent="RiskAnalystAgent",
             instructions=(
-                'You are a risk analyst looking for potential red flags in a '
+                "You are a risk analyst looking for potential red flags in a "
                 "company's outlook. Given background research, produce a "
-                'short analysis of risks such as competitive threats, '
-                'regulatory issues, supply chain problems, or slowing '
-                'growth. Keep it under 2 paragraphs.'
+                "short analysis of risks such as competitive threats, "
+                "regulatory issues, supply chain problems, or slowing "
+                "growth. Keep it under 2 paragraphs."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.financial:AnalysisSummary',
+                kind="typed",
+                type_ref="graphs.financial:AnalysisSummary",
                 schema={
-                    'description': "An analyst's short finding.",
-                    'properties': {'summary': {'title': 'Summary', 'type': 'string'}},
-                    'required': ['summary'],
-                    'title': 'AnalysisSummary',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "description": "An analyst's short finding.",
+                    "properties": {"summary": {"title": "Summary", "type": "string"}},
+                    "required": ["summary"],
+                    "title": "AnalysisSummary",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='AnalysisSummary',
+                name="AnalysisSummary",
             ),
             facts=StateFacts(nested_only=True),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
     max_turns=4,
     version=2,
     flow=FlowIR(
-        entry='FinancialPlannerAgent',
+        entry="FinancialPlannerAgent",
         nodes=(
             FlowNode(
-                name='FinancialPlannerAgent',
-                kind='agent',
-                output_type='graphs.financial:FinancialSearchPlan',
+                name="FinancialPlannerAgent",
+                kind="agent",
+                output_type="graphs.financial:FinancialSearchPlan",
                 exit=FlowExit(
-                    kind='fan_out',
-                    target='search_results',
-                    field='searches',
-                    each='FinancialSearchAgent',
+                    kind="fan_out",
+                    target="search_results",
+                    field="searches",
+                    each="FinancialSearchAgent",
                     max_items=15,
                     concurrency=5,
                 ),
             ),
             FlowNode(
-                name='search_results',
-                kind='step',
-                ref='graphs.financial:search_results',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='FinancialWriterAgent'),
+                name="search_results",
+                kind="step",
+                ref="graphs.financial:search_results",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="FinancialWriterAgent"),
             ),
-            FlowNode(name='FinancialSearchAgent', kind='agent'),
+            FlowNode(name="FinancialSearchAgent", kind="agent"),
             FlowNode(
-                name='FinancialWriterAgent',
-                kind='agent',
-                output_type='graphs.financial:FinancialReportData',
-                exit=FlowExit(kind='then', target='keep_report'),
+                name="FinancialWriterAgent",
+                kind="agent",
+                output_type="graphs.financial:FinancialReportData",
+                exit=FlowExit(kind="then", target="keep_report"),
             ),
             FlowNode(
-                name='keep_report',
-                kind='step',
-                ref='graphs.financial:keep_report',
+                name="keep_report",
+                kind="step",
+                ref="graphs.financial:keep_report",
                 takes_context=True,
-                input_type='graphs.financial:FinancialReportData',
-                output_type='graphs.financial:FinancialReportData',
-                exit=FlowExit(kind='then', target='VerificationAgent'),
+                input_type="graphs.financial:FinancialReportData",
+                output_type="graphs.financial:FinancialReportData",
+                exit=FlowExit(kind="then", target="VerificationAgent"),
             ),
             FlowNode(
-                name='VerificationAgent',
-                kind='agent',
-                output_type='graphs.financial:VerificationResult',
+                name="VerificationAgent",
+                kind="agent",
+                output_type="graphs.financial:VerificationResult",
                 exit=FlowExit(
-                    kind='branch',
-                    target='release',
-                    otherwise='hold',
-                    predicate='graphs.financial:is_verified',
+                    kind="branch",
+                    target="release",
+                    otherwise="hold",
+                    predicate="graphs.financial:is_verified",
                 ),
             ),
             FlowNode(
-                name='release',
-                kind='step',
-                ref='graphs.financial:release',
+                name="release",
+                kind="step",
+                ref="graphs.financial:release",
                 takes_context=True,
-                input_type='graphs.financial:VerificationResult',
-                output_type='graphs.financial:FinancialReportData',
-                exit=FlowExit(kind='then'),
+                input_type="graphs.financial:VerificationResult",
+                output_type="graphs.financial:FinancialReportData",
+                exit=FlowExit(kind="then"),
             ),
             FlowNode(
-                name='hold',
-                kind='step',
-                ref='graphs.financial:hold',
+                name="hold",
+                kind="step",
+                ref="graphs.financial:hold",
                 takes_context=True,
-                input_type='graphs.financial:VerificationResult',
-                output_type='graphs.financial:HeldReport',
-                exit=FlowExit(kind='then'),
+                input_type="graphs.financial:VerificationResult",
+                output_type="graphs.financial:HeldReport",
+                exit=FlowExit(kind="then"),
             ),
         ),
     ),
-    context_type='ReportState',
-    context_ref='graphs.financial:ReportState',
+    context_type="ReportState",
+    context_ref="graphs.financial:ReportState",
 )
 
 
@@ -419,43 +419,43 @@ def step_riskanalystagent(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'FinancialPlannerAgent': step_financialplanneragent,
-    'FinancialSearchAgent': step_financialsearchagent,
-    'FinancialWriterAgent': step_financialwriteragent,
-    'VerificationAgent': step_verificationagent,
-    'FundamentalsAnalystAgent': step_fundamentalsanalystagent,
-    'RiskAnalystAgent': step_riskanalystagent,
+    "FinancialPlannerAgent": step_financialplanneragent,
+    "FinancialSearchAgent": step_financialsearchagent,
+    "FinancialWriterAgent": step_financialwriteragent,
+    "VerificationAgent": step_verificationagent,
+    "FundamentalsAnalystAgent": step_fundamentalsanalystagent,
+    "RiskAnalystAgent": step_riskanalystagent,
 }
 
 check_ir_version(IR)
 OBJECTS = import_objects(IR.refs())
-PRED_IS_VERIFIED = predicate_of(OBJECTS, 'graphs.financial:is_verified')
+PRED_IS_VERIFIED = predicate_of(OBJECTS, "graphs.financial:is_verified")
 
 
 # flow node 'search_results' (step)
 def exit_search_results(node: FlowNode, out: object) -> str | None:
     """Then 'FinancialWriterAgent'."""
-    return 'FinancialWriterAgent'
+    return "FinancialWriterAgent"
 
 
 # flow node 'FinancialWriterAgent' (agent)
 def exit_financialwriteragent(node: FlowNode, out: object) -> str | None:
     """Then 'keep_report'."""
-    return 'keep_report'
+    return "keep_report"
 
 
 # flow node 'keep_report' (step)
 def exit_keep_report(node: FlowNode, out: object) -> str | None:
     """Then 'VerificationAgent'."""
-    return 'VerificationAgent'
+    return "VerificationAgent"
 
 
 # flow node 'VerificationAgent' (agent)
 def exit_verificationagent(node: FlowNode, out: object) -> str | None:
     """Branch on the predicate: its target when true, else the other."""
     if PRED_IS_VERIFIED(out):
-        return 'release'
-    return 'hold'
+        return "release"
+    return "hold"
 
 
 # flow node 'release' (step)
@@ -471,12 +471,12 @@ def exit_hold(node: FlowNode, out: object) -> str | None:
 
 
 FLOW_STEPS: dict[str, FlowStep] = {
-    'search_results': exit_search_results,
-    'FinancialWriterAgent': exit_financialwriteragent,
-    'keep_report': exit_keep_report,
-    'VerificationAgent': exit_verificationagent,
-    'release': exit_release,
-    'hold': exit_hold,
+    "search_results": exit_search_results,
+    "FinancialWriterAgent": exit_financialwriteragent,
+    "keep_report": exit_keep_report,
+    "VerificationAgent": exit_verificationagent,
+    "release": exit_release,
+    "hold": exit_hold,
 }
 
 MACHINE = StateMachine(IR, OBJECTS, steps=STEPS, flow_steps=FLOW_STEPS)

@@ -40,122 +40,122 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='judge',
-    entry='take_request',
+    name="judge",
+    entry="take_request",
     states=(
         StateIR(
-            agent='story_outline_generator',
+            agent="story_outline_generator",
             instructions=(
                 "You generate a very short story outline based on the user's "
-                'input. If there is any feedback provided, use it to improve '
-                'the outline.'
+                "input. If there is any feedback provided, use it to improve "
+                "the outline."
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='evaluator',
+            agent="evaluator",
             instructions=(
                 "You evaluate a story outline and decide if it's good "
                 "enough. If it's not good enough, you provide feedback on "
-                'what needs to be improved. Never give it a pass on the '
-                'first try. After 5 attempts, you can give it a pass if the '
-                'story outline is good enough - do not go for perfection'
+                "what needs to be improved. Never give it a pass on the "
+                "first try. After 5 attempts, you can give it a pass if the "
+                "story outline is good enough - do not go for perfection"
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.judge:EvaluationFeedback',
+                kind="typed",
+                type_ref="graphs.judge:EvaluationFeedback",
                 schema={
-                    'description': "The evaluator's grade and what to improve.",
-                    'properties': {
-                        'feedback': {'title': 'Feedback', 'type': 'string'},
-                        'score': {
-                            'enum': ['pass', 'needs_improvement', 'fail'],
-                            'title': 'Score',
-                            'type': 'string',
+                    "description": "The evaluator's grade and what to improve.",
+                    "properties": {
+                        "feedback": {"title": "Feedback", "type": "string"},
+                        "score": {
+                            "enum": ["pass", "needs_improvement", "fail"],
+                            "title": "Score",
+                            "type": "string",
                         },
                     },
-                    'required': ['feedback', 'score'],
-                    'title': 'EvaluationFeedback',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["feedback", "score"],
+                    "title": "EvaluationFeedback",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='EvaluationFeedback',
+                name="EvaluationFeedback",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
     max_turns=3,
     version=2,
     flow=FlowIR(
-        entry='take_request',
+        entry="take_request",
         nodes=(
             FlowNode(
-                name='take_request',
-                kind='step',
-                ref='graphs.judge:take_request',
+                name="take_request",
+                kind="step",
+                ref="graphs.judge:take_request",
                 takes_context=True,
-                input_type='builtins:str',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='story_outline_generator'),
+                input_type="builtins:str",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="story_outline_generator"),
             ),
             FlowNode(
-                name='story_outline_generator',
-                kind='agent',
-                exit=FlowExit(kind='then', target='keep_outline'),
+                name="story_outline_generator",
+                kind="agent",
+                exit=FlowExit(kind="then", target="keep_outline"),
             ),
             FlowNode(
-                name='keep_outline',
-                kind='step',
-                ref='graphs.judge:keep_outline',
+                name="keep_outline",
+                kind="step",
+                ref="graphs.judge:keep_outline",
                 takes_context=True,
-                input_type='builtins:str',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='evaluator'),
+                input_type="builtins:str",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="evaluator"),
             ),
             FlowNode(
-                name='evaluator',
-                kind='agent',
-                output_type='graphs.judge:EvaluationFeedback',
+                name="evaluator",
+                kind="agent",
+                output_type="graphs.judge:EvaluationFeedback",
                 exit=FlowExit(
-                    kind='route',
-                    field='score',
+                    kind="route",
+                    field="score",
                     cases=(
-                        ('pass', 'final_outline'),
-                        ('needs_improvement', 'with_feedback'),
-                        ('fail', 'with_feedback'),
+                        ("pass", "final_outline"),
+                        ("needs_improvement", "with_feedback"),
+                        ("fail", "with_feedback"),
                     ),
                     max_uses=3,
                 ),
             ),
             FlowNode(
-                name='final_outline',
-                kind='step',
-                ref='graphs.judge:final_outline',
+                name="final_outline",
+                kind="step",
+                ref="graphs.judge:final_outline",
                 takes_context=True,
-                input_type='graphs.judge:EvaluationFeedback',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then'),
+                input_type="graphs.judge:EvaluationFeedback",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then"),
             ),
             FlowNode(
-                name='with_feedback',
-                kind='step',
-                ref='graphs.judge:with_feedback',
+                name="with_feedback",
+                kind="step",
+                ref="graphs.judge:with_feedback",
                 takes_context=True,
-                input_type='graphs.judge:EvaluationFeedback',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='story_outline_generator'),
+                input_type="graphs.judge:EvaluationFeedback",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="story_outline_generator"),
             ),
         ),
     ),
-    context_type='JudgeState',
-    context_ref='graphs.judge:JudgeState',
+    context_type="JudgeState",
+    context_ref="graphs.judge:JudgeState",
 )
 
 
@@ -184,8 +184,8 @@ def step_evaluator(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'story_outline_generator': step_story_outline_generator,
-    'evaluator': step_evaluator,
+    "story_outline_generator": step_story_outline_generator,
+    "evaluator": step_evaluator,
 }
 
 check_ir_version(IR)
@@ -195,33 +195,33 @@ OBJECTS = import_objects(IR.refs())
 # flow node 'take_request' (step)
 def exit_take_request(node: FlowNode, out: object) -> str | None:
     """Then 'story_outline_generator'."""
-    return 'story_outline_generator'
+    return "story_outline_generator"
 
 
 # flow node 'story_outline_generator' (agent)
 def exit_story_outline_generator(node: FlowNode, out: object) -> str | None:
     """Then 'keep_outline'."""
-    return 'keep_outline'
+    return "keep_outline"
 
 
 # flow node 'keep_outline' (step)
 def exit_keep_outline(node: FlowNode, out: object) -> str | None:
     """Then 'evaluator'."""
-    return 'evaluator'
+    return "evaluator"
 
 
 # flow node 'evaluator' (agent)
 def exit_evaluator(node: FlowNode, out: object) -> str | None:
     """Route on the output's field 'score': one case per value."""
-    match route_key(out, 'score'):
-        case 'pass':
-            return 'final_outline'
-        case 'needs_improvement':
-            return 'with_feedback'
-        case 'fail':
-            return 'with_feedback'
+    match route_key(out, "score"):
+        case "pass":
+            return "final_outline"
+        case "needs_improvement":
+            return "with_feedback"
+        case "fail":
+            return "with_feedback"
         case other:
-            raise no_route(node, 'score', other)
+            raise no_route(node, "score", other)
 
 
 # flow node 'final_outline' (step)
@@ -233,16 +233,16 @@ def exit_final_outline(node: FlowNode, out: object) -> str | None:
 # flow node 'with_feedback' (step)
 def exit_with_feedback(node: FlowNode, out: object) -> str | None:
     """Then 'story_outline_generator'."""
-    return 'story_outline_generator'
+    return "story_outline_generator"
 
 
 FLOW_STEPS: dict[str, FlowStep] = {
-    'take_request': exit_take_request,
-    'story_outline_generator': exit_story_outline_generator,
-    'keep_outline': exit_keep_outline,
-    'evaluator': exit_evaluator,
-    'final_outline': exit_final_outline,
-    'with_feedback': exit_with_feedback,
+    "take_request": exit_take_request,
+    "story_outline_generator": exit_story_outline_generator,
+    "keep_outline": exit_keep_outline,
+    "evaluator": exit_evaluator,
+    "final_outline": exit_final_outline,
+    "with_feedback": exit_with_feedback,
 }
 
 MACHINE = StateMachine(IR, OBJECTS, steps=STEPS, flow_steps=FLOW_STEPS)

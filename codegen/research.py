@@ -38,134 +38,134 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='research',
-    entry='PlannerAgent',
+    name="research",
+    entry="PlannerAgent",
     states=(
         StateIR(
-            agent='PlannerAgent',
+            agent="PlannerAgent",
             instructions=(
-                'You are a helpful research assistant. Given a query, come '
-                'up with a set of web searches to perform to best answer the '
-                'query. Output between 5 and 20 terms to query for.'
+                "You are a helpful research assistant. Given a query, come "
+                "up with a set of web searches to perform to best answer the "
+                "query. Output between 5 and 20 terms to query for."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.research:WebSearchPlan',
+                kind="typed",
+                type_ref="graphs.research:WebSearchPlan",
                 schema={
-                    '$defs': {
-                        'WebSearchItem': {
-                            'description': 'One search to run.',
-                            'properties': {
-                                'reason': {'title': 'Reason', 'type': 'string'},
-                                'query': {'title': 'Query', 'type': 'string'},
+                    "$defs": {
+                        "WebSearchItem": {
+                            "description": "One search to run.",
+                            "properties": {
+                                "reason": {"title": "Reason", "type": "string"},
+                                "query": {"title": "Query", "type": "string"},
                             },
-                            'required': ['reason', 'query'],
-                            'title': 'WebSearchItem',
-                            'type': 'object',
-                            'additionalProperties': False,
+                            "required": ["reason", "query"],
+                            "title": "WebSearchItem",
+                            "type": "object",
+                            "additionalProperties": False,
                         },
                     },
-                    'description': "The planner's searches.",
-                    'properties': {
-                        'searches': {
-                            'items': {'$ref': '#/$defs/WebSearchItem'},
-                            'title': 'Searches',
-                            'type': 'array',
+                    "description": "The planner's searches.",
+                    "properties": {
+                        "searches": {
+                            "items": {"$ref": "#/$defs/WebSearchItem"},
+                            "title": "Searches",
+                            "type": "array",
                         },
                     },
-                    'required': ['searches'],
-                    'title': 'WebSearchPlan',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["searches"],
+                    "title": "WebSearchPlan",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='WebSearchPlan',
+                name="WebSearchPlan",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='SearchAgent',
+            agent="SearchAgent",
             instructions=(
-                'You are a research assistant. Given a search term, you '
-                'search the web for that term and produce a concise summary '
-                'of the results. The summary must be 2-3 paragraphs and less '
-                'than 300 words. Capture the main points.'
+                "You are a research assistant. Given a search term, you "
+                "search the web for that term and produce a concise summary "
+                "of the results. The summary must be 2-3 paragraphs and less "
+                "than 300 words. Capture the main points."
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='WriterAgent',
+            agent="WriterAgent",
             instructions=(
-                'You are a senior researcher tasked with writing a cohesive '
-                'report for a research query. You will be provided with the '
-                'original query, and some initial research done by a '
-                'research assistant. Write a detailed markdown report.'
+                "You are a senior researcher tasked with writing a cohesive "
+                "report for a research query. You will be provided with the "
+                "original query, and some initial research done by a "
+                "research assistant. Write a detailed markdown report."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.research:ReportData',
+                kind="typed",
+                type_ref="graphs.research:ReportData",
                 schema={
-                    'description': "The writer's report.",
-                    'properties': {
-                        'short_summary': {'title': 'Short Summary', 'type': 'string'},
-                        'markdown_report': {'title': 'Markdown Report', 'type': 'string'},
-                        'follow_up_questions': {
-                            'items': {'type': 'string'},
-                            'title': 'Follow Up Questions',
-                            'type': 'array',
+                    "description": "The writer's report.",
+                    "properties": {
+                        "short_summary": {"title": "Short Summary", "type": "string"},
+                        "markdown_report": {"title": "Markdown Report", "type": "string"},
+                        "follow_up_questions": {
+                            "items": {"type": "string"},
+                            "title": "Follow Up Questions",
+                            "type": "array",
                         },
                     },
-                    'required': ['short_summary', 'markdown_report', 'follow_up_questions'],
-                    'title': 'ReportData',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["short_summary", "markdown_report", "follow_up_questions"],
+                    "title": "ReportData",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='ReportData',
+                name="ReportData",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
     max_turns=3,
     version=2,
     flow=FlowIR(
-        entry='PlannerAgent',
+        entry="PlannerAgent",
         nodes=(
             FlowNode(
-                name='PlannerAgent',
-                kind='agent',
-                output_type='graphs.research:WebSearchPlan',
+                name="PlannerAgent",
+                kind="agent",
+                output_type="graphs.research:WebSearchPlan",
                 exit=FlowExit(
-                    kind='fan_out',
-                    target='summaries',
-                    field='searches',
-                    each='SearchAgent',
+                    kind="fan_out",
+                    target="summaries",
+                    field="searches",
+                    each="SearchAgent",
                     max_items=20,
                     concurrency=5,
                 ),
             ),
             FlowNode(
-                name='summaries',
-                kind='step',
-                ref='graphs.research:summaries',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='WriterAgent'),
+                name="summaries",
+                kind="step",
+                ref="graphs.research:summaries",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="WriterAgent"),
             ),
-            FlowNode(name='SearchAgent', kind='agent'),
+            FlowNode(name="SearchAgent", kind="agent"),
             FlowNode(
-                name='WriterAgent',
-                kind='agent',
-                output_type='graphs.research:ReportData',
-                exit=FlowExit(kind='then'),
+                name="WriterAgent",
+                kind="agent",
+                output_type="graphs.research:ReportData",
+                exit=FlowExit(kind="then"),
             ),
         ),
     ),
@@ -209,9 +209,9 @@ def step_writeragent(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'PlannerAgent': step_planneragent,
-    'SearchAgent': step_searchagent,
-    'WriterAgent': step_writeragent,
+    "PlannerAgent": step_planneragent,
+    "SearchAgent": step_searchagent,
+    "WriterAgent": step_writeragent,
 }
 
 check_ir_version(IR)
@@ -221,7 +221,7 @@ OBJECTS = import_objects(IR.refs())
 # flow node 'summaries' (step)
 def exit_summaries(node: FlowNode, out: object) -> str | None:
     """Then 'WriterAgent'."""
-    return 'WriterAgent'
+    return "WriterAgent"
 
 
 # flow node 'WriterAgent' (agent)
@@ -231,8 +231,8 @@ def exit_writeragent(node: FlowNode, out: object) -> str | None:
 
 
 FLOW_STEPS: dict[str, FlowStep] = {
-    'summaries': exit_summaries,
-    'WriterAgent': exit_writeragent,
+    "summaries": exit_summaries,
+    "WriterAgent": exit_writeragent,
 }
 
 MACHINE = StateMachine(IR, OBJECTS, steps=STEPS, flow_steps=FLOW_STEPS)

@@ -39,106 +39,106 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='story',
-    entry='story_outline_agent',
+    name="story",
+    entry="story_outline_agent",
     states=(
         StateIR(
-            agent='story_outline_agent',
+            agent="story_outline_agent",
             instructions="Generate a very short story outline based on the user's input.",
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='outline_checker_agent',
+            agent="outline_checker_agent",
             instructions=(
-                'Read the given story outline, and judge the quality. Also, '
-                'determine if it is a scifi story.'
+                "Read the given story outline, and judge the quality. Also, "
+                "determine if it is a scifi story."
             ),
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.story:OutlineCheckerOutput',
+                kind="typed",
+                type_ref="graphs.story:OutlineCheckerOutput",
                 schema={
-                    'description': "The checker's verdict on an outline.",
-                    'properties': {
-                        'good_quality': {'title': 'Good Quality', 'type': 'boolean'},
-                        'is_scifi': {'title': 'Is Scifi', 'type': 'boolean'},
+                    "description": "The checker's verdict on an outline.",
+                    "properties": {
+                        "good_quality": {"title": "Good Quality", "type": "boolean"},
+                        "is_scifi": {"title": "Is Scifi", "type": "boolean"},
                     },
-                    'required': ['good_quality', 'is_scifi'],
-                    'title': 'OutlineCheckerOutput',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "required": ["good_quality", "is_scifi"],
+                    "title": "OutlineCheckerOutput",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='OutlineCheckerOutput',
+                name="OutlineCheckerOutput",
             ),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='story_agent',
-            instructions='Write a short story based on the given outline.',
+            agent="story_agent",
+            instructions="Write a short story based on the given outline.",
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
     max_turns=3,
     version=2,
     flow=FlowIR(
-        entry='story_outline_agent',
+        entry="story_outline_agent",
         nodes=(
             FlowNode(
-                name='story_outline_agent',
-                kind='agent',
-                exit=FlowExit(kind='then', target='keep_outline'),
+                name="story_outline_agent",
+                kind="agent",
+                exit=FlowExit(kind="then", target="keep_outline"),
             ),
             FlowNode(
-                name='keep_outline',
-                kind='step',
-                ref='graphs.story:keep_outline',
+                name="keep_outline",
+                kind="step",
+                ref="graphs.story:keep_outline",
                 takes_context=True,
-                input_type='builtins:str',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='outline_checker_agent'),
+                input_type="builtins:str",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="outline_checker_agent"),
             ),
             FlowNode(
-                name='outline_checker_agent',
-                kind='agent',
-                output_type='graphs.story:OutlineCheckerOutput',
+                name="outline_checker_agent",
+                kind="agent",
+                output_type="graphs.story:OutlineCheckerOutput",
                 exit=FlowExit(
-                    kind='branch',
-                    target='outline_for_writer',
-                    otherwise='stop_here',
-                    predicate='graphs.story:is_good_scifi',
+                    kind="branch",
+                    target="outline_for_writer",
+                    otherwise="stop_here",
+                    predicate="graphs.story:is_good_scifi",
                 ),
             ),
             FlowNode(
-                name='outline_for_writer',
-                kind='step',
-                ref='graphs.story:outline_for_writer',
+                name="outline_for_writer",
+                kind="step",
+                ref="graphs.story:outline_for_writer",
                 takes_context=True,
-                input_type='graphs.story:OutlineCheckerOutput',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='story_agent'),
+                input_type="graphs.story:OutlineCheckerOutput",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="story_agent"),
             ),
             FlowNode(
-                name='stop_here',
-                kind='step',
-                ref='graphs.story:stop_here',
-                input_type='graphs.story:OutlineCheckerOutput',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then'),
+                name="stop_here",
+                kind="step",
+                ref="graphs.story:stop_here",
+                input_type="graphs.story:OutlineCheckerOutput",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then"),
             ),
-            FlowNode(name='story_agent', kind='agent', exit=FlowExit(kind='then')),
+            FlowNode(name="story_agent", kind="agent", exit=FlowExit(kind="then")),
         ),
     ),
-    context_type='StoryState',
-    context_ref='graphs.story:StoryState',
+    context_type="StoryState",
+    context_ref="graphs.story:StoryState",
 )
 
 
@@ -179,40 +179,40 @@ def step_story_agent(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'story_outline_agent': step_story_outline_agent,
-    'outline_checker_agent': step_outline_checker_agent,
-    'story_agent': step_story_agent,
+    "story_outline_agent": step_story_outline_agent,
+    "outline_checker_agent": step_outline_checker_agent,
+    "story_agent": step_story_agent,
 }
 
 check_ir_version(IR)
 OBJECTS = import_objects(IR.refs())
-PRED_IS_GOOD_SCIFI = predicate_of(OBJECTS, 'graphs.story:is_good_scifi')
+PRED_IS_GOOD_SCIFI = predicate_of(OBJECTS, "graphs.story:is_good_scifi")
 
 
 # flow node 'story_outline_agent' (agent)
 def exit_story_outline_agent(node: FlowNode, out: object) -> str | None:
     """Then 'keep_outline'."""
-    return 'keep_outline'
+    return "keep_outline"
 
 
 # flow node 'keep_outline' (step)
 def exit_keep_outline(node: FlowNode, out: object) -> str | None:
     """Then 'outline_checker_agent'."""
-    return 'outline_checker_agent'
+    return "outline_checker_agent"
 
 
 # flow node 'outline_checker_agent' (agent)
 def exit_outline_checker_agent(node: FlowNode, out: object) -> str | None:
     """Branch on the predicate: its target when true, else the other."""
     if PRED_IS_GOOD_SCIFI(out):
-        return 'outline_for_writer'
-    return 'stop_here'
+        return "outline_for_writer"
+    return "stop_here"
 
 
 # flow node 'outline_for_writer' (step)
 def exit_outline_for_writer(node: FlowNode, out: object) -> str | None:
     """Then 'story_agent'."""
-    return 'story_agent'
+    return "story_agent"
 
 
 # flow node 'stop_here' (step)
@@ -228,12 +228,12 @@ def exit_story_agent(node: FlowNode, out: object) -> str | None:
 
 
 FLOW_STEPS: dict[str, FlowStep] = {
-    'story_outline_agent': exit_story_outline_agent,
-    'keep_outline': exit_keep_outline,
-    'outline_checker_agent': exit_outline_checker_agent,
-    'outline_for_writer': exit_outline_for_writer,
-    'stop_here': exit_stop_here,
-    'story_agent': exit_story_agent,
+    "story_outline_agent": exit_story_outline_agent,
+    "keep_outline": exit_keep_outline,
+    "outline_checker_agent": exit_outline_checker_agent,
+    "outline_for_writer": exit_outline_for_writer,
+    "stop_here": exit_stop_here,
+    "story_agent": exit_story_agent,
 }
 
 MACHINE = StateMachine(IR, OBJECTS, steps=STEPS, flow_steps=FLOW_STEPS)

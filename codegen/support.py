@@ -42,142 +42,142 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='support',
-    entry='triage',
+    name="support",
+    entry="triage",
     states=(
         StateIR(
-            agent='triage',
+            agent="triage",
             instructions=(
-                'You triage customer requests: look orders up, research '
-                'questions, and hand refunds to the refund specialist.'
+                "You triage customer requests: look orders up, research "
+                "questions, and hand refunds to the refund specialist."
             ),
             tools=(
                 ToolEntry(
-                    name='lookup_order',
-                    description='Look up an order by id.',
+                    name="lookup_order",
+                    description="Look up an order by id.",
                     parameters={
-                        'properties': {
-                            'order_id': {
-                                'description': "The order's number, as printed on the receipt.",
-                                'title': 'Order Id',
-                                'type': 'integer',
+                        "properties": {
+                            "order_id": {
+                                "description": "The order's number, as printed on the receipt.",
+                                "title": "Order Id",
+                                "type": "integer",
                             },
                         },
-                        'required': ['order_id'],
-                        'title': 'LookupOrderArgs',
-                        'type': 'object',
-                        'additionalProperties': False,
+                        "required": ["order_id"],
+                        "title": "LookupOrderArgs",
+                        "type": "object",
+                        "additionalProperties": False,
                     },
-                    action=RunFunction(ref='graphs.support:lookup_order'),
+                    action=RunFunction(ref="graphs.support:lookup_order"),
                 ),
                 ToolEntry(
-                    name='research',
-                    description='Research a question',
+                    name="research",
+                    description="Research a question",
                     parameters={
-                        'type': 'object',
-                        'title': 'AgentAsToolInput',
-                        'properties': {'input': {'type': 'string', 'title': 'Input'}},
-                        'required': ['input'],
-                        'additionalProperties': False,
+                        "type": "object",
+                        "title": "AgentAsToolInput",
+                        "properties": {"input": {"type": "string", "title": "Input"}},
+                        "required": ["input"],
+                        "additionalProperties": False,
                     },
-                    action=RunAgent(target='researcher'),
+                    action=RunAgent(target="researcher"),
                 ),
                 ToolEntry(
-                    name='transfer_to_refund',
+                    name="transfer_to_refund",
                     description=(
-                        'Handoff to the refund agent to handle the request. Handles '
-                        'refund requests for existing orders.'
+                        "Handoff to the refund agent to handle the request. Handles "
+                        "refund requests for existing orders."
                     ),
                     parameters={
-                        'type': 'object',
-                        'properties': {},
-                        'required': [],
-                        'additionalProperties': False,
+                        "type": "object",
+                        "properties": {},
+                        "required": [],
+                        "additionalProperties": False,
                     },
-                    action=HandoffTo(target='refund'),
+                    action=HandoffTo(target="refund"),
                 ),
             ),
             switch=(
-                StepCase(when='handoff', then='handoff'),
-                StepCase(when='tools_ran', then='run_again'),
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="handoff", then="handoff"),
+                StepCase(when="tools_ran", then="run_again"),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='refund',
-            instructions='You handle refunds. Confirm the order, then process the refund.',
+            agent="refund",
+            instructions="You handle refunds. Confirm the order, then process the refund.",
             tools=(
                 ToolEntry(
-                    name='process_refund',
-                    description='Refund an order in full.',
+                    name="process_refund",
+                    description="Refund an order in full.",
                     parameters={
-                        'properties': {
-                            'order_id': {
-                                'description': 'The order to refund.',
-                                'title': 'Order Id',
-                                'type': 'integer',
+                        "properties": {
+                            "order_id": {
+                                "description": "The order to refund.",
+                                "title": "Order Id",
+                                "type": "integer",
                             },
-                            'reason': {
-                                'default': 'customer request',
-                                'description': 'Why the refund is given, for the ledger.',
-                                'title': 'Reason',
-                                'type': 'string',
+                            "reason": {
+                                "default": "customer request",
+                                "description": "Why the refund is given, for the ledger.",
+                                "title": "Reason",
+                                "type": "string",
                             },
                         },
-                        'required': ['order_id', 'reason'],
-                        'title': 'ProcessRefundArgs',
-                        'type': 'object',
-                        'additionalProperties': False,
+                        "required": ["order_id", "reason"],
+                        "title": "ProcessRefundArgs",
+                        "type": "object",
+                        "additionalProperties": False,
                     },
                     action=RunFunction(
-                        ref='graphs.support:process_refund',
-                        approval='always',
+                        ref="graphs.support:process_refund",
+                        approval="always",
                         max_uses=1,
                     ),
                 ),
                 ToolEntry(
-                    name='transfer_to_triage',
-                    description='Handoff to the triage agent to handle the request. ',
+                    name="transfer_to_triage",
+                    description="Handoff to the triage agent to handle the request. ",
                     parameters={
-                        'type': 'object',
-                        'properties': {},
-                        'required': [],
-                        'additionalProperties': False,
+                        "type": "object",
+                        "properties": {},
+                        "required": [],
+                        "additionalProperties": False,
                     },
-                    action=HandoffTo(target='triage', max_uses=2),
+                    action=HandoffTo(target="triage", max_uses=2),
                 ),
             ),
-            facts=StateFacts(pauses=(PausePoint(tool='process_refund', kind='tool'),)),
+            facts=StateFacts(pauses=(PausePoint(tool="process_refund", kind="tool"),)),
             switch=(
-                StepCase(when='interrupted', then='interruption'),
-                StepCase(when='handoff', then='handoff'),
-                StepCase(when='tools_ran', then='run_again'),
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="interrupted", then="interruption"),
+                StepCase(when="handoff", then="handoff"),
+                StepCase(when="tools_ran", then="run_again"),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='researcher',
+            agent="researcher",
             instructions="Research the customer's question and summarise what you find.",
             output=OutputRule(
-                kind='typed',
-                type_ref='graphs.support:Findings',
+                kind="typed",
+                type_ref="graphs.support:Findings",
                 schema={
-                    'description': 'What the researcher reports back.',
-                    'properties': {'summary': {'title': 'Summary', 'type': 'string'}},
-                    'required': ['summary'],
-                    'title': 'Findings',
-                    'type': 'object',
-                    'additionalProperties': False,
+                    "description": "What the researcher reports back.",
+                    "properties": {"summary": {"title": "Summary", "type": "string"}},
+                    "required": ["summary"],
+                    "title": "Findings",
+                    "type": "object",
+                    "additionalProperties": False,
                 },
-                name='Findings',
+                name="Findings",
             ),
             facts=StateFacts(nested_only=True),
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='no_message', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="no_message", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
@@ -228,9 +228,9 @@ def step_researcher(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'triage': step_triage,
-    'refund': step_refund,
-    'researcher': step_researcher,
+    "triage": step_triage,
+    "refund": step_refund,
+    "researcher": step_researcher,
 }
 
 check_ir_version(IR)

@@ -36,55 +36,55 @@ __all__ = [
 ]
 
 IR = MachineIR(
-    name='translation',
-    entry='three_attempts',
+    name="translation",
+    entry="three_attempts",
     states=(
         StateIR(
-            agent='spanish_agent',
+            agent="spanish_agent",
             instructions="You translate the user's message to Spanish",
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
         StateIR(
-            agent='translation_picker',
-            instructions='You pick the best Spanish translation from the given options.',
+            agent="translation_picker",
+            instructions="You pick the best Spanish translation from the given options.",
             switch=(
-                StepCase(when='called', then='run_again'),
-                StepCase(when='otherwise', then='final_message'),
+                StepCase(when="called", then="run_again"),
+                StepCase(when="otherwise", then="final_message"),
             ),
         ),
     ),
     max_turns=3,
     version=2,
     flow=FlowIR(
-        entry='three_attempts',
+        entry="three_attempts",
         nodes=(
             FlowNode(
-                name='three_attempts',
-                kind='step',
-                ref='graphs.translation:three_attempts',
-                input_type='builtins:str',
-                output_type='graphs.translation:Attempts',
+                name="three_attempts",
+                kind="step",
+                ref="graphs.translation:three_attempts",
+                input_type="builtins:str",
+                output_type="graphs.translation:Attempts",
                 exit=FlowExit(
-                    kind='fan_out',
-                    target='list_translations',
-                    field='texts',
-                    each='spanish_agent',
+                    kind="fan_out",
+                    target="list_translations",
+                    field="texts",
+                    each="spanish_agent",
                     max_items=3,
                     concurrency=3,
                 ),
             ),
             FlowNode(
-                name='list_translations',
-                kind='step',
-                ref='graphs.translation:list_translations',
-                output_type='builtins:str',
-                exit=FlowExit(kind='then', target='translation_picker'),
+                name="list_translations",
+                kind="step",
+                ref="graphs.translation:list_translations",
+                output_type="builtins:str",
+                exit=FlowExit(kind="then", target="translation_picker"),
             ),
-            FlowNode(name='spanish_agent', kind='agent'),
-            FlowNode(name='translation_picker', kind='agent', exit=FlowExit(kind='then')),
+            FlowNode(name="spanish_agent", kind="agent"),
+            FlowNode(name="translation_picker", kind="agent", exit=FlowExit(kind="then")),
         ),
     ),
 )
@@ -115,8 +115,8 @@ def step_translation_picker(state: StateIR, turn: TurnOutcome) -> StepDecision:
 
 
 STEPS: dict[str, StepFunction] = {
-    'spanish_agent': step_spanish_agent,
-    'translation_picker': step_translation_picker,
+    "spanish_agent": step_spanish_agent,
+    "translation_picker": step_translation_picker,
 }
 
 check_ir_version(IR)
@@ -126,7 +126,7 @@ OBJECTS = import_objects(IR.refs())
 # flow node 'list_translations' (step)
 def exit_list_translations(node: FlowNode, out: object) -> str | None:
     """Then 'translation_picker'."""
-    return 'translation_picker'
+    return "translation_picker"
 
 
 # flow node 'translation_picker' (agent)
@@ -136,8 +136,8 @@ def exit_translation_picker(node: FlowNode, out: object) -> str | None:
 
 
 FLOW_STEPS: dict[str, FlowStep] = {
-    'list_translations': exit_list_translations,
-    'translation_picker': exit_translation_picker,
+    "list_translations": exit_list_translations,
+    "translation_picker": exit_translation_picker,
 }
 
 MACHINE = StateMachine(IR, OBJECTS, steps=STEPS, flow_steps=FLOW_STEPS)

@@ -87,9 +87,9 @@ def test_an_unknown_flow_exit_is_the_same_located_error_in_both_readers() -> Non
 def test_a_generated_runner_with_an_edited_word_fails_on_import_with_the_same_error() -> None:
     ir, resolver = _support()
     source = codegen(support.compile(), source="graphs.support:support")
-    row = "StepCase(when='called', then='run_again')"
+    row = 'StepCase(when="called", then="run_again")'
     assert row in source
-    edited = source.replace(row, "StepCase(when='called', then='rerun')", 1)
+    edited = source.replace(row, 'StepCase(when="called", then="rerun")', 1)
     with pytest.raises(LoweringError) as on_import:
         load_source(edited, "edited_support")
     first = next(

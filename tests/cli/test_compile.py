@@ -37,8 +37,8 @@ def test_check_exits_0_when_current_and_1_with_a_short_diff_when_stale(
     stale.write_text(text.replace("max_uses=2", "max_uses=5"), encoding="utf-8")
     code, out, _ = run_main([*target, str(stale), "--check"], capsys)
     assert code == 1
-    assert "-                    action=HandoffTo(target='triage', max_uses=5)," in out
-    assert "+                    action=HandoffTo(target='triage', max_uses=2)," in out
+    assert '-                    action=HandoffTo(target="triage", max_uses=5),' in out
+    assert '+                    action=HandoffTo(target="triage", max_uses=2),' in out
     # the command that regenerates it, not stepswitch's own `make codegen`
     assert out.splitlines()[-1] == (
         f"{stale}: stale; regenerate it with `stepswitch compile graphs/support.py:support "
@@ -167,7 +167,7 @@ def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_
     done = run_process("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     runner = (tmp_path / "proj" / "runner.py").read_text(encoding="utf-8")
-    assert "ref='app.flows:lookup'" in runner
+    assert 'ref="app.flows:lookup"' in runner
     use = "import runner; print(runner.MACHINE.name)"
     for how, cwd in ((["proj/runner.py"], tmp_path), (["-c", use], tmp_path / "proj")):
         ran = subprocess.run([sys.executable, *how], cwd=cwd, capture_output=True, text=True,
@@ -175,7 +175,7 @@ def test_a_runner_written_from_a_parent_folder_imports_the_module_from_where_it_
         assert ran.returncode == 0, ran.stderr
     # a runner in the module's own folder imports it by its own name, as before
     done = run_process("compile", "flows.py:wf", "-o", "runner.py", cwd=app)
-    assert done.returncode == 0 and "ref='flows:lookup'" in (app / "runner.py").read_text()
+    assert done.returncode == 0 and 'ref="flows:lookup"' in (app / "runner.py").read_text()
     # `--check` from the parent agrees with the file written from there
     done = run_process("compile", "proj/app/flows.py:wf", "-o", "proj/runner.py", "--check",
                 cwd=tmp_path)

@@ -81,7 +81,7 @@ def test_a_long_table_breaks_one_element_per_line_with_trailing_commas() -> None
     box = Box("b" * 50, items=tuple(range(30)), extra={"k": "v" * 90})
     lines = literal_lines(box, prefix="x = ")
     assert lines[0] == "x = Box("
-    assert lines[1] == "    name='" + "b" * 50 + "',"
+    assert lines[1] == '    name="' + "b" * 50 + '",'  # double quotes, as ruff format writes
     assert lines[-1] == ")"
     assert "        29," in lines  # one element per line, trailing comma
     assert rebuild(lines) == box
@@ -96,3 +96,11 @@ def test_values_without_a_literal_are_refused() -> None:
         literal_lines({1: "x"})
     with pytest.raises(ValueError, match="no Python literal"):
         literal_lines(float("nan"))
+
+
+@pytest.mark.parametrize("text", ["plain", "it's", 'say "hi"', "both ' and \"", "back\\slash\n"])
+def test_strings_are_written_in_double_quotes_unless_that_needs_escapes(text: str) -> None:
+    [line] = literal_lines(text)
+    assert eval(line) == text
+    # as ruff format: double quotes unless single ones need fewer escapes
+    assert line[0] == ('"' if text.count('"') <= text.count("'") else "'")

@@ -63,7 +63,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 def _twin(machine: ss.StateMachine, module: str) -> ss.StateMachine:
     """The generated runner's MACHINE, its objects imported by path (no fallback)."""
     source = codegen(machine, module_name=f"{module}_runner", source=f"{module}:workflow")
-    assert f"ref='{module}:files.tools.add'" in source
+    assert f'ref="{module}:files.tools.add"' in source
     twin: ss.StateMachine = load_source(source, f"{module}_runner").MACHINE
     assert twin.ir == machine.ir
     return twin
@@ -183,8 +183,8 @@ def test_an_sdk_apps_mcp_server_is_called_by_its_runner(
                 capsys.readouterr().err
         finally:
             sys.modules.pop(name, None)
-    joined = re.sub(r"'\s+'", "", runner.read_text("utf-8"))  # long literals are split
-    assert f"'stepswitch.interop.sdk_objects:{name}:files@mcp.tools.add'" in joined
+    joined = re.sub(r'"\s+"', "", runner.read_text("utf-8"))  # long literals are split
+    assert f'"stepswitch.interop.sdk_objects:{name}:files@mcp.tools.add"' in joined
     code = (
         f"import {runner.stem} as r\n"
         "from stepswitch.testing import ScriptedModel, assistant_message, function_call\n"

@@ -345,7 +345,7 @@ def test_compile_an_sdk_agent_gives_a_runner_that_runs_in_a_fresh_process(
     code, _, err = run_main(["compile", f"{APP}:triage_agent", "-o", str(out_file)], capsys)
     assert code == 0, err
     source = out_file.read_text()
-    assert "'stepswitch.interop.sdk_objects:tests.interop.sdk_apps.support:polite'" in source
+    assert '"stepswitch.interop.sdk_objects:tests.interop.sdk_apps.support:polite"' in source
     code, _, err = run_main(["compile", f"{APP}:triage_agent", "-o", str(out_file), "--check"],
                        capsys)
     assert code == 0, err

@@ -27,6 +27,21 @@ _PIECE = 60
 """Target width of one piece of a long string (in columns)."""
 
 
+def str_literal(text: str) -> str:
+    """``text`` as a string literal the way ``ruff format`` writes one: in double quotes
+    unless single quotes need fewer escapes. Every character is escaped as ``repr``
+    escapes it alone (so the literal means exactly ``text``), and the chosen quote with a
+    backslash."""
+    shown = repr(text)
+    if "'" not in text and '"' not in text:  # the common case: only the quotes change
+        return '"' + shown[1:-1] + '"'
+    quote = '"' if text.count('"') <= text.count("'") else "'"
+    body = "".join(
+        "\\" + ch if ch == quote else repr(ch)[1:-1] for ch in text
+    )
+    return quote + body + quote
+
+
 def str_width(text: str) -> int:
     """The columns ``text`` takes in an editor (East Asian wide characters take two)."""
     if text.isascii():
@@ -105,7 +120,7 @@ class _Writer:
         inner = _INDENT * (indent + 1)
         # room for the quotes and what may follow a dict key ("): False,")
         cols = max(16, min(_PIECE, self.width - len(inner) - 14))
-        pieces = [repr(p) for p in _split(text, cols)]
+        pieces = [str_literal(p) for p in _split(text, cols)]
         one = f"{pad}{prefix}{pieces[0]}{suffix}"
         if len(pieces) == 1 and (str_width(one) <= self.width or not prefix):
             out.append(one)
@@ -117,7 +132,7 @@ class _Writer:
     def flat(self, value: Any, budget: int) -> str | None:
         """The one-line literal, or None once it would pass ``budget`` characters."""
         if value is None or isinstance(value, bool | int | str):
-            text = repr(value)
+            text = str_literal(value) if isinstance(value, str) else repr(value)
             return text if len(text) <= budget else None
         if isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
@@ -150,7 +165,7 @@ class _Writer:
             for k, v in value.items():
                 if not isinstance(k, str):
                     raise TypeError(f"dict key {k!r}: only str keys are written as literals")
-                entries.append((repr(k) + ": ", v, k))
+                entries.append((str_literal(k) + ": ", v, k))
             return "{", "}", entries
         if isinstance(value, list):
             return "[", "]", [("", v, None) for v in value]

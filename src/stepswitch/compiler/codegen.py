@@ -31,7 +31,7 @@ from typing import Any, assert_never
 from stepswitch._dataclass import dataclass
 from stepswitch._site import display_path
 from stepswitch._version import __version__
-from stepswitch.compiler._literal import literal_lines, str_width
+from stepswitch.compiler._literal import literal_lines, str_literal, str_width
 from stepswitch.errors import UserError
 from stepswitch.ir import HandoffTo, MachineIR, RunFunction, StateIR, StepCase, StepWhen
 from stepswitch.runtime import generated as _generated
@@ -318,7 +318,7 @@ def _flow_plan(ir: MachineIR) -> tuple[tuple[str, ...], tuple[StepPlan, ...], tu
     taken: set[str] = set()
 
     def target(name: str | None) -> str:
-        return "return None  # END" if name is None else f"return {name!r}"
+        return "return None  # END" if name is None else f"return {str_literal(name)}"
 
     for node in flow.nodes:
         ex = node.exit
@@ -346,12 +346,13 @@ def _flow_plan(ir: MachineIR) -> tuple[tuple[str, ...], tuple[StepPlan, ...], tu
                 uses.add("predicate_of")
             case "route":
                 field = ex.field or ""
-                body = [f"match route_key(out, {field!r}):"]
+                body = [f"match route_key(out, {str_literal(field)}):"]
                 for value, to in ex.cases:
                     body.extend(literal_lines(value, indent=1, prefix="case ", suffix=":",
                                               width=WIDTH - 4))
                     body.append(f"        {target(to)}")
-                body += ["    case other:", f"        raise no_route(node, {field!r}, other)"]
+                body += ["    case other:",
+                         f"        raise no_route(node, {str_literal(field)}, other)"]
                 doc = f"Route on the output's field {field!r}: one case per value."
                 uses.update(("route_key", "no_route"))
             case _:
@@ -563,7 +564,7 @@ def _message_match(cases: list[StepCase]) -> list[str] | None:
 
 
 def _listed_tools(stops: tuple[str, ...]) -> list[str]:
-    one_line = " | ".join(repr(n) for n in stops)
+    one_line = " | ".join(str_literal(n) for n in stops)
     body = ["for result in turn.tool_results:", "    match result.name:"]
     if str_width(f"{' ' * 16}case {one_line}:") <= WIDTH:
         body.append(f"        case {one_line}:")
