@@ -201,7 +201,9 @@ def _sw203_fail() -> ss.Workflow:
 def _sw204(limit: int) -> Build:
     def build() -> ss.Workflow:
         helper = a("helper")
-        main = a("main", tools=[helper.as_tool("help", "Ask the helper")])
+        # one tool call per response: otherwise the limit is not proved (SW204 too)
+        main = a("main", tools=[helper.as_tool("help", "Ask the helper")],
+                 model_settings=ss.ModelSettings(parallel_tool_calls=False))
         return wf(main, helper, max_model_calls=limit)
 
     return build

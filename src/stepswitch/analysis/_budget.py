@@ -30,7 +30,8 @@ from stepswitch._dataclass import dataclass
 from stepswitch.analysis._index import Index
 from stepswitch.graph.spec import AgentToolSpec
 
-__all__ = ["CAP", "Bound", "model_call_bound", "run_costs"]
+__all__ = ["CAP", "Bound", "model_call_bound", "parallel_agent_tools", "run_costs",
+           "unproved_by_parallel"]
 
 CAP = 10**15
 """Past this a bound is reported as "more than 10^15"; exact figures would only cost time."""
@@ -74,6 +75,43 @@ def model_call_bound(index: Index, recursive: bool) -> Bound:
             why = "an agent tool's nested run has no max_turns and the workflow's is None"
         return Bound(None, why, None if per_turn == _INF else int(per_turn))
     return Bound(int(total), None, int(per_turn))
+
+
+def parallel_agent_tools(index: Index) -> list[tuple[str, list[str]]]:
+    """The agents a run can reach that may call their agent tools several times in one
+    response (``parallel_tool_calls`` not False), each with those tools' names: the
+    bound counts one call of each per response, so a ceiling over it proves nothing
+    while any is listed."""
+    entry = index.graph.entry
+    if entry is None:
+        return []
+    succ = index.adjacency("all")
+    seen = {index.pos[entry]}
+    todo = [index.pos[entry]]
+    while todo:
+        for nxt in succ[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return [
+        (index.agents[i].name, [edge.spec.tool_name for edge in index.tools[i]
+                                if isinstance(edge.spec, AgentToolSpec)])
+        for i in sorted(seen)
+        if index.tools[i] and index.agents[i].model_settings.get("parallel_tool_calls")
+        is not False
+    ]
+
+
+def unproved_by_parallel(index: Index) -> str | None:
+    """Why a ceiling over the model-call bound is not proved (an agent may call an agent
+    tool several times in one response), or None."""
+    found = parallel_agent_tools(index)
+    if not found:
+        return None
+    name, tools = found[0]
+    more = f" (and {len(found) - 1} more agent(s))" if len(found) > 1 else ""
+    return (f"agent {name!r} may call agent tool {', '.join(map(repr, tools))} several "
+            f"times in one response{more}, each a nested run, and the bound counts one")
 
 
 def run_costs(index: Index, recursive: bool) -> list[float]:

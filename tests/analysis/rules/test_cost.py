@@ -74,6 +74,36 @@ def test_unbounded_output_and_unpriced_models_warn() -> None:
             "'my-modle': a typo?)") in typo.diagnostics[0].message
 
 
+def _auditing(parallel: bool | None, **kw: object) -> ss.Workflow:
+    settings = ss.ModelSettings(max_tokens=500, parallel_tool_calls=parallel)
+    auditor = ss.Agent("auditor", "audit", model="gpt-4.1-mini", model_settings=settings)
+    billing = ss.Agent("billing", "bill", model="gpt-4.1-mini", model_settings=settings,
+                       tools=[auditor.as_tool("audit", "Audit a charge")])
+    return ss.Workflow("w", billing, [billing, auditor], max_turns=6,
+                       **kw)  # type: ignore[arg-type]
+
+
+def test_a_ceiling_over_an_agent_tool_called_in_parallel_is_not_proved() -> None:
+    """The bound counts one call of each agent tool per response; a model may call one
+    twenty times in a response, each a nested run, and spend past a "proved" ceiling."""
+    report = _auditing(None, max_cost_usd=0.25).check(select=["SW20"])
+    (warning,) = [d for d in report if d.code == "SW208"]
+    assert warning.message == (
+        "no cost bound: agent 'billing' may call agent tool 'audit' several times in one "
+        "response, each a nested run, and the bound counts one")
+    assert "parallel_tool_calls=False" in (warning.help or "")
+    assert "SW207" not in report.codes()  # no figure that reads as a proof
+    calls = _auditing(None, max_model_calls=1000).check(select=["SW204"])
+    (error,) = calls.diagnostics
+    assert error.message.startswith("max_model_calls=1000 is not proved: agent 'billing' "
+                                    "may call agent tool 'audit' several times")
+    # one tool call per response: the bound holds, and both ceilings are proved
+    sequential = _auditing(False, max_cost_usd=0.25, max_model_calls=1000).check(
+        select=["SW20"])
+    assert {"SW204", "SW206", "SW208"}.isdisjoint(sequential.codes())
+    assert "SW207" in sequential.codes()
+
+
 def test_an_inline_prices_table_error_names_its_line(tmp_path: Path) -> None:
     import pytest
 

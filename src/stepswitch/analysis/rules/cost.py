@@ -19,6 +19,7 @@ from typing import Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch._prices import price_table
+from stepswitch.analysis._budget import unproved_by_parallel
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules._run_graph import run_graph
@@ -138,6 +139,12 @@ def cost(ctx: Ctx) -> Iterator[Diagnostic]:
         yield ctx.diag("SW208", "no cost bound: the worst-case number of model calls is "
                        "unbounded (SW203)", loc,
                        help="set max_turns on the workflow and its agent tools")
+        return
+    parallel = unproved_by_parallel(ctx.index())
+    if parallel is not None:
+        yield ctx.diag("SW208", f"no cost bound: {parallel}", loc,
+                       help="set ModelSettings(parallel_tool_calls=False) on that agent: "
+                       "then each response calls at most one tool, and the bound holds")
         return
     bound = worst_case(ctx, calls)
     if isinstance(bound, list):
