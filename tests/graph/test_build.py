@@ -37,9 +37,9 @@ def test_declaration_sites_point_into_the_users_file() -> None:
     assert triage.location.file == "graphs/support.py"
     assert source[triage.location.line - 1].startswith("triage = ss.Agent(")
     lookup = triage.tools[0]
-    # a decorated function's site is its first decorator line, as in tracebacks
-    assert source[lookup.location.line - 1] == "@ss.function_tool"
-    assert source[lookup.location.line].startswith("def lookup_order")
+    # a decorated function's site is its def line, not its decorator's
+    assert source[lookup.location.line - 2] == "@ss.function_tool"
+    assert source[lookup.location.line - 1].startswith("def lookup_order")
     refund = spec.agent("refund")
     assert refund is not None
     assert "ss.handoff(" in source[refund.handoffs[0].location.line - 1]

@@ -222,7 +222,7 @@ def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
     assert code == 0
     [line] = [x for x in out.splitlines() if "SW305" in x]
-    assert line.startswith(f"{app}:4:1: SW305 [warning]"), line
+    assert line.startswith(f"{app}:5:1: SW305 [warning]"), line
     assert "describes parameter 'acct'" in line and "did you mean 'account'?" in line
 
 
@@ -249,7 +249,7 @@ def test_a_tool_guardrail_in_the_wrong_list_is_located_where_it_is_listed(
     code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
     assert code == 1
     [line] = [x for x in out.splitlines() if ": SW409 [" in x]
-    assert line.startswith(f"{app}:9:1: SW409 [error] tool input guardrail 'redact' of "
+    assert line.startswith(f"{app}:10:1: SW409 [error] tool input guardrail 'redact' of "
                            "tool 'close_account' is a tool output guardrail"), line
 
 

@@ -134,7 +134,7 @@ def test_settings_not_carried_are_located_warnings_naming_the_attribute() -> Non
     }
     assert notes["Agent.prompt"].message.startswith("agent 'a' sets Agent.prompt")
     assert notes["FunctionTool.timeout_error_function"].location.line == _line(
-        here, "@agents.function_tool(timeout=2.5")
+        here, "async def slow(text")
     assert notes["FunctionTool.timeout_error_function"].location.path == "agents.a.tools.slow"
     assert all(d.location.file.endswith("test_sdk_fields.py") for d in notes.values())
     assert all(d.severity == "warning" for d in notes.values())
