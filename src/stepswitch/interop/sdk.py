@@ -20,7 +20,6 @@ import contextvars
 import copy
 import dataclasses
 import os
-import sys
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -52,6 +51,7 @@ from stepswitch.interop._sdk_parts import (
     opaque,
     settings_of,
 )
+from stepswitch.interop._sdk_walk import is_sdk_agent, sdk_roots
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.interop.sdk_fields import lost_settings
 from stepswitch.settings import ModelSettings
@@ -67,13 +67,6 @@ __all__ = [
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
-
-
-def is_sdk_agent(obj: object) -> bool:
-    """True for an ``agents.Agent`` (without importing the SDK when it is not loaded)."""
-    module = sys.modules.get("agents")
-    agent_cls = getattr(module, "Agent", None) if module is not None else None
-    return agent_cls is not None and isinstance(obj, agent_cls)
 
 
 def from_sdk(
@@ -160,67 +153,6 @@ def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
         workflow.not_carried.append(
             note(attribute, f"the run {run.how}(...)", detail, "", site))
     return workflow
-
-
-def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """``(variable, agent)`` for the module-level SDK agents of ``namespace`` that no
-    other of its agents reaches through handoffs or agent tools (the apps' entries).
-
-    Agents that hand off in a closed cycle (a → b → a, nothing else reaching them) are
-    all reached by another; each such app is named by its first-declared agent, so it
-    is found like any other."""
-    agents = [(k, v) for k, v in namespace.items() if not k.startswith("_") and is_sdk_agent(v)]
-    if not agents:
-        return []
-    private.check_version()
-    reached: set[int] = set()
-    for _, agent in agents:
-        for target in _targets(agent):
-            if target is not agent:
-                reached.add(id(target))
-    seen: set[int] = set()
-    roots = []
-    for variable, agent in agents:
-        if id(agent) not in reached and id(agent) not in seen:
-            seen.add(id(agent))
-            roots.append((variable, agent))
-    covered = _reachable([agent for _, agent in roots])
-    for variable, agent in agents:
-        if id(agent) not in covered:
-            roots.append((variable, agent))
-            covered |= _reachable([agent])
-    return roots
-
-
-def _reachable(starts: Iterable[Any]) -> set[int]:
-    """Ids of the SDK agents ``starts`` reach, themselves included."""
-    todo = list(starts)
-    seen = {id(a) for a in todo}
-    while todo:
-        for target in _targets(todo.pop()):
-            if id(target) not in seen:
-                seen.add(id(target))
-                todo.append(target)
-    return seen
-
-
-def _targets(agent: Any) -> Iterable[Any]:
-    """The SDK agents one agent reaches directly (tolerant: used only to find roots)."""
-    for h in getattr(agent, "handoffs", ()) or ():
-        if is_sdk_agent(h):
-            yield h
-        else:
-            try:
-                yield private.handoff_target(h)
-            except (UserError, AttributeError):
-                continue
-    for t in getattr(agent, "tools", ()) or ():
-        try:
-            target = private.agent_tool_target(t)
-        except (UserError, AttributeError, TypeError):
-            continue
-        if target is not None:
-            yield target
 
 
 _CONVERTED: dict[tuple[int, str], tuple[Any, Any]] = {}
