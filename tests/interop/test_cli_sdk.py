@@ -199,6 +199,70 @@ def test_an_sdk_function_the_sdk_cannot_call_is_located(
     assert said.format(file=app) in err, err
 
 
+_GUARD = "    return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)\n\n"
+
+
+@pytest.mark.parametrize(("name", "body", "target", "said"), [
+    ("input_guardrail", "@input_guardrail\ndef check_input(ctx, data):\n" + _GUARD
+     + "a = Agent(name='a', instructions='x', input_guardrails=[check_input])\n", "a",
+     "input guardrail 'check_input' at {file}:5 (input_guardrails[0] of agent 'a'): the "
+     "function must take (ctx, agent, input), it takes 2 parameter(s)"),
+    ("output_guardrail", "@output_guardrail\nasync def bad_sig(ctx, output):\n" + _GUARD
+     + "a = Agent(name='a', instructions='x', output_guardrails=[bad_sig])\n", "a",
+     "output guardrail 'bad_sig' at {file}:5 (output_guardrails[0] of agent 'a'): the "
+     "function must take (ctx, agent, output), it takes 2 parameter(s)"),
+    ("agent_hooks", "class BadHooks(AgentHooks):\n    async def on_tool_end(self, ctx, agent, "
+     "tool):\n        pass\n\na = Agent(name='a', instructions='x', hooks=BadHooks())\n", "a",
+     "hooks BadHooks.on_tool_end at {file}:5 (of agent 'a'): the function must take "
+     "(context, agent, tool, result), it takes 3 parameter(s)"),
+    ("run_hooks", "class Log(RunHooks):\n    async def on_agent_start(self, context):\n"
+     "        pass\n\ndef main():\n    a = Agent(name='a', instructions='x')\n"
+     "    Runner.run_sync(a, 'hi', hooks=Log())\n", "main",
+     "hooks Log.on_agent_start at {file}:5 (given to Runner.run_sync(...) at {file}:10): the "
+     "function must take (context, agent), it takes 1 parameter(s)"),
+    ("tool_use_behavior", "def behaviour(results):\n    return None\n\n"
+     "a = Agent(name='a', instructions='x', tool_use_behavior=behaviour)\n", "a",
+     "tool_use_behavior 'behaviour' at {file}:4 (of agent 'a'): the function must take "
+     "(context, results), it takes 1 parameter(s)"),
+])
+def test_an_sdk_guardrail_hook_or_tool_use_function_the_sdk_cannot_call_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, body: str, target: str,
+    said: str,
+) -> None:
+    """The SDK calls a guardrail as fn(ctx, agent, input), a hook as the base class
+    declares it and tool_use_behavior as fn(context, results); each of another shape
+    passed check, and the run failed with a TypeError."""
+    app = tmp_path / f"arity_{name}_sdk_app.py"
+    app.write_text("from agents import (Agent, AgentHooks, GuardrailFunctionOutput, RunHooks,"
+                   "\n    Runner, input_guardrail, output_guardrail)\n\n" + body)
+    code, _, err = run_main(["check", "--no-cache", f"{app}:{target}"], capsys)
+    assert code == 2
+    assert said.format(file=app) in err, err
+
+
+def test_sdk_hooks_that_fit_the_base_class_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    app = tmp_path / "fitting_hooks_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, AgentHooks
+
+        class Fine(AgentHooks):
+            async def on_start(self, context, agent):
+                pass
+
+            async def on_end(self, context, agent, *rest):
+                pass
+
+            def helper(self):  # not a hook: not checked
+                pass
+
+        a = Agent(name="a", instructions="x", hooks=Fine())
+    '''))
+    code, _, err = run_main(["check", "--no-cache", f"{app}:a"], capsys)
+    assert code == 0, err
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -22,6 +22,7 @@ from stepswitch.schema import SchemaProblem, strictify
 __all__ = [
     "FailureErrorFunction",
     "FunctionTool",
+    "call_misfit",
     "check_is_enabled",
     "context_param_type",
     "ctx_agent_misfit",
@@ -343,21 +344,30 @@ def ctx_agent_misfit(fn: Callable[..., Any], field: str) -> str | None:
     ``is_enabled`` functions are), worded for ``field``: ``is_enabled: the function must
     take (ctx, agent), it takes 1 parameter(s)``; None when it can, or when its
     signature cannot be read."""
+    return call_misfit(fn, field, ("ctx", "agent"))
+
+
+def call_misfit(fn: Callable[..., Any], field: str, args: Sequence[str]) -> str | None:
+    """Why ``fn`` cannot be called with the positional arguments ``args`` names (the SDK
+    calls a guardrail as ``fn(ctx, agent, input)``, a hook method as
+    ``on_start(context, agent)``), worded for ``field``; None when it can, or when its
+    signature cannot be read."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return None
+    n = len(args)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
-    if len(required) > 2:
+    if len(required) > n:
         takes = len(required)
-    elif len(positional) < 2:
+    elif len(positional) < n:
         takes = len(positional)
     else:
         return None
-    return f"{field}: the function must take (ctx, agent), it takes {takes} parameter(s)"
+    return f"{field}: the function must take ({', '.join(args)}), it takes {takes} parameter(s)"
 
 
 def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:

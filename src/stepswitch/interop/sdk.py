@@ -34,7 +34,7 @@ from stepswitch.dsl.hosted import (
 )
 from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
-from stepswitch.dsl.tools import FunctionTool, ctx_agent_misfit
+from stepswitch.dsl.tools import FunctionTool, call_misfit, ctx_agent_misfit
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
@@ -45,6 +45,7 @@ from stepswitch.interop._sdk_parts import (
     SDKNotCarriedWarning,
     fields_of,
     function_tool,
+    hook_misfit,
     hosted_tool,
     instructions_of,
     note,
@@ -147,6 +148,9 @@ def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
     finally:
         _SOURCE_FILES.reset(token)
     site = Site(file, int(line)) if file and line.isdigit() else workflow.site
+    hooks = options.get("hooks")
+    if hooks is not None and (misfit := hook_misfit(hooks, f"given to {run.how}(...) at {site}")):
+        raise UserError(misfit)  # reported as well as warned: the SDK's run would fail on it
     values = {k: v for k, v in options.items()
               if k not in ("context", "max_turns", "session")}
     for attribute, detail in lost_settings("Runner.run", values):
@@ -441,6 +445,8 @@ class _Reader:
         agent.output_guardrails = []
         agent.ignore = []
         agent.mcp_servers = []
+        if sdk.hooks is not None and (misfit := hook_misfit(sdk.hooks, f"of agent {name!r}")):
+            raise UserError(misfit)  # the SDK fails on it when the hook's moment comes
         agent.hooks = sdk.hooks  # the SDK's AgentHooks: called with stepswitch's values
         agent.site = self.sites[id(sdk)]
         return agent
@@ -604,6 +610,13 @@ class _Reader:
             deco = "@input_guardrail" if field_name == "input_guardrails" else "@output_guardrail"
             raise self._error(sdk, f"{field_name}[{index}] is a plain {what}, not a guardrail: "
                                    f"decorate it with {deco} (the SDK fails on it at run time)")
+        kind = field_name.split("_")[0]
+        fn = g.guardrail_function
+        misfit = call_misfit(fn, f"{kind} guardrail {getattr(fn, '__name__', '?')!r} at "
+                             f"{function_site(fn)} ({field_name}[{index}] of agent {sdk.name!r})",
+                             ("ctx", "agent", kind))
+        if misfit is not None:  # the SDK calls it so, and fails when the agent runs
+            raise UserError(misfit)
         return converted(g)
 
     def _output_type(self, sdk: Any) -> Any:
@@ -623,6 +636,12 @@ class _Reader:
         if isinstance(behavior, Mapping) and "stop_at_tool_names" in behavior:
             return StopAtTools(list(behavior["stop_at_tool_names"]))
         if callable(behavior):
+            misfit = call_misfit(behavior, f"tool_use_behavior "
+                                 f"{getattr(behavior, '__name__', '?')!r} at "
+                                 f"{function_site(behavior)} (of agent {sdk.name!r})",
+                                 ("context", "results"))
+            if misfit is not None:  # the SDK calls it so after the agent's tools ran
+                raise UserError(misfit)
             return typing.cast(ToolUseBehavior, converted(behavior, "tool_use"))
         raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
                                "reads")
