@@ -263,6 +263,55 @@ def test_sdk_hooks_that_fit_the_base_class_pass(
     assert code == 0, err
 
 
+def test_a_tool_that_runs_an_agent_itself_is_sw617_and_its_policies_are_not_proved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's custom agents-as-tools pattern: billing's charge_card has no approval,
+    and require_approval('charge_card') said `holds` for the one triage offers."""
+    app = tmp_path / "nested_run_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, Runner, function_tool
+
+        @function_tool(needs_approval=True)
+        def charge_card(amount: int) -> str:
+            """Charge the card."""
+            return "charged"
+
+        @function_tool(name_override="charge_card")
+        def charge_unchecked(amount: int) -> str:
+            """Charge the card."""
+            return "charged"
+
+        billing = Agent(name="billing", instructions="Bill.", tools=[charge_unchecked])
+
+        @function_tool
+        async def ask_billing(question: str) -> str:
+            """Ask the billing team."""
+            result = await Runner.run(billing, question)
+            return str(result.final_output)
+
+        triage = Agent(name="triage", instructions="Route.", tools=[charge_card, ask_billing])
+    '''))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "require_approval", tool = "charge_card" }]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(["check", "--no-cache", "nested_run_sdk_app.py:triage"], capsys)
+    assert code == 0  # warnings: nothing the checker sees fails
+    [tool] = [x for x in out.splitlines() if ": SW617 [" in x]
+    assert tool.startswith("nested_run_sdk_app.py:17:1: SW617 [warning] tool 'ask_billing' of "
+                           "agent 'triage' runs an agent itself (Runner.run)"), tool
+    [policy] = [x for x in out.splitlines() if ": SW806 [" in x]
+    assert policy.startswith("pyproject.toml:2:1: SW806 [warning] policy "
+                             "require_approval('charge_card') holds for what the checker can "
+                             "see, but is undecided: tool 'ask_billing'"), policy
+    code, out, _ = run_main(["show", "nested_run_sdk_app.py:triage"], capsys)
+    assert code == 0
+    [verdict] = [x for x in out.splitlines() if "require_approval('charge_card')" in x]
+    assert verdict.startswith("    require_approval('charge_card'): SW806 (warning): holds for "
+                              "what the checker can see"), verdict
+    assert "ask_billing" in verdict
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tools import (
     _DEFAULT,
     FunctionTool,
+    agent_runs,
     call_misfit,
     context_param_type,
     ctx_agent_misfit,
@@ -163,6 +164,7 @@ def function_tool(sdk_tool: Any) -> FunctionTool:
     )
     made.defer_loading = bool(sdk_tool.defer_loading)
     made.unknown_doc_params = described_not_taken(fn)  # SW305, as for the DSL's tools
+    made.runs_agents = agent_runs(fn)  # SW617: Runner.run inside the tool
     namespace = private.tool_namespace(sdk_tool)
     if namespace is not None:
         made.namespace, made.namespace_description = namespace
