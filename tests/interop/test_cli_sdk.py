@@ -312,6 +312,40 @@ def test_a_tool_that_runs_an_agent_itself_is_sw617_and_its_policies_are_not_prov
     assert "ask_billing" in verdict
 
 
+def test_agents_built_with_computed_names_are_located_at_their_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A factory's Agent(name=name), a module-level comprehension's and a clone's
+    f-string name were all located at the stepswitch launcher script."""
+    app = tmp_path / "computed_names_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, ModelSettings
+
+        FORCED = ModelSettings(tool_choice="required")
+
+        def build(name):
+            return Agent(name=name, instructions="x", model_settings=FORCED)
+
+        team = [
+            Agent(name=n, instructions="x", model_settings=FORCED) for n in ("a", "b")
+        ]
+
+        def localised(lang):
+            base = Agent(name="base", instructions="x")
+            return base.clone(name=f"{lang}_agent", model_settings=FORCED)
+
+        def main():
+            return Agent(name="lead", instructions="lead",
+                         handoffs=[build("solo"), *team, localised("fr")])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", f"{app}:main"], capsys)
+    assert code == 1
+    sites = {line.split("agent '")[1].split("'")[0]: line.split(": SW108")[0]
+             for line in out.splitlines() if ": SW108 [" in line}
+    assert sites == {"solo": f"{app}:7:1", "a": f"{app}:10:1", "b": f"{app}:10:1",
+                     "fr_agent": f"{app}:15:1"}, out
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -377,8 +377,20 @@ class _Reader:
                 if found is not None:
                     self.sites[id(agent)] = found
                     break
-            else:
-                self.sites[id(agent)] = self.site
+        claimed = set(self.sites.values())  # calls whose agents are held by a variable
+        for agent in order:  # built with a computed name: the one call that can make it
+            if id(agent) not in self.sites:
+                computed = [sites_in(file).computed_sites(agent.name) for file in files]
+                matched = [s for m, _ in computed for s in m if s not in claimed]
+                anything = [s for _, a in computed for s in a if s not in claimed]
+                candidates = matched or anything
+                if len(candidates) == 1:
+                    self.sites[id(agent)] = candidates[0]
+        for agent in order:  # else where the agent that first reaches it is declared
+            if id(agent) not in self.sites:
+                parent = next((a for a in order if id(a) in self.sites and any(
+                    e.target is agent for e in self.edges[id(a)])), None)
+                self.sites[id(agent)] = self.sites[id(parent)] if parent else self.site
 
     def _tool_files(self, order: list[Any]) -> list[str]:
         files: list[str] = []
