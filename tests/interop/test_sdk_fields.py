@@ -181,3 +181,27 @@ def test_docs_migrating_holds_the_table_as_it_is() -> None:
         "its sdk_fields markers")
     # one table, between one pair of markers (a paste inside them once doubled them)
     assert page.count("<!-- sdk_fields: begin") == 1 and page.count("<!-- sdk_fields: end") == 1
+
+
+def test_a_callable_mcp_tool_filter_is_named_where_the_server_stays_opaque() -> None:
+    """migrating.md: SW601 warns and SW610 names the setting; for a callable tool_filter
+    only SW601 came, so the user could not tell which setting made the server opaque."""
+    from agents.mcp import create_static_tool_filter
+
+    from stepswitch.interop.sdk import SDKNotCarriedWarning
+
+    def dynamic(ctx: Any, tool: Any) -> bool:
+        return True
+
+    shell = MCPServerStdio(name="shell", params={"command": "sh-mcp"}, tool_filter=dynamic)
+    docs = MCPServerStdio(name="docs", params={"command": "docs-mcp"},
+                          tool_filter=create_static_tool_filter(allowed_tool_names=["search"]))
+    with pytest.warns(SDKNotCarriedWarning):
+        wf = ss.from_sdk(agents.Agent(name="research", mcp_servers=[shell, docs]))
+    notes = _notes(wf)
+    assert set(notes) == {"MCPServer.tool_filter"}
+    assert notes["MCPServer.tool_filter"].message.startswith(
+        "MCP server 'shell' of agent 'research' sets MCPServer.tool_filter (a function: "
+        "stepswitch filters a server's tools by name only, so the server stays opaque (SW601))")
+    codes = [d.code for d in wf.check().diagnostics]
+    assert "SW601" in codes
