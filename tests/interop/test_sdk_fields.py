@@ -17,6 +17,7 @@ from agents.mcp import MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
 
 import stepswitch as ss
 from stepswitch.interop import sdk_fields
+from stepswitch.interop.sdk import SDKNotCarriedWarning
 from stepswitch.interop.sdk_fields import TABLES, lost_settings
 
 _DATACLASS_TABLES = ("Agent", "FunctionTool", "Handoff", "WebSearchTool", "FileSearchTool",
@@ -124,7 +125,7 @@ def test_settings_not_carried_are_located_warnings_naming_the_attribute() -> Non
         mcp_servers=[MCPServerStdio(name="files", params={"command": "true"},
                                     max_retry_attempts=2)],
     )
-    with pytest.warns(ss.interop.sdk.SDKNotCarriedWarning):
+    with pytest.warns(SDKNotCarriedWarning):
         wf = ss.from_sdk(agent)
     notes = _notes(wf)
     assert set(notes) == {
@@ -153,7 +154,7 @@ def test_a_client_side_tool_search_and_a_custom_reasoning_are_reported() -> None
         name="a", tools=[slow, agents.ToolSearchTool(execution="client")],
         model_settings=agents.ModelSettings(reasoning=Reasoning(effort="low", summary="auto")),
     )
-    with pytest.warns(ss.interop.sdk.SDKNotCarriedWarning):
+    with pytest.warns(SDKNotCarriedWarning):
         notes = _notes(ss.from_sdk(agent))
     assert set(notes) == {"ToolSearchTool.execution", "ModelSettings.reasoning",
                           "FunctionTool.timeout_error_function"}
@@ -187,8 +188,6 @@ def test_a_callable_mcp_tool_filter_is_named_where_the_server_stays_opaque() -> 
     """migrating.md: SW601 warns and SW610 names the setting; for a callable tool_filter
     only SW601 came, so the user could not tell which setting made the server opaque."""
     from agents.mcp import create_static_tool_filter
-
-    from stepswitch.interop.sdk import SDKNotCarriedWarning
 
     def dynamic(ctx: Any, tool: Any) -> bool:
         return True
