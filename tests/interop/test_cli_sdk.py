@@ -346,6 +346,36 @@ def test_agents_built_with_computed_names_are_located_at_their_call(
                      "fr_agent": f"{app}:15:1"}, out
 
 
+def test_a_handoff_with_on_handoff_is_located_at_the_agent_listing_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """SW603 (input filter) and SW301 (tool_name_override) pointed at the on_handoff
+    function's def, where neither can be fixed."""
+    app = tmp_path / "on_handoff_site_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+
+        async def on_escalate(ctx):
+            pass
+
+        def strip(data):
+            return data
+
+        desk = Agent(name="desk", instructions="x")
+        front = Agent(
+            name="front",
+            instructions="x",
+            handoffs=[handoff(desk, on_handoff=on_escalate, input_filter=strip,
+                              tool_name_override="to desk")],
+        )
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", f"{app}:front"], capsys)
+    assert code == 1
+    for rule in ("SW603", "SW301"):
+        [line] = [x for x in out.splitlines() if f": {rule} [" in x]
+        assert line.startswith(f"{app}:11:1: {rule} "), line
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -610,7 +610,7 @@ class _Reader:
             input_type=input_type,
             on_handoff=on_handoff,
             input_filter=converted(flt, "input_filter") if flt is not None else None,
-            site=function_site(on_handoff) if on_handoff is not None else site,
+            site=site,  # the SDK records no handoff's call: the agent listing it
             is_enabled=private.handoff_gate(h),
         )
 
