@@ -376,6 +376,38 @@ def test_a_handoff_with_on_handoff_is_located_at_the_agent_listing_it(
         assert line.startswith(f"{app}:11:1: {rule} "), line
 
 
+def test_a_handoff_with_is_enabled_false_is_no_edge(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A constant-False gate never opens: check said only SW621 ('reaches it only on
+    turns its gate is open'), render drew '[if enabled]', and forbid('secret',
+    from_agent='front') failed with a path through the edge no run can take."""
+    app = tmp_path / "never_enabled_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+
+        secret = Agent(name="secret", instructions="Never offered.")
+        desk = Agent(name="desk", instructions="x")
+        front = Agent(name="front", instructions="x",
+                      handoffs=[desk, handoff(secret, is_enabled=False)])
+    '''))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "secret", '
+        'from_agent = "front" }]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(["check", "--no-cache", "never_enabled_sdk_app.py:front"], capsys)
+    assert code == 0, out
+    assert "SW621" not in out and "SW803" not in out
+    [line] = [x for x in out.splitlines() if ": SW107 [" in x]
+    assert line == ("never_enabled_sdk_app.py:4:1: SW107 [warning] agent 'secret' is "
+                    "unreachable: no handoff or agent tool leads to it from the entry 'front' "
+                    "(is_enabled=False: 'transfer_to_secret' of 'front' is never offered)"), line
+    code, out, _ = run_main(["render", "never_enabled_sdk_app.py:front", "-f", "mermaid"],
+                            capsys)
+    assert code == 0
+    assert '-.->|"transfer_to_secret [disabled]"|' in out and "[if enabled]" not in out
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

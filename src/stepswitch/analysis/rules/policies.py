@@ -92,11 +92,11 @@ def _calls(graph: RunGraph, name: str, tools: frozenset[str],
     agent = graph.agents[name]
     out: list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]] = []
     for i, t in enumerate(agent.tools):
-        if t.name in tools:
+        if t.name in tools and t.is_enabled is not False:
             kind = f" (hosted: {t.opaque})" if t.opaque else ""
             out.append((t.name, TraceStep(f"calls {t.name}{kind}", _tool_loc(agent, t, i)), t))
     for i, at in enumerate(agent.agent_tools):
-        if at.tool_name in tools:
+        if at.tool_name in tools and at.is_enabled is not False:
             out.append((at.tool_name, TraceStep(
                 f"calls agent tool {at.tool_name}",
                 where(at.location, f"agents.{name}.agent_tools[{i}]")), at))
@@ -232,14 +232,16 @@ def _unseen_runs(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticL
 
     def runs_agents(node: str) -> bool:
         agent = graph.agents.get(node[2:]) if node.startswith("a:") else None
-        return agent is not None and any(t.runs_agents for t in agent.tools)
+        return agent is not None and any(t.runs_agents and t.is_enabled is not False
+                                         for t in agent.tools)
 
     found = graph.search(start, runs_agents, decided_only=False, avoid=avoid)
     if found is None:
         return
     end, steps, _ = found
     agent = graph.agents[end[2:]]
-    i, tool = next((i, t) for i, t in enumerate(agent.tools) if t.runs_agents)
+    i, tool = next((i, t) for i, t in enumerate(agent.tools)
+                   if t.runs_agents and t.is_enabled is not False)
     trace = (*prefix, *steps, TraceStep(f"calls {tool.name} (runs an agent: "
                                         f"{tool.runs_agents})", _tool_loc(agent, tool, i)))
     path = " -> ".join(s.message for s in trace)
