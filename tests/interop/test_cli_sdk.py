@@ -408,6 +408,27 @@ def test_a_handoff_with_is_enabled_false_is_no_edge(
     assert '-.->|"transfer_to_secret [disabled]"|' in out and "[if enabled]" not in out
 
 
+def test_a_folder_annotates_a_finding_on_a_shared_agent_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """An agent two root apps share was checked in each, and GitHub showed its SW611
+    twice on the same line."""
+    (tmp_path / "shared_once_sdk_agents.py").write_text(
+        "from agents import Agent, WebSearchTool\n"
+        "helper = Agent(name='helper', instructions='x', tools=[WebSearchTool()])\n")
+    (tmp_path / "front_once_sdk_app.py").write_text(
+        "from agents import Agent\nfrom shared_once_sdk_agents import helper\n"
+        "front = Agent(name='front', instructions='x', handoffs=[helper])\n")
+    code, out, _ = run_main(["check", "--no-cache", str(tmp_path), "--format", "github"],
+                            capsys)
+    assert code == 0, out
+    assert len([x for x in out.splitlines() if "SW611" in x]) == 1, out
+    code, out, _ = run_main(["check", "--no-cache", str(tmp_path), "--format", "sarif"],
+                            capsys)
+    results = json.loads(out)["runs"][0]["results"]
+    assert [r["ruleId"] for r in results].count("SW611") == 1
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
