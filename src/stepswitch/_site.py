@@ -7,8 +7,11 @@ and tell the package's own frames apart with :data:`PACKAGE_DIR`.
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
 import sys
+from types import CodeType
 from typing import NamedTuple
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +51,27 @@ def function_site(fn: object) -> Site:
         code = getattr(getattr(fn, "__func__", None), "__code__", None)
     if code is None:
         return caller_site()
-    return Site(code.co_filename, code.co_firstlineno)
+    return Site(code.co_filename, def_line(code))
+
+
+def def_line(code: CodeType) -> int:
+    """The line of a function's ``def`` (or ``async def``), where its
+    ``co_firstlineno`` is that of its first decorator (as on Python 3.11): the first
+    line at or after it that opens the definition of the function's name.
+
+    Reads the file through :mod:`linecache` (once per file), and only for a function
+    whose first line is a decorator; its first line when the source cannot be read."""
+    first = code.co_firstlineno
+    file = code.co_filename
+    if not linecache.getline(file, first).lstrip().startswith("@"):
+        return first
+    opens = re.compile(rf"\s*(async\s+)?def\s+{re.escape(code.co_name)}\s*[(\[]")
+    line = first + 1
+    while text := linecache.getline(file, line):
+        if opens.match(text):
+            return line
+        line += 1
+    return first
 
 
 def display_path(path: str | os.PathLike[str]) -> str:

@@ -1,4 +1,4 @@
-"""Failing and passing cases of SW610–SW616: SDK settings not carried, hosted tools and
+"""Failing and passing cases of SW601, SW610–SW617: SDK settings not carried, hosted tools and
 deferred tool loading (apart from ``_cases.py``, which imports them)."""
 
 from __future__ import annotations
@@ -21,6 +21,15 @@ def lookup(order_id: int) -> str:
 def export_report(month: str) -> str:
     """Export a monthly report."""
     return month
+
+
+@ss.function_tool
+async def ask_billing(question: str) -> str:
+    """Ask the billing team (an agent run inside the tool: SW617)."""
+    import agents
+
+    result = await agents.Runner.run(agents.Agent(name="billing"), question)
+    return str(result.final_output)
 
 
 def _wf(*tools: Any) -> ss.Workflow:
@@ -56,6 +65,7 @@ HOSTED_CASES: dict[str, tuple[Build, Build]] = {
     "SW601": (lambda: _sdk_opaque(True), lambda: _sdk_opaque(False)),
     "SW610": (lambda: _sdk(True), lambda: _sdk(False)),
     "SW611": (lambda: _wf(lookup, ss.WebSearchTool()), lambda: _wf(lookup)),
+    "SW617": (lambda: _wf(lookup, ask_billing), lambda: _wf(lookup)),
     "SW612": (lambda: _wf(_mcp(require_approval="never")),
               lambda: _wf(_mcp(require_approval="never", allowed_tools=["search"]))),
     "SW613": (lambda: _wf(_mcp(require_approval="always")),

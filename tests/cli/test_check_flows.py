@@ -55,9 +55,9 @@ def _module(app: Path) -> str:
 
 
 def _line(text: str) -> int:
-    """The 1-based line of the decorator above ``text`` in the app's file."""
+    """The 1-based line of ``text`` in the app's file."""
     lines = APP.splitlines()
-    return next(i for i, line in enumerate(lines) if line.startswith(text))
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(text))
 
 
 def test_a_steps_run_context_is_checked_against_the_context_type(

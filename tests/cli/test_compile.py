@@ -102,7 +102,7 @@ def test_an_unimportable_tool_is_a_clear_error_naming_it(
     code, _, err = run_main(["compile", "lambda_flow.py:flow", "-o", "x.py"], capsys)
     assert code == 2
     assert "'lambda_flow:make.<locals>.inner'" in err
-    assert "agent 'a' tool 'inner'" in err and "lambda_flow.py:5" in err
+    assert "agent 'a' tool 'inner'" in err and "lambda_flow.py:6" in err
     assert "Traceback" not in err
     assert not (tmp_path / "x.py").exists()
 

@@ -273,9 +273,9 @@ def test_a_generated_runner_checks_step_outputs_the_same(
 
 
 def _line_of(app: Path, text: str) -> str:
-    """``file:line`` of the decorator line above ``text`` in the app."""
+    """``file:line`` of ``text`` in the app."""
     lines = APP.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(text))
+    at = next(i for i, line in enumerate(lines, 1) if line.startswith(text))
     return f"{_module(app)}:{at}"
 
 

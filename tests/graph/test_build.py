@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -37,9 +38,9 @@ def test_declaration_sites_point_into_the_users_file() -> None:
     assert triage.location.file == "graphs/support.py"
     assert source[triage.location.line - 1].startswith("triage = ss.Agent(")
     lookup = triage.tools[0]
-    # a decorated function's site is its first decorator line, as in tracebacks
-    assert source[lookup.location.line - 1] == "@ss.function_tool"
-    assert source[lookup.location.line].startswith("def lookup_order")
+    # a decorated function's site is its def line, not its decorator's
+    assert source[lookup.location.line - 2] == "@ss.function_tool"
+    assert source[lookup.location.line - 1].startswith("def lookup_order")
     refund = spec.agent("refund")
     assert refund is not None
     assert "ss.handoff(" in source[refund.handoffs[0].location.line - 1]
@@ -123,3 +124,24 @@ def test_json_has_sorted_keys_and_no_python_objects() -> None:
     data = json.loads(support_module.support.to_json())
     assert list(data) == sorted(data)
     assert data["entry"] == "triage"
+
+
+def test_a_multi_line_decorator_is_located_at_its_def(tmp_path: Path) -> None:
+    """co_firstlineno is the first decorator's line on Python 3.11; the site is the def,
+    and a function whose name begins another's is not mistaken for it."""
+    import importlib.util
+
+    from stepswitch._site import function_site
+
+    path = tmp_path / "multi_line_decorated_site.py"
+    path.write_text(
+        "def deco(**kw):\n    return lambda f: f\n\n"
+        "def look():\n    pass\n\n"
+        "@deco(\n    name='x',\n)\ndef look_up_order(order_id: int) -> str:\n"
+        "    return str(order_id)\n")
+    spec = importlib.util.spec_from_file_location("multi_line_decorated_site", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert function_site(module.look_up_order).line == 10
+    assert function_site(module.look).line == 4

@@ -199,6 +199,236 @@ def test_an_sdk_function_the_sdk_cannot_call_is_located(
     assert said.format(file=app) in err, err
 
 
+_GUARD = "    return GuardrailFunctionOutput(output_info=None, tripwire_triggered=False)\n\n"
+
+
+@pytest.mark.parametrize(("name", "body", "target", "said"), [
+    ("input_guardrail", "@input_guardrail\ndef check_input(ctx, data):\n" + _GUARD
+     + "a = Agent(name='a', instructions='x', input_guardrails=[check_input])\n", "a",
+     "input guardrail 'check_input' at {file}:5 (input_guardrails[0] of agent 'a'): the "
+     "function must take (ctx, agent, input), it takes 2 parameter(s)"),
+    ("output_guardrail", "@output_guardrail\nasync def bad_sig(ctx, output):\n" + _GUARD
+     + "a = Agent(name='a', instructions='x', output_guardrails=[bad_sig])\n", "a",
+     "output guardrail 'bad_sig' at {file}:5 (output_guardrails[0] of agent 'a'): the "
+     "function must take (ctx, agent, output), it takes 2 parameter(s)"),
+    ("agent_hooks", "class BadHooks(AgentHooks):\n    async def on_tool_end(self, ctx, agent, "
+     "tool):\n        pass\n\na = Agent(name='a', instructions='x', hooks=BadHooks())\n", "a",
+     "hooks BadHooks.on_tool_end at {file}:5 (of agent 'a'): the function must take "
+     "(context, agent, tool, result), it takes 3 parameter(s)"),
+    ("run_hooks", "class Log(RunHooks):\n    async def on_agent_start(self, context):\n"
+     "        pass\n\ndef main():\n    a = Agent(name='a', instructions='x')\n"
+     "    Runner.run_sync(a, 'hi', hooks=Log())\n", "main",
+     "hooks Log.on_agent_start at {file}:5 (given to Runner.run_sync(...) at {file}:10): the "
+     "function must take (context, agent), it takes 1 parameter(s)"),
+    ("tool_use_behavior", "def behaviour(results):\n    return None\n\n"
+     "a = Agent(name='a', instructions='x', tool_use_behavior=behaviour)\n", "a",
+     "tool_use_behavior 'behaviour' at {file}:4 (of agent 'a'): the function must take "
+     "(context, results), it takes 1 parameter(s)"),
+])
+def test_an_sdk_guardrail_hook_or_tool_use_function_the_sdk_cannot_call_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, body: str, target: str,
+    said: str,
+) -> None:
+    """The SDK calls a guardrail as fn(ctx, agent, input), a hook as the base class
+    declares it and tool_use_behavior as fn(context, results); each of another shape
+    passed check, and the run failed with a TypeError."""
+    app = tmp_path / f"arity_{name}_sdk_app.py"
+    app.write_text("from agents import (Agent, AgentHooks, GuardrailFunctionOutput, RunHooks,"
+                   "\n    Runner, input_guardrail, output_guardrail)\n\n" + body)
+    code, _, err = run_main(["check", "--no-cache", f"{app}:{target}"], capsys)
+    assert code == 2
+    assert said.format(file=app) in err, err
+
+
+def test_sdk_hooks_that_fit_the_base_class_pass(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    app = tmp_path / "fitting_hooks_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, AgentHooks
+
+        class Fine(AgentHooks):
+            async def on_start(self, context, agent):
+                pass
+
+            async def on_end(self, context, agent, *rest):
+                pass
+
+            def helper(self):  # not a hook: not checked
+                pass
+
+        a = Agent(name="a", instructions="x", hooks=Fine())
+    '''))
+    code, _, err = run_main(["check", "--no-cache", f"{app}:a"], capsys)
+    assert code == 0, err
+
+
+def test_a_tool_that_runs_an_agent_itself_is_sw617_and_its_policies_are_not_proved(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's custom agents-as-tools pattern: billing's charge_card has no approval,
+    and require_approval('charge_card') said `holds` for the one triage offers."""
+    app = tmp_path / "nested_run_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, Runner, function_tool
+
+        @function_tool(needs_approval=True)
+        def charge_card(amount: int) -> str:
+            """Charge the card."""
+            return "charged"
+
+        @function_tool(name_override="charge_card")
+        def charge_unchecked(amount: int) -> str:
+            """Charge the card."""
+            return "charged"
+
+        billing = Agent(name="billing", instructions="Bill.", tools=[charge_unchecked])
+
+        @function_tool
+        async def ask_billing(question: str) -> str:
+            """Ask the billing team."""
+            result = await Runner.run(billing, question)
+            return str(result.final_output)
+
+        triage = Agent(name="triage", instructions="Route.", tools=[charge_card, ask_billing])
+    '''))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "require_approval", tool = "charge_card" }]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(["check", "--no-cache", "nested_run_sdk_app.py:triage"], capsys)
+    assert code == 0  # warnings: nothing the checker sees fails
+    [tool] = [x for x in out.splitlines() if ": SW617 [" in x]
+    assert tool.startswith("nested_run_sdk_app.py:17:1: SW617 [warning] tool 'ask_billing' of "
+                           "agent 'triage' runs an agent itself (Runner.run)"), tool
+    [policy] = [x for x in out.splitlines() if ": SW806 [" in x]
+    assert policy.startswith("pyproject.toml:2:1: SW806 [warning] policy "
+                             "require_approval('charge_card') holds for what the checker can "
+                             "see, but is undecided: tool 'ask_billing'"), policy
+    code, out, _ = run_main(["show", "nested_run_sdk_app.py:triage"], capsys)
+    assert code == 0
+    [verdict] = [x for x in out.splitlines() if "require_approval('charge_card')" in x]
+    assert verdict.startswith("    require_approval('charge_card'): SW806 (warning): holds for "
+                              "what the checker can see"), verdict
+    assert "ask_billing" in verdict
+
+
+def test_agents_built_with_computed_names_are_located_at_their_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """A factory's Agent(name=name), a module-level comprehension's and a clone's
+    f-string name were all located at the stepswitch launcher script."""
+    app = tmp_path / "computed_names_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, ModelSettings
+
+        FORCED = ModelSettings(tool_choice="required")
+
+        def build(name):
+            return Agent(name=name, instructions="x", model_settings=FORCED)
+
+        team = [
+            Agent(name=n, instructions="x", model_settings=FORCED) for n in ("a", "b")
+        ]
+
+        def localised(lang):
+            base = Agent(name="base", instructions="x")
+            return base.clone(name=f"{lang}_agent", model_settings=FORCED)
+
+        def main():
+            return Agent(name="lead", instructions="lead",
+                         handoffs=[build("solo"), *team, localised("fr")])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", f"{app}:main"], capsys)
+    assert code == 1
+    sites = {line.split("agent '")[1].split("'")[0]: line.split(": SW108")[0]
+             for line in out.splitlines() if ": SW108 [" in line}
+    assert sites == {"solo": f"{app}:7:1", "a": f"{app}:10:1", "b": f"{app}:10:1",
+                     "fr_agent": f"{app}:15:1"}, out
+
+
+def test_a_handoff_with_on_handoff_is_located_at_the_agent_listing_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """SW603 (input filter) and SW301 (tool_name_override) pointed at the on_handoff
+    function's def, where neither can be fixed."""
+    app = tmp_path / "on_handoff_site_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+
+        async def on_escalate(ctx):
+            pass
+
+        def strip(data):
+            return data
+
+        desk = Agent(name="desk", instructions="x")
+        front = Agent(
+            name="front",
+            instructions="x",
+            handoffs=[handoff(desk, on_handoff=on_escalate, input_filter=strip,
+                              tool_name_override="to desk")],
+        )
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", f"{app}:front"], capsys)
+    assert code == 1
+    for rule in ("SW603", "SW301"):
+        [line] = [x for x in out.splitlines() if f": {rule} [" in x]
+        assert line.startswith(f"{app}:11:1: {rule} "), line
+
+
+def test_a_handoff_with_is_enabled_false_is_no_edge(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A constant-False gate never opens: check said only SW621 ('reaches it only on
+    turns its gate is open'), render drew '[if enabled]', and forbid('secret',
+    from_agent='front') failed with a path through the edge no run can take."""
+    app = tmp_path / "never_enabled_sdk_app.py"
+    app.write_text(textwrap.dedent('''
+        from agents import Agent, handoff
+
+        secret = Agent(name="secret", instructions="Never offered.")
+        desk = Agent(name="desk", instructions="x")
+        front = Agent(name="front", instructions="x",
+                      handoffs=[desk, handoff(secret, is_enabled=False)])
+    '''))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "forbid", tool_or_agent = "secret", '
+        'from_agent = "front" }]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(["check", "--no-cache", "never_enabled_sdk_app.py:front"], capsys)
+    assert code == 0, out
+    assert "SW621" not in out and "SW803" not in out
+    [line] = [x for x in out.splitlines() if ": SW107 [" in x]
+    assert line == ("never_enabled_sdk_app.py:4:1: SW107 [warning] agent 'secret' is "
+                    "unreachable: no handoff or agent tool leads to it from the entry 'front' "
+                    "(is_enabled=False: 'transfer_to_secret' of 'front' is never offered)"), line
+    code, out, _ = run_main(["render", "never_enabled_sdk_app.py:front", "-f", "mermaid"],
+                            capsys)
+    assert code == 0
+    assert '-.->|"transfer_to_secret [disabled]"|' in out and "[if enabled]" not in out
+
+
+def test_a_folder_annotates_a_finding_on_a_shared_agent_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    """An agent two root apps share was checked in each, and GitHub showed its SW611
+    twice on the same line."""
+    (tmp_path / "shared_once_sdk_agents.py").write_text(
+        "from agents import Agent, WebSearchTool\n"
+        "helper = Agent(name='helper', instructions='x', tools=[WebSearchTool()])\n")
+    (tmp_path / "front_once_sdk_app.py").write_text(
+        "from agents import Agent\nfrom shared_once_sdk_agents import helper\n"
+        "front = Agent(name='front', instructions='x', handoffs=[helper])\n")
+    code, out, _ = run_main(["check", "--no-cache", str(tmp_path), "--format", "github"],
+                            capsys)
+    assert code == 0, out
+    assert len([x for x in out.splitlines() if "SW611" in x]) == 1, out
+    code, out, _ = run_main(["check", "--no-cache", str(tmp_path), "--format", "sarif"],
+                            capsys)
+    results = json.loads(out)["runs"][0]["results"]
+    assert [r["ruleId"] for r in results].count("SW611") == 1
+
+
 def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -222,7 +452,7 @@ def test_an_sdk_tool_s_docstring_describing_a_missing_parameter_is_sw305(
     code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
     assert code == 0
     [line] = [x for x in out.splitlines() if "SW305" in x]
-    assert line.startswith(f"{app}:4:1: SW305 [warning]"), line
+    assert line.startswith(f"{app}:5:1: SW305 [warning]"), line
     assert "describes parameter 'acct'" in line and "did you mean 'account'?" in line
 
 
@@ -249,7 +479,7 @@ def test_a_tool_guardrail_in_the_wrong_list_is_located_where_it_is_listed(
     code, out, _ = run_main(["check", "--no-cache", str(app)], capsys)
     assert code == 1
     [line] = [x for x in out.splitlines() if ": SW409 [" in x]
-    assert line.startswith(f"{app}:9:1: SW409 [error] tool input guardrail 'redact' of "
+    assert line.startswith(f"{app}:10:1: SW409 [error] tool input guardrail 'redact' of "
                            "tool 'close_account' is a tool output guardrail"), line
 
 

@@ -98,7 +98,7 @@ def test_declaration_sites_point_at_the_sdk_code() -> None:
     }
     tool = _spec(wf, "Triage").tools[0]
     assert (tool.location.file.endswith("support.py"),
-            tool.location.line) == (True, _line(src, "@function_tool") )
+            tool.location.line) == (True, _line(src, "def lookup_order"))
 
 
 def test_diagnostics_are_located_in_the_sdk_file() -> None:

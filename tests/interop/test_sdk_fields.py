@@ -17,6 +17,7 @@ from agents.mcp import MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
 
 import stepswitch as ss
 from stepswitch.interop import sdk_fields
+from stepswitch.interop.sdk import SDKNotCarriedWarning
 from stepswitch.interop.sdk_fields import TABLES, lost_settings
 
 _DATACLASS_TABLES = ("Agent", "FunctionTool", "Handoff", "WebSearchTool", "FileSearchTool",
@@ -124,7 +125,7 @@ def test_settings_not_carried_are_located_warnings_naming_the_attribute() -> Non
         mcp_servers=[MCPServerStdio(name="files", params={"command": "true"},
                                     max_retry_attempts=2)],
     )
-    with pytest.warns(ss.interop.sdk.SDKNotCarriedWarning):
+    with pytest.warns(SDKNotCarriedWarning):
         wf = ss.from_sdk(agent)
     notes = _notes(wf)
     assert set(notes) == {
@@ -134,7 +135,7 @@ def test_settings_not_carried_are_located_warnings_naming_the_attribute() -> Non
     }
     assert notes["Agent.prompt"].message.startswith("agent 'a' sets Agent.prompt")
     assert notes["FunctionTool.timeout_error_function"].location.line == _line(
-        here, "@agents.function_tool(timeout=2.5")
+        here, "async def slow(text")
     assert notes["FunctionTool.timeout_error_function"].location.path == "agents.a.tools.slow"
     assert all(d.location.file.endswith("test_sdk_fields.py") for d in notes.values())
     assert all(d.severity == "warning" for d in notes.values())
@@ -153,7 +154,7 @@ def test_a_client_side_tool_search_and_a_custom_reasoning_are_reported() -> None
         name="a", tools=[slow, agents.ToolSearchTool(execution="client")],
         model_settings=agents.ModelSettings(reasoning=Reasoning(effort="low", summary="auto")),
     )
-    with pytest.warns(ss.interop.sdk.SDKNotCarriedWarning):
+    with pytest.warns(SDKNotCarriedWarning):
         notes = _notes(ss.from_sdk(agent))
     assert set(notes) == {"ToolSearchTool.execution", "ModelSettings.reasoning",
                           "FunctionTool.timeout_error_function"}
@@ -181,3 +182,25 @@ def test_docs_migrating_holds_the_table_as_it_is() -> None:
         "its sdk_fields markers")
     # one table, between one pair of markers (a paste inside them once doubled them)
     assert page.count("<!-- sdk_fields: begin") == 1 and page.count("<!-- sdk_fields: end") == 1
+
+
+def test_a_callable_mcp_tool_filter_is_named_where_the_server_stays_opaque() -> None:
+    """migrating.md: SW601 warns and SW610 names the setting; for a callable tool_filter
+    only SW601 came, so the user could not tell which setting made the server opaque."""
+    from agents.mcp import create_static_tool_filter
+
+    def dynamic(ctx: Any, tool: Any) -> bool:
+        return True
+
+    shell = MCPServerStdio(name="shell", params={"command": "sh-mcp"}, tool_filter=dynamic)
+    docs = MCPServerStdio(name="docs", params={"command": "docs-mcp"},
+                          tool_filter=create_static_tool_filter(allowed_tool_names=["search"]))
+    with pytest.warns(SDKNotCarriedWarning):
+        wf = ss.from_sdk(agents.Agent(name="research", mcp_servers=[shell, docs]))
+    notes = _notes(wf)
+    assert set(notes) == {"MCPServer.tool_filter"}
+    assert notes["MCPServer.tool_filter"].message.startswith(
+        "MCP server 'shell' of agent 'research' sets MCPServer.tool_filter (a function: "
+        "stepswitch filters a server's tools by name only, so the server stays opaque (SW601))")
+    codes = [d.code for d in wf.check().diagnostics]
+    assert "SW601" in codes

@@ -102,7 +102,7 @@ def test_text_groups_by_category_with_both_locations(
     # the refund agent is declared at line 54 of v3 and line 44 of v4
     assert lines[rename + 1].split() == ["base", "v3/support.py:54", "head", "v4/support.py:44"]
     removed = lines.index(next(ln for ln in lines if "'track_shipment' of agent" in ln))
-    assert lines[removed + 1].split() == ["base", "v3/support.py:32", "head", "-"]
+    assert lines[removed + 1].split() == ["base", "v3/support.py:33", "head", "-"]
     assert headers[-1] == "7 changes (2 state, 1 model, 0 safety, 4 structure, 0 cosmetic)"
 
 
@@ -210,7 +210,7 @@ def test_github_annotations_point_at_the_head_or_base_line(
     rename = next(ln for ln in notes if "renamed to 'refunds'" in ln)
     assert rename.startswith("::error file=v4/support.py,line=44,title=stepswitch diff%3A state::")
     removed = next(ln for ln in notes if "track_shipment" in ln)
-    assert removed.startswith("::error file=v3/support.py,line=32,")
+    assert removed.startswith("::error file=v3/support.py,line=33,")
     assert sum(ln.startswith("::warning ") for ln in notes) == 5
 
 

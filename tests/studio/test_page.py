@@ -174,7 +174,7 @@ def test_a_failing_policy_through_a_handoff_carries_its_path(tmp_path: Path) -> 
         ("agent 'front'", front, None),
         ("hands off to 'back' (transfer_to_back)", front, f"{front}->{back}"),
         ("calls refund", back, None)]
-    declared = POLICY_FAILS.splitlines().index("@ss.function_tool") + 1
+    declared = POLICY_FAILS.splitlines().index("@ss.function_tool") + 2
     assert f["trace"][2]["location"] == f"{file}:{declared}"  # where refund is declared
     assert f["lights"] == [front, f"{front}->{back}", back]
     assert w["nodes"]["side"] not in f["lights"]

@@ -262,7 +262,7 @@ def test_a_step_type_with_no_json_form_is_refused_when_the_workflow_is_made(
     assert machine.run_sync("hi").final_output == "hi"  # in-process the value never crosses
     # located at the step's declaration, as every error of the user's code is
     site = fc.boxed.site
-    assert (site.file, site.line) == (fc.__file__, _line_of(fc.__file__, "def boxed(") - 1)
+    assert (site.file, site.line) == (fc.__file__, _line_of(fc.__file__, "def boxed("))
     said = (
         f"{site}: flow step 'boxed' (tests.temporal.flow_cases:boxed): its output type "
         "tests.temporal.flow_cases:Box cannot cross to a Temporal activity as JSON (Unable "

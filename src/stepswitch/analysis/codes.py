@@ -137,6 +137,9 @@ _ALL: tuple[Code, ...] = (
          "a ToolSearchTool on an agent with no deferred or namespaced tool to find"),
     Code("SW616", "hosted-tool-config-invalid", "error",
          "a hosted tool or tool namespace configured as the Responses API refuses"),
+    Code("SW617", "tool-runs-agent", "warning",
+         "a function tool whose code starts an agent run (Runner.run) the analyzer cannot "
+         "see into"),
     Code("SW621", "gated-reach", "info",
          "an agent that runs reach only through handoffs or agent tools gated by "
          "is_enabled"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,34 +129,47 @@ def _code_flow(d: Diagnostic) -> dict[str, Any]:
             "threadFlows": [{"locations": steps}]}
 
 
+def _once(checked: Sequence[CheckedWorkflow]) -> Iterator[tuple[str, Diagnostic]]:
+    """Each finding with the label of the first workflow it is found in: a folder check
+    reads an agent shared by several apps once per app, and an annotation (or a code
+    scanning alert) should say it once."""
+    seen: set[tuple[str, str, int, int, str, str]] = set()
+    for label, report in checked:
+        for d in report.diagnostics:
+            loc = d.location
+            key = (d.code, loc.file, loc.line, loc.column, loc.path, d.message)
+            if key not in seen:
+                seen.add(key)
+                yield label, d
+
+
 def sarif(checked: Sequence[CheckedWorkflow], failures: Sequence[str] = ()) -> str:
     """A SARIF 2.1.0 log (one run) for GitHub code scanning and other viewers. Each of
     ``failures`` (a TARGET that did not import) is an error notification of the run's
     invocation, which then did not succeed: the log stays whole, and says so."""
     index = {code: i for i, code in enumerate(CODES)}
     results = []
-    for label, report in checked:
-        for d in report.diagnostics:
-            loc = d.location
-            message = d.message if not d.help else f"{d.message}\nHelp: {d.help}"
-            result: dict[str, Any] = {
-                "ruleId": d.code,
-                "ruleIndex": index[d.code],
-                "level": _SARIF_LEVEL[d.severity],
-                "message": {"text": message},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": _artifact(loc.file),
-                        "region": {"startLine": max(loc.line, 1),
-                                   "startColumn": max(loc.column, 1)},
-                    },
-                    "logicalLocations": [{"fullyQualifiedName": loc.path, "kind": "member"}],
-                }],
-                "properties": {"workflow": label},
-            }
-            if d.trace:
-                result["codeFlows"] = [_code_flow(d)]
-            results.append(result)
+    for label, d in _once(checked):
+        loc = d.location
+        message = d.message if not d.help else f"{d.message}\nHelp: {d.help}"
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": _SARIF_LEVEL[d.severity],
+            "message": {"text": message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": _artifact(loc.file),
+                    "region": {"startLine": max(loc.line, 1),
+                               "startColumn": max(loc.column, 1)},
+                },
+                "logicalLocations": [{"fullyQualifiedName": loc.path, "kind": "member"}],
+            }],
+            "properties": {"workflow": label},
+        }
+        if d.trace:
+            result["codeFlows"] = [_code_flow(d)]
+        results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -197,21 +210,20 @@ def github(checked: Sequence[CheckedWorkflow], failures: Sequence[str] = ()) -> 
     why the step failed."""
     lines = [f"::error title={escape_property('stepswitch check')}::{escape_data(failure)}"
              for failure in failures]
-    for _, report in checked:
-        for d in report.diagnostics:
-            loc = d.location
-            props = ",".join([
-                f"file={escape_property(loc.file)}",
-                f"line={loc.line}",
-                f"col={loc.column}",
-                f"title={escape_property(f'{d.code} {CODES[d.code].name}')}",
-            ])
-            message = d.message if not d.help else f"{d.message}\nhelp: {d.help}"
-            if d.trace:
-                message += "\ncounterexample:" + "".join(
-                    f"\n{i}. {s.message} ({s.location.file}:{s.location.line})"
-                    for i, s in enumerate(d.trace, 1))
-            lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{escape_data(message)}")
+    for _, d in _once(checked):
+        loc = d.location
+        props = ",".join([
+            f"file={escape_property(loc.file)}",
+            f"line={loc.line}",
+            f"col={loc.column}",
+            f"title={escape_property(f'{d.code} {CODES[d.code].name}')}",
+        ])
+        message = d.message if not d.help else f"{d.message}\nhelp: {d.help}"
+        if d.trace:
+            message += "\ncounterexample:" + "".join(
+                f"\n{i}. {s.message} ({s.location.file}:{s.location.line})"
+                for i, s in enumerate(d.trace, 1))
+        lines.append(f"::{_GITHUB_COMMAND[d.severity]} {props}::{escape_data(message)}")
     return "".join(line + "\n" for line in lines)
 
 

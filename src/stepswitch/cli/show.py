@@ -123,7 +123,11 @@ def _show_policies_and_cost(graph: WorkflowGraph) -> None:
         print("  policies:")
         for i, policy in enumerate(every):
             found = [d for d in report if d.location.path == f"policies[{i}]"]
-            verdict = "holds" if not found else f"{found[0].code} ({found[0].severity})"
+            verdict = "holds"
+            if found:  # the verdict's why, without its path (check prints that)
+                why = found[0].message.removeprefix(f"policy {policy.describe()} ")
+                why = why.split("; a run")[0].split("; shortest run")[0]
+                verdict = f"{found[0].code} ({found[0].severity}): {why}"
             print(f"    {visible(policy.describe())}: {verdict}")
     for d in report:
         if d.code in ("SW206", "SW207", "SW208"):

@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any, assert_never
 
 from stepswitch._dataclass import dataclass
-from stepswitch._site import display_path
+from stepswitch._site import def_line, display_path
 from stepswitch._version import __version__
 from stepswitch.compiler._literal import literal_lines, str_literal, str_width
 from stepswitch.errors import UserError
@@ -209,7 +209,7 @@ def _declared_at(obj: object) -> str | None:
     fn = getattr(obj, "fn", obj)
     code = getattr(fn, "__code__", None)
     if code is not None:
-        return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
+        return f"{display_path(code.co_filename)}:{def_line(code)}"
     if isinstance(obj, type):
         try:
             file = inspect.getsourcefile(obj)

@@ -293,6 +293,7 @@ class _Builder:
             max_uses=getattr(tool, "max_uses", None),
             opaque=tool.opaque,
             unknown_doc_params=tool.unknown_doc_params,
+            runs_agents=tool.runs_agents,
             namespace=tool.namespace,
             namespace_description=tool.namespace_description,
             defer_loading=tool.defer_loading,

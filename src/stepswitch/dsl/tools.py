@@ -22,6 +22,8 @@ from stepswitch.schema import SchemaProblem, strictify
 __all__ = [
     "FailureErrorFunction",
     "FunctionTool",
+    "agent_runs",
+    "call_misfit",
     "check_is_enabled",
     "context_param_type",
     "ctx_agent_misfit",
@@ -55,6 +57,9 @@ class FunctionTool:
     namespace_description: str | None = None
     defer_loading: bool = False
     """Hidden from the model until a tool search (``ss.ToolSearchTool``) loads it."""
+    runs_agents: str | None = None
+    """The agent run its function starts itself (``"Runner.run"``: see
+    :func:`agent_runs`), whose agents and tools the analyzer cannot see (SW617)."""
 
     def __init__(
         self,
@@ -321,7 +326,33 @@ def _make_tool(
         max_uses=max_uses,
     )
     tool.unknown_doc_params = _unknown_doc_params(fn, doc)
+    tool.runs_agents = agent_runs(fn)
     return tool
+
+
+_RUNNERS = frozenset({"Runner", "AgentRunner"})
+_RUN_METHODS = ("run", "run_sync", "run_streamed")
+
+
+def agent_runs(fn: Any) -> str | None:
+    """``"Runner.run"`` (``run_sync``, ``run_streamed``) when the code of ``fn`` (its
+    nested functions and comprehensions too) refers to an Agents SDK runner's run: an
+    agent run inside a tool (the SDK's custom agents-as-tools pattern), which no graph
+    holds. Read from the code objects' names, never by calling anything; None when it
+    names none (a run started through a helper function is not seen)."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__func__", None),
+                                                    "__code__", None)
+    todo = [code] if code is not None else []
+    while todo:
+        current = todo.pop()
+        names = current.co_names
+        runner = next((n for n in names if n in _RUNNERS), None)
+        if runner is not None:
+            method = next((m for m in _RUN_METHODS if m in names), None)
+            if method is not None:
+                return f"{runner}.{method}"
+        todo.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+    return None
 
 
 def check_is_enabled(value: Any, what: str, site: Site) -> None:
@@ -343,21 +374,30 @@ def ctx_agent_misfit(fn: Callable[..., Any], field: str) -> str | None:
     ``is_enabled`` functions are), worded for ``field``: ``is_enabled: the function must
     take (ctx, agent), it takes 1 parameter(s)``; None when it can, or when its
     signature cannot be read."""
+    return call_misfit(fn, field, ("ctx", "agent"))
+
+
+def call_misfit(fn: Callable[..., Any], field: str, args: Sequence[str]) -> str | None:
+    """Why ``fn`` cannot be called with the positional arguments ``args`` names (the SDK
+    calls a guardrail as ``fn(ctx, agent, input)``, a hook method as
+    ``on_start(context, agent)``), worded for ``field``; None when it can, or when its
+    signature cannot be read."""
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
     if any(p.kind is p.VAR_POSITIONAL for p in params):
         return None
+    n = len(args)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = [p for p in positional if p.default is p.empty]
-    if len(required) > 2:
+    if len(required) > n:
         takes = len(required)
-    elif len(positional) < 2:
+    elif len(positional) < n:
         takes = len(positional)
     else:
         return None
-    return f"{field}: the function must take (ctx, agent), it takes {takes} parameter(s)"
+    return f"{field}: the function must take ({', '.join(args)}), it takes {takes} parameter(s)"
 
 
 def check_tool_guardrails(value: Any, field: str, site: Site) -> list[Any]:

@@ -156,6 +156,9 @@ class ToolSpec(_Frozen):
     unknown_doc_params: tuple[str, ...] = ()
     """Names the docstring's ``Args:`` describes that are no parameter of the function
     (their descriptions are dropped; SW305)."""
+    runs_agents: str | None = None
+    """The agent run the tool's own code starts (``"Runner.run"``), into which the graph
+    does not see (SW617); None when its code names none."""
     namespace: str | None = None
     """Its ``tool_namespace`` (the model calls it ``namespace.name``); None: none."""
     namespace_description: str | None = None

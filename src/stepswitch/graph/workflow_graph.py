@@ -284,7 +284,12 @@ def _parts(agent: AgentSpec) -> Iterator[ToolSpec | HandoffSpec | AgentToolSpec]
 
 
 def _edges_of(agent: AgentSpec) -> Iterator[Edge]:
+    """The agent's handoffs and agent tools a run can take: one whose ``is_enabled`` is
+    the constant False is never offered, so it is no edge (SW107 finds an agent only it
+    led to)."""
     for i, h in enumerate(agent.handoffs):
-        yield Edge(agent.name, h.target, "handoff", i, h)
+        if h.is_enabled is not False:
+            yield Edge(agent.name, h.target, "handoff", i, h)
     for i, t in enumerate(agent.agent_tools):
-        yield Edge(agent.name, t.target, "agent_tool", i, t)
+        if t.is_enabled is not False:
+            yield Edge(agent.name, t.target, "agent_tool", i, t)

@@ -28,6 +28,8 @@ from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tools import (
     _DEFAULT,
     FunctionTool,
+    agent_runs,
+    call_misfit,
     context_param_type,
     ctx_agent_misfit,
     described_not_taken,
@@ -42,6 +44,7 @@ __all__ = [
     "SDKNotCarriedWarning",
     "fields_of",
     "function_tool",
+    "hook_misfit",
     "hosted_tool",
     "instructions_of",
     "note",
@@ -81,6 +84,32 @@ def _gate(sdk_tool: Any) -> Any:
     if callable(gate) and (misfit := ctx_agent_misfit(gate, "is_enabled")) is not None:
         raise UserError(f"tool {sdk_tool.name!r}: {misfit}")
     return gate
+
+
+def hook_misfit(hooks: Any, owner: str) -> str | None:
+    """Why the SDK could not call one of the methods an ``AgentHooks`` / ``RunHooks``
+    object overrides, located at the method's ``def``; None when it can call them all.
+
+    The arguments each takes are read from the installed SDK's base classes
+    (``agents.lifecycle``), so a hook a new SDK adds is checked without a list here."""
+    from agents.lifecycle import AgentHooksBase, RunHooksBase
+
+    cls = type(hooks)
+    for base in (AgentHooksBase, RunHooksBase):
+        if not isinstance(hooks, base):
+            continue
+        for name, expected in vars(base).items():
+            code = getattr(expected, "__code__", None)
+            if name.startswith("_") or code is None or getattr(cls, name, None) is expected:
+                continue
+            method = getattr(hooks, name)
+            args = code.co_varnames[1:code.co_argcount]  # after self
+            misfit = call_misfit(
+                method, f"hooks {cls.__name__}.{name} at {function_site(method)} ({owner})",
+                args)
+            if misfit is not None:
+                return misfit
+    return None
 
 
 def settings_of(sdk_settings: Any) -> ModelSettings | None:
@@ -135,6 +164,7 @@ def function_tool(sdk_tool: Any) -> FunctionTool:
     )
     made.defer_loading = bool(sdk_tool.defer_loading)
     made.unknown_doc_params = described_not_taken(fn)  # SW305, as for the DSL's tools
+    made.runs_agents = agent_runs(fn)  # SW617: Runner.run inside the tool
     namespace = private.tool_namespace(sdk_tool)
     if namespace is not None:
         made.namespace, made.namespace_description = namespace

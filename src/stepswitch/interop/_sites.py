@@ -2,16 +2,21 @@
 
 One AST pass per file finds ``Agent(name="...")`` calls (also ``Agent[Ctx](...)``,
 ``agents.Agent(...)`` and ``x.clone(name="...")``), keyed both by the variable they are
-assigned to and by the literal name. Functions carry their own ``def`` line already.
+assigned to and by the literal name. A call whose name is computed (a factory's
+``Agent(name=name)``, a comprehension's ``Agent(name=n)``, ``clone(name=f"{lang}_agent")``)
+is kept too, with the pattern an f-string's constant parts give; :meth:`SourceSites.computed_sites`
+matches an agent's name against them. Functions carry their own ``def`` line already.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import field
+from typing import Literal
 
 from stepswitch._dataclass import dataclass
 from stepswitch._site import Site
@@ -29,17 +34,33 @@ class SourceSites:
     tree: ast.Module | None = None
     by_variable: dict[str, int] = field(default_factory=dict)
     _by_name: dict[str, int] | None = None
+    _computed: list[tuple[int, re.Pattern[str] | None]] | None = None
 
     @property
     def by_name(self) -> dict[str, int]:
         if self._by_name is None:
-            self._by_name = {}
+            self._by_name, self._computed = {}, []
             for node in ast.walk(self.tree) if self.tree is not None else ():
                 if isinstance(node, ast.Call) and _is_agent_call(node):
                     name = _literal_name(node)
                     if name is not None:
                         self._by_name.setdefault(name, node.lineno)
+                    elif (pattern := _computed_name(node)) is not False:
+                        self._computed.append((node.lineno, pattern))
         return self._by_name
+
+    def computed_sites(self, name: str) -> tuple[list[Site], list[Site]]:
+        """The agent calls whose computed ``name=`` can give ``name``: those an f-string
+        pattern matches, and those of a name the source cannot tell (``name=n``)."""
+        self.by_name  # noqa: B018 -- fills _computed
+        matched: list[Site] = []
+        anything: list[Site] = []
+        for line, pattern in self._computed or ():
+            if pattern is None:
+                anything.append(Site(self.file, line))
+            elif pattern.fullmatch(name):
+                matched.append(Site(self.file, line))
+        return matched, anything
 
     def site_of(self, variable: str | None, name: str) -> Site | None:
         line = self.by_variable.get(variable or "") or self.by_name.get(name)
@@ -69,6 +90,24 @@ def _literal_name(node: ast.Call) -> str | None:
         node.args[0].value, str
     ):
         return node.args[0].value
+    return None
+
+
+def _computed_name(node: ast.Call) -> re.Pattern[str] | Literal[False] | None:
+    """For an agent call whose name is not a literal: the pattern of an f-string name
+    (its constant parts, anything between), None for another expression, False for a
+    call with no name at all (``clone()`` keeps the original's)."""
+    value = next((kw.value for kw in node.keywords if kw.arg == "name"), None)
+    if value is None and node.args and not (
+        isinstance(node.func, ast.Attribute) and node.func.attr == "clone"
+    ):
+        value = node.args[0]
+    if value is None:
+        return False
+    if isinstance(value, ast.JoinedStr):
+        parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else ".*"
+                 for v in value.values]
+        return re.compile("".join(parts), re.DOTALL)
     return None
 
 
@@ -141,14 +180,24 @@ def sites_in(path: str) -> SourceSites:
                 for target in targets:
                     if isinstance(target, ast.Name):
                         found.by_variable.setdefault(target.id, node.lineno)
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(
+            node.value, ast.List | ast.Tuple | ast.ListComp
+        ):  # team = [Agent(name=n, ...) for n in NAMES]: the agent call inside
+            inner = next((c for c in ast.walk(node.value)
+                          if isinstance(c, ast.Call) and _is_agent_call(c)), None)
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets if inner is not None else ():
+                if isinstance(target, ast.Name) and inner is not None:
+                    found.by_variable.setdefault(target.id, inner.lineno)
     _CACHE[key] = found
     return found
 
 
 def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, object]]:
     """``(file, variable, value)`` for every module-level variable bound to one of the
-    objects whose ``id`` is in ``ids`` (modules of the standard library and site-packages
-    cannot hold a user's agents, but checking them costs little and keeps this simple)."""
+    objects whose ``id`` is in ``ids``, or to a list or tuple holding one (modules of the
+    standard library and site-packages cannot hold a user's agents, but checking them
+    costs little and keeps this simple)."""
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if not file or not file.endswith(".py"):
@@ -160,3 +209,7 @@ def modules_holding(ids: set[int]) -> Iterable[tuple[str, str, object]]:
         for variable, value in items:
             if id(value) in ids:
                 yield file, variable, value
+            elif type(value) in (list, tuple):  # a module-level list of agents
+                for item in value:
+                    if id(item) in ids:
+                        yield file, variable, item

@@ -20,7 +20,6 @@ import contextvars
 import copy
 import dataclasses
 import os
-import sys
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -35,7 +34,7 @@ from stepswitch.dsl.hosted import (
 )
 from stepswitch.dsl.notes import NotCarried
 from stepswitch.dsl.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
-from stepswitch.dsl.tools import FunctionTool, ctx_agent_misfit
+from stepswitch.dsl.tools import FunctionTool, call_misfit, ctx_agent_misfit
 from stepswitch.dsl.workflow import Workflow
 from stepswitch.errors import UserError
 from stepswitch.interop import _sdk_private as private
@@ -46,12 +45,14 @@ from stepswitch.interop._sdk_parts import (
     SDKNotCarriedWarning,
     fields_of,
     function_tool,
+    hook_misfit,
     hosted_tool,
     instructions_of,
     note,
     opaque,
     settings_of,
 )
+from stepswitch.interop._sdk_walk import is_sdk_agent, sdk_roots
 from stepswitch.interop._sites import SourceSites, modules_holding, sites_in
 from stepswitch.interop.sdk_fields import lost_settings
 from stepswitch.settings import ModelSettings
@@ -67,13 +68,6 @@ __all__ = [
 
 _SDK_MAX_TURNS = 10
 """The SDK's ``DEFAULT_MAX_TURNS``: a run's budget, and an ``as_tool`` run's."""
-
-
-def is_sdk_agent(obj: object) -> bool:
-    """True for an ``agents.Agent`` (without importing the SDK when it is not loaded)."""
-    module = sys.modules.get("agents")
-    agent_cls = getattr(module, "Agent", None) if module is not None else None
-    return agent_cls is not None and isinstance(obj, agent_cls)
 
 
 def from_sdk(
@@ -154,73 +148,15 @@ def from_sdk_run(agent: Any, *, name: str, run: Any) -> Workflow:
     finally:
         _SOURCE_FILES.reset(token)
     site = Site(file, int(line)) if file and line.isdigit() else workflow.site
+    hooks = options.get("hooks")
+    if hooks is not None and (misfit := hook_misfit(hooks, f"given to {run.how}(...) at {site}")):
+        raise UserError(misfit)  # reported as well as warned: the SDK's run would fail on it
     values = {k: v for k, v in options.items()
               if k not in ("context", "max_turns", "session")}
     for attribute, detail in lost_settings("Runner.run", values):
         workflow.not_carried.append(
             note(attribute, f"the run {run.how}(...)", detail, "", site))
     return workflow
-
-
-def sdk_roots(namespace: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """``(variable, agent)`` for the module-level SDK agents of ``namespace`` that no
-    other of its agents reaches through handoffs or agent tools (the apps' entries).
-
-    Agents that hand off in a closed cycle (a → b → a, nothing else reaching them) are
-    all reached by another; each such app is named by its first-declared agent, so it
-    is found like any other."""
-    agents = [(k, v) for k, v in namespace.items() if not k.startswith("_") and is_sdk_agent(v)]
-    if not agents:
-        return []
-    private.check_version()
-    reached: set[int] = set()
-    for _, agent in agents:
-        for target in _targets(agent):
-            if target is not agent:
-                reached.add(id(target))
-    seen: set[int] = set()
-    roots = []
-    for variable, agent in agents:
-        if id(agent) not in reached and id(agent) not in seen:
-            seen.add(id(agent))
-            roots.append((variable, agent))
-    covered = _reachable([agent for _, agent in roots])
-    for variable, agent in agents:
-        if id(agent) not in covered:
-            roots.append((variable, agent))
-            covered |= _reachable([agent])
-    return roots
-
-
-def _reachable(starts: Iterable[Any]) -> set[int]:
-    """Ids of the SDK agents ``starts`` reach, themselves included."""
-    todo = list(starts)
-    seen = {id(a) for a in todo}
-    while todo:
-        for target in _targets(todo.pop()):
-            if id(target) not in seen:
-                seen.add(id(target))
-                todo.append(target)
-    return seen
-
-
-def _targets(agent: Any) -> Iterable[Any]:
-    """The SDK agents one agent reaches directly (tolerant: used only to find roots)."""
-    for h in getattr(agent, "handoffs", ()) or ():
-        if is_sdk_agent(h):
-            yield h
-        else:
-            try:
-                yield private.handoff_target(h)
-            except (UserError, AttributeError):
-                continue
-    for t in getattr(agent, "tools", ()) or ():
-        try:
-            target = private.agent_tool_target(t)
-        except (UserError, AttributeError, TypeError):
-            continue
-        if target is not None:
-            yield target
 
 
 _CONVERTED: dict[tuple[int, str], tuple[Any, Any]] = {}
@@ -441,8 +377,20 @@ class _Reader:
                 if found is not None:
                     self.sites[id(agent)] = found
                     break
-            else:
-                self.sites[id(agent)] = self.site
+        claimed = set(self.sites.values())  # calls whose agents are held by a variable
+        for agent in order:  # built with a computed name: the one call that can make it
+            if id(agent) not in self.sites:
+                computed = [sites_in(file).computed_sites(agent.name) for file in files]
+                matched = [s for m, _ in computed for s in m if s not in claimed]
+                anything = [s for _, a in computed for s in a if s not in claimed]
+                candidates = matched or anything
+                if len(candidates) == 1:
+                    self.sites[id(agent)] = candidates[0]
+        for agent in order:  # else where the agent that first reaches it is declared
+            if id(agent) not in self.sites:
+                parent = next((a for a in order if id(a) in self.sites and any(
+                    e.target is agent for e in self.edges[id(a)])), None)
+                self.sites[id(agent)] = self.sites[id(parent)] if parent else self.site
 
     def _tool_files(self, order: list[Any]) -> list[str]:
         files: list[str] = []
@@ -509,6 +457,8 @@ class _Reader:
         agent.output_guardrails = []
         agent.ignore = []
         agent.mcp_servers = []
+        if sdk.hooks is not None and (misfit := hook_misfit(sdk.hooks, f"of agent {name!r}")):
+            raise UserError(misfit)  # the SDK fails on it when the hook's moment comes
         agent.hooks = sdk.hooks  # the SDK's AgentHooks: called with stepswitch's values
         agent.site = self.sites[id(sdk)]
         return agent
@@ -660,7 +610,7 @@ class _Reader:
             input_type=input_type,
             on_handoff=on_handoff,
             input_filter=converted(flt, "input_filter") if flt is not None else None,
-            site=function_site(on_handoff) if on_handoff is not None else site,
+            site=site,  # the SDK records no handoff's call: the agent listing it
             is_enabled=private.handoff_gate(h),
         )
 
@@ -672,6 +622,13 @@ class _Reader:
             deco = "@input_guardrail" if field_name == "input_guardrails" else "@output_guardrail"
             raise self._error(sdk, f"{field_name}[{index}] is a plain {what}, not a guardrail: "
                                    f"decorate it with {deco} (the SDK fails on it at run time)")
+        kind = field_name.split("_")[0]
+        fn = g.guardrail_function
+        misfit = call_misfit(fn, f"{kind} guardrail {getattr(fn, '__name__', '?')!r} at "
+                             f"{function_site(fn)} ({field_name}[{index}] of agent {sdk.name!r})",
+                             ("ctx", "agent", kind))
+        if misfit is not None:  # the SDK calls it so, and fails when the agent runs
+            raise UserError(misfit)
         return converted(g)
 
     def _output_type(self, sdk: Any) -> Any:
@@ -691,6 +648,12 @@ class _Reader:
         if isinstance(behavior, Mapping) and "stop_at_tool_names" in behavior:
             return StopAtTools(list(behavior["stop_at_tool_names"]))
         if callable(behavior):
+            misfit = call_misfit(behavior, f"tool_use_behavior "
+                                 f"{getattr(behavior, '__name__', '?')!r} at "
+                                 f"{function_site(behavior)} (of agent {sdk.name!r})",
+                                 ("context", "results"))
+            if misfit is not None:  # the SDK calls it so after the agent's tools ran
+                raise UserError(misfit)
             return typing.cast(ToolUseBehavior, converted(behavior, "tool_use"))
         raise self._error(sdk, f"tool_use_behavior {_short(behavior)} is not one stepswitch "
                                "reads")

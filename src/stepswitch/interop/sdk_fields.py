@@ -76,6 +76,12 @@ def _client_search(value: Any) -> str | None:
         "runner does")
 
 
+def _callable_filter(value: Any) -> str | None:
+    return None if value is None or isinstance(value, dict) else (
+        f"a {type(value).__name__}: stepswitch filters a server's tools by name only, so "
+        "the server stays opaque (SW601)")
+
+
 def _named_choice(value: Any) -> str | None:
     return None if value is None or isinstance(value, str) else (
         f"a {type(value).__name__}: stepswitch sends tool_choice as a name")
@@ -247,7 +253,8 @@ MCP_SERVER: dict[str, Rule] = {
     "cache_tools_list": _carried("stepswitch lists tools once, from the lock"),
     "name": _carried("the server's name"),
     "client_session_timeout_seconds": _carried("the server's timeout"),
-    "tool_filter": _carried("a static tool_filter (a callable keeps the server opaque)"),
+    "tool_filter": _carried("a static tool_filter (a callable keeps the server opaque)",
+                            _callable_filter),
     "use_structured_content": _warned("the server stays opaque (SW601)"),
     "max_retry_attempts": _warned("the server stays opaque (SW601)"),
     "retry_backoff_seconds_base": _warned("no retries"),

@@ -19,6 +19,7 @@ from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec, HostedT
 from stepswitch.graph.workflow_graph import WorkflowGraph
 
 __all__ = [
+    "DISABLED",
     "GATED",
     "DiagnosticLike",
     "LocationLike",
@@ -151,6 +152,13 @@ class SceneEdge(NamedTuple):
 
 GATED = " [if enabled]"
 """What a label says of a part ``is_enabled`` may hide (its edge is dashed too)."""
+DISABLED = " [disabled]"
+"""What a label says of a part whose ``is_enabled`` is False: never offered (dashed,
+and no run takes it)."""
+
+
+def _gate_text(enabled: object) -> str:
+    return "" if enabled is True else DISABLED if enabled is False else GATED
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +282,7 @@ def _place(
 
 def _handoff_label(spec: HandoffSpec) -> str:
     label = spec.tool_name if spec.max_uses is None else f"{spec.tool_name} ≤{spec.max_uses}"
-    if spec.is_enabled is not True:
-        label += GATED
+    label += _gate_text(spec.is_enabled)
     if spec.input_type is None and spec.input_filter is None:
         return label
     if spec.input_type is not None:
@@ -296,7 +303,7 @@ def _agent_tool_label(spec: AgentToolSpec) -> str:
     if spec.needs_approval != "never":
         parts.append("[approval]")
     if spec.is_enabled is not True:
-        parts.append(GATED.strip())
+        parts.append(_gate_text(spec.is_enabled).strip())
     return " ".join(parts)
 
 
@@ -308,8 +315,7 @@ def _tool_text(tool: ToolSpec) -> str:
         text += " [approval]"
     elif tool.needs_approval == "per_call":
         text += " [approval per call]"
-    if tool.is_enabled is not True:
-        text += GATED
+    text += _gate_text(tool.is_enabled)
     if tool.input_guardrails or tool.output_guardrails:
         # drawn on the tool they guard: every call passes them
         guards = [f"in: {g.name}" for g in tool.input_guardrails]

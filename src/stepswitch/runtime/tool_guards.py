@@ -151,6 +151,6 @@ def _at(obj: Any) -> str:
                                                      "__code__", None)
     if code is None:
         return ""
-    from stepswitch._site import display_path
+    from stepswitch._site import def_line, display_path
 
-    return f" at {display_path(code.co_filename)}:{code.co_firstlineno}"
+    return f" at {display_path(code.co_filename)}:{def_line(code)}"

@@ -36,7 +36,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from stepswitch._dataclass import dataclass
-from stepswitch._site import PACKAGE_DIR, display_path
+from stepswitch._site import PACKAGE_DIR, def_line, display_path
 from stepswitch.errors import TargetError
 
 __all__ = ["TIMEOUT", "Reached", "call_target", "timeout_seconds"]
@@ -169,7 +169,7 @@ def _def_site(fn: Any) -> str:
     code = getattr(fn, "__code__", None)
     if code is None:
         return ""
-    return f"{display_path(code.co_filename)}:{code.co_firstlineno}"
+    return f"{display_path(code.co_filename)}:{def_line(code)}"
 
 
 def _refuse_parameters(fn: Callable[..., Any], who: str) -> None:

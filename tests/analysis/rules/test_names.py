@@ -75,7 +75,7 @@ def test_a_docstring_entry_for_a_missing_parameter_is_reported_at_the_tool(
     assert code == 0  # a warning: the workflow runs, the description is lost
     lines = [line for line in out.splitlines() if "SW305" in line]
     assert len(lines) == 2, out
-    assert all(line.startswith("typo_tools.py:3:1: SW305 [warning]") for line in lines)
+    assert all(line.startswith("typo_tools.py:4:1: SW305 [warning]") for line in lines)
     (typo,) = [line for line in lines if "parameter 'ordr_id'" in line]
     (other,) = [line for line in lines if "parameter 'colour'" in line]
     assert "did you mean 'order_id'?" in typo and "did you mean" not in other

@@ -34,20 +34,23 @@ class RunGraph:
         self.succ: dict[str, list[Step]] = {}
         for name, agent in self.agents.items():
             out: list[Step] = []
+            # a part whose is_enabled is the constant False is never offered: no step
             for i, h in enumerate(agent.handoffs):
-                if h.target in self.agents:
+                if h.target in self.agents and h.is_enabled is not False:
                     out.append((f"a:{h.target}", ("h", name, i), None))
             for i, t in enumerate(agent.agent_tools):
-                if t.target in self.agents:
+                if t.target in self.agents and t.is_enabled is not False:
                     out.append((f"a:{t.target}", ("t", name, i), None))
             self.succ[f"a:{name}"] = out
         self.offering: dict[str, list[str]] = {}
         """Per tool name, the agents that offer it (as a function or agent tool)."""
         for name, agent in self.agents.items():
             for ft in agent.tools:
-                self.offering.setdefault(ft.name, []).append(name)
+                if ft.is_enabled is not False:
+                    self.offering.setdefault(ft.name, []).append(name)
             for at in agent.agent_tools:
-                self.offering.setdefault(at.tool_name, []).append(name)
+                if at.is_enabled is not False:
+                    self.offering.setdefault(at.tool_name, []).append(name)
         self.entry: str | None = None
         self._reachable: set[str] | None = None
         self.covers: dict[str, dict[str, frozenset[str]]] = {}

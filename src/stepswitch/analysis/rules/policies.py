@@ -92,11 +92,11 @@ def _calls(graph: RunGraph, name: str, tools: frozenset[str],
     agent = graph.agents[name]
     out: list[tuple[str, TraceStep, ToolSpec | AgentToolSpec]] = []
     for i, t in enumerate(agent.tools):
-        if t.name in tools:
+        if t.name in tools and t.is_enabled is not False:
             kind = f" (hosted: {t.opaque})" if t.opaque else ""
             out.append((t.name, TraceStep(f"calls {t.name}{kind}", _tool_loc(agent, t, i)), t))
     for i, at in enumerate(agent.agent_tools):
-        if at.tool_name in tools:
+        if at.tool_name in tools and at.is_enabled is not False:
             out.append((at.tool_name, TraceStep(
                 f"calls agent tool {at.tool_name}",
                 where(at.location, f"agents.{name}.agent_tools[{i}]")), at))
@@ -208,7 +208,50 @@ def policies(ctx: Ctx) -> Iterator[Diagnostic]:
             continue
         if graph.entry is None:
             continue
-        yield from _check(ctx, graph, policy, loc)
+        verdicts = list(_check(ctx, graph, policy, loc))
+        yield from verdicts or _unseen_runs(ctx, graph, policy, loc)
+
+
+def _unseen_runs(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,
+                 ) -> Iterator[Diagnostic]:
+    """SW806 for a policy that holds for what the checker sees, when a run it covers can
+    call a tool that runs an agent itself (SW617): what that agent calls is unchecked, so
+    the policy is not proved. Over-approximates the way budgets do: any policy, since the
+    nested agent may call or reach anything by any name."""
+    assert graph.entry is not None
+    start, prefix, avoid = graph.entry, [], frozenset[str]()
+    if policy.rule == "forbid" and policy.from_agent is not None:
+        to_start = graph.search(graph.entry, lambda n: n == f"a:{policy.from_agent}",
+                                decided_only=False)
+        if to_start is None:
+            return
+        start, prefix = f"a:{policy.from_agent}", to_start[1][:-1]
+    elif policy.rule == "only_after":
+        first = policy.first or ""
+        avoid = frozenset(n for n in (f"a:{first}", f"n:{first}") if n in graph.succ)
+
+    def runs_agents(node: str) -> bool:
+        agent = graph.agents.get(node[2:]) if node.startswith("a:") else None
+        return agent is not None and any(t.runs_agents and t.is_enabled is not False
+                                         for t in agent.tools)
+
+    found = graph.search(start, runs_agents, decided_only=False, avoid=avoid)
+    if found is None:
+        return
+    end, steps, _ = found
+    agent = graph.agents[end[2:]]
+    i, tool = next((i, t) for i, t in enumerate(agent.tools)
+                   if t.runs_agents and t.is_enabled is not False)
+    trace = (*prefix, *steps, TraceStep(f"calls {tool.name} (runs an agent: "
+                                        f"{tool.runs_agents})", _tool_loc(agent, tool, i)))
+    path = " -> ".join(s.message for s in trace)
+    yield ctx.diag(
+        "SW806", f"policy {policy.describe()} holds for what the checker can see, but is "
+        f"undecided: tool {tool.name!r} of agent {agent.name!r} runs an agent itself "
+        f"({tool.runs_agents}), and what that agent calls no check sees (SW617); a run "
+        f"that reaches it: {path}", loc,
+        help=f"offer the agent {tool.name} runs as an agent tool (agent.as_tool(...)), which "
+        "the checker follows, or ignore SW806 for this policy", trace=trace)
 
 
 def _check(ctx: Ctx, graph: RunGraph, policy: PolicySpec, loc: DiagnosticLocation,

@@ -27,6 +27,27 @@ def opaque_tools(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
+def tools_that_run_agents(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW617: a function tool whose own code starts an agent run (``Runner.run``): the
+    agents of that run and what they call are in no graph the analyzer reads."""
+    seen: set[str] = set()  # a tool shared by agents is reported once
+    for agent in ctx.graph.spec.agents:
+        for i, tool in enumerate(agent.tools):
+            if tool.runs_agents is None or tool.ref.path in seen:
+                continue
+            seen.add(tool.ref.path)
+            yield ctx.diag(
+                "SW617",
+                f"tool {tool.name!r} of agent {agent.name!r} runs an agent itself "
+                f"({tool.runs_agents}): the agents that run reaches, and their tools, "
+                "approvals and handoffs, are outside the workflow, so no check or policy "
+                "sees what they do",
+                where(tool.location, f"{agent_path(agent.name)}.tools[{i}]"),
+                help="offer that agent as an agent tool (agent.as_tool(...)) so the checker "
+                "sees into it, or accept its effects unchecked; `stepswitch explain SW617`",
+            )
+
+
 def input_guardrails_that_never_run(ctx: Ctx) -> Iterator[Diagnostic]:
     """Input guardrails run for the agent a run starts at only: the entry, or an agent
     called as a tool (its nested run starts there)."""
@@ -152,5 +173,5 @@ def ends_through_gates(ctx: Ctx) -> Iterator[Diagnostic]:
         )
 
 
-RULES = (opaque_tools, input_guardrails_that_never_run, sdk_input_filters, not_carried,
-         gated_reach, ends_through_gates)
+RULES = (opaque_tools, tools_that_run_agents, input_guardrails_that_never_run,
+         sdk_input_filters, not_carried, gated_reach, ends_through_gates)

@@ -10,7 +10,7 @@ from stepswitch.analysis._context import Ctx, did_you_mean
 from stepswitch.analysis.codes import invalid_prefixes
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.graph.facts import forced_tool, reach
-from stepswitch.graph.spec import AgentSpec
+from stepswitch.graph.spec import AgentSpec, AgentToolSpec, HandoffSpec
 
 __all__ = ["RULES"]
 
@@ -103,12 +103,21 @@ def unreachable(ctx: Ctx) -> Iterator[Diagnostic]:
         roots.extend(n for e in graph.spec.flow for n in (e.source, *e.targets(), e.each)
                      if n is not None and n in graph)
     seen = reach([index.pos[root] for root in roots], index.adjacency("all"))
+    off: dict[str, list[str]] = {}  # targets of parts never offered (is_enabled=False)
+    for a in graph.spec.agents:
+        parts: tuple[HandoffSpec | AgentToolSpec, ...] = (*a.handoffs, *a.agent_tools)
+        for p in parts:
+            if p.is_enabled is False:
+                off.setdefault(p.target, []).append(f"{p.tool_name!r} of {a.name!r}")
     for i, reached in enumerate(seen):
         if not reached:
+            name = index.names[i]
+            never = (f" (is_enabled=False: {', '.join(off[name][:3])} is never offered)"
+                     if name in off else "")
             yield ctx.diag(
                 "SW107",
-                f"agent {index.names[i]!r} is unreachable: no handoff or agent tool leads to "
-                f"it from the entry {graph.entry!r}",
+                f"agent {name!r} is unreachable: no handoff or agent tool leads to "
+                f"it from the entry {graph.entry!r}{never}",
                 ctx.agent_loc(index.agents[i]),
                 help="hand off to it or call it as a tool from a reachable agent, or remove it",
             )
