@@ -160,3 +160,22 @@ def test_prices_of_ones_own_price_a_model_the_shipped_table_lacks(tmp_path: Path
         '[tool.stepswitch.prices]\n"in-house" = { input = 2.0, output = 8.0 }\n')
     priced = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert priced.returncode == 0 and "ok" in priced.stdout, priced.stderr
+
+
+def test_a_call_is_priced_under_the_model_its_agent_asks_for_and_refused_unsent_unpriced() -> None:
+    """As `check` prices its bound: Agent(model="gpt-4.1") is priced as gpt-4.1 whatever
+    model object answers (a scripted one in a test, a provider); a model with no price
+    is refused before the call is made, not after it was paid for."""
+    agent = ss.Agent("a", "Work.", model="gpt-4.1", tools=[work])
+    machine = ss.Workflow("w", agent, [agent]).compile()
+    script = [_reply(function_call("work", {"n": 1}), 1000, 100),
+              _reply(assistant_message("ok"), 1000, 100)]
+    with pytest.raises(ss.CostLimitExceeded) as caught:  # $0.0028 a call at gpt-4.1
+        machine.run_sync("go", model=ScriptedModel(script, name="transcript"),
+                         run_config=ss.RunConfig(max_cost_usd=0.005))
+    assert caught.value.spent == pytest.approx(0.0056)
+    model = ScriptedModel(script, name="transcript")
+    with pytest.raises(UserError, match=r"the model 'transcript' is not in the price table.*"
+                                        r"nothing was sent to it"):
+        _machine().run_sync("go", model=model, run_config=ss.RunConfig(max_cost_usd=1.0))
+    assert model.calls == []

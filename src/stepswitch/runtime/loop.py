@@ -24,11 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch._json import loads
-from stepswitch.errors import (
-    ModelBehaviorError,
-    StepswitchError,
-    UserError,
-)
+from stepswitch.errors import ModelBehaviorError, StepswitchError, UserError
 from stepswitch.ir import RunAgent, StateIR
 from stepswitch.runtime import _lazy
 from stepswitch.runtime import hooks as _hooks
@@ -36,7 +32,7 @@ from stepswitch.runtime._quick import quick_maker
 from stepswitch.runtime.budgets import hidden_tools, spend
 from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.core import BoundFunction, MachineCore, StateTable, ToolRow
-from stepswitch.runtime.cost import charge
+from stepswitch.runtime.cost import charge, price_of
 from stepswitch.runtime.effects import (
     CallJob,
     CallModel,
@@ -156,6 +152,7 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 model = table.model if table.model is not None else run.model
                 if model is None:
                     raise _no_model(state)
+                priced = None if config.max_cost_usd is None else price_of(config, model, request)
                 if ask is None:
                     ask = CallModel(model, request, parallel)
                 else:
@@ -177,8 +174,8 @@ def run_loop(core: MachineCore, run: Run, config: RunConfig) -> Loop:
                 if not response.usage.requests:
                     # a model of the user's that reports no usage: this was one call
                     usage.requests += 1
-                if config.max_cost_usd is not None:
-                    charge(run.calls, config, model, response.usage)
+                if priced is not None:
+                    charge(run.calls, config, priced, response.usage)
                 output, start = response.output, len(run.items)
                 turn = yield from _settle_fresh(core, run, config, table, output, start,
                                                 disabled)
