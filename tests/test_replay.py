@@ -301,6 +301,19 @@ def test_committed_case_passes_and_a_broken_expectation_fails(
     unbalanced.write_text(json.dumps(doc))
     code, _, err = run_main(["test", str(unbalanced)], capsys)
     assert code == 2 and "expect.tools_called: expected a list of strings" in err, err
+    # a case whose workflow no longer compiles names the case's field, not a --workflow
+    # flag no one passed
+    broken = tmp_path / "case_workflow_that_fails_check.py"
+    broken.write_text("import stepswitch as ss\n"
+                      "a = ss.Agent('a', 'x', handoffs=['nobody'])\n"
+                      "wf = ss.Workflow('support', a, [a])\n")
+    doc["workflow"] = f"{broken}:wf"
+    doc["expect"]["tools_called"] = ["process_refund"]
+    unbalanced.write_text(json.dumps(doc))
+    code, _, err = run_main(["test", str(unbalanced)], capsys)
+    assert code == 2, err
+    assert f"{unbalanced}: its workflow {broken}:wf: does not compile: " in err, err
+    assert "--workflow" not in err
 
 
 def test_run_record_writes_a_case_the_pytest_plugin_collects(

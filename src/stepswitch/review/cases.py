@@ -137,7 +137,7 @@ def run_case(path: Path, machines: dict[str, Any] | None = None) -> CaseResult:
         from stepswitch.targets.context import load_machine
 
         try:
-            loaded = load_machine(case.workflow)
+            loaded = load_machine(case.workflow, flag="its workflow")  # the case's field
         except UserError as exc:  # a TargetError, or a context_type that does not build
             raise CaseError(f"{path}: {exc}") from None
         cache[case.workflow] = loaded
