@@ -263,6 +263,13 @@ def policies_from_pyproject(
     read = tuple(
         policy_from_table(entry, f"{shown}:{at}: [tool.stepswitch] policies[{i}]", shown, at)
         for i, (entry, at) in enumerate(zip(entries, lines, strict=True)))
+    first: dict[tuple[object, ...], int] = {}
+    for i, p in enumerate(read):  # a rule twice is proved and reported twice: a slip
+        same = (p.rule, p.target, p.guardrail, p.from_agent, p.n, p.first, p.workflows)
+        earlier = first.setdefault(same, i)
+        if earlier != i:
+            raise UserError(f"{shown}:{p.line}: [tool.stepswitch] policies[{i}] repeats "
+                            f"policies[{earlier}] (line {read[earlier].line}): drop one")
     return read if workflow is None else tuple(p for p in read if p.applies_to(workflow))
 
 

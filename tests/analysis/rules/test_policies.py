@@ -362,6 +362,20 @@ def test_each_pyproject_policy_is_located_at_its_own_entry(tmp_path: Path) -> No
     assert [p.line for p in policies_from_pyproject(tmp_path)] == [3, 5]
 
 
+def test_a_pyproject_rule_given_twice_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.stepswitch]\n"
+        "policies = [\n"
+        '  { rule = "max_calls", tool = "b", n = 2 },\n'
+        '  { rule = "max_calls", tool = "b", n = 3 },\n'  # another rule: kept
+        '  { rule = "max_calls", tool = "b", n = 2 },\n'
+        "]\n")
+    with pytest.raises(UserError) as info:
+        policies_from_pyproject(tmp_path)
+    assert str(info.value).endswith("pyproject.toml:5: [tool.stepswitch] policies[2] repeats "
+                                    "policies[0] (line 3): drop one")
+
+
 def test_diff_reports_a_removed_or_newly_failing_policy_as_safety() -> None:
     from stepswitch.review.diff import diff_specs
 
