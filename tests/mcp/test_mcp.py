@@ -108,6 +108,20 @@ def test_lock_check_passes_then_names_what_drifted(
     assert "input schema" not in out  # only what changed is named
 
 
+def test_lock_check_names_an_entry_locked_with_another_transport(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.mcp.lock import write_lock
+
+    app = _app(tmp_path, _stdio())
+    _lock(app, capsys)
+    lock = tmp_path / LOCK_NAME
+    write_lock(lock, {"tools": {"tools": read_lock(lock)["tools"]["tools"], "transport": "sse"}})
+    assert main(["mcp", "lock", "--check", str(app)]) == 1
+    assert "MCP server 'tools': locked with transport 'sse', declared with 'stdio'" in \
+        capsys.readouterr().out
+
+
 def test_lock_of_a_server_that_cannot_start_is_one_located_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

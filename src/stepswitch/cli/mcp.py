@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.output) if args.output else (
         servers[0].lock_path or Path(servers[0].site.file).resolve().parent / lockfile.LOCK_NAME
     )
+    # read first: a lock that cannot be trusted stops --check before any server starts
+    existing: dict[str, Any] = lockfile.read_lock(path) if path.is_file() else {}
     listed: dict[str, dict[str, Any]] = {}
     try:
         for server in servers:
@@ -87,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     finally:
         _client.wait(_client.close_all(), 10)
-    existing: dict[str, Any] = lockfile.read_lock(path) if path.is_file() else {}
     if args.check:
         return _check(path, existing, listed)
     merged = {**existing, **listed}
@@ -105,6 +106,11 @@ def _check(path: Path, existing: dict[str, Any], listed: dict[str, dict[str, Any
         entry = existing.get(name)
         if entry is None:
             print(f"{visible(str(path))}: MCP server {visible(name)!r}: not in the lock")
+            drift = True
+            continue
+        if entry["transport"] != server["transport"]:
+            print(f"{visible(str(path))}: MCP server {visible(name)!r}: locked with "
+                  f"transport {entry['transport']!r}, declared with {server['transport']!r}")
             drift = True
             continue
         for line in lockfile.changes(entry["tools"], server["tools"]):

@@ -92,12 +92,26 @@ class MCPServer(ToolServer):
         return _lock.find_lock(Path(self.site.file).resolve().parent)
 
     def locked(self) -> dict[str, Any] | None:
-        """This server's lock entry (``{"transport", "tools"}``), or None."""
+        """This server's lock entry (``{"transport", "tools"}``), or None: none, or one
+        written for a server of another transport (see :meth:`stale_transport`)."""
+        entry = self._lock_entry()
+        return entry if entry is not None and entry["transport"] == self.transport_kind \
+            else None
+
+    def stale_transport(self) -> str | None:
+        """The transport of the lock's entry under this server's name when it is not this
+        server's (the entry was written for another server: its tools are not used)."""
+        entry = self._lock_entry()
+        if entry is None or entry["transport"] == self.transport_kind:
+            return None
+        return str(entry["transport"])
+
+    def _lock_entry(self) -> dict[str, Any] | None:
         path = self.lock_path
         if path is None:
             return None
-        entry = _lock.read_lock(path).get(self.name)
-        return entry if isinstance(entry, dict) else None
+        entry: dict[str, Any] | None = _lock.read_lock(path).get(self.name)
+        return entry
 
     def offered(self, name: str) -> bool:
         """The filter lets the model see tool ``name``."""
@@ -529,7 +543,10 @@ async def _call(server: MCPServer, tool: str, arguments: dict[str, Any], ctx: An
 
 async def _compare(server: MCPServer, drift: str) -> None:
     listed = await server.list_tools()
-    entry = server.locked()
+    try:
+        entry = server.locked()
+    except UserError as exc:  # the lock changed under the run: it cannot be trusted now
+        raise server.error(f"cannot be checked against its lock: {exc}") from None
     locked = entry["tools"] if entry else {}
     found = _lock.changes(locked, listed)
     if found and drift != "allow":

@@ -26,10 +26,13 @@ def servers(ctx: Ctx) -> Iterator[Diagnostic]:
             loc = where(server.location, f"agents.{agent.name}.mcp_servers[{i}]")
             what = f"MCP server {server.name!r} of agent {agent.name!r}"
             if server.lock_file is None:
+                stale = server.stale_transport
+                why = "has no lock entry" if stale is None else (
+                    f"has no lock entry of its own: the lock's entry {server.name!r} was "
+                    f"written for transport {stale!r}, this server's is {server.transport!r}")
                 yield ctx.diag(
                     "SW901",
-                    f"{what} has no lock entry: its tools are unchecked; run "
-                    "`stepswitch mcp lock`",
+                    f"{what} {why}: its tools are unchecked; run `stepswitch mcp lock`",
                     loc,
                     help="stepswitch mcp lock TARGET writes stepswitch.mcp.lock beside the "
                     "declaring file; commit it and run `stepswitch mcp lock --check` in CI",
