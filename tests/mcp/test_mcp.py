@@ -336,6 +336,17 @@ def test_a_hanging_server_times_out_within_its_timeout(
     assert output.endswith("Tool 'add' timed out after 1 seconds.")
 
 
+def test_a_slow_start_counts_against_startup_timeout_not_the_calls_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first call of a server that took longer than timeout= to start timed out:
+    the tool's timeout wrapped connecting and listing as well as the call."""
+    _lock(_app(tmp_path, _stdio()), capsys)
+    slow = _stdio(timeout="2", env="{'SW_MCP_START_DELAY': '2.5'}")
+    machine = _workflow(_app(tmp_path, slow)).compile()
+    assert _outputs(machine.run_sync("go", model=_call("add", {"a": 1, "b": 2}))) == ["3"]
+
+
 # -- streamable HTTP ----------------------------------------------------------------------
 
 

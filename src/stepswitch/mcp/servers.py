@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from stepswitch._site import Site, caller_site
 from stepswitch.dsl.servers import ToolServer
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool
-from stepswitch.errors import MCPServerError, UserError
+from stepswitch.errors import MCPServerError, ToolTimeoutError, UserError
 from stepswitch.mcp import lock as _lock
 from stepswitch.schema import strictify
 
@@ -71,7 +71,7 @@ class MCPServer(ToolServer):
         self.name = name
         self.site = site
         self.timeout = float(timeout)
-        """Seconds listing the tools or one call may take."""
+        """Seconds listing the tools or one call may take (not the start: see below)."""
         self.startup_timeout = float(startup_timeout)
         """Seconds the server may take to start and answer MCP's handshake."""
         self.allowed, self.blocked = _filter(what, site, tool_filter)
@@ -466,7 +466,8 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
         takes_context=True,
         failure_error_function=_DEFAULT,  # a dead server ends the run all the same
         site=server.site,
-        timeout=server.timeout,
+        timeout=None,  # the call alone is bounded by server.timeout (in _call), not the
+        # connecting (startup_timeout) and the listing before a run's first call
     )
     tool.mcp_server = server  # type: ignore[attr-defined]
     tool.mcp_entry = dict(locked)  # type: ignore[attr-defined]
@@ -534,8 +535,11 @@ async def _call(server: MCPServer, tool: str, arguments: dict[str, Any], ctx: An
         raise
 
     async def called() -> Any:
-        conn = await _client.connection(server)
-        return await conn.call(tool, arguments)
+        conn = await _client.connection(server)  # bounded by startup_timeout
+        try:
+            return await asyncio.wait_for(conn.call(tool, arguments), server.timeout)
+        except TimeoutError:
+            raise ToolTimeoutError(tool, server.timeout) from None
 
     result = await asyncio.wrap_future(_client.on_loop(called()))
     return _output(result)
