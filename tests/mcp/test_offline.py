@@ -4,11 +4,15 @@ here (``locked_tool``), the servers' commands do not exist."""
 from __future__ import annotations
 
 import itertools
+import json
 import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import stepswitch as ss
+from stepswitch.cli.main import main
 from stepswitch.mcp.lock import LOCK_NAME, locked_tool, write_lock
 from stepswitch.review.diff import diff_specs
 from stepswitch.targets.load import load_targets
@@ -151,3 +155,40 @@ def test_policies_and_pause_points_count_mcp_tools(tmp_path: Path) -> None:
     assert "SW801" not in held.codes()
     (pauses,) = _messages(held, "SW501")
     assert "wipe" in pauses
+
+
+def test_a_run_refuses_a_server_with_no_lock_entry_before_calling_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no lock a run offered the model none of the server's tools, said nothing, and
+    a call of one failed "Tool read_file not found" in a run that exited 0."""
+    wf = _workflow(tmp_path, (
+        "files = ss.MCPServerStdio('files', '/nonexistent')\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[files])\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n"))
+    assert "SW901" in wf.check().codes()  # check warns; a run refuses
+    with pytest.raises(ss.UserError) as caught:
+        wf.compile()
+    file = wf.graph().agent("helper").mcp_servers[0].location.file
+    assert str(caught.value) == (
+        f"MCP server 'files' (declared at {file}:2) has no entry in stepswitch.mcp.lock: a "
+        "run would offer the model none of its tools; run `stepswitch mcp lock` on this "
+        "workflow, review the lock and commit it")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([[{"type": "message", "text": "done"}]]))
+    target = f"{tmp_path / Path(file).name}:workflow"
+    code = main(["run", target, "--input", "go", "--model", f"scripted:{script}"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "MCP server 'files' (declared at " in err and "`stepswitch mcp lock`" in err
+
+
+def test_a_run_refuses_a_lock_entry_written_for_another_transport(tmp_path: Path) -> None:
+    write_lock(tmp_path / LOCK_NAME, {"files": {"tools": {}, "transport": "sse"}})
+    wf = _workflow(tmp_path, (
+        "files = ss.MCPServerStdio('files', '/nonexistent')\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[files])\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n"))
+    with pytest.raises(ss.UserError, match=r"has no lock entry of its own \(the lock's entry "
+                       r"'files' was written for transport 'sse'\)"):
+        wf.compile()
