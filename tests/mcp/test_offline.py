@@ -192,3 +192,32 @@ def test_a_run_refuses_a_lock_entry_written_for_another_transport(tmp_path: Path
     with pytest.raises(ss.UserError, match=r"has no lock entry of its own \(the lock's entry "
                        r"'files' was written for transport 'sse'\)"):
         wf.compile()
+
+
+def test_check_reports_two_servers_with_one_name_as_mcp_lock_refuses_them(
+    tmp_path: Path,
+) -> None:
+    _lock(tmp_path, files=[_tool("read_file", {"readOnlyHint": True})])
+    report = _check(tmp_path, (
+        "docs = ss.MCPServerStdio('files', '/nonexistent/docs')\n"
+        "files = ss.MCPServerStdio('files', '/nonexistent/files')\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[docs])\n"
+        "other = ss.Agent('other', 'Help.', mcp_servers=[files, docs])\n"
+        "workflow = ss.Workflow(name='w', entry=helper, agents=[helper, other])\n"))
+    (found,) = [d for d in report.diagnostics if d.code == "SW905"]
+    assert found.severity == "error" and found.location.line == 3
+    assert found.message.startswith("MCP server 'files' of agent 'other' is declared twice (")
+    assert ":2 and " in found.message and found.message.endswith(
+        ":3): the lock keeps one entry per name, so this one would be checked and run "
+        "against the other's tools")
+    assert not report.ok
+
+
+def test_one_server_listed_by_two_agents_is_not_a_duplicate(tmp_path: Path) -> None:
+    _lock(tmp_path, files=[_tool("read_file", {"readOnlyHint": True})])
+    report = _check(tmp_path, (
+        "files = ss.MCPServerStdio('files', '/nonexistent/files')\n"
+        "other = ss.Agent('other', 'Help.', mcp_servers=[files])\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[files], handoffs=[other])\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n"))
+    assert "SW905" not in report.codes()
