@@ -507,6 +507,66 @@ def test_lock_writes_where_o_says_and_keeps_other_servers_entries(
     assert main(["mcp", "lock", "--check", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
 
 
+@pytest.mark.parametrize("where", ["missing-folder", "folder"])
+def test_a_bad_o_path_is_refused_before_any_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """`-o /nonexist/dir/x.lock` and `-o somefolder` were a FileNotFoundError and an
+    IsADirectoryError traceback once the servers had been started and listed."""
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
+    out = tmp_path / "nonexistent" / "x.lock" if where == "missing-folder" else tmp_path
+    assert main(["mcp", "lock", str(app), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "could not start" not in err
+    wanted = (f"-o {out}: there is no folder {out.parent}; create it first"
+              if where == "missing-folder" else f"-o {out}: is a folder; name the lock file")
+    assert wanted in err, err
+
+
+def test_o_help_says_which_lock_check_and_run_read(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "lock", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("check, run and compile read only the nearest stepswitch.mcp.lock in the "
+            "declaring file's folder or above it") in text
+
+
+def test_mcp_lock_replaces_a_corrupt_lock_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It refused with "not an MCP lock ...; run `stepswitch mcp lock` again", the very
+    command that failed."""
+    lock = tmp_path / LOCK_NAME
+    lock.write_text("{bad", encoding="utf-8")
+    app = _app(tmp_path, _stdio())
+    assert main(["mcp", "lock", "--check", str(app)]) == 2  # --check never writes
+    assert "not an MCP lock (invalid JSON" in capsys.readouterr().err
+    assert main(["mcp", "lock", str(app)]) == 0
+    captured = capsys.readouterr()
+    assert f"{lock}: not an MCP lock (invalid JSON" in captured.err
+    assert "replacing it with a new lock of these targets' servers" in captured.err
+    assert sorted(read_lock(lock)["tools"]["tools"]) == ["add", "delete_file", "echo"]
+
+
+def test_mcp_lock_says_why_an_sdk_server_with_a_callable_filter_is_not_locked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "the targets declare no MCP server" of an agent that lists one."""
+    path = tmp_path / f"mcp_sdk_filter_{os.getpid()}.py"
+    path.write_text(
+        "from agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        "files = MCPServerStdio(name='files', params={'command': '/nonexistent'},\n"
+        "                       tool_filter=lambda ctx, tool: True)\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[files])\n",
+        encoding="utf-8",
+    )
+    assert main(["mcp", "lock", f"{path}:helper"]) == 2
+    err = capsys.readouterr().err
+    assert "declare no MCP server" not in err and err.count("\n") == 1, err
+    assert err.startswith("stepswitch: error: MCP server 'files' with a callable "
+                          "tool_filter no lock can record (listed at "), err
+    assert "is not locked: it stays an opaque tool that a run cannot call (SW601" in err
+
+
 # -- review ---------------------------------------------------------------------------------
 
 
