@@ -221,3 +221,20 @@ def test_one_server_listed_by_two_agents_is_not_a_duplicate(tmp_path: Path) -> N
         "helper = ss.Agent('helper', 'Help.', mcp_servers=[files], handoffs=[other])\n"
         "workflow = ss.Workflow(name='w', entry=helper)\n"))
     assert "SW905" not in report.codes()
+
+
+def test_an_sse_server_is_declared_as_ss_mcpserversse(tmp_path: Path) -> None:
+    """`ss.MCPServerSse` was not exported, though the class exists and is what from_sdk
+    reads an SDK MCPServerSse as."""
+    import stepswitch.mcp
+
+    assert ss.MCPServerSse is stepswitch.mcp.MCPServerSse
+    write_lock(tmp_path / LOCK_NAME, {"remote": {"transport": "sse", "tools": {
+        "peek": _tool("peek", {"readOnlyHint": True})}}})
+    wf = _workflow(tmp_path, (
+        "remote = ss.MCPServerSse('remote', 'http://127.0.0.1:9/sse')\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[remote])\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n"))
+    assert "SW901" not in wf.check().codes()
+    (server,) = wf.graph().agent("helper").mcp_servers
+    assert server.transport == "sse" and [t.name for t in server.tools] == ["peek"]

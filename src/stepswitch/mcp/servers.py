@@ -45,8 +45,8 @@ RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 
 
 class MCPServer(ToolServer):
-    """What both kinds of server declare. Build one with :class:`MCPServerStdio` or
-    :class:`MCPServerStreamableHttp`."""
+    """What every kind of server declares. Build one with :class:`MCPServerStdio`,
+    :class:`MCPServerStreamableHttp` or :class:`MCPServerSse`."""
 
     transport_kind = ""
 
@@ -334,8 +334,8 @@ class MCPServerStreamableHttp(_HttpServer):
 
 
 class MCPServerSse(_HttpServer):
-    """A server reached over MCP's older HTTP+SSE transport at ``url`` (what ``from_sdk``
-    reads an SDK ``MCPServerSse`` as)."""
+    """A server reached over MCP's older HTTP+SSE transport at ``url`` (``ss.MCPServerSse``;
+    what ``from_sdk`` reads an SDK ``MCPServerSse`` as)."""
 
     transport_kind = "sse"
 
