@@ -3,6 +3,7 @@ the ``mcp`` package), over stdio as a subprocess and over streamable HTTP on 127
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -598,7 +599,7 @@ def test_diff_reports_a_changed_lock_entry_as_model_and_safety(
 
 
 def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`stepswitch run` said the drift error was "raised in your code": it is raised by
     stepswitch's check of the server against its lock."""
@@ -613,6 +614,30 @@ def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
     err = capsys.readouterr().err
     assert code == 1 and "no longer matches its lock" in err, err
     assert "raised in your code" not in err and "Traceback" not in err, err
+    # what it tells a command-line user to do, the command line can do
+    assert err.rstrip().endswith("or allow it: --mcp-drift allow"), err
+    assert "RunConfig" not in err, err
+    assert main(["run", f"{drifted}:workflow", "--input", "go", "--model",
+                 f"scripted:{script}", "--mcp-drift", "allow"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    for allow in ([], ["--mcp-drift", "allow"]):
+        monkeypatch.setattr("sys.stdin", io.StringIO("go\n"))
+        code = main(["chat", f"{drifted}:workflow", "--model", f"scripted:{script}",
+                     "--session", f"sqlite:///{tmp_path / 'chat.db'}", "--session-id",
+                     f"s{len(allow)}", *allow])
+        err = capsys.readouterr().err
+        assert code == (0 if allow else 1), err
+        if not allow:
+            assert err.rstrip().endswith("or allow it: --mcp-drift allow"), err
+
+
+def test_a_durable_run_says_mcp_drift_is_the_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent')")
+    assert main(["run", f"{app}:workflow", "--input", "go", "--temporal", "127.0.0.1:9",
+                 "--mcp-drift", "allow"]) == 2
+    assert "`stepswitch worker --mcp-drift allow`" in capsys.readouterr().err
 
 
 def test_the_example_files_server_locks_and_runs(

@@ -177,8 +177,9 @@ class MCPServer(ToolServer):
     def transport(self) -> AbstractAsyncContextManager[Any]:
         raise NotImplementedError
 
-    def error(self, what: str) -> MCPServerError:
-        return MCPServerError(f"MCP server {self.name!r} (declared at {self.site}) {what}")
+    def error(self, what: str, hint: str | None = None) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r} (declared at {self.site}) {what}",
+                              hint=hint)
 
     async def list_tools(self) -> dict[str, _lock.LockedTool]:
         """Start (or reuse) the connection and list its tools as lock entries."""
@@ -556,9 +557,12 @@ async def _compare(server: MCPServer, drift: str) -> None:
     if found and drift != "allow":
         raise server.error(
             "no longer matches its lock (" + "; ".join(found) + "); review the change and run "
-            "`stepswitch mcp lock` again, or allow it: RunConfig(mcp_drift='allow') "
-            "(on Temporal, worker_for(..., mcp_drift='allow'))"
-        )
+            "`stepswitch mcp lock` again", hint=DRIFT_HINT)
+
+
+DRIFT_HINT = ("or allow it: RunConfig(mcp_drift='allow') (on Temporal, "
+              "worker_for(..., mcp_drift='allow'))")
+"""How a run allows a drifted server, in Python; the CLI says its own flag instead."""
 
 
 def _output(result: Any) -> Any:
