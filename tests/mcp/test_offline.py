@@ -81,7 +81,28 @@ def test_one_name_on_two_servers_is_a_collision(tmp_path: Path) -> None:
         "helper = ss.Agent('helper', 'Help.', mcp_servers=[one, two])\n"
         "workflow = ss.Workflow(name='w', entry=helper)\n"))
     (clash,) = _messages(report, "SW302")
-    assert "two tools named 'read_file'" in clash
+    assert clash == (
+        "agent 'helper' offers two tools named 'read_file': tool 'read_file' of MCP server "
+        "'one' (agents.helper.tools[0]) and tool 'read_file' of MCP server 'two'; the model "
+        "cannot tell them apart")
+
+
+def test_a_schema_strict_mode_rejects_names_the_server_and_suggests_its_filter(
+    tmp_path: Path,
+) -> None:
+    """SW402 said "use a pydantic model", which a user cannot do to someone else's server."""
+    schema = {"type": "object", "properties": {
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}}}}
+    _lock(tmp_path, tags=[locked_tool("tag", "Tag it.", schema, None, {"readOnlyHint": True})])
+    report = _check(tmp_path, (
+        "tags = ss.MCPServerStdio('tags', '/nonexistent')\n"
+        "helper = ss.Agent('helper', 'Help.', mcp_servers=[tags])\n"
+        "workflow = ss.Workflow(name='w', entry=helper)\n"))
+    found = [d for d in report.diagnostics if d.code == "SW402"]
+    assert found, report.codes()
+    assert found[0].message.startswith("parameters of tool 'tag' of MCP server 'tags': ")
+    assert found[0].help is not None and "pydantic" not in found[0].help
+    assert "tool_filter ({'blocked_tool_names': ['tag']})" in found[0].help
 
 
 def test_a_tool_that_may_change_things_needs_an_approval(tmp_path: Path) -> None:
