@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs
     from stepswitch.graph.spec import PolicySpec
     from stepswitch.interop.sdk import from_sdk
     from stepswitch.lifecycle import AgentHooks, RunHooks
-    from stepswitch.mcp.servers import MCPServerStdio, MCPServerStreamableHttp
+    from stepswitch.mcp.servers import MCPServerSse, MCPServerStdio, MCPServerStreamableHttp
     from stepswitch.policies import (
         Policy,
         forbid,
@@ -129,6 +129,7 @@ _WHERE: dict[str, str] = {
     "AgentHooks": "stepswitch.lifecycle",
     "AgentTool": "stepswitch.dsl",
     "CompileError": "stepswitch.errors",
+    "MCPServerSse": "stepswitch.mcp.servers",
     "MCPServerStdio": "stepswitch.mcp.servers",
     "MCPServerStreamableHttp": "stepswitch.mcp.servers",
     "CostLimitExceeded": "stepswitch.errors",
@@ -230,6 +231,7 @@ __all__ = [  # noqa: RUF022 -- plainly sorted (tests/test_public_api.py), consta
     "InputGuardrailTripwireTriggered",
     "ItemHelpers",
     "MCPServerError",
+    "MCPServerSse",
     "MCPServerStdio",
     "MCPServerStreamableHttp",
     "MaxTurnsExceeded",

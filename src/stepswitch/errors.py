@@ -310,11 +310,13 @@ class RunTimeoutError(RunLimitError):
 class MCPServerError(StepswitchError):
     """An MCP server could not start, failed or died during a call, or lists tools that
     differ from its lock. The message names the server and where it was declared; when
-    it ends a run, ``run_data`` keeps the run so far."""
+    it ends a run, ``run_data`` keeps the run so far; ``hint`` (for a drift) says how a
+    run allows it."""
 
-    def __init__(self, message: str, *, run_data: Any = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, run_data: Any = None, hint: str | None = None) -> None:
+        super().__init__(f"{message}; {hint}" if hint else message)
         self.run_data = run_data
+        self.hint = hint
 
 
 class ToolFailure(StepswitchError):

@@ -48,4 +48,16 @@ MCP_CASES: dict[str, tuple[Build, Build]] = {
             "cases_search", "http://127.0.0.1:9/mcp",
             tool_filter={"blocked_tool_names": ["search-a"]}), tools=[search_a]),
     ),
+    "SW905": (
+        lambda: _agent(_files(require_approval=SAFE),
+                       ss.MCPServerStdio("cases_files", "python", ["other_server.py"])),
+        lambda: _shared(_files(require_approval=SAFE)),
+    ),
 }
+
+
+def _shared(server: Any) -> ss.Workflow:
+    """One server declared once, listed by two agents: not a duplicate."""
+    other = ss.Agent("other", "Help too.", mcp_servers=[server])
+    return ss.Workflow(name="w", entry=ss.Agent("helper", "Help.", mcp_servers=[server],
+                                                 handoffs=[other]))

@@ -136,7 +136,8 @@ def test_compile_says_why_an_opaque_tool_cannot_go_in_a_runner() -> None:
     with pytest.raises(ss.UserError) as caught:
         codegen(ss.from_sdk(hosted.researcher).compile())
     text = str(caught.value)
-    assert "it stands for MCP server 'files', which stepswitch cannot run (SW601)" in text
+    assert ("it stands for MCP server 'files' with use_structured_content set (stepswitch "
+            "does not carry it), which stepswitch cannot run (SW601)") in text
     assert "move it to module level" not in text
 
 

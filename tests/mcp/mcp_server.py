@@ -3,7 +3,8 @@
 ``python mcp_server.py [stdio|http PORT|sse PORT]``. Its behaviour follows the environment:
 ``SW_MCP_MODE`` ``normal`` | ``drift`` (another description for ``add``) | ``crash``
 (``add`` kills the process) | ``hang`` (``add`` never answers) | ``slowstart``;
-``SW_MCP_CALLS``: a file each ``delete_file`` call appends a line to.
+``SW_MCP_CALLS``: a file each ``delete_file`` call appends a line to;
+``SW_MCP_START_DELAY``: seconds to wait before serving (a server slow to start).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mcp.types import ToolAnnotations
 MODE = os.environ.get("SW_MCP_MODE", "normal")
 if MODE == "slowstart":
     time.sleep(30)
+time.sleep(float(os.environ.get("SW_MCP_START_DELAY", "0")))
 
 server = MCPServer("test-tools")
 

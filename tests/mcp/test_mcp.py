@@ -3,6 +3,7 @@ the ``mcp`` package), over stdio as a subprocess and over streamable HTTP on 127
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -106,6 +107,20 @@ def test_lock_check_passes_then_names_what_drifted(
     out = capsys.readouterr().out
     assert "MCP server 'tools': tool 'add': description changed" in out
     assert "input schema" not in out  # only what changed is named
+
+
+def test_lock_check_names_an_entry_locked_with_another_transport(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stepswitch.mcp.lock import write_lock
+
+    app = _app(tmp_path, _stdio())
+    _lock(app, capsys)
+    lock = tmp_path / LOCK_NAME
+    write_lock(lock, {"tools": {"tools": read_lock(lock)["tools"]["tools"], "transport": "sse"}})
+    assert main(["mcp", "lock", "--check", str(app)]) == 1
+    assert "MCP server 'tools': locked with transport 'sse', declared with 'stdio'" in \
+        capsys.readouterr().out
 
 
 def test_lock_of_a_server_that_cannot_start_is_one_located_line(
@@ -322,6 +337,17 @@ def test_a_hanging_server_times_out_within_its_timeout(
     assert output.endswith("Tool 'add' timed out after 1 seconds.")
 
 
+def test_a_slow_start_counts_against_startup_timeout_not_the_calls_timeout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first call of a server that took longer than timeout= to start timed out:
+    the tool's timeout wrapped connecting and listing as well as the call."""
+    _lock(_app(tmp_path, _stdio()), capsys)
+    slow = _stdio(timeout="2", env="{'SW_MCP_START_DELAY': '2.5'}")
+    machine = _workflow(_app(tmp_path, slow)).compile()
+    assert _outputs(machine.run_sync("go", model=_call("add", {"a": 1, "b": 2}))) == ["3"]
+
+
 # -- streamable HTTP ----------------------------------------------------------------------
 
 
@@ -482,6 +508,66 @@ def test_lock_writes_where_o_says_and_keeps_other_servers_entries(
     assert main(["mcp", "lock", "--check", str(_app(tmp_path, _stdio())), "-o", str(out)]) == 0
 
 
+@pytest.mark.parametrize("where", ["missing-folder", "folder"])
+def test_a_bad_o_path_is_refused_before_any_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """`-o /nonexist/dir/x.lock` and `-o somefolder` were a FileNotFoundError and an
+    IsADirectoryError traceback once the servers had been started and listed."""
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent/mcp-server')")
+    out = tmp_path / "nonexistent" / "x.lock" if where == "missing-folder" else tmp_path
+    assert main(["mcp", "lock", str(app), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "could not start" not in err
+    wanted = (f"-o {out}: there is no folder {out.parent}; create it first"
+              if where == "missing-folder" else f"-o {out}: is a folder; name the lock file")
+    assert wanted in err, err
+
+
+def test_o_help_says_which_lock_check_and_run_read(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "lock", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert ("check, run and compile read only the nearest stepswitch.mcp.lock in the "
+            "declaring file's folder or above it") in text
+
+
+def test_mcp_lock_replaces_a_corrupt_lock_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It refused with "not an MCP lock ...; run `stepswitch mcp lock` again", the very
+    command that failed."""
+    lock = tmp_path / LOCK_NAME
+    lock.write_text("{bad", encoding="utf-8")
+    app = _app(tmp_path, _stdio())
+    assert main(["mcp", "lock", "--check", str(app)]) == 2  # --check never writes
+    assert "not an MCP lock (invalid JSON" in capsys.readouterr().err
+    assert main(["mcp", "lock", str(app)]) == 0
+    captured = capsys.readouterr()
+    assert f"{lock}: not an MCP lock (invalid JSON" in captured.err
+    assert "replacing it with a new lock of these targets' servers" in captured.err
+    assert sorted(read_lock(lock)["tools"]["tools"]) == ["add", "delete_file", "echo"]
+
+
+def test_mcp_lock_says_why_an_sdk_server_with_a_callable_filter_is_not_locked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "the targets declare no MCP server" of an agent that lists one."""
+    path = tmp_path / f"mcp_sdk_filter_{os.getpid()}.py"
+    path.write_text(
+        "from agents import Agent\nfrom agents.mcp import MCPServerStdio\n"
+        "files = MCPServerStdio(name='files', params={'command': '/nonexistent'},\n"
+        "                       tool_filter=lambda ctx, tool: True)\n"
+        "helper = Agent(name='helper', instructions='Help.', mcp_servers=[files])\n",
+        encoding="utf-8",
+    )
+    assert main(["mcp", "lock", f"{path}:helper"]) == 2
+    err = capsys.readouterr().err
+    assert "declare no MCP server" not in err and err.count("\n") == 1, err
+    assert err.startswith("stepswitch: error: MCP server 'files' with a callable "
+                          "tool_filter no lock can record (listed at "), err
+    assert "is not locked: it stays an opaque tool that a run cannot call (SW601" in err
+
+
 # -- review ---------------------------------------------------------------------------------
 
 
@@ -513,7 +599,7 @@ def test_diff_reports_a_changed_lock_entry_as_model_and_safety(
 
 
 def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`stepswitch run` said the drift error was "raised in your code": it is raised by
     stepswitch's check of the server against its lock."""
@@ -528,6 +614,30 @@ def test_drift_in_a_cli_run_is_stepswitchs_error_not_blamed_on_the_users_code(
     err = capsys.readouterr().err
     assert code == 1 and "no longer matches its lock" in err, err
     assert "raised in your code" not in err and "Traceback" not in err, err
+    # what it tells a command-line user to do, the command line can do
+    assert err.rstrip().endswith("or allow it: --mcp-drift allow"), err
+    assert "RunConfig" not in err, err
+    assert main(["run", f"{drifted}:workflow", "--input", "go", "--model",
+                 f"scripted:{script}", "--mcp-drift", "allow"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    for allow in ([], ["--mcp-drift", "allow"]):
+        monkeypatch.setattr("sys.stdin", io.StringIO("go\n"))
+        code = main(["chat", f"{drifted}:workflow", "--model", f"scripted:{script}",
+                     "--session", f"sqlite:///{tmp_path / 'chat.db'}", "--session-id",
+                     f"s{len(allow)}", *allow])
+        err = capsys.readouterr().err
+        assert code == (0 if allow else 1), err
+        if not allow:
+            assert err.rstrip().endswith("or allow it: --mcp-drift allow"), err
+
+
+def test_a_durable_run_says_mcp_drift_is_the_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _app(tmp_path, "ss.MCPServerStdio('tools', '/nonexistent')")
+    assert main(["run", f"{app}:workflow", "--input", "go", "--temporal", "127.0.0.1:9",
+                 "--mcp-drift", "allow"]) == 2
+    assert "`stepswitch worker --mcp-drift allow`" in capsys.readouterr().err
 
 
 def test_the_example_files_server_locks_and_runs(

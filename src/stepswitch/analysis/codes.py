@@ -187,6 +187,8 @@ _ALL: tuple[Code, ...] = (
          "an MCP tool annotated destructive (or not read-only) that runs with no approval"),
     Code("SW904", "mcp-tool-name-normalised-collision", "error",
          "an MCP tool's name equals another tool's of the agent once '-' reads as '_'"),
+    Code("SW905", "mcp-server-name-duplicate", "error",
+         "two different MCP servers of the workflow share one name, so one lock entry"),
 )
 
 _ALL += (

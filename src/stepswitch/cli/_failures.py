@@ -17,6 +17,7 @@ from stepswitch.cli._state_files import flow_edge, save
 from stepswitch.errors import (
     FlowBudgetExceeded,
     MaxTurnsExceeded,
+    MCPServerError,
     ModelBehaviorError,
     SessionConflict,
     StepswitchError,
@@ -24,15 +25,31 @@ from stepswitch.errors import (
 )
 from stepswitch.runtime.items import MessageOutputItem, RunItem
 
-__all__ = ["failed", "in_user_code", "keep", "no_context", "refusal", "user_code_error",
-           "with_site"]
+__all__ = ["add_mcp_drift_flag", "failed", "in_user_code", "keep", "no_context", "refusal",
+           "summary", "user_code_error", "with_site"]
+
+
+def add_mcp_drift_flag(p: argparse.ArgumentParser) -> None:
+    """``--mcp-drift``, as ``worker`` has it: what a drifted MCP server's message tells a
+    command-line user to pass."""
+    p.add_argument("--mcp-drift", choices=("error", "allow"), default="error",
+                   help="an MCP server whose tools differ from stepswitch.mcp.lock: fail the "
+                   "run (error, the default) or call it anyway (allow)")
 
 def with_site(exc: StepswitchError, args: argparse.Namespace) -> str:
-    """``exc.summary``; for a spent flow budget, with where that edge is declared."""
+    """:func:`summary`; for a spent flow budget, with where that edge is declared."""
     if isinstance(exc, FlowBudgetExceeded):
         where, max_uses = flow_edge(args, exc.source)
         if max_uses is not None:
             return f"{exc.summary} (max_uses={max_uses} at {where})"
+    return summary(exc)
+
+
+def summary(exc: StepswitchError) -> str:
+    """``exc.summary`` (its advice in Python left out), with the flag that does what that
+    advice did where there is one: a drifted MCP server's ``--mcp-drift allow``."""
+    if isinstance(exc, MCPServerError) and exc.hint:
+        return f"{exc.summary}; or allow it: --mcp-drift allow"
     return exc.summary
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from stepswitch._visible import visible
 from stepswitch.cli._agents_api import API_CHOICES, add_wait_timeout, refuse_inexpressible
 from stepswitch.cli._console import TEXT, Progress, decide
-from stepswitch.cli._failures import user_code_error
+from stepswitch.cli._failures import add_mcp_drift_flag, summary, user_code_error
 from stepswitch.cli._models import is_transcript, model_for
 from stepswitch.cli._session import (
     DEFAULT_ID,
@@ -33,12 +33,14 @@ from stepswitch.cli._session import (
     refuse_flow,
 )
 from stepswitch.errors import (
+    MCPServerError,
     ModelBehaviorError,
     ModelProviderError,
     RunLimitError,
     SessionError,
     UserError,
 )
+from stepswitch.runtime.config import RunConfig
 from stepswitch.runtime.state import RunState
 from stepswitch.targets.context import build_context
 from stepswitch.targets.load import compile_target, load_one
@@ -68,6 +70,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--approve", choices=("ask", "all"), default="ask",
                    help="calls that need approval: ask (default) or approve all")
     p.add_argument("--context", metavar="MODULE:FACTORY", help="build the run context")
+    add_mcp_drift_flag(p)
     add_session_flags(p, default_help=f"default: sqlite:///{DEFAULT_STORE}")
     p.set_defaults(func=run, stream=False)
 
@@ -101,14 +104,15 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        return asyncio.run(_chat(machine, session, snap, model, context, args.approve))
+        config = RunConfig(mcp_drift=args.mcp_drift)
+        return asyncio.run(_chat(machine, session, snap, model, context, args.approve, config))
     except KeyboardInterrupt:
         print("\nstepswitch: interrupted", file=sys.stderr)
         return 130
 
 
 async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
-                policy: str) -> int:
+                policy: str, config: RunConfig) -> int:
     out = Progress(sys.stderr, stream_text=False)
     try:
         where = snap.current_agent or machine.entry
@@ -121,14 +125,16 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
                 if not line:
                     print(file=sys.stderr)
                 return 0
-            result = await _turn(machine, session, model, context, policy, line.strip(), out)
+            result = await _turn(machine, session, model, context, policy, line.strip(), out,
+                                 config)
             answer = result.final_output
             text = answer.model_dump_json() if hasattr(answer, "model_dump_json") else answer
             print(f"{visible(result.last_agent)}> {visible(str(text), keep=TEXT)}",
                   flush=True)
-    except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError) as exc:
+    except (ModelBehaviorError, ModelProviderError, RunLimitError, SessionError,
+            MCPServerError) as exc:
         # the summary: the hint speaks of Python (RunConfig, exc.run_data), not flags
-        print(f"stepswitch: error: the run failed: {exc.summary}", file=sys.stderr)
+        print(f"stepswitch: error: the run failed: {summary(exc)}", file=sys.stderr)
         return 1
     except UserError:
         raise
@@ -140,11 +146,11 @@ async def _chat(machine: Any, session: Any, snap: Any, model: Any, context: Any,
 
 
 async def _turn(machine: Any, session: Any, model: Any, context: Any, policy: str,
-                text: str, out: Progress) -> Any:
+                text: str, out: Progress, config: RunConfig) -> Any:
     next_input: str | RunState = text
     while True:
         streamed = machine.run_streamed(next_input, model=model, context=context,
-                                        session=session)
+                                        session=session, run_config=config)
         async for event in streamed.stream_events():
             out.event(event)
         if not streamed.interruptions:

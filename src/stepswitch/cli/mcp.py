@@ -25,12 +25,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="start each MCP server, list its tools and write stepswitch.mcp.lock",
         description="Start each MCP server the TARGETs declare (bounded by the server's "
         "startup_timeout= and timeout=), list its tools and write them to the lock. With "
-        "--check, write nothing and exit 1 when the servers' tools differ from the lock.",
+        "--check, write nothing and exit 1 when the servers' tools differ from the lock. "
+        "Without --check, a lock that is not a valid one is replaced (a warning says so).",
     )
     lock.add_argument("targets", nargs="+", metavar="TARGET")
     lock.add_argument("-o", "--output", default=None, metavar="FILE",
                       help="the lock file (default: the servers' own stepswitch.mcp.lock, "
-                      "else one beside the file that declares the first server)")
+                      "else one beside the file that declares the first server). check, "
+                      "run and compile read only the nearest stepswitch.mcp.lock in the "
+                      "declaring file's folder or above it: a lock written elsewhere is for "
+                      "`mcp lock --check -o FILE`, not for them")
     lock.add_argument("--check", action="store_true",
                       help="compare with the lock instead of writing; exit 1 on drift")
     lock.set_defaults(func=run)
@@ -42,12 +46,14 @@ def _usage(args: argparse.Namespace) -> int:
     return 2
 
 
-def servers_of(targets: list[str]) -> list[Any]:
-    """Every MCP server the targets' workflows declare, each once, in order; two
+def servers_of(targets: list[str]) -> tuple[list[Any], list[Any]]:
+    """Every MCP server the targets' workflows declare, each once, in order, and the SDK
+    servers read as opaque tools (they set what stepswitch does not carry, SW601); two
     different servers with one name are a ``UserError``."""
     from stepswitch.dsl.build import agents_of
 
     found: dict[str, Any] = {}
+    unread: dict[int, Any] = {}
     for loaded in load_targets(targets):
         for agent in agents_of(loaded.workflow):
             for server in agent.mcp_servers:
@@ -57,21 +63,53 @@ def servers_of(targets: list[str]) -> list[Any]:
                         f"MCP server {server.name!r} is declared twice ({other.site} and "
                         f"{server.site}); the lock keeps one entry per name: rename one"
                     )
-    return list(found.values())
+            for tool in agent.tools:
+                if str(getattr(tool, "opaque", None) or "").startswith("MCP server "):
+                    unread.setdefault(id(tool), tool)
+    return list(found.values()), list(unread.values())
+
+
+def _output(option: str | None) -> Path | None:
+    """``-o FILE`` checked before any server starts: a folder, or a file in a folder that
+    does not exist, is a ``UserError``."""
+    if option is None:
+        return None
+    path = Path(option)
+    if path.is_dir():
+        raise UserError(f"-o {option}: is a folder; name the lock file (such as "
+                        f"{path / 'stepswitch.mcp.lock'})")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UserError(f"-o {option}: there is no folder {folder}; create it first")
+    return path
 
 
 def run(args: argparse.Namespace) -> int:
     from stepswitch.mcp import _client
     from stepswitch.mcp import lock as lockfile
 
-    servers = servers_of(args.targets)
+    output = _output(args.output)
+    servers, unread = servers_of(args.targets)
+    for tool in unread:  # an SDK server with a callable filter, say: say why it is left out
+        print(f"stepswitch: {'error' if not servers else 'warning'}: {tool.opaque} "
+              f"(listed at {tool.site}) is not locked: it stays an opaque tool that a run "
+              "cannot call (SW601; see docs/mcp.md, \"From the Agents SDK\")",
+              file=sys.stderr)
     if not servers:
-        print("stepswitch: error: the targets declare no MCP server "
-              "(Agent(mcp_servers=[...]))", file=sys.stderr)
+        if not unread:
+            print("stepswitch: error: the targets declare no MCP server "
+                  "(Agent(mcp_servers=[...]))", file=sys.stderr)
         return 2
-    path = Path(args.output) if args.output else (
-        servers[0].lock_path or Path(servers[0].site.file).resolve().parent / lockfile.LOCK_NAME
-    )
+    path = output or servers[0].lock_path or \
+        Path(servers[0].site.file).resolve().parent / lockfile.LOCK_NAME
+    # read first: a lock that cannot be trusted stops --check before any server starts;
+    # writing replaces it (what it held cannot be told from what it should hold)
+    existing: dict[str, Any] = {}
+    problem: str | None = None
+    if args.check:
+        existing = lockfile.read_lock(path) if path.is_file() else {}
+    else:
+        existing, problem = lockfile.read_lock_to_replace(path)
     listed: dict[str, dict[str, Any]] = {}
     try:
         for server in servers:
@@ -87,11 +125,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     finally:
         _client.wait(_client.close_all(), 10)
-    existing: dict[str, Any] = lockfile.read_lock(path) if path.is_file() else {}
     if args.check:
         return _check(path, existing, listed)
+    if problem is not None:
+        print(f"stepswitch: warning: {visible(str(path))}: {problem}; replacing it with a "
+              "new lock of these targets' servers (entries of other servers it held are "
+              "dropped)", file=sys.stderr)
     merged = {**existing, **listed}
-    lockfile.write_lock(path, merged)
+    try:
+        lockfile.write_lock(path, merged)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the MCP lock: {exc.strerror}") from None
     count = sum(len(s["tools"]) for s in listed.values())
     print(f"wrote {visible(str(path))}: {len(listed)} server(s), {count} tool(s)")
     return 0
@@ -105,6 +149,11 @@ def _check(path: Path, existing: dict[str, Any], listed: dict[str, dict[str, Any
         entry = existing.get(name)
         if entry is None:
             print(f"{visible(str(path))}: MCP server {visible(name)!r}: not in the lock")
+            drift = True
+            continue
+        if entry["transport"] != server["transport"]:
+            print(f"{visible(str(path))}: MCP server {visible(name)!r}: locked with "
+                  f"transport {entry['transport']!r}, declared with {server['transport']!r}")
             drift = True
             continue
         for line in lockfile.changes(entry["tools"], server["tools"]):

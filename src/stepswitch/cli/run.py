@@ -36,6 +36,7 @@ from stepswitch.cli._console import (
     where_waits,
 )
 from stepswitch.cli._failures import (
+    add_mcp_drift_flag,
     failed,
     in_user_code,
     keep,
@@ -149,6 +150,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="model-call budget (default: the workflow's, or the saved run's on --resume)",
     )
+    add_mcp_drift_flag(p)
     add_session_flags(p, default_help="default: none; the run continues at the session's agent")
     durable = p.add_argument_group("durable runs on Temporal (see docs/durable.md)")
     durable.add_argument("--temporal", metavar="HOST:PORT",
@@ -165,6 +167,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "temporal", None):
         from stepswitch.cli._durable import run_durable
+
+        if args.mcp_drift != "error":  # the worker calls the servers, by its own policy
+            raise UserError("--mcp-drift is the worker's on a durable run: start it with "
+                            "`stepswitch worker --mcp-drift allow`, and drop it here")
 
         args.task_queue = "stepswitch" if args.task_queue is None else args.task_queue
         args.worker_wait = 10.0 if args.worker_wait is None else args.worker_wait
@@ -226,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if scripted_session:
         continue_script(model, snap, start if isinstance(start, RunState) else None)
-    args.run_config = None
+    config: dict[str, Any] = {}
     provider = None
     content = getattr(args, "trace_content", False)
     if content and not args.trace:
@@ -235,15 +241,16 @@ def run(args: argparse.Namespace) -> int:
     if args.trace:
         from stepswitch.otel import file_provider
 
-        provider = file_provider(args.trace)
-        args.run_config = RunConfig(tracer_provider=provider, trace_content=content)
+        provider = config["tracer_provider"] = file_provider(args.trace)
+        config["trace_content"] = content
     if args.max_cost is not None:
         from stepswitch.policies import prices_from_pyproject
 
         # priced as `check` prices its bound: the shipped table, the project's over it
-        args.run_config = RunConfig(tracer_provider=provider, trace_content=content,
-                                    max_cost_usd=args.max_cost,
-                                    prices=prices_from_pyproject() or None)
+        config.update(max_cost_usd=args.max_cost, prices=prices_from_pyproject() or None)
+    if args.mcp_drift != "error":
+        config["mcp_drift"] = args.mcp_drift
+    args.run_config = RunConfig(**config) if config else None
     stop = args.stop = Stop()
     try:
         with stop:

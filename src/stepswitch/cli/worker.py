@@ -16,6 +16,7 @@ import signal
 import sys
 
 from stepswitch.cli._agents_api import API_CHOICES, refuse_inexpressible
+from stepswitch.cli._failures import add_mcp_drift_flag
 from stepswitch.cli._models import load_model
 from stepswitch.errors import UserError
 from stepswitch.targets.load import compile_target, load_one
@@ -56,9 +57,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--session", metavar="URL",
                    help="where conversations live (sqlite:///PATH.db, postgresql://…, "
                    "redis://…), for runs started with a session id")
-    p.add_argument("--mcp-drift", choices=("error", "allow"), default="error",
-                   help="an MCP server whose tools differ from stepswitch.mcp.lock: fail the "
-                   "run (error, the default) or call it anyway (allow)")
+    add_mcp_drift_flag(p)
     p.set_defaults(func=run)
 
 

@@ -39,13 +39,32 @@ from stepswitch.ir import (
 )
 from stepswitch.vocabulary import check_words
 
-__all__ = ["lower", "step_switch"]
+__all__ = ["lower", "refuse_unrunnable", "step_switch"]
 
 
 def lower(spec: WorkflowSpec) -> MachineIR:
     """The machine IR of ``spec``: one state per agent, in declaration order."""
     with gc_paused():  # many small frozen objects; the collector finds no garbage here
         return _lower(spec)
+
+
+def refuse_unrunnable(spec: WorkflowSpec) -> None:
+    """Refuse (``UserError``) what a machine can be drawn from but not run: an MCP server
+    with no lock entry offers the model none of its tools, so a run of it would fail
+    each call as "not found" and end as if it had worked. ``check`` warns (SW901); the
+    diagrams (which lower the same spec) draw it; a machine to run is never made of it."""
+    for agent in spec.agents:
+        for server in agent.mcp_servers:
+            if server.lock_file is not None:
+                continue
+            why = "has no entry in stepswitch.mcp.lock" if server.stale_transport is None \
+                else (f"has no lock entry of its own (the lock's entry {server.name!r} was "
+                      f"written for transport {server.stale_transport!r})")
+            raise UserError(
+                f"MCP server {server.name!r} (declared at {server.location}) {why}: a run "
+                "would offer the model none of its tools; run `stepswitch mcp lock` on this "
+                "workflow, review the lock and commit it"
+            )
 
 
 def _lower(spec: WorkflowSpec) -> MachineIR:

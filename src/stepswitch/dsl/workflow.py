@@ -206,7 +206,7 @@ class Workflow:
         errors, and ``UserError`` for what lowering cannot compile.
         """
         from stepswitch.analysis import analyze
-        from stepswitch.compiler.lower import lower
+        from stepswitch.compiler.lower import lower, refuse_unrunnable
         from stepswitch.errors import CompileError
         from stepswitch.graph.workflow_graph import WorkflowGraph
         from stepswitch.runtime.machine import StateMachine
@@ -215,6 +215,7 @@ class Workflow:
         report = analyze(WorkflowGraph.from_built(built))
         if not report.ok:
             raise CompileError(report)
+        refuse_unrunnable(built.spec)
         return StateMachine(lower(built.spec), built.bindings.objects)
 
     def to_mermaid(

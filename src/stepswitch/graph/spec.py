@@ -301,6 +301,9 @@ class MCPServerSpec(_Frozen):
     transport: Literal["stdio", "streamable_http", "sse"]
     lock_file: str | None = None
     """The lock holding the server's entry; None: no entry (its tools are unchecked)."""
+    stale_transport: Literal["stdio", "streamable_http", "sse"] | None = None
+    """The transport the lock's entry under this name was written for, when it is not
+    this server's: the entry is another server's, so it is not used (no entry)."""
     tools: tuple[MCPToolSpec, ...] = ()
     filter_names: tuple[str, ...] = ()
     """The tool names ``tool_filter`` names (allowed or blocked)."""

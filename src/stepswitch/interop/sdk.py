@@ -537,8 +537,9 @@ class _Reader:
             if read is not None:
                 agent.mcp_servers.append(read)
                 continue
-            tools.append(opaque(f"mcp_{server_name}", f"MCP server {server_name!r}",
-                                 site))
+            from stepswitch.mcp._sdk import why_unread  # why it stays opaque: SW601 says
+            tools.append(opaque(f"mcp_{server_name}", f"MCP server {server_name!r} with "
+                                f"{why_unread(server)}", site))
         handoffs: list[Agent | Handoff | str] = []
         for h in sdk.handoffs:
             if is_sdk_agent(h) and self.handoff_max_uses is None:

@@ -91,8 +91,9 @@ class Connection:
         try:
             async with self.server.transport() as streams:
                 read, write = streams[0], streams[1]
-                async with ClientSession(read, write,
-                                         read_timeout_seconds=self.server.timeout) as session:
+                # no read timeout of the session's own: start() bounds the handshake by
+                # startup_timeout, and the listing and each call are bounded by timeout
+                async with ClientSession(read, write) as session:
                     await session.initialize()
                     self.session = session
                     self._ready.set()

@@ -19,28 +19,23 @@ from stepswitch.mcp.servers import (
     MCPServerStreamableHttp,
 )
 
-__all__ = ["read_sdk_server"]
+__all__ = ["read_sdk_server", "why_unread"]
 
 _KINDS = ("MCPServerStdio", "MCPServerSse", "MCPServerStreamableHttp")
 
 
 def read_sdk_server(server: Any, site: Site) -> MCPServer | None:
     """``server`` as a declaration located at ``site``; None when it sets something
-    stepswitch does not carry (then it stays an opaque tool)."""
-    kind = type(server).__name__
-    if kind not in _KINDS or not _plain(server):
+    stepswitch does not carry (then it stays an opaque tool; :func:`why_unread` says
+    why)."""
+    if why_unread(server) is not None:
         return None
+    kind = type(server).__name__
     name = getattr(server, "name", None) or kind
     policy = getattr(server, "_needs_approval_policy", False)
-    if isinstance(policy, bool):
-        approval: Any = "always" if policy else "never"
-    elif isinstance(policy, dict) and all(isinstance(v, bool) for v in policy.values()):
-        approval = dict(policy)
-    else:
-        return None
+    approval: Any = dict(policy) if isinstance(policy, dict) else \
+        ("always" if policy else "never")
     tool_filter = getattr(server, "tool_filter", None)
-    if tool_filter is not None and not isinstance(tool_filter, dict):
-        return None
     timeout = getattr(server, "client_session_timeout_seconds", None) or 5.0
     common: dict[str, Any] = {"tool_filter": tool_filter, "require_approval": approval,
                               "timeout": float(timeout)}
@@ -63,16 +58,35 @@ def read_sdk_server(server: Any, site: Site) -> MCPServer | None:
     return made
 
 
-def _plain(server: Any) -> bool:
-    """Nothing is set that stepswitch would drop."""
+def why_unread(server: Any) -> str | None:
+    """What ``server`` sets that stepswitch does not carry, as the rest of a phrase
+    "MCP server 'x' with ..."; None: nothing (it is read)."""
+    kind = type(server).__name__
+    if kind not in _KINDS:
+        return f"type {kind} (not {', '.join(_KINDS)})"
+    if callable(getattr(server, "tool_filter", None)):
+        return "a callable tool_filter no lock can record"
+    tool_filter = getattr(server, "tool_filter", None)
+    if tool_filter is not None and not isinstance(tool_filter, dict):
+        return f"a tool_filter stepswitch does not read ({type(tool_filter).__name__})"
+    policy = getattr(server, "_needs_approval_policy", False)
+    if not isinstance(policy, bool) and not (
+        isinstance(policy, dict) and all(isinstance(v, bool) for v in policy.values())
+    ):
+        return "a require_approval function (decided only during a run)"
     unset = type(getattr(server, "_failure_error_function", None)).__name__ == "_UnsetType"
-    return (
-        unset
-        and not getattr(server, "tool_input_guardrails", None)
-        and not getattr(server, "tool_output_guardrails", None)
-        and getattr(server, "message_handler", None) is None
-        and not getattr(server, "max_retry_attempts", 0)
-        and not getattr(server, "use_structured_content", False)
-        and getattr(server, "tool_meta_resolver", None) is None
-        and getattr(server, "custom_data_extractor", None) is None
+    settings = (
+        ("failure_error_function", not unset),
+        ("tool_input_guardrails", bool(getattr(server, "tool_input_guardrails", None))),
+        ("tool_output_guardrails", bool(getattr(server, "tool_output_guardrails", None))),
+        ("message_handler", getattr(server, "message_handler", None) is not None),
+        ("max_retry_attempts", bool(getattr(server, "max_retry_attempts", 0))),
+        ("use_structured_content", bool(getattr(server, "use_structured_content", False))),
+        ("tool_meta_resolver", getattr(server, "tool_meta_resolver", None) is not None),
+        ("custom_data_extractor", getattr(server, "custom_data_extractor", None) is not None),
     )
+    found = [name for name, is_set in settings if is_set]
+    if not found:
+        return None
+    them = "it" if len(found) == 1 else "them"
+    return f"{', '.join(found)} set (stepswitch does not carry {them})"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from stepswitch._site import Site, caller_site
 from stepswitch.dsl.servers import ToolServer
 from stepswitch.dsl.tools import _DEFAULT, FunctionTool
-from stepswitch.errors import MCPServerError, UserError
+from stepswitch.errors import MCPServerError, ToolTimeoutError, UserError
 from stepswitch.mcp import lock as _lock
 from stepswitch.schema import strictify
 
@@ -45,8 +45,8 @@ RequireApproval = Literal["always", "never"] | Mapping[str, Any]
 
 
 class MCPServer(ToolServer):
-    """What both kinds of server declare. Build one with :class:`MCPServerStdio` or
-    :class:`MCPServerStreamableHttp`."""
+    """What every kind of server declares. Build one with :class:`MCPServerStdio`,
+    :class:`MCPServerStreamableHttp` or :class:`MCPServerSse`."""
 
     transport_kind = ""
 
@@ -71,7 +71,7 @@ class MCPServer(ToolServer):
         self.name = name
         self.site = site
         self.timeout = float(timeout)
-        """Seconds listing the tools or one call may take."""
+        """Seconds listing the tools or one call may take (not the start: see below)."""
         self.startup_timeout = float(startup_timeout)
         """Seconds the server may take to start and answer MCP's handshake."""
         self.allowed, self.blocked = _filter(what, site, tool_filter)
@@ -92,12 +92,26 @@ class MCPServer(ToolServer):
         return _lock.find_lock(Path(self.site.file).resolve().parent)
 
     def locked(self) -> dict[str, Any] | None:
-        """This server's lock entry (``{"transport", "tools"}``), or None."""
+        """This server's lock entry (``{"transport", "tools"}``), or None: none, or one
+        written for a server of another transport (see :meth:`stale_transport`)."""
+        entry = self._lock_entry()
+        return entry if entry is not None and entry["transport"] == self.transport_kind \
+            else None
+
+    def stale_transport(self) -> str | None:
+        """The transport of the lock's entry under this server's name when it is not this
+        server's (the entry was written for another server: its tools are not used)."""
+        entry = self._lock_entry()
+        if entry is None or entry["transport"] == self.transport_kind:
+            return None
+        return str(entry["transport"])
+
+    def _lock_entry(self) -> dict[str, Any] | None:
         path = self.lock_path
         if path is None:
             return None
-        entry = _lock.read_lock(path).get(self.name)
-        return entry if isinstance(entry, dict) else None
+        entry: dict[str, Any] | None = _lock.read_lock(path).get(self.name)
+        return entry
 
     def offered(self, name: str) -> bool:
         """The filter lets the model see tool ``name``."""
@@ -163,8 +177,9 @@ class MCPServer(ToolServer):
     def transport(self) -> AbstractAsyncContextManager[Any]:
         raise NotImplementedError
 
-    def error(self, what: str) -> MCPServerError:
-        return MCPServerError(f"MCP server {self.name!r} (declared at {self.site}) {what}")
+    def error(self, what: str, hint: str | None = None) -> MCPServerError:
+        return MCPServerError(f"MCP server {self.name!r} (declared at {self.site}) {what}",
+                              hint=hint)
 
     async def list_tools(self) -> dict[str, _lock.LockedTool]:
         """Start (or reuse) the connection and list its tools as lock entries."""
@@ -320,8 +335,8 @@ class MCPServerStreamableHttp(_HttpServer):
 
 
 class MCPServerSse(_HttpServer):
-    """A server reached over MCP's older HTTP+SSE transport at ``url`` (what ``from_sdk``
-    reads an SDK ``MCPServerSse`` as)."""
+    """A server reached over MCP's older HTTP+SSE transport at ``url`` (``ss.MCPServerSse``;
+    what ``from_sdk`` reads an SDK ``MCPServerSse`` as)."""
 
     transport_kind = "sse"
 
@@ -452,7 +467,8 @@ def _function_tool(server: MCPServer, name: str, locked: Mapping[str, Any]) -> F
         takes_context=True,
         failure_error_function=_DEFAULT,  # a dead server ends the run all the same
         site=server.site,
-        timeout=server.timeout,
+        timeout=None,  # the call alone is bounded by server.timeout (in _call), not the
+        # connecting (startup_timeout) and the listing before a run's first call
     )
     tool.mcp_server = server  # type: ignore[attr-defined]
     tool.mcp_entry = dict(locked)  # type: ignore[attr-defined]
@@ -520,8 +536,11 @@ async def _call(server: MCPServer, tool: str, arguments: dict[str, Any], ctx: An
         raise
 
     async def called() -> Any:
-        conn = await _client.connection(server)
-        return await conn.call(tool, arguments)
+        conn = await _client.connection(server)  # bounded by startup_timeout
+        try:
+            return await asyncio.wait_for(conn.call(tool, arguments), server.timeout)
+        except TimeoutError:
+            raise ToolTimeoutError(tool, server.timeout) from None
 
     result = await asyncio.wrap_future(_client.on_loop(called()))
     return _output(result)
@@ -529,15 +548,21 @@ async def _call(server: MCPServer, tool: str, arguments: dict[str, Any], ctx: An
 
 async def _compare(server: MCPServer, drift: str) -> None:
     listed = await server.list_tools()
-    entry = server.locked()
+    try:
+        entry = server.locked()
+    except UserError as exc:  # the lock changed under the run: it cannot be trusted now
+        raise server.error(f"cannot be checked against its lock: {exc}") from None
     locked = entry["tools"] if entry else {}
     found = _lock.changes(locked, listed)
     if found and drift != "allow":
         raise server.error(
             "no longer matches its lock (" + "; ".join(found) + "); review the change and run "
-            "`stepswitch mcp lock` again, or allow it: RunConfig(mcp_drift='allow') "
-            "(on Temporal, worker_for(..., mcp_drift='allow'))"
-        )
+            "`stepswitch mcp lock` again", hint=DRIFT_HINT)
+
+
+DRIFT_HINT = ("or allow it: RunConfig(mcp_drift='allow') (on Temporal, "
+              "worker_for(..., mcp_drift='allow'))")
+"""How a run allows a drifted server, in Python; the CLI says its own flag instead."""
 
 
 def _output(result: Any) -> Any:

@@ -25,6 +25,7 @@ def server_spec(server: MCPServer, location: Callable[[Site], Location]) -> MCPS
         name=server.name,
         transport=server.transport_kind,
         lock_file=display_path(str(Path(path))) if path is not None else None,
+        stale_transport=server.stale_transport(),
         tools=tuple(
             MCPToolSpec(
                 name=name,

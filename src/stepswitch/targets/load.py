@@ -119,7 +119,7 @@ def compile_target(workflow: Workflow) -> StateMachine:
     workflow's own, so a command that runs or writes a workflow refuses every error
     ``check`` lists (``CompileError``; a malformed pyproject is a ``UserError``)."""
     from stepswitch.analysis import analyze
-    from stepswitch.compiler.lower import lower
+    from stepswitch.compiler.lower import lower, refuse_unrunnable
     from stepswitch.graph.workflow_graph import WorkflowGraph
     from stepswitch.policies import policies_from_pyproject, prices_from_pyproject
     from stepswitch.runtime.machine import StateMachine
@@ -130,6 +130,7 @@ def compile_target(workflow: Workflow) -> StateMachine:
     report = analyze(WorkflowGraph.from_built(built), policies=policies, prices=prices)
     if not report.ok:
         raise CompileError(report)
+    refuse_unrunnable(built.spec)
     return StateMachine(lower(built.spec), built.bindings.objects)
 
 

@@ -1,8 +1,8 @@
 """SW9xx MCP servers, read from their lock (``check`` never starts a server): a server
 with no lock entry, filter or approval names the server does not have, tools that may
-change things with no approval, and tool names that collide once ``-`` and ``_`` are
-read alike. Exact collisions are SW302 and schemas SW402, as for function tools: the
-locked tools are in the agent's tools."""
+change things with no approval, tool names that collide once ``-`` and ``_`` are read
+alike, and two servers with one name. Exact collisions are SW302 and schemas SW402, as
+for function tools: the locked tools are in the agent's tools."""
 
 from __future__ import annotations
 
@@ -26,10 +26,13 @@ def servers(ctx: Ctx) -> Iterator[Diagnostic]:
             loc = where(server.location, f"agents.{agent.name}.mcp_servers[{i}]")
             what = f"MCP server {server.name!r} of agent {agent.name!r}"
             if server.lock_file is None:
+                stale = server.stale_transport
+                why = "has no lock entry" if stale is None else (
+                    f"has no lock entry of its own: the lock's entry {server.name!r} was "
+                    f"written for transport {stale!r}, this server's is {server.transport!r}")
                 yield ctx.diag(
                     "SW901",
-                    f"{what} has no lock entry: its tools are unchecked; run "
-                    "`stepswitch mcp lock`",
+                    f"{what} {why}: its tools are unchecked; run `stepswitch mcp lock`",
                     loc,
                     help="stepswitch mcp lock TARGET writes stepswitch.mcp.lock beside the "
                     "declaring file; commit it and run `stepswitch mcp lock --check` in CI",
@@ -94,4 +97,27 @@ def normalised_names(ctx: Ctx) -> Iterator[Diagnostic]:
             )
 
 
-RULES = (servers, normalised_names)
+def duplicate_names(ctx: Ctx) -> Iterator[Diagnostic]:
+    """SW905: two different servers (declared apart, or of other transports) with one
+    name. The lock keeps one entry per name, so the second would be checked and run
+    against the first's tools; ``mcp lock`` refuses them."""
+    first: dict[str, tuple[str, str, str]] = {}  # name -> (declared at, transport, path)
+    reported: set[tuple[str, str]] = set()
+    for agent in ctx.index().agents:
+        for i, server in enumerate(agent.mcp_servers):
+            key = (str(server.location), server.transport)
+            other = first.setdefault(server.name, (*key, f"{agent.name}.mcp_servers[{i}]"))
+            if other[:2] == key or key in reported:
+                continue
+            reported.add(key)
+            yield ctx.diag(
+                "SW905",
+                f"MCP server {server.name!r} of agent {agent.name!r} is declared twice "
+                f"({other[0]} and {server.location}): the lock keeps one entry per name, so "
+                "this one would be checked and run against the other's tools",
+                where(server.location, f"agents.{agent.name}.mcp_servers[{i}]"),
+                help="rename one (the name is the lock's key), then run `stepswitch mcp lock`",
+            )
+
+
+RULES = (servers, normalised_names, duplicate_names)

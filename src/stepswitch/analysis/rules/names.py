@@ -30,7 +30,10 @@ def _offered(agent: AgentSpec) -> list[Offered]:
 
 def _what(agent: AgentSpec, field: str, i: int) -> str:
     if field == "tools":
-        return f"function tool {agent.tools[i].name!r}"
+        fn = agent.tools[i]
+        if fn.mcp_server is not None:
+            return f"tool {fn.name!r} of MCP server {fn.mcp_server!r}"
+        return f"function tool {fn.name!r}"
     if field == "handoffs":
         return f"the handoff to {agent.handoffs[i].target!r}"
     tool = agent.agent_tools[i]

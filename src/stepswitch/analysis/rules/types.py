@@ -20,19 +20,27 @@ _STRICT_HELP = (
 )
 
 
+_MCP_HELP = (
+    "the schema is the server's, so it cannot be changed here: leave the tool out with the "
+    "server's tool_filter ({{'blocked_tool_names': [{tool!r}]}}), or have the server's "
+    "author fix it; `stepswitch explain SW402` shows what strict mode needs"
+)
+
+
 def _problem_diags(
     ctx: Ctx,
     code: str,
     what: str,
     problems: tuple[SchemaProblemSpec, ...],
     loc: DiagnosticLocation,
+    help: str | None = None,
 ) -> Iterator[Diagnostic]:
     for p in problems:
         yield ctx.diag(
             code,
             f"{what}: strict-mode rule {p.rule} is broken at {p.path}: {p.message}",
             loc,
-            help=_STRICT_HELP.format(code=code),
+            help=help or _STRICT_HELP.format(code=code),
         )
 
 
@@ -55,9 +63,12 @@ def strict_schemas(ctx: Ctx) -> Iterator[Diagnostic]:
             )
         for i, tool in enumerate(agent.tools):
             if tool.strict and tool.schema_problems and first("tool", tool.ref):
+                mcp = tool.mcp_server
                 yield from _problem_diags(
-                    ctx, "SW402", f"parameters of function tool {tool.name!r}",
+                    ctx, "SW402", f"parameters of function tool {tool.name!r}" if mcp is None
+                    else f"parameters of tool {tool.name!r} of MCP server {mcp!r}",
                     tool.schema_problems, where(tool.location, f"agents.{agent.name}.tools[{i}]"),
+                    help=None if mcp is None else _MCP_HELP.format(tool=tool.name),
                 )
         for i, h in enumerate(agent.handoffs):
             if h.schema_problems:
