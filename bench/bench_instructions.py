@@ -104,6 +104,11 @@ def _instructions(runs: int, mode: str) -> int:
 
 
 def per_unit(mode: str, few: int, many: int, units_per_run: int) -> float:
+    # once outside valgrind first: a module changed since its bytecode was cached is
+    # compiled by the first child only, which skewed the difference by tens of k a turn
+    subprocess.run([sys.executable, "-c", _CHILD.format(bench=str(ROOT / "bench"), n=N),
+                    "0", mode], cwd=ROOT, capture_output=True, check=False,
+                   env={**os.environ, "PYTHONHASHSEED": "0"})
     return (_instructions(many, mode) - _instructions(few, mode)) / (
         (many - few) * units_per_run)
 
