@@ -408,6 +408,34 @@ def test_a_handoff_with_is_enabled_false_is_no_edge(
     assert '-.->|"transfer_to_secret [disabled]"|' in out and "[if enabled]" not in out
 
 
+def test_a_tool_never_enabled_is_not_a_tool_a_policy_can_be_broken_by(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """function_tool(is_enabled=False): the model is never offered it, so a policy
+    about it holds; the same tool enabled breaks it."""
+    app = tmp_path / "never_enabled_tool_sdk_app.py"
+    source = textwrap.dedent('''
+        from agents import Agent, function_tool
+
+        @function_tool(is_enabled=GATE)
+        def wire_money(amount: int) -> str:
+            """Wire money."""
+            return "sent"
+
+        front = Agent(name="front", instructions="x", tools=[wire_money])
+    ''')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.stepswitch]\npolicies = [{ rule = "require_approval", tool = "wire_money" }]\n')
+    monkeypatch.chdir(tmp_path)
+    app.write_text(source.replace("GATE", "False"))
+    code, out, _ = run_main(["check", "--no-cache", f"{app.name}:front"], capsys)
+    assert code == 0 and "SW801" not in out, out
+    enabled = tmp_path / "enabled_tool_sdk_app.py"  # another module: sys.modules has the first
+    enabled.write_text(source.replace("GATE", "True"))
+    code, out, _ = run_main(["check", "--no-cache", f"{enabled.name}:front"], capsys)
+    assert code == 1 and "SW801" in out, out
+
+
 def test_a_folder_annotates_a_finding_on_a_shared_agent_once(
     capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
