@@ -221,26 +221,23 @@ def test_nested_agent_tool_run_is_a_child_of_its_tool_span() -> None:
     assert nested.parent is not None and nested.parent.span_id == tool.context.span_id
 
 
-def test_content_on_an_agent_tool_span_is_its_arguments_and_the_nested_final_output() -> None:
-    exporter, config = traced_config(trace_content=True)
+def _research_tool_attrs(content: bool) -> dict[str, Any]:
+    exporter, config = traced_config(trace_content=content)
     model = ScriptedModel([
         [function_call("research", {"input": "is 42 late?"})],
         [assistant_message('{"summary": "on time"}')],
         [assistant_message("It is on time.")],
     ])
     support.compile().run_sync("is 42 late?", model=model, run_config=config)
-    tool = dict(spans_named(exporter, "execute_tool research")[0].attributes or {})
+    return dict(spans_named(exporter, "execute_tool research")[0].attributes or {})
+
+
+def test_content_on_an_agent_tool_span_is_its_arguments_and_the_nested_final_output() -> None:
+    tool = _research_tool_attrs(True)
     assert tool[sc.TOOL_CALL_ARGUMENTS] == '{"input": "is 42 late?"}'
     assert "on time" in str(tool[sc.TOOL_CALL_RESULT])
     # and without content, neither
-    exporter, config = traced_config()
-    model = ScriptedModel([
-        [function_call("research", {"input": "is 42 late?"})],
-        [assistant_message('{"summary": "on time"}')],
-        [assistant_message("It is on time.")],
-    ])
-    support.compile().run_sync("is 42 late?", model=model, run_config=config)
-    tool = dict(spans_named(exporter, "execute_tool research")[0].attributes or {})
+    tool = _research_tool_attrs(False)
     assert sc.TOOL_CALL_ARGUMENTS not in tool and sc.TOOL_CALL_RESULT not in tool
 
 
