@@ -179,3 +179,30 @@ def test_a_failing_policy_through_a_handoff_carries_its_path(tmp_path: Path) -> 
     assert f["lights"] == [front, f"{front}->{back}", back]
     assert w["nodes"]["side"] not in f["lights"]
     assert all(g["trace"] == [] and g["lights"] == [] for g in w["findings"] if g is not f)
+
+
+def test_an_empty_run_is_refused_not_a_page_with_no_turn_to_show(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    trace = tmp_path / "empty.jsonl"
+    trace.write_text("")
+    doc = build_page([SUPPORT], [str(empty)], traces=[str(trace)])
+    runs = doc["workflows"][0]["trails"]
+    assert [r["turns"] for r in runs] == [[], []]
+    assert all(r["refused"] for r in runs)
+    assert "holds no turns" in runs[0]["refused"]
+
+
+def test_a_module_the_workflow_imports_is_watched_not_the_librarys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "studio_watch_agents_mod.py").write_text(
+        "import stepswitch as ss\nhelper = ss.Agent('helper', 'Help.')\n")
+    (tmp_path / "studio_watch_wf.py").write_text(
+        "import stepswitch as ss\nfrom studio_watch_agents_mod import helper\n"
+        "wf = ss.Workflow('w', helper, [helper])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    doc = build_page([str(tmp_path / "studio_watch_wf.py") + ":wf"])
+    assert doc["watched"] == sorted(str((tmp_path / n).resolve()) for n in
+                                    ("studio_watch_agents_mod.py", "studio_watch_wf.py"))

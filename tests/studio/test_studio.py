@@ -158,9 +158,16 @@ def test_the_page_reloads_when_the_workflow_file_changes(browser: Any, tmp_path:
     served = serve([f"{file}:support"], poll=0.2)
     try:
         page, _ = _open(browser, served.url)
+        page.locator("#canvas g.node:has(text:text-is('triage'))").click()
+        page.click(".tabs button[data-tab='findings']")
         file.write_text(file.read_text().replace('name="researcher"', 'name="scholar"')
                         .replace("researcher,", "scholar,").replace("(researcher", "(scholar"))
         page.wait_for_selector("#canvas g.node:has(text:text-is('scholar'))", timeout=10000)
+        # the reader stays where they were: the findings tab, the selected agent kept
+        assert page.locator(".tabs button.on").get_attribute("data-tab") == "findings"
+        assert page.locator("#tab-agent h2").inner_text() == "triage"
+        page.wait_for_timeout(600)  # past the next polls: the note is not wiped at once
+        assert page.locator("#status").inner_text().startswith("reloaded ")
         file.write_text(file.read_text() + "\nthis is not python\n")
         page.wait_for_selector("#status.error", timeout=10000)
         assert "reload failed" in page.locator("#status").inner_text()

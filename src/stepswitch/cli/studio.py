@@ -23,8 +23,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--port", type=int, default=0, metavar="N",
                    help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--trail", action="append", default=[], metavar="FILE",
-                   help="a recorded run: a saved RunState or a JSON list of items "
-                   "(repeatable)")
+                   help="a recorded run: a saved RunState, a `run --record` file or case "
+                   "(*.trail.json), or a JSON list of items (repeatable)")
     p.add_argument("--trace", action="append", default=[], metavar="FILE",
                    help="a run's spans, as `stepswitch run --trace FILE.jsonl` writes them "
                    "(repeatable)")

@@ -502,6 +502,7 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
     from stepswitch.targets.load import load_targets
     from stepswitch.targets.sides import Side, load_side
 
+    before = set(sys.modules)
     loaded = load_targets(list(targets))
     base_spec: tuple[str, WorkflowSpec, str] | None = None
     if base is None and len(targets) == 2 and len(loaded) == 2:
@@ -516,13 +517,25 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
 
             raise TargetError(f"--base {base}: {loaded[0].label} has no counterpart at {base}")
         base_spec = (match.label, match.spec, match.module)
-    watched = sorted({str(Path(m.__file__).resolve()) for w in loaded
-                      if (m := sys.modules.get(w.module)) is not None and m.__file__})
+    # the workflow's module and every module of the project it imported (agents kept in
+    # a module of their own), not the interpreter's or installed packages' files
+    import stepswitch
+
+    library = tuple({str(Path(p).resolve()) for p in (
+        sys.prefix, sys.base_prefix, Path(stepswitch.__file__).parent)})
+    imported = {w.module for w in loaded} | (set(sys.modules) - before)
+    watched = sorted({
+        str(Path(file).resolve()) for name in imported
+        if isinstance(file := getattr(sys.modules.get(name), "__file__", None), str)
+        and not str(Path(file).resolve()).startswith(library)})
     watched += [str(Path(t).resolve()) for t in (*trails, *traces)]
     for w in workflows:
         spec = w.pop("spec")
         w["trails"] = [trail_turns(t, spec, w["nodes"]) for t in trails]
         w["trails"] += [trace_turns(t, spec, w["nodes"]) for t in traces]
+        for run in w["trails"]:  # the page steps through turns: a run needs one
+            if run["refused"] is None and not run["turns"]:
+                run["refused"] = "it holds no turns (no items, no spans of a model call)"
         w["diff"] = (diff_marks(base_spec[1], spec, w["nodes"], base_spec[0],
                                 (base_spec[2], loaded[0].module))
                      if base_spec is not None and w is workflows[0] else None)

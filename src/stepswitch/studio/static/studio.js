@@ -43,9 +43,10 @@ function draw() {
     setViewBox();
   }
   renderFindings(); renderRun(); renderDiff();
+  const keep = S.tab;  // a reload redraws the selected agent, and stays on the tab it was on
   if (S.selected && w.agents[S.selected]) showAgent(S.selected); else if (!S.selected) {
     $("tab-agent").replaceChildren(el("p", "none", "click an agent on the diagram")); }
-  tab(S.tab);
+  tab(keep);
 }
 
 function svgEl() { return $("canvas").querySelector("svg"); }
@@ -124,7 +125,7 @@ function renderRun() {
   const sel = el("select"); sel.setAttribute("aria-label", "run");
   w.trails.forEach((x, i) => { const o = el("option", null, x.label); o.value = i; sel.append(o); });
   sel.value = S.trail; sel.onchange = () => { S.trail = +sel.value; S.turn = 0; renderRun(); };
-  if (t.refused) { box.replaceChildren(sel, el("div", "refused", el("strong", null, "refused: "), t.refused)); return; }
+  if (t.refused || !t.turns.length) { box.replaceChildren(sel, el("div", "refused", el("strong", null, "refused: "), t.refused || "no turns")); return; }
   S.turn = Math.max(0, Math.min(S.turn, t.turns.length - 1));
   const turn = t.turns[S.turn];
   const parts = [sel, el("div", "turnbar", el("button", null, "◀"), el("span", "pos", `turn ${S.turn + 1} of ${t.turns.length}`),
@@ -215,7 +216,9 @@ async function poll() {
   try {
     const r = await fetch("/api/version", { cache: "no-store" }), v = await r.json();
     const st = $("status");
-    st.textContent = v.error ? "reload failed: " + v.error : "";
+    // an error shows while it lasts; "reloaded …" stays until the next change
+    if (v.error) st.textContent = "reload failed: " + v.error;
+    else if (st.classList.contains("error")) st.textContent = "";
     st.classList.toggle("error", !!v.error);
     if (v.version !== S.version) {
       const first = !S.version; S.version = v.version;
