@@ -88,6 +88,9 @@ def parallel_agent_tools(index: Index) -> list[tuple[str, list[str]]]:
     succ = index.adjacency("all")
     seen = {index.pos[entry]}
     todo = [index.pos[entry]]
+    if index.graph.spec.flow is not None:  # a flow's nodes run each agent they name
+        seen = set(range(len(index)))
+        todo = []
     while todo:
         for nxt in succ[todo.pop()]:
             if nxt not in seen:

@@ -149,3 +149,19 @@ def test_show_prints_the_bound_and_each_policys_verdict(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "    forbid('pay'): SW803 (error)" in out.stdout
     assert "cost: SW207 worst case per run: $" in out.stdout
+
+
+def test_a_flows_agent_node_calling_an_agent_tool_in_parallel_leaves_its_limit_unproved() -> None:
+    def flow(parallel: bool | None) -> ss.Workflow:
+        settings = ss.ModelSettings(max_tokens=100, parallel_tool_calls=parallel)
+        helper = ss.Agent("helper", "help", model="gpt-4.1", model_settings=settings)
+        first = ss.Agent("first", "go", model="gpt-4.1", model_settings=settings)
+        second = ss.Agent("second", "write", model="gpt-4.1", model_settings=settings,
+                          tools=[helper.as_tool("ask", "Ask the helper")])
+        return ss.Workflow("f", first, flow=[ss.then(first, second), ss.then(second, ss.END)],
+                           max_turns=2, max_model_calls=1000, max_cost_usd=5.0)
+
+    report = flow(None).check(select=["SW20"])
+    assert "SW204" in report.codes() and "SW208" in report.codes()
+    assert any("agent 'second' may call agent tool 'ask'" in d.message for d in report)
+    assert {"SW204", "SW208"}.isdisjoint(flow(False).check(select=["SW20"]).codes())
