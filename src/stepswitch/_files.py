@@ -47,7 +47,9 @@ def read_regular(path: str | Path, *, limit: int | None = None) -> bytes:
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise FileRefused("not a regular file (a FIFO, a device or a directory)")
+        what = ("a directory" if stat.S_ISDIR(info.st_mode) else "a FIFO" if
+                stat.S_ISFIFO(info.st_mode) else "a device or a socket")
+        raise FileRefused(f"not a regular file: it is {what}")
     if info.st_size > limit:
         os.close(fd)
         raise FileRefused(_too_large(limit))

@@ -306,11 +306,11 @@ def test_a_fifo_a_device_and_a_directory_are_refused_unread(
 
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)  # read, it would block forever: nobody writes it
-    for path in (str(fifo), "/dev/zero", str(tmp_path)):
+    for path, what in ((str(fifo), "a FIFO"), ("/dev/zero", "a device or a socket"),
+                       (str(tmp_path), "a directory")):
         code, out, err = _trail([path], capsys)
         assert code == 2 and out == ""
-        assert err == f"stepswitch: error: {path}: not a regular file (a FIFO, a device or a " \
-                      "directory)\n"
+        assert err == f"stepswitch: error: {path}: not a regular file: it is {what}\n"
 
 
 def test_a_trail_past_the_size_bound_is_refused(
