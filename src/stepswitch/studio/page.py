@@ -519,10 +519,8 @@ def build_page(targets: Sequence[str], trails: Sequence[str] = (), base: str | N
         base_spec = (match.label, match.spec, match.module)
     # the workflow's module and every module of the project it imported (agents kept in
     # a module of their own), not the interpreter's or installed packages' files
-    import stepswitch
-
-    library = tuple({str(Path(p).resolve()) for p in (
-        sys.prefix, sys.base_prefix, Path(stepswitch.__file__).parent)})
+    own = Path(__file__).resolve().parents[1]  # stepswitch's own package folder
+    library = tuple({str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, own)})
     imported = {w.module for w in loaded} | (set(sys.modules) - before)
     watched = sorted({
         str(Path(file).resolve()) for name in imported
