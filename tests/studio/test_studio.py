@@ -84,6 +84,15 @@ def test_click_an_agent_shows_its_tools_and_schema(browser: Any, support: Served
     page.close()
 
 
+def test_an_agent_is_opened_from_the_keyboard(browser: Any, support: Served) -> None:
+    page, _ = _open(browser, support.url)
+    page.focus("#canvas g.node:has(text:text-is('refund'))")
+    page.keyboard.press("Enter")
+    assert page.locator("#tab-agent h2").inner_text() == "refund"
+    assert page.locator("#canvas g.node[tabindex='0']").count() >= 3  # every agent
+    page.close()
+
+
 def test_a_finding_lights_its_node(browser: Any, support: Served) -> None:
     page, _ = _open(browser, support.url)
     page.click(".tabs button[data-tab='findings']")

@@ -37,6 +37,8 @@ function draw() {
     for (const g of svg.querySelectorAll("g.node, g.edge")) {
       const t = g.querySelector("title");
       if (t) g.dataset.id = t.textContent;
+      // an agent's box is reached with Tab and opened with Enter, as a click opens it
+      if (g.classList.contains("node")) { g.tabIndex = 0; g.setAttribute("role", "button"); }
     }
     if (!S.vb) S.vb = svg.viewBox.baseVal && [svg.viewBox.baseVal.x, svg.viewBox.baseVal.y,
       svg.viewBox.baseVal.width, svg.viewBox.baseVal.height];
@@ -196,6 +198,11 @@ function wire() {
     const g = e.target.closest("g.node"); if (!g) return;
     const name = Object.keys(wf().agents).find(n => wf().agents[n].node === g.dataset.id);
     if (name) showAgent(name);
+  });
+  canvas.addEventListener("keydown", e => {
+    const g = e.key === "Enter" && e.target.closest && e.target.closest("g.node"); if (!g) return;
+    const name = Object.keys(wf().agents).find(n => wf().agents[n].node === g.dataset.id);
+    if (name) { showAgent(name); e.preventDefault(); }
   });
   document.addEventListener("keydown", e => {
     if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
