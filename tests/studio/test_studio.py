@@ -93,6 +93,18 @@ def test_an_agent_is_opened_from_the_keyboard(browser: Any, support: Served) -> 
     page.close()
 
 
+def test_a_refresh_comes_back_to_the_agent_and_tab_it_showed(browser: Any,
+                                                              support: Served) -> None:
+    page, _ = _open(browser, support.url)
+    page.click("#canvas g.node:has(text:text-is('refund'))")
+    page.click(".tabs button[data-tab='findings']")
+    page.reload()
+    page.wait_for_selector("#canvas svg")
+    assert page.locator(".tabs button.on").get_attribute("data-tab") == "findings"
+    assert page.locator("#tab-agent h2").inner_text() == "refund"
+    page.close()
+
+
 def test_a_finding_lights_its_node(browser: Any, support: Served) -> None:
     page, _ = _open(browser, support.url)
     page.click(".tabs button[data-tab='findings']")

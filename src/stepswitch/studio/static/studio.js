@@ -16,6 +16,20 @@ function json(value) { return el("pre", null, JSON.stringify(value, null, 2)); }
 function $(id) { return document.getElementById(id); }
 function wf() { return S.page.workflows[S.wf]; }
 
+// where the reader is (workflow, tab, agent, run, turn) is kept in the URL's fragment,
+// so a refresh comes back to it; replaceState adds no history entries
+function saveHash() {
+  const q = new URLSearchParams({ wf: S.wf, tab: S.tab, agent: S.selected || "", run: S.trail,
+                                  turn: S.turn });
+  history.replaceState(null, "", "#" + q.toString());
+}
+function readHash() {
+  const q = new URLSearchParams(location.hash.slice(1)), num = k => Math.max(0, +q.get(k) || 0);
+  S.wf = num("wf"); S.trail = num("run"); S.turn = num("turn");
+  if (["agent", "findings", "run", "diff"].includes(q.get("tab"))) S.tab = q.get("tab");
+  if (q.get("agent")) S.selected = q.get("agent");
+}
+
 async function load() {
   const r = await fetch("/api/page", { cache: "no-store" });
   S.page = await r.json();
@@ -126,7 +140,7 @@ function renderRun() {
   const t = w.trails[S.trail];
   const sel = el("select"); sel.setAttribute("aria-label", "run");
   w.trails.forEach((x, i) => { const o = el("option", null, x.label); o.value = i; sel.append(o); });
-  sel.value = S.trail; sel.onchange = () => { S.trail = +sel.value; S.turn = 0; renderRun(); };
+  sel.value = S.trail; sel.onchange = () => { S.trail = +sel.value; S.turn = 0; renderRun(); saveHash(); };
   if (t.refused || !t.turns.length) { box.replaceChildren(sel, el("div", "refused", el("strong", null, "refused: "), t.refused || "no turns")); return; }
   S.turn = Math.max(0, Math.min(S.turn, t.turns.length - 1));
   const turn = t.turns[S.turn];
@@ -153,7 +167,7 @@ function renderRun() {
   const g = turn.node && node(turn.node); if (g) g.classList.add("current");
 }
 function pretty(text) { try { return JSON.stringify(JSON.parse(text), null, 2); } catch { return text; } }
-function stepRun(by) { S.turn += by; clearClass("lit"); renderRun(); }
+function stepRun(by) { S.turn += by; clearClass("lit"); renderRun(); saveHash(); }
 
 // -- a change --
 function renderDiff() {
@@ -169,7 +183,7 @@ function renderDiff() {
 }
 
 function tab(name) {
-  S.tab = name;
+  S.tab = name; saveHash();
   for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("on", b.dataset.tab === name);
   for (const t of document.querySelectorAll(".tab")) t.classList.toggle("on", t.id === "tab-" + name);
 }
@@ -235,4 +249,5 @@ async function poll() {
 }
 
 wire();
+readHash();
 load().then(() => { poll(); setInterval(poll, 1000); });
