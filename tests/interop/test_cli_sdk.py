@@ -310,6 +310,26 @@ def test_a_tool_that_runs_an_agent_itself_is_sw617_and_its_policies_are_not_prov
     assert verdict.startswith("    require_approval('charge_card'): SW806 (warning): holds for "
                               "what the checker can see"), verdict
     assert "ask_billing" in verdict
+    # the run started by a function of the module the tool calls: seen through it
+    helper = tmp_path / "nested_run_helper_sdk_app.py"
+    helper.write_text(textwrap.dedent('''
+        from agents import Agent, Runner, function_tool
+
+        billing = Agent(name="billing", instructions="Bill.")
+
+        async def consult(agent, question):
+            return await Runner.run(agent, question)
+
+        @function_tool
+        async def ask_billing(question: str) -> str:
+            """Ask the billing team."""
+            return str((await consult(billing, question)).final_output)
+
+        triage = Agent(name="triage", instructions="Route.", tools=[ask_billing])
+    '''))
+    code, out, _ = run_main(["check", "--no-cache", f"{helper.name}:triage"], capsys)
+    [tool] = [x for x in out.splitlines() if ": SW617 [" in x]
+    assert "runs an agent itself (Runner.run, through consult())" in tool, tool
 
 
 def test_agents_built_with_computed_names_are_located_at_their_call(

@@ -339,19 +339,30 @@ def agent_runs(fn: Any) -> str | None:
     nested functions and comprehensions too) refers to an Agents SDK runner's run: an
     agent run inside a tool (the SDK's custom agents-as-tools pattern), which no graph
     holds. Read from the code objects' names, never by calling anything; None when it
-    names none (a run started through a helper function is not seen)."""
-    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__func__", None),
-                                                    "__code__", None)
-    todo = [code] if code is not None else []
+    names none. The functions of its own module it calls by name are read too (a helper
+    that starts the run: ``"Runner.run, through ask()"``)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    found = getattr(fn, "__globals__", None)
+    module: dict[str, Any] = found if isinstance(found, dict) else {}
+    todo: list[tuple[Any, str]] = [(code, "")] if code is not None else []
+    seen: set[int] = set()
     while todo:
-        current = todo.pop()
+        current, via = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         names = current.co_names
         runner = next((n for n in names if n in _RUNNERS), None)
         if runner is not None:
             method = next((m for m in _RUN_METHODS if m in names), None)
             if method is not None:
-                return f"{runner}.{method}"
-        todo.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+                return f"{runner}.{method}" + (f", through {via}()" if via else "")
+        todo.extend((c, via) for c in current.co_consts if hasattr(c, "co_names"))
+        for name in names:
+            helper: Any = module.get(name)  # a function of the same module, called by name
+            if getattr(helper, "__globals__", None) is module and hasattr(helper, "__code__"):
+                todo.append((helper.__code__, via or name))
     return None
 
 
