@@ -838,3 +838,17 @@ def test_a_run_that_fails_says_why_before_where_it_was_saved(
     saved = next(i for i, line in enumerate(lines) if "saved the run so far" in line)
     assert said < saved, err
     assert "returned str" in lines[said]
+
+
+def test_server_flags_a_scripted_model_does_not_use_are_said_not_passed_over(
+    script: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = run([TARGET, "--input", "refund 42", "--model", f"scripted:{script}",
+                          "--approve", "all", "--api", "chat", "--base-url",
+                          "http://127.0.0.1:1/v1"], capsys)
+    assert code == 0, err
+    assert ("stepswitch: note: --base-url and --api chat choose the server a model name is "
+            "sent to; a scripted model answers in this process, so they are not used") in err
+    code, _, err = run([TARGET, "--input", "refund 42", "--model", f"scripted:{script}",
+                        "--approve", "all"], capsys)
+    assert code == 0 and "note:" not in err

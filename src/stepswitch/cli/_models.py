@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -58,6 +59,13 @@ def model_for(args: argparse.Namespace) -> Model:
         path = name[len(_SCRIPTED) :]
         if not path:
             raise UserError("--model scripted:FILE.json needs a file name")
+        unread = [f for f, given in (("--base-url", getattr(args, "base_url", None)),
+                                     ("--api chat", getattr(args, "api", None) == "chat"))
+                  if given]
+        if unread:  # said, not passed over: they choose a server for a model name
+            print(f"stepswitch: note: {' and '.join(unread)} choose the server a model name "
+                  "is sent to; a scripted model answers in this process, so "
+                  f"{'they are' if len(unread) > 1 else 'it is'} not used", file=sys.stderr)
         return TranscriptModel.from_file(path)
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
     if base_url and not base_url.startswith(("http://", "https://")):
