@@ -24,14 +24,20 @@ the deepest up: O(max_depth · (V + E)). Numbers are capped at ``CAP``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from stepswitch._dataclass import dataclass
 from stepswitch.analysis._index import Index
+from stepswitch.graph.facts import reach
 from stepswitch.graph.spec import AgentToolSpec
 
-__all__ = ["CAP", "Bound", "model_call_bound", "parallel_agent_tools", "run_costs",
-           "unproved_by_parallel"]
+if TYPE_CHECKING:
+    from stepswitch.analysis._context import Ctx
+    from stepswitch.analysis.diagnostic import Diagnostic
+
+__all__ = ["CAP", "PARALLEL_HELP", "Bound", "model_call_bound", "parallel_agent_tools",
+           "run_costs", "unproved_by_parallel", "unproved_limit"]
 
 CAP = 10**15
 """Past this a bound is reported as "more than 10^15"; exact figures would only cost time."""
@@ -85,24 +91,22 @@ def parallel_agent_tools(index: Index) -> list[tuple[str, list[str]]]:
     entry = index.graph.entry
     if entry is None:
         return []
-    succ = index.adjacency("all")
-    seen = {index.pos[entry]}
-    todo = [index.pos[entry]]
     if index.graph.spec.flow is not None:  # a flow's nodes run each agent they name
-        seen = set(range(len(index)))
-        todo = []
-    while todo:
-        for nxt in succ[todo.pop()]:
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
+        seen = [True] * len(index)
+    else:
+        seen = reach([index.pos[entry]], index.adjacency("all"))
     return [
         (index.agents[i].name, [edge.spec.tool_name for edge in index.tools[i]
                                 if isinstance(edge.spec, AgentToolSpec)])
-        for i in sorted(seen)
-        if index.tools[i] and index.agents[i].model_settings.get("parallel_tool_calls")
-        is not False
+        for i in range(len(index))
+        if seen[i] and index.tools[i]
+        and index.agents[i].model_settings.get("parallel_tool_calls") is not False
     ]
+
+
+PARALLEL_HELP = ("set ModelSettings(parallel_tool_calls=False) on that agent: then each "
+                 "response calls at most one tool, and the bound holds")
+"""The fix a ceiling that :func:`unproved_by_parallel` leaves unproved is given."""
 
 
 def unproved_by_parallel(index: Index) -> str | None:
@@ -115,6 +119,15 @@ def unproved_by_parallel(index: Index) -> str | None:
     more = f" (and {len(found) - 1} more agent(s))" if len(found) > 1 else ""
     return (f"agent {name!r} may call agent tool {', '.join(map(repr, tools))} several "
             f"times in one response{more}, each a nested run, and the bound counts one")
+
+
+def unproved_limit(ctx: Ctx, limit: int, shown: str) -> Iterator[Diagnostic]:
+    """SW204 for a ``max_model_calls`` the worst case fits as counted, but that a run
+    can pass (:func:`unproved_by_parallel`); shared by handoff workflows and flows."""
+    why = unproved_by_parallel(ctx.index())
+    if why is not None:
+        yield ctx.diag("SW204", f"max_model_calls={limit} is not proved: {why} (worst case "
+                       f"{shown} as counted)", ctx.workflow_loc(), help=PARALLEL_HELP)
 
 
 def run_costs(index: Index, recursive: bool) -> list[float]:

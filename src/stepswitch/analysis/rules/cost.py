@@ -19,7 +19,7 @@ from typing import Any
 
 from stepswitch._dataclass import dataclass
 from stepswitch._prices import price_table
-from stepswitch.analysis._budget import unproved_by_parallel
+from stepswitch.analysis._budget import PARALLEL_HELP, unproved_by_parallel
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis.diagnostic import Diagnostic
 from stepswitch.analysis.rules._run_graph import run_graph
@@ -142,9 +142,7 @@ def cost(ctx: Ctx) -> Iterator[Diagnostic]:
         return
     parallel = unproved_by_parallel(ctx.index())
     if parallel is not None:
-        yield ctx.diag("SW208", f"no cost bound: {parallel}", loc,
-                       help="set ModelSettings(parallel_tool_calls=False) on that agent: "
-                       "then each response calls at most one tool, and the bound holds")
+        yield ctx.diag("SW208", f"no cost bound: {parallel}", loc, help=PARALLEL_HELP)
         return
     bound = worst_case(ctx, calls)
     if isinstance(bound, list):

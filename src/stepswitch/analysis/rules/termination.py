@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from stepswitch.analysis._budget import CAP, model_call_bound, unproved_by_parallel
+from stepswitch.analysis._budget import CAP, model_call_bound, unproved_limit
 from stepswitch.analysis._context import Ctx
 from stepswitch.analysis._graphalgo import path_within
 from stepswitch.analysis.diagnostic import Diagnostic
@@ -167,15 +167,8 @@ def model_calls(ctx: Ctx) -> Iterator[Diagnostic]:
             help="lower max_turns (workflow or agent tools), drop agent tools, or set "
             "parallel_tool_calls=False on agents that call several",
         )
-    elif limit is not None and (why := unproved_by_parallel(ctx.index())) is not None:
-        # within the limit as counted, but a run can make more calls than counted
-        yield ctx.diag(
-            "SW204",
-            f"max_model_calls={limit} is not proved: {why} (worst case {shown} as counted)",
-            loc,
-            help="set ModelSettings(parallel_tool_calls=False) on that agent: then each "
-            "response calls at most one tool, and the bound holds",
-        )
+    elif limit is not None:  # within the limit as counted: can a run make more?
+        yield from unproved_limit(ctx, limit, shown)
 
 
 def shortest_run(ctx: Ctx) -> Iterator[Diagnostic]:
