@@ -51,14 +51,14 @@ def load_cli_session(
     have is refused here, in flags. With ``items`` the one read takes the history too."""
     import asyncio
 
-    from stepswitch.sessions import open_session
+    from stepswitch.sessions import open_session, sqlite_file
 
     if url is None:
         if session_id is not None:
             raise UserError("--session-id needs --session URL (where the conversation is kept)")
         return None, None
     sid = DEFAULT_ID if session_id is None else session_id
-    if url.strip().lower() == "sqlite:///:memory:":
+    if sqlite_file(url) == ":memory:":
         raise UserError("--session sqlite:///:memory: lives only in this process: the "
                         "conversation would be lost when the command exits; give a file "
                         "(sqlite:///chat.db)")
@@ -188,10 +188,11 @@ def check_resumed_session(state: Any, path: str, url: str | None,
 
 
 def _sqlite_file(url: str) -> str | None:
-    """The file a ``sqlite:///`` URL names (``~`` expanded, as the store does), else None."""
-    if not url.lower().startswith("sqlite:///") or url[len("sqlite:///"):] == ":memory:":
-        return None
-    return os.path.expanduser(url[len("sqlite:///"):])
+    """The file on disk a ``sqlite:///`` URL names (as the store opens it), else None."""
+    from stepswitch.sessions import sqlite_file
+
+    file = sqlite_file(url)
+    return None if file == ":memory:" else file
 
 
 def session_flags(args: argparse.Namespace) -> str:

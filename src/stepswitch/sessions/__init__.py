@@ -23,7 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from stepswitch.sessions._base import Session, SessionSnapshot
-from stepswitch.sessions._url import open_session
+from stepswitch.sessions._url import open_session, sqlite_file
 
 if TYPE_CHECKING:
     from stepswitch.sessions.memory import MemorySession, MemoryStore
@@ -43,6 +43,7 @@ __all__ = [
     "SessionSnapshot",
     "from_sdk_session",
     "open_session",
+    "sqlite_file",
     "to_sdk_session",
 ]
 

@@ -11,7 +11,7 @@ from stepswitch.errors import SessionError
 if TYPE_CHECKING:
     from stepswitch.sessions._base import StoreSession
 
-__all__ = ["open_session"]
+__all__ = ["open_session", "sqlite_file"]
 
 _SCHEMES = "sqlite:///path.db, postgresql://user@host/db or redis://host:port/db"
 
@@ -36,15 +36,12 @@ def open_session(url: str, session_id: str) -> StoreSession:
     if scheme == "sqlite":
         from stepswitch.sessions.sqlite import SQLiteSession
 
-        path = url[len("sqlite://"):]
-        if not path.startswith("/") or path == "/":
+        path = sqlite_file(url)
+        if path is None:
             raise SessionError(
                 f"session URL {url!r}: a SQLite URL is sqlite:///relative/path.db or "
                 "sqlite:////absolute/path.db"
             )
-        path = path[1:]
-        if path == "~" or path.startswith("~/"):  # sqlite:///~/x.db: in the home folder
-            path = os.path.expanduser(path)
         return SQLiteSession(session_id, path)
     if scheme in ("postgresql", "postgres"):
         from stepswitch.sessions.postgres import PostgresSession
@@ -72,6 +69,19 @@ def open_session(url: str, session_id: str) -> StoreSession:
                                "the default, stepswitch:)")
         return RedisSession(session_id, address, key_prefix=prefix)
     raise SessionError(f"unknown session URL scheme {scheme!r} in {url!r}: use {_SCHEMES}")
+
+
+def sqlite_file(url: str) -> str | None:
+    """The file a ``sqlite:///`` URL names, as :func:`open_session` opens it (relative to
+    the working folder; ``sqlite:///~/x.db`` in the home folder; ``":memory:"`` for the
+    in-memory database); None for a URL of another scheme or a malformed one."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() != "sqlite" or not rest.startswith("/") or rest == "/":
+        return None
+    path = rest[1:]
+    if path == "~" or path.startswith("~/"):  # sqlite:///~/x.db: in the home folder
+        path = os.path.expanduser(path)
+    return path
 
 
 def _take_query(url: str, names: tuple[str, ...]) -> tuple[str, dict[str, str]]:
