@@ -186,8 +186,8 @@ def sites_in(path: str) -> SourceSites:
             inner = next((c for c in ast.walk(node.value)
                           if isinstance(c, ast.Call) and _is_agent_call(c)), None)
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets if inner is not None else ():
-                if isinstance(target, ast.Name) and inner is not None:
+            for target in targets:
+                if inner is not None and isinstance(target, ast.Name):
                     found.by_variable.setdefault(target.id, inner.lineno)
     _CACHE[key] = found
     return found

@@ -64,9 +64,9 @@ def why_unread(server: Any) -> str | None:
     kind = type(server).__name__
     if kind not in _KINDS:
         return f"type {kind} (not {', '.join(_KINDS)})"
-    if callable(getattr(server, "tool_filter", None)):
-        return "a callable tool_filter no lock can record"
     tool_filter = getattr(server, "tool_filter", None)
+    if callable(tool_filter):
+        return "a callable tool_filter no lock can record"
     if tool_filter is not None and not isinstance(tool_filter, dict):
         return f"a tool_filter stepswitch does not read ({type(tool_filter).__name__})"
     policy = getattr(server, "_needs_approval_policy", False)
